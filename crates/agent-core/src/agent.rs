@@ -1,0 +1,563 @@
+//! [`Agent`], its builder, and [`Run`], the event stream of one prompt or compaction.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{AgentEvent, ErrorCode, RunKind, RunStatus};
+use crate::message::{Message, UserInput};
+use crate::permission::{Approver, PermissionMode};
+use crate::provider::{ModelInfo, Provider, ReasoningLevel, ToolSpec};
+use crate::session::{SessionError, SessionRecord, SessionStore};
+use crate::tool::{PlanItem, Tool};
+use crate::usage::Usage;
+
+/// Default number of model calls one prompt may make.
+pub const DEFAULT_MAX_STEPS: u32 = 50;
+/// Default number of trailing messages a compaction keeps verbatim.
+pub const DEFAULT_COMPACT_KEEP_TAIL: usize = 4;
+const EVENT_BUFFER: usize = 256;
+
+/// Configures and builds an [`Agent`].
+pub struct AgentBuilder {
+    provider: Arc<dyn Provider>,
+    model: Option<String>,
+    reasoning: ReasoningLevel,
+    system_prompt: Option<String>,
+    append_system_prompt: Vec<String>,
+    tools: Vec<Arc<dyn Tool>>,
+    mode: PermissionMode,
+    approver: Option<Arc<dyn Approver>>,
+    max_steps: u32,
+    cwd: Option<PathBuf>,
+    session: Option<(Arc<dyn SessionStore>, String)>,
+    messages: Vec<Message>,
+    compact_keep_tail: usize,
+}
+
+impl AgentBuilder {
+    /// Model id; defaults to the provider's first catalogue entry.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Reasoning effort (default `medium`).
+    pub fn reasoning(mut self, level: ReasoningLevel) -> Self {
+        self.reasoning = level;
+        self
+    }
+
+    /// Replaces the system prompt.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Appends a section to the system prompt (may be called several times).
+    pub fn append_system_prompt(mut self, text: impl Into<String>) -> Self {
+        self.append_system_prompt.push(text.into());
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: impl Tool) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Adds shared tools.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Permission mode (default `auto`).
+    pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The host's approver for permission prompts. Without one, prompts are denied.
+    pub fn approver(mut self, approver: impl Approver) -> Self {
+        self.approver = Some(Arc::new(approver));
+        self
+    }
+
+    /// A shared approver.
+    pub fn approver_arc(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Maximum model calls per prompt (default [`DEFAULT_MAX_STEPS`]).
+    pub fn max_steps(mut self, steps: u32) -> Self {
+        self.max_steps = steps.max(1);
+        self
+    }
+
+    /// Workspace directory for tools (default: the process's current directory).
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Records the transcript to `store` under session `id`.
+    pub fn session(mut self, store: Arc<dyn SessionStore>, id: impl Into<String>) -> Self {
+        self.session = Some((store, id.into()));
+        self
+    }
+
+    /// Loads session `id` from `store` as the starting transcript and keeps recording to it.
+    pub async fn resume(
+        mut self,
+        store: Arc<dyn SessionStore>,
+        id: impl Into<String>,
+    ) -> Result<Self, SessionError> {
+        let id = id.into();
+        let records = store.load(&id).await?;
+        self.messages = SessionRecord::replay(&records);
+        self.session = Some((store, id));
+        Ok(self)
+    }
+
+    /// Starting transcript.
+    pub fn messages(mut self, messages: Vec<Message>) -> Self {
+        self.messages = messages;
+        self
+    }
+
+    /// How many trailing messages compaction keeps verbatim (default 4).
+    pub fn compact_keep_tail(mut self, n: usize) -> Self {
+        self.compact_keep_tail = n;
+        self
+    }
+
+    /// Builds the agent.
+    pub fn build(self) -> Agent {
+        let model = self
+            .model
+            .or_else(|| self.provider.models().first().map(|m| m.id.clone()))
+            .unwrap_or_else(|| "default".to_string());
+        let mut system = self.system_prompt.unwrap_or_default();
+        for extra in self.append_system_prompt {
+            if !system.is_empty() {
+                system.push_str("\n\n");
+            }
+            system.push_str(&extra);
+        }
+        let cwd = self
+            .cwd
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."));
+        Agent {
+            inner: Arc::new(Inner {
+                provider: self.provider,
+                tools: self.tools,
+                approver: self.approver,
+                system: (!system.is_empty()).then_some(system),
+                max_steps: self.max_steps,
+                cwd,
+                compact_keep_tail: self.compact_keep_tail,
+                session: self.session,
+                queue: tokio::sync::Mutex::new(()),
+                state: Mutex::new(State {
+                    messages: self.messages,
+                    model,
+                    reasoning: self.reasoning,
+                    mode: self.mode,
+                    usage: Usage::default(),
+                    busy: false,
+                    active: None,
+                    steering: Vec::new(),
+                    granted: HashSet::new(),
+                    plan: Vec::new(),
+                }),
+            }),
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) tools: Vec<Arc<dyn Tool>>,
+    pub(crate) approver: Option<Arc<dyn Approver>>,
+    pub(crate) system: Option<String>,
+    pub(crate) max_steps: u32,
+    pub(crate) cwd: PathBuf,
+    pub(crate) compact_keep_tail: usize,
+    pub(crate) session: Option<(Arc<dyn SessionStore>, String)>,
+    /// Serialises runs: a second prompt waits here, in FIFO order.
+    queue: tokio::sync::Mutex<()>,
+    state: Mutex<State>,
+}
+
+pub(crate) struct State {
+    pub(crate) messages: Vec<Message>,
+    pub(crate) model: String,
+    pub(crate) reasoning: ReasoningLevel,
+    pub(crate) mode: PermissionMode,
+    pub(crate) usage: Usage,
+    busy: bool,
+    active: Option<CancellationToken>,
+    pub(crate) steering: Vec<Message>,
+    pub(crate) granted: HashSet<String>,
+    pub(crate) plan: Vec<PlanItem>,
+}
+
+impl Inner {
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        // Nothing panics while holding this lock; recover the data if that ever changes.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+}
+
+/// A snapshot of an agent's state, readable while a run streams.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentState {
+    /// Provider id.
+    pub provider: String,
+    /// Current model id.
+    pub model: String,
+    /// Current reasoning level.
+    pub reasoning: ReasoningLevel,
+    /// Current permission mode.
+    pub mode: PermissionMode,
+    /// Messages in the transcript.
+    pub message_count: usize,
+    /// A run is in flight and has not been aborted.
+    pub busy: bool,
+    /// Cumulative usage.
+    pub usage: Usage,
+}
+
+/// A coding agent: a transcript, a provider, tools and a permission gate.
+///
+/// Cloning is cheap and every clone drives the same agent. Runs are serialised: a prompt
+/// made while another runs waits its turn.
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("provider", &self.inner.provider.id())
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+impl Agent {
+    /// Starts building an agent on `provider`.
+    pub fn builder(provider: impl Provider) -> AgentBuilder {
+        Self::builder_arc(Arc::new(provider))
+    }
+
+    /// Starts building an agent on a shared provider.
+    pub fn builder_arc(provider: Arc<dyn Provider>) -> AgentBuilder {
+        AgentBuilder {
+            provider,
+            model: None,
+            reasoning: ReasoningLevel::default(),
+            system_prompt: None,
+            append_system_prompt: Vec::new(),
+            tools: Vec::new(),
+            mode: PermissionMode::default(),
+            approver: None,
+            max_steps: DEFAULT_MAX_STEPS,
+            cwd: None,
+            session: None,
+            messages: Vec::new(),
+            compact_keep_tail: DEFAULT_COMPACT_KEEP_TAIL,
+        }
+    }
+
+    /// Sends a prompt. The returned [`Run`] streams its events; the run starts at once (or
+    /// when the previous run finishes) whether or not the stream is polled, and it is
+    /// aborted if the `Run` is dropped before it finishes. Must be called inside a Tokio
+    /// runtime.
+    pub fn prompt(&self, input: impl Into<UserInput>) -> Run {
+        let input = input.into();
+        self.spawn_run(RunKind::Prompt, move |inner, em| async move {
+            crate::run::prompt(inner, input, em).await
+        })
+    }
+
+    /// Summarises the transcript through the provider into one synthetic user message
+    /// (keeping the last few messages verbatim). Queued like a prompt.
+    pub fn compact(&self) -> Run {
+        self.spawn_run(RunKind::Compact, |inner, em| async move {
+            crate::run::compact(inner, em).await
+        })
+    }
+
+    fn spawn_run<F, Fut>(&self, kind: RunKind, body: F) -> Run
+    where
+        F: FnOnce(Arc<Inner>, crate::run::Emitter) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = (RunStatus, Option<String>)> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(EVENT_BUFFER);
+        let cancel = CancellationToken::new();
+        let inner = self.inner.clone();
+        let em = crate::run::Emitter::new(tx, cancel.clone());
+        tokio::spawn(async move {
+            let _turn = inner.queue.lock().await;
+            {
+                let mut state = inner.state();
+                state.busy = true;
+                state.active = Some(em.cancel.clone());
+            }
+            em.emit(AgentEvent::RunStarted { kind }).await;
+            let (status, final_text) = if em.cancel.is_cancelled() {
+                (RunStatus::Aborted, None)
+            } else {
+                body(inner.clone(), em.clone()).await
+            };
+            {
+                let mut state = inner.state();
+                state.busy = false;
+                state.active = None;
+            }
+            em.emit(AgentEvent::RunFinished { status, final_text })
+                .await;
+        });
+        Run {
+            rx,
+            abort: AbortHandle(cancel),
+        }
+    }
+
+    /// Queues text to be added as a user message before the next model call of the run in
+    /// flight (or of the next run, when idle).
+    pub fn steer(&self, input: impl Into<UserInput>) {
+        let input = input.into();
+        if !input.is_empty() {
+            self.inner.state().steering.push(input.into_message());
+        }
+    }
+
+    /// Aborts the run in flight, if any. Returns whether there was one.
+    pub fn abort(&self) -> bool {
+        match self.inner.state().active.as_ref() {
+            Some(token) if !token.is_cancelled() => {
+                token.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A snapshot of the agent's state.
+    pub fn state(&self) -> AgentState {
+        let state = self.inner.state();
+        AgentState {
+            provider: self.inner.provider.id().to_string(),
+            model: state.model.clone(),
+            reasoning: state.reasoning,
+            mode: state.mode,
+            message_count: state.messages.len(),
+            busy: state.busy && state.active.as_ref().is_some_and(|t| !t.is_cancelled()),
+            usage: state.usage,
+        }
+    }
+
+    /// A copy of the transcript.
+    pub fn messages(&self) -> Vec<Message> {
+        self.inner.state().messages.clone()
+    }
+
+    /// The session checklist last set by the plan tool.
+    pub fn plan(&self) -> Vec<PlanItem> {
+        self.inner.state().plan.clone()
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> &Arc<dyn Provider> {
+        &self.inner.provider
+    }
+
+    /// Catalogue entry of the current model, if the provider knows it.
+    pub fn model_info(&self) -> Option<ModelInfo> {
+        let model = self.inner.state().model.clone();
+        self.inner.provider.model_info(&model)
+    }
+
+    /// The tools offered to the model.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.inner.tools
+    }
+
+    /// The tool specs offered to the model.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.inner.tools.iter().map(|t| t.spec()).collect()
+    }
+
+    /// The workspace directory.
+    pub fn cwd(&self) -> &std::path::Path {
+        &self.inner.cwd
+    }
+
+    /// The session this agent records to, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.inner.session.as_ref().map(|(_, id)| id.as_str())
+    }
+
+    /// Switches the model for later calls.
+    pub fn set_model(&self, model: impl Into<String>) {
+        self.inner.state().model = model.into();
+    }
+
+    /// Sets the reasoning level for later calls.
+    pub fn set_reasoning(&self, level: ReasoningLevel) {
+        self.inner.state().reasoning = level;
+    }
+
+    /// Sets the permission mode for later calls.
+    pub fn set_permission_mode(&self, mode: PermissionMode) {
+        self.inner.state().mode = mode;
+    }
+
+    /// Drops the whole transcript (and the plan), recording the clear to the session.
+    pub async fn clear(&self) -> Result<(), SessionError> {
+        {
+            let mut state = self.inner.state();
+            state.messages.clear();
+            state.plan.clear();
+        }
+        match &self.inner.session {
+            Some((store, id)) => store.append(id, &SessionRecord::Cleared).await,
+            None => Ok(()),
+        }
+    }
+
+    /// A new agent with the same configuration and a copy of the transcript, recording to
+    /// no session; its usage starts at zero.
+    pub fn fork(&self) -> Agent {
+        self.fork_inner(None)
+    }
+
+    /// Like [`Agent::fork`], recording the copied transcript to a new session `id` in `store`.
+    pub async fn fork_into(
+        &self,
+        store: Arc<dyn SessionStore>,
+        id: impl Into<String>,
+    ) -> Result<Agent, SessionError> {
+        let id = id.into();
+        let forked = self.fork_inner(Some((store.clone(), id.clone())));
+        let messages = forked.messages();
+        store
+            .append(&id, &SessionRecord::Replaced { messages })
+            .await?;
+        Ok(forked)
+    }
+
+    fn fork_inner(&self, session: Option<(Arc<dyn SessionStore>, String)>) -> Agent {
+        let inner = &self.inner;
+        let state = inner.state();
+        Agent {
+            inner: Arc::new(Inner {
+                provider: inner.provider.clone(),
+                tools: inner.tools.clone(),
+                approver: inner.approver.clone(),
+                system: inner.system.clone(),
+                max_steps: inner.max_steps,
+                cwd: inner.cwd.clone(),
+                compact_keep_tail: inner.compact_keep_tail,
+                session,
+                queue: tokio::sync::Mutex::new(()),
+                state: Mutex::new(State {
+                    messages: state.messages.clone(),
+                    model: state.model.clone(),
+                    reasoning: state.reasoning,
+                    mode: state.mode,
+                    usage: Usage::default(),
+                    busy: false,
+                    active: None,
+                    steering: Vec::new(),
+                    granted: state.granted.clone(),
+                    plan: state.plan.clone(),
+                }),
+            }),
+        }
+    }
+}
+
+/// Aborts a run from anywhere. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AbortHandle(CancellationToken);
+
+impl AbortHandle {
+    /// Aborts the run: streaming, tools and approval waits stop, and the run ends with
+    /// status `aborted`.
+    pub fn abort(&self) {
+        self.0.cancel();
+    }
+
+    /// Whether abort was requested.
+    pub fn is_aborted(&self) -> bool {
+        self.0.is_cancelled()
+    }
+}
+
+/// The event stream of one prompt or compaction. Ends after [`AgentEvent::RunFinished`].
+#[derive(Debug)]
+pub struct Run {
+    rx: mpsc::Receiver<AgentEvent>,
+    abort: AbortHandle,
+}
+
+impl Run {
+    /// A handle that aborts this run.
+    pub fn abort_handle(&self) -> AbortHandle {
+        self.abort.clone()
+    }
+
+    /// Aborts this run.
+    pub fn abort(&self) {
+        self.abort.abort();
+    }
+
+    /// Waits for the run to finish and returns all its events.
+    pub async fn collect_events(mut self) -> Vec<AgentEvent> {
+        let mut events = Vec::new();
+        while let Some(event) = self.rx.recv().await {
+            events.push(event);
+        }
+        events
+    }
+}
+
+impl Stream for Run {
+    type Item = AgentEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        // Nobody will read the rest; a run that already finished ignores this.
+        self.abort.abort();
+    }
+}
+
+pub(crate) fn error_event(code: ErrorCode, message: impl Into<String>) -> AgentEvent {
+    AgentEvent::Error {
+        code,
+        message: message.into(),
+        recoverable: false,
+    }
+}

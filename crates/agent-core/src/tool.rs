@@ -1,0 +1,333 @@
+//! The [`Tool`] trait and what a tool gets and returns.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::message::ContentBlock;
+use crate::permission::{Assessment, Block, Risk};
+use crate::provider::ToolSpec;
+
+/// What a tool does to the world; drives permissions and protocol metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SideEffect {
+    /// Reads files or state.
+    Read,
+    /// Writes files.
+    Write,
+    /// Runs shell commands.
+    Shell,
+    /// Reaches the network.
+    Network,
+    /// Nothing outside the agent (e.g. the plan checklist).
+    None,
+}
+
+impl SideEffect {
+    /// The canonical name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Shell => "shell",
+            Self::Network => "network",
+            Self::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for SideEffect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tool's static permission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    /// Always runs.
+    Allow,
+    /// Runs when the mode or the approver allows it.
+    Prompt,
+    /// Never runs.
+    Deny,
+}
+
+impl Permission {
+    /// The canonical name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Prompt => "prompt",
+            Self::Deny => "deny",
+        }
+    }
+}
+
+/// Status of one plan item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// One item of the session checklist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanItem {
+    /// What to do.
+    pub step: String,
+    /// Where it stands.
+    pub status: PlanStatus,
+}
+
+/// A new version of the session checklist.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PlanUpdate {
+    /// Why the plan changed.
+    pub explanation: Option<String>,
+    /// The whole checklist.
+    pub plan: Vec<PlanItem>,
+}
+
+/// Which output stream a progress line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgressStream {
+    /// Standard output of a process.
+    Stdout,
+    /// Standard error of a process.
+    Stderr,
+    /// A status message from the tool itself.
+    Status,
+}
+
+/// One progress report from a running tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// Where it came from.
+    pub stream: ProgressStream,
+    /// The text (for process streams, the recent tail).
+    pub text: String,
+}
+
+/// Where a running tool sends progress. Cheap to clone; sending never blocks.
+#[derive(Debug, Clone)]
+pub struct ProgressSink {
+    tx: Option<mpsc::UnboundedSender<Progress>>,
+}
+
+impl ProgressSink {
+    /// A sink and the receiver its reports arrive on.
+    pub fn channel() -> (Self, mpsc::UnboundedReceiver<Progress>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Self { tx: Some(tx) }, rx)
+    }
+
+    /// A sink that drops everything.
+    pub fn discard() -> Self {
+        Self { tx: None }
+    }
+
+    /// Reports a status line.
+    pub fn status(&self, text: impl Into<String>) {
+        self.send(ProgressStream::Status, text);
+    }
+
+    /// Reports output from a process stream.
+    pub fn send(&self, stream: ProgressStream, text: impl Into<String>) {
+        if let Some(tx) = &self.tx {
+            // A closed receiver means nobody listens any more; progress is best-effort.
+            let _ = tx.send(Progress {
+                stream,
+                text: text.into(),
+            });
+        }
+    }
+}
+
+/// What a tool call gets besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Id of the call.
+    pub call_id: String,
+    /// Workspace root; relative paths resolve against it.
+    pub cwd: PathBuf,
+    /// Cancelled when the run is aborted; long-running tools must watch it.
+    pub cancel: CancellationToken,
+    /// Progress reports.
+    pub progress: ProgressSink,
+}
+
+impl ToolContext {
+    /// A context for calling a tool outside the agent loop (tests, custom hosts).
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            call_id: String::new(),
+            cwd: cwd.into(),
+            cancel: CancellationToken::new(),
+            progress: ProgressSink::discard(),
+        }
+    }
+}
+
+/// What a tool returns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOutput {
+    /// Text and image blocks for the model.
+    pub content: Vec<ContentBlock>,
+    /// True when the tool failed; the model sees the content as an error.
+    pub is_error: bool,
+    /// The content was cut to fit the output cap.
+    pub truncated: bool,
+    /// Secrets were removed from the content.
+    pub redacted: bool,
+    /// Files the call created or modified, relative to the workspace where possible.
+    pub changed_files: Vec<String>,
+    /// A new session checklist, for the plan tool.
+    pub plan: Option<PlanUpdate>,
+}
+
+impl ToolOutput {
+    /// A successful text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::text(text)],
+            ..Self::default()
+        }
+    }
+
+    /// A failed text result.
+    pub fn error(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ContentBlock::text(text)],
+            is_error: true,
+            ..Self::default()
+        }
+    }
+
+    /// The concatenated text content.
+    pub fn text_content(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let ContentBlock::Text { text } = block {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+/// Why a tool call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments did not match the schema.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The sandbox refused the call.
+    #[error("{}", .0.reason)]
+    Blocked(Box<Block>),
+    /// The call was cancelled.
+    #[error("aborted: {0}")]
+    Cancelled(String),
+    /// I/O failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Anything else, in words the model can act on.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// An I/O error with context.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// A capability the model can call.
+///
+/// Implement this to give an agent a tool of your own:
+///
+/// ```
+/// use agent_core::{async_trait, SideEffect, Tool, ToolContext, ToolError, ToolOutput};
+/// use serde_json::{json, Value};
+///
+/// struct Clock;
+///
+/// #[async_trait]
+/// impl Tool for Clock {
+///     fn name(&self) -> &str { "clock" }
+///     fn description(&self) -> &str { "Returns the current UTC time." }
+///     fn parameters(&self) -> Value { json!({"type": "object", "properties": {}}) }
+///     fn side_effect(&self) -> SideEffect { SideEffect::None }
+///     async fn call(&self, _args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+///         Ok(ToolOutput::text("12:00"))
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// Unique name the model calls it by.
+    fn name(&self) -> &str;
+
+    /// What it does, written for the model.
+    fn description(&self) -> &str;
+
+    /// JSON schema of the arguments object.
+    fn parameters(&self) -> Value;
+
+    /// Its side-effect class.
+    fn side_effect(&self) -> SideEffect;
+
+    /// Its static permission; by default reads and no-effect tools are allowed and the
+    /// rest prompt.
+    fn permission(&self) -> Permission {
+        match self.side_effect() {
+            SideEffect::Read | SideEffect::None => Permission::Allow,
+            _ => Permission::Prompt,
+        }
+    }
+
+    /// Classifies one call before it runs. The default derives the risk from the side
+    /// effect; tools that touch paths or run commands refine it.
+    fn assess(&self, args: &Value, cwd: &Path) -> Assessment {
+        let _ = (args, cwd);
+        Assessment {
+            risk: Risk::for_side_effect(self.side_effect()),
+            block: None,
+            reason: None,
+        }
+    }
+
+    /// Runs the call.
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// The spec offered to the model.
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name().to_string(),
+            description: self.description().to_string(),
+            parameters: self.parameters(),
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! In-process examples of the agent SDK; run one with `cargo run -p examples --example NAME`.
+//!
+//! - `demo`: an agent on the scripted demo provider, printing every event as JSON, offline.

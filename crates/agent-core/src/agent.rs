@@ -174,6 +174,7 @@ impl AgentBuilder {
                     mode: self.mode,
                     usage: Usage::default(),
                     busy: false,
+                    queued: 0,
                     active: None,
                     steering: Vec::new(),
                     granted: HashSet::new(),
@@ -205,6 +206,8 @@ pub(crate) struct State {
     pub(crate) mode: PermissionMode,
     pub(crate) usage: Usage,
     busy: bool,
+    /// Runs created but still waiting for the queue.
+    queued: usize,
     active: Option<CancellationToken>,
     pub(crate) steering: Vec<Message>,
     pub(crate) granted: HashSet<String>,
@@ -235,7 +238,7 @@ pub struct AgentState {
     pub mode: PermissionMode,
     /// Messages in the transcript.
     pub message_count: usize,
-    /// A run is in flight and has not been aborted.
+    /// A run is in flight and has not been aborted, or a run is queued.
     pub busy: bool,
     /// Cumulative usage.
     pub usage: Usage,
@@ -312,10 +315,12 @@ impl Agent {
         let cancel = CancellationToken::new();
         let inner = self.inner.clone();
         let em = crate::run::Emitter::new(tx, cancel.clone());
+        inner.state().queued += 1;
         tokio::spawn(async move {
             let _turn = inner.queue.lock().await;
             {
                 let mut state = inner.state();
+                state.queued -= 1;
                 state.busy = true;
                 state.active = Some(em.cancel.clone());
             }
@@ -368,7 +373,8 @@ impl Agent {
             reasoning: state.reasoning,
             mode: state.mode,
             message_count: state.messages.len(),
-            busy: state.busy && state.active.as_ref().is_some_and(|t| !t.is_cancelled()),
+            busy: state.queued > 0
+                || (state.busy && state.active.as_ref().is_some_and(|t| !t.is_cancelled())),
             usage: state.usage,
         }
     }
@@ -484,6 +490,7 @@ impl Agent {
                     mode: state.mode,
                     usage: Usage::default(),
                     busy: false,
+                    queued: 0,
                     active: None,
                     steering: Vec::new(),
                     granted: state.granted.clone(),

@@ -862,8 +862,7 @@ pub(crate) async fn compact(inner: Arc<Inner>, em: Emitter) -> (RunStatus, Optio
     }
     let replaced = {
         let mut state = inner.state();
-        // Keep what arrived while the summary streamed (nothing, as runs are serialised,
-        // but steering-free clears could have shrunk it).
+        // Re-read the transcript: a `clear()` may have run while the summary streamed.
         let current = std::mem::take(&mut state.messages);
         let tail_start = current.len().saturating_sub(keep);
         let mut next = Vec::with_capacity(keep + 1);

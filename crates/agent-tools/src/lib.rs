@@ -3,9 +3,41 @@
 //!
 //! [`ToolSet`] is the entry point front ends use: the default tools for a workspace,
 //! filtered by name, plus any tools of your own.
+//!
+//! - **Confinement** ([`Workspace`]): every path resolves against the workspace root; `..`
+//!   escapes, absolute paths outside it and symlinks that lead outside are refused with a
+//!   [`agent_core::Block`] (`outside_workspace`, `symlink_traversal`) whose action is `deny`,
+//!   both in [`agent_core::Tool::assess`] (before the permission gate) and when the call runs.
+//! - **Risk** ([`classify_command`]): every call gets a level and categories; `bash` command
+//!   lines are parsed and network tools, destructive commands and piped installers flagged.
+//! - **Output** ([`scrub_secrets`], [`finish_output`]): secrets become `[REDACTED]` and output
+//!   over the cap (default 10240 bytes) is cut on a UTF-8 boundary, for every tool in a
+//!   [`ToolSet`], custom ones included.
 
 #![warn(missing_docs)]
 
+mod bash;
+mod classify;
+mod common;
+mod fs;
+mod plan;
+mod scrub;
+mod search;
 mod toolset;
+mod workspace;
 
-pub use toolset::{ToolSet, ToolSetError};
+pub use bash::{Bash, BashArgs, PROGRESS_INTERVAL};
+pub use classify::{classify_command, CommandAssessment, NETWORK_REASON, SHELL_REASON};
+pub use common::{ToolsConfig, DEFAULT_BASH_TIMEOUT, MAX_BASH_TIMEOUT};
+pub use fs::{
+    EditFile, EditFileArgs, ReadFile, ReadFileArgs, WriteFile, WriteFileArgs, DEFAULT_READ_LIMIT,
+    EDIT_FILE_REASON, MAX_LINE_CHARS, WRITE_FILE_REASON,
+};
+pub use plan::{Plan, PlanArgs, PlanItemStatus, PlanStep};
+pub use scrub::{
+    finish_output, is_sensitive_name, scrub_secrets, scrub_secrets_cow, truncate_output,
+    truncate_utf8, DEFAULT_OUTPUT_CAP, REDACTED, TRUNCATION_MARKER,
+};
+pub use search::{Glob, GlobArgs, Grep, GrepArgs, ListDir, ListDirArgs, MAX_ENTRIES, MAX_MATCHES};
+pub use toolset::{ToolSet, ToolSetBuilder, ToolSetError};
+pub use workspace::{Confinement, ResolvedPath, Workspace};

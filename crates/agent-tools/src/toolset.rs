@@ -1,9 +1,21 @@
 //! [`ToolSet`]: the default tools, name filters, and custom tools.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
-use agent_core::Tool;
+use agent_core::{
+    async_trait, Assessment, Permission, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
+    ToolSpec,
+};
+use serde_json::Value;
+
+use crate::bash::Bash;
+use crate::common::ToolsConfig;
+use crate::fs::{EditFile, ReadFile, WriteFile};
+use crate::plan::Plan;
+use crate::scrub::finish_output;
+use crate::search::{Glob, Grep, ListDir};
 
 /// A name filter named a tool that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,48 +31,93 @@ pub enum ToolSetError {
 }
 
 /// An ordered set of tools for one workspace.
-#[derive(Clone, Default)]
+///
+/// ```
+/// use agent_tools::ToolSet;
+///
+/// let tools = ToolSet::defaults("/tmp/project")
+///     .filter(None, &["bash".to_string()])
+///     .unwrap();
+/// assert_eq!(
+///     tools.names(),
+///     ["read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "plan"]
+/// );
+/// ```
+#[derive(Clone)]
 pub struct ToolSet {
-    workspace: PathBuf,
+    config: Arc<ToolsConfig>,
     tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Default for ToolSet {
+    /// An empty set for the process's current directory.
+    fn default() -> Self {
+        Self::empty(".")
+    }
 }
 
 impl std::fmt::Debug for ToolSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolSet")
-            .field("workspace", &self.workspace)
+            .field("workspace", &self.config.workspace.root())
             .field("tools", &self.names())
             .finish()
     }
 }
 
 impl ToolSet {
-    /// The default coding tools confined to `workspace`.
+    /// The default coding tools confined to `workspace`: read_file, write_file, edit_file,
+    /// list_dir, glob, grep, bash and plan.
     pub fn defaults(workspace: impl Into<PathBuf>) -> Self {
-        Self {
-            workspace: workspace.into(),
-            tools: Vec::new(),
+        Self::with_config(ToolsConfig::new(workspace))
+    }
+
+    /// The default tools with explicit settings (output cap, extra roots, bash timeout).
+    pub fn with_config(config: ToolsConfig) -> Self {
+        let config = Arc::new(config);
+        let tools: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(ReadFile::new(config.clone())),
+            Arc::new(WriteFile::new(config.clone())),
+            Arc::new(EditFile::new(config.clone())),
+            Arc::new(ListDir::new(config.clone())),
+            Arc::new(Glob::new(config.clone())),
+            Arc::new(Grep::new(config.clone())),
+            Arc::new(Bash::new(config.clone())),
+            Arc::new(Plan::new(config.clone())),
+        ];
+        Self { config, tools }
+    }
+
+    /// A builder for the default tools with non-default settings.
+    pub fn builder(workspace: impl Into<PathBuf>) -> ToolSetBuilder {
+        ToolSetBuilder {
+            config: ToolsConfig::new(workspace),
         }
     }
 
     /// An empty set (for `--no-tools`).
     pub fn empty(workspace: impl Into<PathBuf>) -> Self {
         Self {
-            workspace: workspace.into(),
+            config: Arc::new(ToolsConfig::new(workspace)),
             tools: Vec::new(),
         }
     }
 
-    /// Adds a tool of your own (replacing a tool of the same name).
+    /// Adds a tool of your own (replacing a tool of the same name). Its output is scrubbed
+    /// of secrets and capped like the built-in tools' output.
     pub fn with(mut self, tool: impl Tool) -> Self {
         self.push(Arc::new(tool));
         self
     }
 
-    /// Adds a shared tool (replacing a tool of the same name).
+    /// Adds a shared tool (replacing a tool of the same name). Its output is scrubbed of
+    /// secrets and capped like the built-in tools' output.
     pub fn push(&mut self, tool: Arc<dyn Tool>) {
         self.tools.retain(|t| t.name() != tool.name());
-        self.tools.push(tool);
+        self.tools.push(Arc::new(Guarded {
+            inner: tool,
+            cap: self.config.output_cap,
+        }));
     }
 
     /// Keeps only the tools named in `enabled` (when given) and drops those in `disabled`.
@@ -91,6 +148,11 @@ impl ToolSet {
         self.tools.iter().map(|t| t.name()).collect()
     }
 
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
     /// The tools.
     pub fn tools(&self) -> &[Arc<dyn Tool>] {
         &self.tools
@@ -102,7 +164,98 @@ impl ToolSet {
     }
 
     /// The workspace root.
-    pub fn workspace(&self) -> &std::path::Path {
-        &self.workspace
+    pub fn workspace(&self) -> &Path {
+        self.config.workspace.root()
+    }
+
+    /// The settings the built-in tools use.
+    pub fn config(&self) -> &ToolsConfig {
+        &self.config
+    }
+}
+
+/// Builds a [`ToolSet`] of the default tools with non-default settings.
+#[derive(Debug, Clone)]
+pub struct ToolSetBuilder {
+    config: ToolsConfig,
+}
+
+impl ToolSetBuilder {
+    /// Output cap in bytes (default 10240).
+    pub fn output_cap(mut self, bytes: usize) -> Self {
+        self.config.output_cap = bytes;
+        self
+    }
+
+    /// Also lets file tools touch paths under `root`.
+    pub fn allow_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.config.workspace = self.config.workspace.allow_root(root);
+        self
+    }
+
+    /// Default `bash` timeout (default 120 s).
+    pub fn bash_timeout(mut self, timeout: Duration) -> Self {
+        self.config.bash_timeout = timeout;
+        self
+    }
+
+    /// The settings.
+    pub fn config(self) -> ToolsConfig {
+        self.config
+    }
+
+    /// The default tools.
+    pub fn build(self) -> ToolSet {
+        ToolSet::with_config(self.config)
+    }
+
+    /// An empty set with these settings, for custom tools only.
+    pub fn build_empty(self) -> ToolSet {
+        ToolSet {
+            config: Arc::new(self.config),
+            tools: Vec::new(),
+        }
+    }
+}
+
+/// Applies the tool-boundary rules (secret scrubbing, output cap) to a custom tool.
+struct Guarded {
+    inner: Arc<dyn Tool>,
+    cap: usize,
+}
+
+#[async_trait]
+impl Tool for Guarded {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+
+    fn parameters(&self) -> Value {
+        self.inner.parameters()
+    }
+
+    fn side_effect(&self) -> SideEffect {
+        self.inner.side_effect()
+    }
+
+    fn permission(&self) -> Permission {
+        self.inner.permission()
+    }
+
+    fn assess(&self, args: &Value, cwd: &Path) -> Assessment {
+        self.inner.assess(args, cwd)
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let output = self.inner.call(args, ctx).await?;
+        Ok(finish_output(output, self.cap))
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.inner.spec()
     }
 }

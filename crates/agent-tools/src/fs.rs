@@ -1,0 +1,410 @@
+//! `read_file`, `write_file` and `edit_file`.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_core::{
+    async_trait, Assessment, RiskCategory, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::common::{
+    assess_path, blocking, looks_binary, parse_args, resolve, schema_for, str_arg, Config,
+    ToolsConfig, SNIFF_BYTES,
+};
+use crate::scrub::finish_output;
+
+/// Lines `read_file` shows when the call gives no limit.
+pub const DEFAULT_READ_LIMIT: u64 = 2000;
+/// Longest line `read_file` shows in full.
+pub const MAX_LINE_CHARS: usize = 2000;
+
+fn io_error(what: &str, display: &str, err: std::io::Error) -> ToolError {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => ToolError::Failed(format!("file not found: {display}")),
+        std::io::ErrorKind::PermissionDenied => {
+            ToolError::Failed(format!("permission denied: {display}"))
+        }
+        _ => ToolError::io(format!("{what} {display}"), err),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// read_file
+
+/// Arguments of `read_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadFileArgs {
+    /// File to read, relative to the workspace root.
+    pub path: String,
+    /// First line to show (1-based; default 1).
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Most lines to show (default 2000).
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+/// Reads a text file with numbered lines.
+#[derive(Debug, Clone)]
+pub struct ReadFile {
+    config: Config,
+}
+
+impl ReadFile {
+    /// The tool for `config`.
+    pub fn new(config: Arc<ToolsConfig>) -> Self {
+        Self { config }
+    }
+}
+
+#[async_trait]
+impl Tool for ReadFile {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+
+    fn description(&self) -> &str {
+        "Reads a text file from the workspace and returns its lines numbered from 1 (like `cat -n`). \
+         Use offset (1-based first line) and limit (number of lines) to page through long files. \
+         Binary files are refused; use list_dir or glob to find files first."
+    }
+
+    fn parameters(&self) -> Value {
+        schema_for::<ReadFileArgs>()
+    }
+
+    fn side_effect(&self) -> SideEffect {
+        SideEffect::Read
+    }
+
+    fn assess(&self, args: &Value, _cwd: &Path) -> Assessment {
+        assess_path(
+            &self.config,
+            self.name(),
+            RiskCategory::Read,
+            str_arg(args, "path"),
+            None,
+        )
+    }
+
+    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: ReadFileArgs = parse_args(self.name(), args)?;
+        let resolved = resolve(&self.config, self.name(), &args.path)?;
+        let cap = self.config.output_cap;
+        let output =
+            blocking(move || read_numbered(&resolved.path, &resolved.display, &args, cap)).await?;
+        Ok(finish_output(output, cap))
+    }
+}
+
+fn read_numbered(
+    path: &Path,
+    display: &str,
+    args: &ReadFileArgs,
+    cap: usize,
+) -> Result<ToolOutput, ToolError> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error("reading", display, e))?;
+    if meta.is_dir() {
+        return Err(ToolError::Failed(format!(
+            "{display} is a directory, not a file; use list_dir to see its entries"
+        )));
+    }
+    let file = std::fs::File::open(path).map_err(|e| io_error("opening", display, e))?;
+    let mut reader = BufReader::new(file);
+    let head = reader
+        .fill_buf()
+        .map_err(|e| io_error("reading", display, e))?;
+    if looks_binary(&head[..head.len().min(SNIFF_BYTES)]) {
+        return Err(ToolError::Failed(format!(
+            "{display} is a binary file ({} bytes); read_file shows text files only",
+            meta.len()
+        )));
+    }
+    if meta.len() == 0 {
+        return Ok(ToolOutput::text(format!("{display} is empty (0 bytes).")));
+    }
+    let offset = args.offset.unwrap_or(1).max(1);
+    let limit = args.limit.unwrap_or(DEFAULT_READ_LIMIT);
+    if limit == 0 {
+        return Err(ToolError::InvalidArguments(
+            "read_file: limit must be at least 1".to_string(),
+        ));
+    }
+    let mut out = String::new();
+    let mut line_no: u64 = 0;
+    let mut shown: u64 = 0;
+    let mut more = false;
+    let mut cut_for_size = false;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader
+            .by_ref()
+            .take(64 * 1024 * 1024)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| io_error("reading", display, e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if line_no < offset {
+            continue;
+        }
+        if shown == limit {
+            more = true;
+            break;
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let text = text.trim_end_matches(['\n', '\r']);
+        let line = match text.char_indices().nth(MAX_LINE_CHARS) {
+            Some((cut, _)) => format!("{}… [line truncated]", &text[..cut]),
+            None => text.to_string(),
+        };
+        let entry = format!("{line_no:>6}\t{line}\n");
+        if !out.is_empty() && out.len() + entry.len() > cap {
+            more = true;
+            cut_for_size = true;
+            break;
+        }
+        out.push_str(&entry);
+        shown += 1;
+    }
+    if line_no < offset {
+        return Err(ToolError::Failed(format!(
+            "offset {offset} is past the end of {display} ({line_no} lines)"
+        )));
+    }
+    if more {
+        let last = offset + shown.saturating_sub(1);
+        out.push_str(&format!(
+            "[showing lines {offset}-{last} of {display}; more lines follow: use offset={} to continue]",
+            last + 1
+        ));
+    }
+    let mut output = ToolOutput::text(out);
+    output.truncated = cut_for_size;
+    Ok(output)
+}
+
+// ---------------------------------------------------------------------------------------
+// write_file
+
+/// Arguments of `write_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WriteFileArgs {
+    /// File to create or overwrite, relative to the workspace root.
+    pub path: String,
+    /// The complete new content.
+    pub content: String,
+}
+
+/// Creates or overwrites a file.
+#[derive(Debug, Clone)]
+pub struct WriteFile {
+    config: Config,
+}
+
+impl WriteFile {
+    /// The tool for `config`.
+    pub fn new(config: Arc<ToolsConfig>) -> Self {
+        Self { config }
+    }
+}
+
+/// The tool reason of `write_file` (shown with permission prompts).
+pub const WRITE_FILE_REASON: &str = "Creates or overwrites files.";
+
+#[async_trait]
+impl Tool for WriteFile {
+    fn name(&self) -> &str {
+        "write_file"
+    }
+
+    fn description(&self) -> &str {
+        "Creates or overwrites a file in the workspace with the given content, creating parent \
+         folders as needed. Prefer edit_file for changing part of an existing file."
+    }
+
+    fn parameters(&self) -> Value {
+        schema_for::<WriteFileArgs>()
+    }
+
+    fn side_effect(&self) -> SideEffect {
+        SideEffect::Write
+    }
+
+    fn assess(&self, args: &Value, _cwd: &Path) -> Assessment {
+        assess_path(
+            &self.config,
+            self.name(),
+            RiskCategory::Write,
+            str_arg(args, "path"),
+            Some(WRITE_FILE_REASON),
+        )
+    }
+
+    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: WriteFileArgs = parse_args(self.name(), args)?;
+        let resolved = resolve(&self.config, self.name(), &args.path)?;
+        let output = blocking(move || {
+            let path = &resolved.path;
+            let display = &resolved.display;
+            if path.is_dir() {
+                return Err(ToolError::Failed(format!(
+                    "{display} is a directory; give a file path"
+                )));
+            }
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| io_error("creating the folders for", display, e))?;
+            }
+            let existed = path.exists();
+            std::fs::write(path, args.content.as_bytes())
+                .map_err(|e| io_error("writing", display, e))?;
+            let verb = if existed { "Overwrote" } else { "Created" };
+            let mut output = ToolOutput::text(format!(
+                "{verb} {display} ({} bytes, {} lines).",
+                args.content.len(),
+                args.content.lines().count()
+            ));
+            output.changed_files = vec![display.clone()];
+            Ok(output)
+        })
+        .await?;
+        Ok(finish_output(output, self.config.output_cap))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// edit_file
+
+/// Arguments of `edit_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EditFileArgs {
+    /// File to edit, relative to the workspace root.
+    pub path: String,
+    /// The exact text to replace (whitespace and indentation included); it must occur exactly
+    /// once unless replace_all is true.
+    pub old_string: String,
+    /// The replacement text.
+    pub new_string: String,
+    /// Replace every occurrence instead of requiring a unique match (default false).
+    #[serde(default)]
+    pub replace_all: Option<bool>,
+}
+
+/// Replaces an exact string in a file and reports a unified diff.
+#[derive(Debug, Clone)]
+pub struct EditFile {
+    config: Config,
+}
+
+impl EditFile {
+    /// The tool for `config`.
+    pub fn new(config: Arc<ToolsConfig>) -> Self {
+        Self { config }
+    }
+}
+
+/// The tool reason of `edit_file`.
+pub const EDIT_FILE_REASON: &str = "Edits files in place.";
+
+#[async_trait]
+impl Tool for EditFile {
+    fn name(&self) -> &str {
+        "edit_file"
+    }
+
+    fn description(&self) -> &str {
+        "Edits a file by replacing an exact string (old_string) with new_string. old_string must \
+         match the file exactly, including whitespace, and occur exactly once; include enough \
+         surrounding lines to make it unique, or set replace_all to change every occurrence. \
+         Returns a unified diff of the change. Read the file first."
+    }
+
+    fn parameters(&self) -> Value {
+        schema_for::<EditFileArgs>()
+    }
+
+    fn side_effect(&self) -> SideEffect {
+        SideEffect::Write
+    }
+
+    fn assess(&self, args: &Value, _cwd: &Path) -> Assessment {
+        assess_path(
+            &self.config,
+            self.name(),
+            RiskCategory::Write,
+            str_arg(args, "path"),
+            Some(EDIT_FILE_REASON),
+        )
+    }
+
+    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: EditFileArgs = parse_args(self.name(), args)?;
+        let resolved = resolve(&self.config, self.name(), &args.path)?;
+        let output = blocking(move || edit(&resolved.path, &resolved.display, &args)).await?;
+        Ok(finish_output(output, self.config.output_cap))
+    }
+}
+
+fn edit(path: &Path, display: &str, args: &EditFileArgs) -> Result<ToolOutput, ToolError> {
+    if args.old_string.is_empty() {
+        return Err(ToolError::InvalidArguments(
+            "edit_file: old_string is empty; use write_file to create or replace a whole file"
+                .to_string(),
+        ));
+    }
+    if args.old_string == args.new_string {
+        return Err(ToolError::InvalidArguments(
+            "edit_file: old_string and new_string are identical; nothing would change".to_string(),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::Failed(format!(
+            "file not found: {display}; use write_file to create it"
+        )),
+        std::io::ErrorKind::IsADirectory => {
+            ToolError::Failed(format!("{display} is a directory, not a file"))
+        }
+        _ => io_error("reading", display, e),
+    })?;
+    let old = String::from_utf8(bytes).map_err(|_| {
+        ToolError::Failed(format!(
+            "{display} is not valid UTF-8 text; edit_file edits text files only"
+        ))
+    })?;
+    let count = old.matches(args.old_string.as_str()).count();
+    let replace_all = args.replace_all.unwrap_or(false);
+    if count == 0 {
+        return Err(ToolError::Failed(format!(
+            "old_string was not found in {display}; read the file and copy the text exactly, including whitespace"
+        )));
+    }
+    if count > 1 && !replace_all {
+        return Err(ToolError::Failed(format!(
+            "old_string occurs {count} times in {display}; include more surrounding context to make it unique, or set replace_all to true"
+        )));
+    }
+    let new = if replace_all {
+        old.replace(args.old_string.as_str(), &args.new_string)
+    } else {
+        old.replacen(args.old_string.as_str(), &args.new_string, 1)
+    };
+    std::fs::write(path, new.as_bytes()).map_err(|e| io_error("writing", display, e))?;
+    let diff = similar::TextDiff::from_lines(&old, &new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{display}"), &format!("b/{display}"))
+        .to_string();
+    let plural = if count == 1 { "" } else { "s" };
+    let mut output = ToolOutput::text(format!(
+        "Edited {display} ({count} replacement{plural}).\n{diff}"
+    ));
+    output.changed_files = vec![display.to_string()];
+    Ok(output)
+}

@@ -1,0 +1,305 @@
+//! Secret scrubbing and the output cap applied at the tool boundary.
+//!
+//! [`scrub_secrets`] replaces credentials in text with [`REDACTED`]: OpenAI and Anthropic
+//! keys, GitHub and GitLab tokens, Google API keys, Slack tokens, AWS access key ids, JWTs,
+//! PEM private keys, `Authorization`/`Cookie` headers, bearer tokens, secrets in URLs, and
+//! `key=value` (or `key: value`) assignments to sensitive names. Prose such as "bearer of bad
+//! news" or "task-list" is left alone.
+//!
+//! [`truncate_output`] cuts text at a byte cap on a UTF-8 boundary and appends
+//! [`TRUNCATION_MARKER`]; [`finish_output`] applies both to a [`ToolOutput`].
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use agent_core::{ContentBlock, ToolOutput};
+use regex::{Captures, Regex};
+
+/// The replacement token for a removed secret.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Appended to output cut at the cap.
+pub const TRUNCATION_MARKER: &str = "\n[truncated]";
+
+/// Default output cap in bytes.
+pub const DEFAULT_OUTPUT_CAP: usize = 10240;
+
+struct Patterns {
+    /// Whole-match replacements, in order.
+    whole: Vec<Regex>,
+    /// `Authorization: <scheme> <credentials>` and cookie headers; the label is kept.
+    header: Regex,
+    /// `Bearer <token>`; the word is kept.
+    bearer: Regex,
+    /// `scheme://user:password@host`; the password is replaced.
+    userinfo: Regex,
+    /// `?token=…` style URL query parameters.
+    query: Regex,
+    /// `name = value` / `"name": "value"` assignments; replaced when the name is sensitive.
+    assignment: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static PATTERNS: OnceLock<Patterns> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        // The patterns are constants (not input), checked by the unit tests.
+        #[allow(clippy::expect_used)]
+        let compile = |p: &str| Regex::new(p).expect("constant secret pattern compiles");
+        let whole = [
+            // PEM private keys, including a block cut off before its END line.
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
+            // Anthropic, OpenAI (sk-, sk-proj-, sk-ant-…).
+            r"\bsk-[A-Za-z0-9_-]{16,}",
+            // GitHub fine-grained and classic tokens.
+            r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+            r"\bgh[pousr]_[A-Za-z0-9]{20,}",
+            // GitLab personal access tokens.
+            r"\bglpat-[A-Za-z0-9_-]{20,}",
+            // Google API keys.
+            r"\bAIza[0-9A-Za-z_-]{35}",
+            // Slack tokens.
+            r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+            // AWS access key ids.
+            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+            // JSON web tokens.
+            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        ]
+        .iter()
+        .map(|p| compile(p))
+        .collect();
+        Patterns {
+            whole,
+            header: compile(
+                r"(?i)\b((?:proxy-)?authorization|cookie|set-cookie|x-api-key|api-key)(\s*:\s*)(?:((?:bearer|basic|token|digest|bot)\s+))?([^\s\x22'][^\r\n\x22']{5,})",
+            ),
+            bearer: compile(r"(?i)\b(bearer)(\s+)([A-Za-z0-9._~+/=-]{16,})"),
+            userinfo: compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)([^/\s@]+)(@)"),
+            query: compile(
+                r"(?i)([?&](?:access_token|refresh_token|id_token|token|api_key|apikey|key|secret|client_secret|password|passwd|sig|signature|auth)=)([^&\s#\x22'<>]+)",
+            ),
+            assignment: compile(
+                r#"(?i)\b([A-Za-z_][A-Za-z0-9_.-]*)(["']?\s*[:=]\s*["']?)([^\s"'`<>&,;\[\]{}()$]{6,})"#,
+            ),
+        }
+    })
+}
+
+/// True when an assignment to `name` holds a secret: the name, lower-cased and reduced to
+/// `[a-z0-9]`, is a sensitive word or ends with one (`OPENAI_API_KEY`, `githubToken`,
+/// `db_password`), but not plural counters such as `promptTokens` or `max_tokens`.
+pub fn is_sensitive_name(name: &str) -> bool {
+    let norm: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    const EXACT: &[&str] = &[
+        "auth",
+        "bearer",
+        "credential",
+        "credentials",
+        "pwd",
+        "passphrase",
+    ];
+    const SUFFIXES: &[&str] = &[
+        "apikey",
+        "secret",
+        "secretkey",
+        "token",
+        "password",
+        "passwd",
+        "privatekey",
+        "accesskey",
+        "accesskeyid",
+        "clientsecret",
+        "credential",
+        "credentials",
+        "authorization",
+        "authkey",
+    ];
+    EXACT.contains(&norm.as_str()) || SUFFIXES.iter().any(|s| norm.ends_with(s))
+}
+
+/// Replaces secrets in `text` with [`REDACTED`]; the flag is true when anything changed.
+///
+/// ```
+/// let (clean, redacted) = agent_tools::scrub_secrets("OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwx");
+/// assert_eq!(clean, "OPENAI_API_KEY=[REDACTED]");
+/// assert!(redacted);
+/// let (prose, redacted) = agent_tools::scrub_secrets("the bearer of bad news");
+/// assert_eq!(prose, "the bearer of bad news");
+/// assert!(!redacted);
+/// ```
+pub fn scrub_secrets(text: &str) -> (String, bool) {
+    match scrub_secrets_cow(text) {
+        Cow::Borrowed(s) => (s.to_string(), false),
+        Cow::Owned(s) => (s, true),
+    }
+}
+
+/// Like [`scrub_secrets`], without allocating when nothing is found.
+pub fn scrub_secrets_cow(text: &str) -> Cow<'_, str> {
+    let p = patterns();
+    let mut out: Cow<'_, str> = Cow::Borrowed(text);
+    fn apply(out: &mut Cow<'_, str>, re: &Regex, rep: &dyn Fn(&Captures<'_>) -> String) {
+        if let Cow::Owned(s) = re.replace_all(out, |c: &Captures<'_>| rep(c)) {
+            *out = Cow::Owned(s);
+        }
+    }
+    for re in &p.whole {
+        apply(&mut out, re, &|_| REDACTED.to_string());
+    }
+    apply(&mut out, &p.header, &|c| {
+        if c[4].starts_with(REDACTED) {
+            return c[0].to_string();
+        }
+        let scheme = c.get(3).map_or("", |m| m.as_str());
+        format!("{}{}{scheme}{REDACTED}", &c[1], &c[2])
+    });
+    apply(&mut out, &p.bearer, &|c| {
+        format!("{}{}{REDACTED}", &c[1], &c[2])
+    });
+    apply(&mut out, &p.userinfo, &|c| {
+        format!("{}{REDACTED}{}", &c[1], &c[3])
+    });
+    apply(&mut out, &p.query, &|c| format!("{}{REDACTED}", &c[1]));
+    apply(&mut out, &p.assignment, &|c| {
+        let value = &c[3];
+        if is_sensitive_name(&c[1]) && !value.starts_with(REDACTED) {
+            format!("{}{}{REDACTED}", &c[1], &c[2])
+        } else {
+            c[0].to_string()
+        }
+    });
+    // `replace_all` returns Owned whenever a pattern matched, even if a closure gave the
+    // match back unchanged; report a change only when the text differs.
+    match out {
+        Cow::Owned(s) if s == text => Cow::Borrowed(text),
+        other => other,
+    }
+}
+
+/// Cuts `text` to at most `cap` bytes on a UTF-8 boundary. Returns the kept prefix and
+/// whether anything was cut.
+pub fn truncate_utf8(text: &str, cap: usize) -> (&str, bool) {
+    if text.len() <= cap {
+        return (text, false);
+    }
+    let mut end = cap;
+    while end > 0 && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&text[..end], true)
+}
+
+/// Cuts `text` to `cap` bytes on a UTF-8 boundary and appends [`TRUNCATION_MARKER`] when
+/// anything was cut.
+pub fn truncate_output(text: &str, cap: usize) -> (Cow<'_, str>, bool) {
+    match truncate_utf8(text, cap) {
+        (kept, false) => (Cow::Borrowed(kept), false),
+        (kept, true) => (Cow::Owned(format!("{kept}{TRUNCATION_MARKER}")), true),
+    }
+}
+
+/// Applies the tool-boundary rules to an output: secrets in its text are scrubbed (setting
+/// `redacted`) and its text is capped at `cap` bytes in total (setting `truncated`).
+///
+/// Idempotent: an output already cut to the cap (marked truncated, ending with the marker
+/// and within the cap plus the marker) is not cut again.
+pub fn finish_output(mut output: ToolOutput, cap: usize) -> ToolOutput {
+    let already_capped = output.truncated && {
+        let text = output.text_content();
+        text.len() <= cap + TRUNCATION_MARKER.len() && text.ends_with(TRUNCATION_MARKER)
+    };
+    let mut budget = cap;
+    let mut cut_done = false;
+    let mut content = Vec::with_capacity(output.content.len());
+    for block in output.content {
+        match block {
+            ContentBlock::Text { text } => {
+                let text = match scrub_secrets_cow(&text) {
+                    Cow::Owned(clean) => {
+                        output.redacted = true;
+                        clean
+                    }
+                    Cow::Borrowed(_) => text,
+                };
+                if already_capped {
+                    content.push(ContentBlock::Text { text });
+                    continue;
+                }
+                if cut_done {
+                    continue;
+                }
+                let (kept, cut) = truncate_output(&text, budget);
+                if cut {
+                    output.truncated = true;
+                    cut_done = true;
+                    content.push(ContentBlock::text(kept.into_owned()));
+                } else {
+                    budget -= text.len();
+                    content.push(ContentBlock::Text { text });
+                }
+            }
+            other => content.push(other),
+        }
+    }
+    output.content = content;
+    output
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        assert_eq!(patterns().whole.len(), 9);
+    }
+
+    #[test]
+    fn truncates_on_char_boundary() {
+        let text = "aé"; // 'é' is 2 bytes: a=0, é=1..3
+        assert_eq!(truncate_utf8(text, 2), ("a", true));
+        assert_eq!(truncate_utf8(text, 3), ("aé", false));
+        let (out, cut) = truncate_output("€€€", 4); // 3 bytes each
+        assert!(cut);
+        assert_eq!(out, format!("€{TRUNCATION_MARKER}"));
+    }
+
+    #[test]
+    fn finish_output_caps_total_and_is_idempotent() {
+        let out = ToolOutput::text("x".repeat(50));
+        let once = finish_output(out, 10);
+        assert!(once.truncated);
+        assert_eq!(
+            once.text_content(),
+            format!("{}{TRUNCATION_MARKER}", "x".repeat(10))
+        );
+        let twice = finish_output(once.clone(), 10);
+        assert_eq!(twice, once);
+    }
+
+    #[test]
+    fn sensitive_names() {
+        for yes in [
+            "OPENAI_API_KEY",
+            "githubToken",
+            "db_password",
+            "client-secret",
+            "pwd",
+        ] {
+            assert!(is_sensitive_name(yes), "{yes}");
+        }
+        for no in [
+            "promptTokens",
+            "max_tokens",
+            "tokens",
+            "keyboard",
+            "monkey",
+            "author",
+        ] {
+            assert!(!is_sensitive_name(no), "{no}");
+        }
+    }
+}

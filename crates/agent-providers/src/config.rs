@@ -7,9 +7,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use agent_core::Provider;
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 
+use crate::http::{ClientConfig, HttpConfig};
 use crate::scripted::ScriptedProvider;
+use crate::{AnthropicProvider, OpenAiProvider, OpenAiResponsesProvider};
 
 /// The provider ids, the same on every command line and config of this project.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -110,20 +112,98 @@ pub enum ConfigError {
     Invalid(String),
 }
 
-/// Builds the provider `config` describes.
+/// Builds the provider `config` describes, with default timeouts and retries.
+///
+/// Unset fields fall back to the environment: `OPENAI_API_KEY` and `OPENAI_BASE_URL` for
+/// `openai` and `openai-responses`, `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` for
+/// `anthropic`, then to the vendor's URL and default model
+/// ([`crate::catalog::DEFAULT_OPENAI_MODEL`], [`crate::catalog::DEFAULT_ANTHROPIC_MODEL`]).
+/// A key is required only by the vendors' own endpoints: an OpenAI-compatible server at
+/// another base URL works without one.
 pub fn build_provider(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ConfigError> {
-    match config.id {
+    build_provider_with(config, &HttpConfig::default())
+}
+
+/// [`build_provider`] with explicit timeouts and retry policy.
+pub fn build_provider_with(
+    config: &ProviderConfig,
+    http: &HttpConfig,
+) -> Result<Arc<dyn Provider>, ConfigError> {
+    resolve(config, http, &|name| std::env::var(name).ok())
+}
+
+/// The environment-independent core of [`build_provider_with`].
+fn resolve(
+    config: &ProviderConfig,
+    http: &HttpConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Provider>, ConfigError> {
+    let env = |name: &str| {
+        env(name)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let (key_var, url_var, default_url, default_model) = match config.id {
         ProviderId::Scripted => {
             let provider = match &config.script {
                 Some(path) => ScriptedProvider::from_file(path)?,
                 None => ScriptedProvider::demo(),
             };
-            Ok(Arc::new(provider))
+            return Ok(Arc::new(provider));
         }
-        other => Err(ConfigError::Invalid(format!(
-            "provider {other} is not available in this build yet"
-        ))),
+        ProviderId::OpenAi | ProviderId::OpenAiResponses => (
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            crate::openai::DEFAULT_BASE_URL,
+            crate::catalog::DEFAULT_OPENAI_MODEL,
+        ),
+        ProviderId::Anthropic => (
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            crate::anthropic::DEFAULT_BASE_URL,
+            crate::catalog::DEFAULT_ANTHROPIC_MODEL,
+        ),
+    };
+    let base_url = config
+        .base_url
+        .clone()
+        .filter(|u| !u.trim().is_empty())
+        .or_else(|| env(url_var))
+        .unwrap_or_else(|| default_url.to_string());
+    let base_url = base_url.trim().trim_end_matches('/').to_string();
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(ConfigError::Invalid(format!(
+            "invalid base URL {base_url:?} for provider {}: it must start with http:// or https://",
+            config.id
+        )));
     }
+    let api_key = config
+        .api_key
+        .clone()
+        .filter(|k| !k.expose_secret().trim().is_empty())
+        .or_else(|| env(key_var).map(SecretString::from));
+    if api_key.is_none() && base_url == default_url {
+        return Err(ConfigError::Missing(format!(
+            "provider {} needs an API key for {default_url}: pass --api-key or set {key_var}",
+            config.id
+        )));
+    }
+    let model = config
+        .model
+        .clone()
+        .filter(|m| !m.trim().is_empty())
+        .unwrap_or_else(|| default_model.to_string());
+    let client = ClientConfig {
+        base_url,
+        api_key,
+        model,
+        http: http.clone(),
+    };
+    Ok(match config.id {
+        ProviderId::OpenAi => Arc::new(OpenAiProvider::new(client)),
+        ProviderId::OpenAiResponses => Arc::new(OpenAiResponsesProvider::new(client)),
+        _ => Arc::new(AnthropicProvider::new(client)),
+    })
 }
 
 #[cfg(test)]
@@ -137,6 +217,86 @@ mod tests {
         }
         let err = "gemini".parse::<ProviderId>().expect_err("unknown id");
         assert!(err.to_string().contains("unknown provider \"gemini\""));
+    }
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn http_providers_build_from_config_and_environment() {
+        let http = HttpConfig::default();
+        let env = env_of(&[
+            ("OPENAI_API_KEY", "sk-env-openai"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"),
+        ]);
+        for (id, expected) in [
+            (ProviderId::OpenAi, "openai"),
+            (ProviderId::OpenAiResponses, "openai-responses"),
+            (ProviderId::Anthropic, "anthropic"),
+        ] {
+            let provider = resolve(&ProviderConfig::new(id), &http, &env).expect("builds");
+            assert_eq!(provider.id(), expected);
+            let first = provider.models().into_iter().next().expect("a model");
+            let default = match id {
+                ProviderId::Anthropic => crate::catalog::DEFAULT_ANTHROPIC_MODEL,
+                _ => crate::catalog::DEFAULT_OPENAI_MODEL,
+            };
+            assert_eq!(first.id, default, "the default model is listed first");
+        }
+    }
+
+    #[test]
+    fn the_vendor_endpoint_needs_a_key_but_compatible_servers_do_not() {
+        let http = HttpConfig::default();
+        let none = env_of(&[]);
+        let err = resolve(&ProviderConfig::new(ProviderId::Anthropic), &http, &none)
+            .err()
+            .expect("no key for api.anthropic.com");
+        assert!(err.to_string().contains("ANTHROPIC_API_KEY"));
+        let err = resolve(&ProviderConfig::new(ProviderId::OpenAi), &http, &none)
+            .err()
+            .expect("no key for api.openai.com");
+        assert!(err.to_string().contains("OPENAI_API_KEY"));
+
+        let mut local = ProviderConfig::new(ProviderId::OpenAi);
+        local.base_url = Some("http://127.0.0.1:8080/v1".into());
+        local.model = Some("qwen3".into());
+        let provider = resolve(&local, &http, &none).expect("no key needed");
+        assert_eq!(provider.models()[0].id, "qwen3");
+
+        let env = env_of(&[("OPENAI_BASE_URL", "http://localhost:11434/v1")]);
+        resolve(
+            &ProviderConfig::new(ProviderId::OpenAiResponses),
+            &http,
+            &env,
+        )
+        .expect("env base URL, no key");
+
+        local.base_url = Some("localhost:8080".into());
+        let err = resolve(&local, &http, &none).err().expect("no scheme");
+        assert!(matches!(err, ConfigError::Invalid(_)));
+    }
+
+    #[test]
+    fn keys_never_show_in_debug_output() {
+        let mut config = ProviderConfig::new(ProviderId::OpenAi);
+        config.api_key = Some(SecretString::from("sk-very-secret-key"));
+        assert!(!format!("{config:?}").contains("sk-very-secret-key"));
+        let provider = resolve(&config, &HttpConfig::default(), &env_of(&[])).expect("builds");
+        let debug = format!(
+            "{:?}",
+            OpenAiProvider::new(
+                ClientConfig::new("https://x.invalid", "m").api_key("sk-very-secret-key")
+            )
+        );
+        assert!(!debug.contains("sk-very-secret-key"));
+        assert_eq!(provider.id(), "openai");
     }
 
     #[test]

@@ -1,15 +1,42 @@
 //! Model providers for [`agent_core`].
 //!
 //! - [`config`]: provider ids and [`build_provider`], shared by every command line.
+//! - [`openai`]: OpenAI Chat Completions and every OpenAI-compatible server (Ollama,
+//!   llama.cpp, vLLM, LM Studio, OpenRouter, DeepSeek, Groq, …).
+//! - [`openai_responses`]: the OpenAI Responses API.
+//! - [`anthropic`]: the Anthropic Messages API.
 //! - [`scripted`]: replays a script of model turns; used by every test and the offline demo.
+//! - [`http`]: the HTTP layer the three APIs share: timeouts, retries with jittered
+//!   exponential backoff (before the first byte of a response only), error mapping.
+//! - [`catalog`]: the model catalogue (context windows, output limits, prices).
 //!
-//! The HTTP providers (OpenAI Chat Completions and every OpenAI-compatible server, OpenAI
-//! Responses, Anthropic Messages) will live here too, one module each.
+//! Every adapter builds its provider with [`build_provider`]:
+//!
+//! ```no_run
+//! use agent_providers::{build_provider, ProviderConfig, ProviderId};
+//!
+//! let mut config = ProviderConfig::new(ProviderId::OpenAi);
+//! config.base_url = Some("http://127.0.0.1:8080/v1".into()); // a llama.cpp server, no key
+//! config.model = Some("qwen3".into());
+//! let provider = build_provider(&config).expect("valid config");
+//! # let _ = provider;
+//! ```
 
 #![warn(missing_docs)]
 
+pub mod anthropic;
+pub mod catalog;
 pub mod config;
+pub mod http;
+pub mod openai;
+pub mod openai_responses;
 pub mod scripted;
+mod sse;
+mod transcript;
 
-pub use config::{build_provider, ConfigError, ProviderConfig, ProviderId};
+pub use anthropic::AnthropicProvider;
+pub use config::{build_provider, build_provider_with, ConfigError, ProviderConfig, ProviderId};
+pub use http::{ClientConfig, HttpConfig};
+pub use openai::OpenAiProvider;
+pub use openai_responses::OpenAiResponsesProvider;
 pub use scripted::ScriptedProvider;

@@ -1,0 +1,616 @@
+//! The HTTP layer shared by the three HTTP providers.
+//!
+//! - [`HttpConfig`]: connect and idle timeouts and the retry budget and backoff.
+//! - [`ClientConfig`]: base URL, API key, model and [`HttpConfig`] of one provider.
+//!
+//! Retries use jittered exponential backoff and honour `retry-after`, `retry-after-ms` and
+//! `x-should-retry`. They happen only before the first byte of a response stream: connect
+//! errors, timeouts waiting for the response head, and HTTP 408, 409, 429 and 5xx. Once a
+//! 2xx response has started, any failure ends the stream with an error.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use agent_core::{ProviderError, ProviderErrorKind};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+
+/// Timeouts and retry policy of the HTTP providers. Every setter returns the updated
+/// config, so it reads like a builder:
+///
+/// ```
+/// use std::time::Duration;
+/// use agent_providers::HttpConfig;
+///
+/// let http = HttpConfig::default()
+///     .connect_timeout(Duration::from_secs(5))
+///     .idle_timeout(Duration::from_secs(120))
+///     .max_retries(2);
+/// assert_eq!(http.max_attempts(), 3);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpConfig {
+    /// Limit for establishing a TCP (and TLS) connection. Default 10 s.
+    pub connect_timeout: Duration,
+    /// Longest silence allowed while waiting for the response head or between two chunks
+    /// of a response body. Default 300 s.
+    pub idle_timeout: Duration,
+    /// Retries after the first attempt (the retry budget). Default 3.
+    pub max_retries: u32,
+    /// Backoff before the first retry; doubles with every retry. Default 500 ms.
+    pub initial_backoff: Duration,
+    /// Upper bound of the computed backoff. Default 8 s.
+    pub max_backoff: Duration,
+    /// Longest server-requested wait (`retry-after`) that is honoured as given; longer
+    /// requests fall back to the computed backoff. Default 60 s.
+    pub max_retry_after: Duration,
+    /// `User-Agent` header.
+    pub user_agent: String,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(8),
+            max_retry_after: Duration::from_secs(60),
+            user_agent: concat!("agent-sdk/", env!("CARGO_PKG_VERSION")).to_string(),
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Sets the connect timeout.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets the idle timeout.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// Sets how many retries may follow the first attempt.
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.max_retries = retries;
+        self
+    }
+
+    /// Sets the first backoff and its upper bound.
+    pub fn backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.initial_backoff = initial;
+        self.max_backoff = max.max(initial);
+        self
+    }
+
+    /// Sets the longest server-requested wait honoured as given.
+    pub fn max_retry_after(mut self, max: Duration) -> Self {
+        self.max_retry_after = max;
+        self
+    }
+
+    /// Sets the `User-Agent` header.
+    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = user_agent.into();
+        self
+    }
+
+    /// Attempts allowed in all (first attempt plus retries).
+    pub fn max_attempts(&self) -> u32 {
+        self.max_retries.saturating_add(1)
+    }
+
+    /// The jittered backoff before retry number `retry` (1-based): `initial * 2^(retry-1)`,
+    /// capped at `max_backoff`, minus up to 25 % jitter.
+    pub fn backoff_delay(&self, retry: u32) -> Duration {
+        let exp = retry.saturating_sub(1).min(20);
+        let base = self
+            .initial_backoff
+            .saturating_mul(1u32 << exp)
+            .min(self.max_backoff);
+        base.mul_f64(1.0 - 0.25 * fastrand::f64())
+    }
+
+    /// The wait before retry number `retry` after `err`: the server's `retry-after` when it
+    /// is within [`HttpConfig::max_retry_after`], else [`HttpConfig::backoff_delay`].
+    pub fn retry_delay(&self, retry: u32, err: &ProviderError) -> Duration {
+        match err.retry_after {
+            Some(wait) if wait <= self.max_retry_after => wait,
+            _ => self.backoff_delay(retry),
+        }
+    }
+}
+
+/// Where and how one HTTP provider talks to its API.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    /// API key; `None` sends no credentials (local OpenAI-compatible servers).
+    pub api_key: Option<SecretString>,
+    /// Model used when the request names none, and listed first by `models()`.
+    pub model: String,
+    /// Timeouts and retries.
+    pub http: HttpConfig,
+}
+
+impl ClientConfig {
+    /// A config for `base_url` and `model`, without key and with default HTTP settings.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            api_key: None,
+            model: model.into(),
+            http: HttpConfig::default(),
+        }
+    }
+
+    /// Sets the API key.
+    pub fn api_key(mut self, key: impl Into<SecretString>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Sets the HTTP settings.
+    pub fn http(mut self, http: HttpConfig) -> Self {
+        self.http = http;
+        self
+    }
+
+    /// `base_url` joined with `path` (one slash between them).
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!(
+            "{}/{}",
+            self.base_url.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
+    }
+}
+
+/// The shared HTTP client of one provider; the underlying `reqwest` client (and its TLS
+/// setup) is built on first use, so constructing a provider costs nothing.
+pub(crate) struct HttpClient {
+    pub(crate) config: HttpConfig,
+    client: OnceLock<Result<reqwest::Client, String>>,
+}
+
+impl HttpClient {
+    pub(crate) fn new(config: HttpConfig) -> Self {
+        Self {
+            config,
+            client: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn client(&self) -> Result<reqwest::Client, ProviderError> {
+        let built = self.client.get_or_init(|| {
+            reqwest::Client::builder()
+                .use_rustls_tls()
+                .connect_timeout(self.config.connect_timeout)
+                .user_agent(self.config.user_agent.clone())
+                .tcp_nodelay(true)
+                .build()
+                .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        });
+        built
+            .clone()
+            .map_err(|msg| ProviderError::new(ProviderErrorKind::Other, msg).retryable(false))
+    }
+}
+
+/// One POST, ready to be sent (and re-sent on retry).
+pub(crate) struct PreparedRequest {
+    pub(crate) url: String,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: bytes::Bytes,
+    /// The key, kept only to scrub it from error messages.
+    pub(crate) secret: Option<SecretString>,
+}
+
+impl PreparedRequest {
+    /// A JSON POST to `url` with `headers` and the serialized `body`.
+    pub(crate) fn json(
+        url: String,
+        mut headers: HeaderMap,
+        body: &impl serde::Serialize,
+        secret: Option<SecretString>,
+    ) -> Result<Self, ProviderError> {
+        let body = serde_json::to_vec(body).map_err(|e| {
+            ProviderError::new(
+                ProviderErrorKind::Other,
+                format!("cannot encode the request: {e}"),
+            )
+            .retryable(false)
+        })?;
+        headers.insert(
+            reqwest::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            reqwest::header::ACCEPT,
+            HeaderValue::from_static("text/event-stream, application/json"),
+        );
+        Ok(Self {
+            url,
+            headers,
+            body: body.into(),
+            secret,
+        })
+    }
+
+    /// Removes the API key from `text`, should a server echo it.
+    pub(crate) fn scrub(&self, text: String) -> String {
+        scrub(text, self.secret.as_ref())
+    }
+}
+
+pub(crate) fn scrub(text: String, secret: Option<&SecretString>) -> String {
+    match secret {
+        Some(secret) => {
+            let key = secret.expose_secret();
+            if key.len() >= 4 && text.contains(key) {
+                text.replace(key, "[REDACTED]")
+            } else {
+                text
+            }
+        }
+        None => text,
+    }
+}
+
+/// A header holding a secret, marked sensitive so that it is never logged.
+pub(crate) fn secret_header(
+    name: &'static str,
+    prefix: &str,
+    secret: &SecretString,
+) -> Result<(HeaderName, HeaderValue), ProviderError> {
+    let mut value =
+        HeaderValue::from_str(&format!("{prefix}{}", secret.expose_secret())).map_err(|_| {
+            ProviderError::new(
+                ProviderErrorKind::Auth,
+                "the API key contains characters that cannot be sent in an HTTP header",
+            )
+            .retryable(false)
+        })?;
+    value.set_sensitive(true);
+    Ok((HeaderName::from_static(name), value))
+}
+
+/// The error a failed `send` (no response head) becomes.
+pub(crate) fn send_error(err: &reqwest::Error) -> ProviderError {
+    let detail = error_chain(err);
+    if err.is_timeout() {
+        ProviderError::new(
+            ProviderErrorKind::Timeout,
+            format!("request timed out: {detail}"),
+        )
+    } else if err.is_connect() {
+        ProviderError::new(
+            ProviderErrorKind::Network,
+            format!("cannot connect: {detail}"),
+        )
+    } else if err.is_builder() {
+        ProviderError::new(
+            ProviderErrorKind::Other,
+            format!("invalid request: {detail}"),
+        )
+        .retryable(false)
+    } else {
+        ProviderError::new(
+            ProviderErrorKind::Network,
+            format!("request failed: {detail}"),
+        )
+    }
+}
+
+/// An error and its sources, joined with `: `.
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = cause.source();
+    }
+    out
+}
+
+/// The wait the server asked for, from `retry-after-ms` or `retry-after` (seconds).
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms / 1000.0));
+        }
+    }
+    let secs = get("retry-after").and_then(|v| v.parse::<f64>().ok())?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+/// The server's explicit retry advice from `x-should-retry`.
+pub(crate) fn should_retry(headers: &HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()?.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// The error body shapes of the APIs and of the servers that imitate them.
+#[derive(Debug, Default, Deserialize)]
+struct ErrorEnvelope {
+    #[serde(default)]
+    error: Option<ErrorValue>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    detail: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ErrorValue {
+    Object(ErrorObject),
+    Text(String),
+    Other(serde_json::Value),
+}
+
+/// `{"message": …, "type": …, "code": …}` as OpenAI, Anthropic, llama.cpp and LiteLLM send it.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ErrorObject {
+    #[serde(default)]
+    pub(crate) message: Option<String>,
+    #[serde(default, rename = "type")]
+    pub(crate) kind: Option<String>,
+    #[serde(default)]
+    pub(crate) code: Option<serde_json::Value>,
+}
+
+impl ErrorObject {
+    pub(crate) fn code_str(&self) -> Option<String> {
+        match self.code.as_ref()? {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// Message, type and code from an error body, if it is one of the known JSON shapes.
+pub(crate) fn parse_error_body(body: &str) -> Option<ErrorObject> {
+    let envelope: ErrorEnvelope = serde_json::from_str(body.trim()).ok()?;
+    match envelope.error {
+        Some(ErrorValue::Object(obj)) if obj.message.is_some() || obj.kind.is_some() => Some(obj),
+        Some(ErrorValue::Text(text)) => Some(ErrorObject {
+            message: Some(text),
+            ..ErrorObject::default()
+        }),
+        Some(ErrorValue::Other(value)) => Some(ErrorObject {
+            message: Some(value.to_string()),
+            ..ErrorObject::default()
+        }),
+        _ => envelope
+            .message
+            .or_else(|| {
+                envelope.detail.map(|d| match d {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                })
+            })
+            .map(|message| ErrorObject {
+                message: Some(message),
+                ..ErrorObject::default()
+            }),
+    }
+}
+
+/// Whether an error message or code says the prompt did not fit the context window.
+pub(crate) fn is_context_length(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    [
+        "context_length_exceeded",
+        "context length",
+        "context window",
+        "maximum context",
+        "prompt is too long",
+        "too many tokens",
+        "exceeds the context",
+        "request_too_large",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
+}
+
+/// The error kind an API error `type` or `code` names, if it names one.
+pub(crate) fn kind_from_code(code: &str) -> Option<ProviderErrorKind> {
+    Some(match code {
+        "authentication_error" | "permission_error" | "invalid_api_key" => ProviderErrorKind::Auth,
+        "not_found_error" | "model_not_found" => ProviderErrorKind::NotFound,
+        "rate_limit_error" | "rate_limit_exceeded" | "insufficient_quota" => {
+            ProviderErrorKind::RateLimited
+        }
+        "overloaded_error" | "overloaded" => ProviderErrorKind::Overloaded,
+        "api_error" | "server_error" | "internal_error" => ProviderErrorKind::Server,
+        "context_length_exceeded" | "request_too_large" => ProviderErrorKind::ContextLength,
+        "invalid_request_error" | "invalid_prompt" => ProviderErrorKind::BadRequest,
+        _ => return None,
+    })
+}
+
+/// The typed error for a non-2xx response.
+pub(crate) fn status_error(status: u16, headers: &HeaderMap, body: &str) -> ProviderError {
+    let parsed = parse_error_body(body);
+    let api_message = parsed
+        .as_ref()
+        .and_then(|e| e.message.clone())
+        .filter(|m| !m.trim().is_empty());
+    let code = parsed.as_ref().and_then(|e| e.code_str());
+    let api_type = parsed.as_ref().and_then(|e| e.kind.clone());
+    let detail = match &api_message {
+        Some(message) => message.clone(),
+        None => {
+            let trimmed = body.trim();
+            if trimmed.is_empty() {
+                "no error details in the response".to_string()
+            } else {
+                truncate(trimmed, 2000)
+            }
+        }
+    };
+    let context = is_context_length(&detail)
+        || code.as_deref().is_some_and(is_context_length)
+        || api_type.as_deref().is_some_and(is_context_length);
+    let kind = match status {
+        401 | 403 => ProviderErrorKind::Auth,
+        404 => ProviderErrorKind::NotFound,
+        413 => ProviderErrorKind::ContextLength,
+        400 | 422 if context => ProviderErrorKind::ContextLength,
+        400 | 422 => ProviderErrorKind::BadRequest,
+        408 => ProviderErrorKind::Timeout,
+        429 => ProviderErrorKind::RateLimited,
+        529 => ProviderErrorKind::Overloaded,
+        500..=599
+            if api_type.as_deref() == Some("overloaded_error")
+                || detail.to_ascii_lowercase().contains("overloaded") =>
+        {
+            ProviderErrorKind::Overloaded
+        }
+        500..=599 => ProviderErrorKind::Server,
+        _ => api_type
+            .as_deref()
+            .and_then(kind_from_code)
+            .unwrap_or(ProviderErrorKind::Other),
+    };
+    let what = match kind {
+        ProviderErrorKind::Auth => "authentication failed",
+        ProviderErrorKind::NotFound => "not found (unknown model or endpoint)",
+        ProviderErrorKind::ContextLength => "the prompt is too long for the model",
+        ProviderErrorKind::BadRequest => "the request was rejected",
+        ProviderErrorKind::RateLimited => "rate limited",
+        ProviderErrorKind::Overloaded => "the API is overloaded",
+        ProviderErrorKind::Server => "server error",
+        ProviderErrorKind::Timeout => "the server timed out",
+        _ => "request failed",
+    };
+    let quota = code.as_deref() == Some("insufficient_quota")
+        || api_type.as_deref() == Some("insufficient_quota");
+    let mut retryable = matches!(status, 408 | 409 | 429) || status >= 500;
+    if quota {
+        retryable = false;
+    }
+    if let Some(advice) = should_retry(headers) {
+        retryable = advice;
+    }
+    let mut err = ProviderError::new(kind, format!("{what} (HTTP {status}): {detail}"))
+        .with_status(status)
+        .retryable(retryable);
+    err.retry_after = retry_after(headers);
+    if !body.trim().is_empty() {
+        err = err.with_raw(truncate(body, 8000));
+    }
+    err
+}
+
+/// The first `max` bytes of `text` (on a char boundary), with an ellipsis when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, HeaderValue::from_static(v));
+        }
+        map
+    }
+
+    #[test]
+    fn retry_after_prefers_milliseconds_and_accepts_fractions() {
+        assert_eq!(
+            retry_after(&headers(&[("retry-after-ms", "250"), ("retry-after", "9")])),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "1.5")])),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon")])), None);
+    }
+
+    #[test]
+    fn status_errors_carry_the_api_message_and_kind() {
+        let anthropic =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let err = status_error(529, &HeaderMap::new(), anthropic);
+        assert_eq!(err.kind, ProviderErrorKind::Overloaded);
+        assert!(err.retryable);
+        assert!(err.message.contains("Overloaded"));
+
+        let openai = r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+        let err = status_error(400, &HeaderMap::new(), openai);
+        assert_eq!(err.kind, ProviderErrorKind::ContextLength);
+        assert!(!err.retryable);
+
+        let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        let err = status_error(429, &HeaderMap::new(), quota);
+        assert_eq!(err.kind, ProviderErrorKind::RateLimited);
+        assert!(!err.retryable, "quota errors are not retried");
+
+        let ollama = r#"{"error":"model \"llama9\" not found"}"#;
+        let err = status_error(404, &HeaderMap::new(), ollama);
+        assert_eq!(err.kind, ProviderErrorKind::NotFound);
+        assert!(err.message.contains("llama9"));
+
+        let err = status_error(500, &headers(&[("x-should-retry", "false")]), "oops");
+        assert!(!err.retryable);
+        assert!(err.message.contains("oops"));
+        let err = status_error(400, &headers(&[("x-should-retry", "true")]), "");
+        assert!(err.retryable);
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped_with_jitter() {
+        let http =
+            HttpConfig::default().backoff(Duration::from_millis(100), Duration::from_millis(300));
+        for _ in 0..50 {
+            let first = http.backoff_delay(1);
+            assert!(first <= Duration::from_millis(100) && first >= Duration::from_millis(75));
+            let third = http.backoff_delay(3);
+            assert!(third <= Duration::from_millis(300) && third >= Duration::from_millis(225));
+        }
+    }
+
+    #[test]
+    fn scrub_removes_the_key() {
+        let key = SecretString::from("sk-secret-123");
+        assert_eq!(
+            scrub("bad key sk-secret-123".into(), Some(&key)),
+            "bad key [REDACTED]"
+        );
+    }
+}

@@ -309,6 +309,17 @@ impl Dispatcher {
             Ok(value) => value,
             Err(err) => return self.malformed(err).await,
         };
+        if !(value.is_object() || value.is_null()) {
+            let kind = match value {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                _ => "a boolean",
+            };
+            return self
+                .malformed(format!("a command must be a JSON object, not {kind}"))
+                .await;
+        }
         let envelope = match params::<Envelope>(&value) {
             Ok(envelope) => envelope,
             Err(err) => return self.malformed(err).await,
@@ -337,8 +348,10 @@ impl Dispatcher {
             },
             "compact" => return self.start(&command, id, JobKind::Compact).await,
             "abort" => {
+                // Answer first so the response precedes the aborted run's last events.
+                self.out.respond(Response::ok(&command, id, None)).await;
                 self.queue.abort_active();
-                Response::ok(&command, id, None)
+                return Flow::Continue;
             }
             "get_state" => Response::ok(&command, id, Some(ResponseData::State(self.state()))),
             "get_messages" => {

@@ -1,0 +1,224 @@
+//! A harness that spawns `adapter-rpc rpc` and drives it over pipes.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// Bound on every single wait for a line or an exit.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+pub struct Rpc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Lines<BufReader<ChildStdout>>,
+    /// The workspace (also `--cwd`).
+    pub dir: tempfile::TempDir,
+    /// Every line read so far, raw.
+    pub raw: Vec<String>,
+}
+
+pub struct Opts<'a> {
+    pub args: Vec<String>,
+    pub env: Vec<(&'a str, &'a str)>,
+    /// Turns of a scripted provider; `None` means the args choose the provider.
+    pub script: Option<Value>,
+    pub dir: Option<tempfile::TempDir>,
+}
+
+impl Default for Opts<'_> {
+    fn default() -> Self {
+        Self {
+            args: Vec::new(),
+            env: Vec::new(),
+            script: None,
+            dir: None,
+        }
+    }
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_adapter-rpc")
+}
+
+/// Writes a script file for `turns` into `dir`.
+pub fn write_script(dir: &Path, turns: Value) -> PathBuf {
+    let path = dir.join("script.json");
+    let script = json!({"model": "scripted-test", "turns": turns});
+    std::fs::write(&path, serde_json::to_vec(&script).expect("script")).expect("write script");
+    path
+}
+
+impl Rpc {
+    /// Spawns with a scripted provider playing `turns`.
+    pub fn scripted(turns: Value) -> Self {
+        Self::spawn(Opts {
+            script: Some(turns),
+            ..Opts::default()
+        })
+    }
+
+    pub fn spawn(opts: Opts<'_>) -> Self {
+        let dir = opts
+            .dir
+            .unwrap_or_else(|| tempfile::tempdir().expect("tempdir"));
+        let mut cmd = Command::new(bin());
+        cmd.arg("rpc")
+            .arg("--cwd")
+            .arg(dir.path())
+            .current_dir(dir.path());
+        if let Some(turns) = opts.script {
+            let path = write_script(dir.path(), turns);
+            cmd.arg("--provider")
+                .arg("scripted")
+                .arg("--script")
+                .arg(path);
+        }
+        cmd.args(&opts.args)
+            .env_remove("ZUTCORE_RPC_TOKEN")
+            .envs(opts.env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("spawn adapter-rpc");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        Self {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            dir,
+            raw: Vec::new(),
+        }
+    }
+
+    /// Writes raw bytes (a line should end with `\n`).
+    pub async fn write(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        tokio::time::timeout(WAIT, async {
+            stdin.write_all(bytes).await.expect("write");
+            stdin.flush().await.expect("flush");
+        })
+        .await
+        .expect("write timed out");
+    }
+
+    /// Sends one raw line.
+    pub async fn send_raw(&mut self, line: &str) {
+        self.write(format!("{line}\n").as_bytes()).await;
+    }
+
+    /// Sends one command.
+    pub async fn send(&mut self, command: Value) {
+        self.send_raw(&command.to_string()).await;
+    }
+
+    /// Closes stdin.
+    pub fn close(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next line, parsed; `None` at end of output.
+    pub async fn try_next(&mut self) -> Option<Value> {
+        let line = tokio::time::timeout(WAIT, self.lines.next_line())
+            .await
+            .expect("timed out waiting for a line")
+            .expect("read stdout")?;
+        let value: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+        assert!(value.is_object(), "frame is not an object: {line}");
+        self.raw.push(line);
+        Some(value)
+    }
+
+    /// The next line, parsed.
+    pub async fn next(&mut self) -> Value {
+        self.try_next().await.expect("stdout closed")
+    }
+
+    /// Reads until `stop` matches a frame (inclusive).
+    pub async fn until(&mut self, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut out = Vec::new();
+        loop {
+            let frame = self.next().await;
+            let done = stop(&frame);
+            out.push(frame);
+            if done {
+                return out;
+            }
+        }
+    }
+
+    /// Reads until a frame of `type`.
+    pub async fn until_type(&mut self, kind: &str) -> Vec<Value> {
+        self.until(|f| f["type"] == kind).await
+    }
+
+    /// Sends `command` with `id` and returns its response (asserting nothing else came first).
+    pub async fn call(&mut self, mut command: Value, id: &str) -> Value {
+        command["id"] = json!(id);
+        self.send(command).await;
+        let frame = self.next().await;
+        assert_eq!(
+            frame["type"], "response",
+            "expected a response, got {frame}"
+        );
+        assert_eq!(frame["id"], id, "response to another id: {frame}");
+        frame
+    }
+
+    /// Reads everything until stdout closes.
+    pub async fn rest(&mut self) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Some(frame) = self.try_next().await {
+            out.push(frame);
+        }
+        out
+    }
+
+    /// Waits for the process to exit.
+    pub async fn exit(&mut self) -> ExitStatus {
+        tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("process did not exit")
+            .expect("wait")
+    }
+
+    /// Everything the process wrote to stderr (after it exited).
+    pub async fn stderr(&mut self) -> String {
+        use tokio::io::AsyncReadExt;
+        let mut text = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            let _ = tokio::time::timeout(WAIT, err.read_to_string(&mut text)).await;
+        }
+        text
+    }
+}
+
+/// The `type`s of `frames`.
+pub fn types(frames: &[Value]) -> Vec<String> {
+    frames
+        .iter()
+        .map(|f| f["type"].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+/// The frames of `frames` that are events (not responses).
+pub fn events(frames: &[Value]) -> Vec<Value> {
+    frames
+        .iter()
+        .filter(|f| f["type"] != "response")
+        .cloned()
+        .collect()
+}
+
+/// A scripted text turn.
+pub fn text_turn(text: &str) -> Value {
+    json!({"steps": [{"text": text}, {"usage": {"input": 10, "output": 2}}]})
+}

@@ -1,0 +1,594 @@
+//! The `exec` command line, parsed the way Zero's hand-written parser does it.
+//!
+//! Zero's flag errors are specific ("`--model requires a value`", "`unknown exec flag
+//! "--x"`"), its value rules are its own (a value starting with `-` that is not a number is
+//! treated as a missing value; `--resume` takes an optional id) and a parse error reaches the
+//! protocol only when `-o stream-json` was parsed before the failing token. A generic parser
+//! cannot reproduce that, so this module walks the arguments by hand, like the original.
+
+use secrecy::SecretString;
+
+use crate::input::go_quote;
+
+/// How the prompt is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InputFormat {
+    /// Positional text, `-p` and `--file`.
+    #[default]
+    Text,
+    /// JSONL events from stdin or `--file`.
+    StreamJson,
+}
+
+/// How the run is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    /// The answer on stdout, diagnostics on stderr (Zero's default).
+    #[default]
+    Text,
+    /// snake_case NDJSON without a schema version, ending in `done`.
+    Json,
+    /// The stream-json v2 protocol (`debug` is an alias).
+    StreamJson,
+}
+
+/// A usage error with the output format known when it happened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct UsageError {
+    /// Zero's message.
+    pub message: String,
+    /// The output format parsed before the failing token.
+    pub format: OutputFormat,
+}
+
+/// Everything `exec` accepts.
+#[derive(Debug, Clone, Default)]
+pub struct ExecOptions {
+    /// Positional and `-p/--prompt` text, in order.
+    pub prompt_parts: Vec<String>,
+    /// `-f/--file`.
+    pub file: Option<String>,
+    /// `--image`, repeatable.
+    pub image_paths: Vec<String>,
+    /// `-m/--model`.
+    pub model: Option<String>,
+    /// `-r/--reasoning-effort` (validated: low, medium or high).
+    pub reasoning_effort: Option<String>,
+    /// `--max-turns`.
+    pub max_turns: Option<u32>,
+    /// `-C/--cwd`.
+    pub cwd: Option<String>,
+    /// `-i/--input-format`.
+    pub input_format: InputFormat,
+    /// `-o/--output-format`.
+    pub output_format: OutputFormat,
+    /// `--auto` (default `low`).
+    pub autonomy: String,
+    /// `--permission-mode`.
+    pub permission_mode: Option<String>,
+    /// `--skip-permissions-unsafe`.
+    pub skip_permissions_unsafe: bool,
+    /// `--plan`.
+    pub plan: bool,
+    /// `--enabled-tools`.
+    pub enabled_tools: Vec<String>,
+    /// `--disabled-tools`.
+    pub disabled_tools: Vec<String>,
+    /// `--list-tools`.
+    pub list_tools: bool,
+    /// `--resume <id>`.
+    pub resume: Option<String>,
+    /// `--resume` without an id.
+    pub resume_latest: bool,
+    /// `--fork <id>`.
+    pub fork: Option<String>,
+    /// `--init-session-id`.
+    pub init_session_id: Option<String>,
+    /// `--session-title`.
+    pub session_title: Option<String>,
+    /// `--provider`.
+    pub provider: Option<String>,
+    /// `--base-url`.
+    pub base_url: Option<String>,
+    /// `--api-key`.
+    pub api_key: Option<SecretString>,
+    /// `--script` (scripted provider).
+    pub script: Option<String>,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone)]
+pub enum Parsed {
+    /// `-h`, `--help` or `help`.
+    Help,
+    /// A run.
+    Run(Box<ExecOptions>),
+}
+
+fn looks_like_option(value: &str) -> bool {
+    value.starts_with('-') && value.parse::<f64>().is_err()
+}
+
+fn parse_tool_list(value: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in value.split([',', ' ', '\t', '\n', '\r']) {
+        let name = name.trim();
+        if !name.is_empty() && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// Parses `-o` values: `text`, `json`, `stream-json` or `debug` (case-insensitive).
+pub fn parse_output_format(value: &str) -> Result<OutputFormat, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "text" => Ok(OutputFormat::Text),
+        "json" => Ok(OutputFormat::Json),
+        "stream-json" | "debug" => Ok(OutputFormat::StreamJson),
+        _ => Err(format!(
+            "invalid output format {}. Expected text, json, stream-json, or debug.",
+            go_quote(value)
+        )),
+    }
+}
+
+/// Parses `-i` values: `text` or `stream-json` (case-insensitive).
+pub fn parse_input_format(value: &str) -> Result<InputFormat, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "text" => Ok(InputFormat::Text),
+        "stream-json" => Ok(InputFormat::StreamJson),
+        _ => Err(format!(
+            "Invalid input format {}. Expected text or stream-json.",
+            go_quote(value)
+        )),
+    }
+}
+
+fn parse_max_turns(value: &str) -> Result<u32, String> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err("--max-turns requires a value".into());
+    }
+    match trimmed.parse::<i64>() {
+        Ok(n) if n > 0 => Ok(u32::try_from(n).unwrap_or(u32::MAX)),
+        _ => Err(format!(
+            "invalid --max-turns {}. Expected a positive integer.",
+            go_quote(value)
+        )),
+    }
+}
+
+fn check_reasoning_effort(value: &str) -> Result<(), String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "low" | "medium" | "high" => Ok(()),
+        _ => Err(format!(
+            "invalid --reasoning-effort {}. Expected low, medium, or high.",
+            go_quote(value)
+        )),
+    }
+}
+
+/// The autonomy error, shared by the parser and permission-mode resolution.
+pub fn invalid_autonomy(value: &str) -> String {
+    format!(
+        "Invalid autonomy level {}. Expected low, medium, or high.",
+        go_quote(value)
+    )
+}
+
+struct Args<'a> {
+    args: &'a [String],
+    index: usize,
+}
+
+impl Args<'_> {
+    /// The value after flag `flag` in separate-token form.
+    fn next_value(&mut self, flag: &str) -> Result<String, String> {
+        let requires = || format!("{flag} requires a value");
+        let Some(next) = self.args.get(self.index + 1) else {
+            return Err(requires());
+        };
+        let next = next.trim();
+        if next.is_empty() || looks_like_option(next) {
+            return Err(requires());
+        }
+        match flag {
+            "--auto" => {
+                if !matches!(
+                    next.to_ascii_lowercase().as_str(),
+                    "low" | "medium" | "high" | "member"
+                ) {
+                    return Err(invalid_autonomy(next));
+                }
+            }
+            "-o" | "--output-format" => {
+                parse_output_format(next)?;
+            }
+            "-i" | "--input-format" => {
+                parse_input_format(next)?;
+            }
+            "-r" | "--reasoning-effort" => check_reasoning_effort(next)?,
+            "--max-turns" if next.parse::<i64>().is_err() => {
+                return Err(format!(
+                    "invalid --max-turns {}. Expected a positive integer.",
+                    go_quote(next)
+                ));
+            }
+            _ => {}
+        }
+        self.index += 1;
+        Ok(next.to_string())
+    }
+}
+
+fn required_inline(value: &str, flag: &str) -> Result<String, String> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Err(format!("{flag} requires a value"));
+    }
+    Ok(value.to_string())
+}
+
+/// Parses the arguments after `exec`.
+pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
+    let mut o = ExecOptions {
+        autonomy: "low".into(),
+        ..ExecOptions::default()
+    };
+    let fail = |o: &ExecOptions, message: String| UsageError {
+        message,
+        format: o.output_format,
+    };
+    if args.is_empty() {
+        return Err(fail(&o, prompt_required()));
+    }
+    let mut a = Args { args, index: 0 };
+    while a.index < args.len() {
+        let arg = args[a.index].as_str();
+        let inline = |prefix: &str| arg.strip_prefix(prefix).map(|v| v.trim().to_string());
+        let step = (|| -> Result<bool, String> {
+            match arg {
+                "-h" | "--help" | "help" => return Ok(true),
+                "--skip-permissions-unsafe" => o.skip_permissions_unsafe = true,
+                "--list-tools" => o.list_tools = true,
+                "--plan" => o.plan = true,
+                // Accepted for compatibility with Zero's command lines; they change nothing here.
+                "--allow-escalation"
+                | "--self-correct"
+                | "--no-notify"
+                | "--no-completion-gate" => {}
+                "--notify"
+                | "--profile"
+                | "--tag"
+                | "--calling-session-id"
+                | "--calling-tool-use-id"
+                | "--add-dir"
+                | "--trace"
+                | "--mode" => {
+                    a.next_value(arg)?;
+                }
+                "--depth" => {
+                    let v = a.next_value(arg)?;
+                    if v.parse::<u32>().is_err() {
+                        return Err(format!(
+                            "invalid --depth {}. Expected a non-negative integer.",
+                            go_quote(&v)
+                        ));
+                    }
+                }
+                "--auto" => o.autonomy = a.next_value(arg)?,
+                "--permission-mode" => o.permission_mode = Some(a.next_value(arg)?),
+                "--enabled-tools" => o.enabled_tools = parse_tool_list(&a.next_value(arg)?),
+                "--disabled-tools" => o.disabled_tools = parse_tool_list(&a.next_value(arg)?),
+                "-f" | "--file" => o.file = Some(a.next_value(arg)?),
+                "--image" => o.image_paths.push(a.next_value(arg)?),
+                "-m" | "--model" => o.model = Some(a.next_value(arg)?),
+                "-r" | "--reasoning-effort" => o.reasoning_effort = Some(a.next_value(arg)?),
+                "--max-turns" => o.max_turns = Some(parse_max_turns(&a.next_value(arg)?)?),
+                "-C" | "--cwd" => o.cwd = Some(a.next_value(arg)?),
+                "-i" | "--input-format" => {
+                    o.input_format = parse_input_format(&a.next_value(arg)?)?
+                }
+                "-o" | "--output-format" => {
+                    o.output_format = parse_output_format(&a.next_value(arg)?)?
+                }
+                "-p" | "--prompt" => o.prompt_parts.push(a.next_value(arg)?),
+                "--resume" => match args.get(a.index + 1) {
+                    Some(next) if !next.starts_with('-') && !next.trim().is_empty() => {
+                        o.resume = Some(next.trim().to_string());
+                        a.index += 1;
+                    }
+                    _ => o.resume_latest = true,
+                },
+                "--fork" => o.fork = Some(a.next_value(arg)?),
+                "--init-session-id" => o.init_session_id = Some(a.next_value(arg)?),
+                "--session-title" => o.session_title = Some(a.next_value(arg)?),
+                "--provider" => o.provider = Some(a.next_value(arg)?),
+                "--base-url" => o.base_url = Some(a.next_value(arg)?),
+                "--api-key" => o.api_key = Some(SecretString::from(a.next_value(arg)?)),
+                "--script" => o.script = Some(a.next_value(arg)?),
+                "--" => {
+                    o.prompt_parts.extend(args[a.index + 1..].iter().cloned());
+                    a.index = args.len();
+                }
+                _ => {
+                    if let Some(v) = inline("--auto=") {
+                        o.autonomy = v;
+                    } else if let Some(v) = inline("--permission-mode=") {
+                        o.permission_mode = Some(required_inline(&v, "--permission-mode")?);
+                    } else if let Some(v) = inline("--enabled-tools=") {
+                        o.enabled_tools = parse_tool_list(&v);
+                    } else if let Some(v) = inline("--disabled-tools=") {
+                        o.disabled_tools = parse_tool_list(&v);
+                    } else if let Some(v) = inline("--file=") {
+                        o.file = (!v.is_empty()).then_some(v);
+                    } else if let Some(v) = inline("--image=") {
+                        o.image_paths.push(required_inline(&v, "--image")?);
+                    } else if let Some(v) = inline("--model=") {
+                        o.model = (!v.is_empty()).then_some(v);
+                    } else if let Some(v) = inline("--reasoning-effort=") {
+                        check_reasoning_effort(&v)?;
+                        o.reasoning_effort = Some(v);
+                    } else if let Some(v) = inline("--max-turns=") {
+                        o.max_turns = Some(parse_max_turns(&v)?);
+                    } else if let Some(v) = inline("--cwd=") {
+                        o.cwd = (!v.is_empty()).then_some(v);
+                    } else if let Some(v) = inline("--input-format=") {
+                        o.input_format = parse_input_format(&v)?;
+                    } else if let Some(v) = inline("--output-format=") {
+                        o.output_format = parse_output_format(&v)?;
+                    } else if let Some(v) = inline("--prompt=").or_else(|| inline("-p=")) {
+                        o.prompt_parts.push(v);
+                    } else if let Some(v) = inline("--resume=") {
+                        match v.is_empty() {
+                            true => o.resume_latest = true,
+                            false => o.resume = Some(v),
+                        }
+                    } else if let Some(v) = inline("--fork=") {
+                        o.fork = (!v.is_empty()).then_some(v);
+                    } else if let Some(v) = inline("--init-session-id=") {
+                        o.init_session_id = Some(required_inline(&v, "--init-session-id")?);
+                    } else if let Some(v) = inline("--session-title=") {
+                        o.session_title = Some(required_inline(&v, "--session-title")?);
+                    } else if let Some(v) = inline("--provider=") {
+                        o.provider = Some(required_inline(&v, "--provider")?);
+                    } else if let Some(v) = inline("--base-url=") {
+                        o.base_url = Some(required_inline(&v, "--base-url")?);
+                    } else if let Some(v) = inline("--api-key=") {
+                        o.api_key = Some(SecretString::from(required_inline(&v, "--api-key")?));
+                    } else if let Some(v) = inline("--script=") {
+                        o.script = Some(required_inline(&v, "--script")?);
+                    } else if let Some(v) = [
+                        "--notify=",
+                        "--profile=",
+                        "--tag=",
+                        "--add-dir=",
+                        "--trace=",
+                        "--mode=",
+                    ]
+                    .iter()
+                    .find_map(|p| inline(p))
+                    {
+                        let _ = v;
+                    } else if arg.starts_with('-') {
+                        return Err(format!("unknown exec flag {}", go_quote(arg)));
+                    } else {
+                        o.prompt_parts.push(arg.to_string());
+                    }
+                }
+            }
+            Ok(false)
+        })();
+        match step {
+            Ok(true) => return Ok(Parsed::Help),
+            Ok(false) => {}
+            Err(message) => return Err(fail(&o, message)),
+        }
+        a.index += 1;
+    }
+
+    let resuming = o.resume.is_some() || o.resume_latest;
+    let post = (|| -> Result<(), String> {
+        if resuming && o.fork.is_some() {
+            return Err("Use either --resume or --fork, not both.".into());
+        }
+        if o.init_session_id.is_some() && resuming {
+            return Err("Use --init-session-id only when creating or forking a session.".into());
+        }
+        if let Some(id) = &o.init_session_id {
+            if !crate::ids::valid_session_id(id) {
+                return Err(format!("invalid --init-session-id {}", go_quote(id)));
+            }
+        }
+        if o.plan && o.skip_permissions_unsafe {
+            return Err("--plan cannot be combined with --skip-permissions-unsafe.".into());
+        }
+        if o.plan {
+            if let Some(mode) = &o.permission_mode {
+                if !mode.trim().eq_ignore_ascii_case("plan") {
+                    return Err(
+                        "--plan cannot be combined with a non-plan --permission-mode.".into(),
+                    );
+                }
+            }
+        }
+        let inline_prompt = o.prompt_parts.join(" ");
+        if o.input_format == InputFormat::StreamJson && !inline_prompt.trim().is_empty() {
+            return Err(
+                "Stream-json input does not accept positional prompt text. Pipe JSONL or use --file."
+                    .into(),
+            );
+        }
+        if !o.list_tools
+            && o.file.is_none()
+            && o.input_format != InputFormat::StreamJson
+            && inline_prompt.trim().is_empty()
+        {
+            return Err(prompt_required());
+        }
+        Ok(())
+    })();
+    post.map_err(|message| fail(&o, message))?;
+    Ok(Parsed::Run(Box::new(o)))
+}
+
+/// Zero's "Prompt required" message.
+pub fn prompt_required() -> String {
+    "Prompt required. Use `zero exec \"prompt\"` or `zero exec --file prompt.txt`.".into()
+}
+
+/// The `exec --help` text.
+pub const HELP: &str = "Usage:
+  adapter-stream-json exec [flags] [prompt]
+
+Runs a one-shot prompt through the agent runtime (a drop-in for `zero exec`).
+
+Flags:
+  -f, --file <path>                  Read prompt text (or stream-json input) from a file
+      --image <path>                 Attach a local image (repeatable)
+  -m, --model <model>                Select the model
+  -r, --reasoning-effort <effort>    Reasoning effort: low, medium or high
+      --max-turns <number>           Override the maximum agent loop turns
+  -C, --cwd <path>                   Set the workspace directory
+  -i, --input-format <format>        text or stream-json (JSONL from stdin or --file)
+  -o, --output-format <format>       text, json, stream-json or debug (= stream-json)
+  -p, --prompt <prompt>              Provide prompt text as a flag
+      --auto <low|medium|high>       Set exec autonomy; high enables unsafe tools
+      --permission-mode <mode>       plan, spec-draft, auto, member, ask or unsafe
+      --plan                         Read-only planning mode: write and shell tools are hidden
+      --skip-permissions-unsafe      Allow prompt-gated tools without approval
+      --enabled-tools <tools>        Only expose these comma- or space-separated tools
+      --disabled-tools <tools>       Hide these comma- or space-separated tools
+      --list-tools                   Print the tools the model can see and exit
+      --resume [id]                  Resume a session (the latest when no id is given)
+      --fork <id>                    Fork a session into a new one
+      --init-session-id <id>         Create the new session with this id
+      --session-title <title>        Title of a new session
+  -h, --help                         Show this help
+
+Provider selection (Zero keeps these in its config):
+      --provider <id>                openai, openai-responses, anthropic or scripted
+                                     (default: $ZERO_PROVIDER, else scripted)
+      --base-url <url>               API base URL (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL)
+      --api-key <key>                API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY)
+      --script <file>                Script file for the scripted provider (default: the demo)
+
+Sessions live in $XDG_DATA_HOME/zero/sessions (default ~/.local/share/zero/sessions).
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn err(list: &[&str]) -> UsageError {
+        parse_exec_args(&args(list)).expect_err("must fail")
+    }
+
+    fn ok(list: &[&str]) -> ExecOptions {
+        match parse_exec_args(&args(list)).expect("must parse") {
+            Parsed::Run(o) => *o,
+            Parsed::Help => panic!("unexpected help"),
+        }
+    }
+
+    #[test]
+    fn flag_errors_use_zeros_words() {
+        assert_eq!(err(&["--model"]).message, "--model requires a value");
+        assert_eq!(err(&["--model", "--x"]).message, "--model requires a value");
+        assert_eq!(
+            err(&["--provider2"]).message,
+            "unknown exec flag \"--provider2\""
+        );
+        assert_eq!(
+            err(&["-o", "xml"]).message,
+            "invalid output format \"xml\". Expected text, json, stream-json, or debug."
+        );
+        assert_eq!(
+            err(&["--input-format=yaml", "x"]).message,
+            "Invalid input format \"yaml\". Expected text or stream-json."
+        );
+        assert_eq!(
+            err(&["--max-turns", "0", "x"]).message,
+            "invalid --max-turns \"0\". Expected a positive integer."
+        );
+        assert_eq!(
+            err(&["--auto", "max", "x"]).message,
+            "Invalid autonomy level \"max\". Expected low, medium, or high."
+        );
+        assert_eq!(err(&[]).message, prompt_required());
+        assert_eq!(err(&["-o", "json"]).message, prompt_required());
+        assert_eq!(
+            err(&["-i", "stream-json", "hello"]).message,
+            "Stream-json input does not accept positional prompt text. Pipe JSONL or use --file."
+        );
+        assert_eq!(
+            err(&["--resume", "a", "--fork", "b", "x"]).message,
+            "Use either --resume or --fork, not both."
+        );
+        assert_eq!(
+            err(&["--init-session-id", "../x", "p"]).message,
+            "invalid --init-session-id \"../x\""
+        );
+    }
+
+    #[test]
+    fn output_format_is_known_only_once_parsed() {
+        assert_eq!(
+            err(&["--bogus", "-o", "stream-json"]).format,
+            OutputFormat::Text
+        );
+        assert_eq!(
+            err(&["-o", "stream-json", "--bogus"]).format,
+            OutputFormat::StreamJson
+        );
+        assert_eq!(
+            err(&["-o", "debug", "--bogus"]).format,
+            OutputFormat::StreamJson
+        );
+        assert_eq!(
+            err(&["--bogus", "-o", "stream-json"]).message,
+            "unknown exec flag \"--bogus\""
+        );
+    }
+
+    #[test]
+    fn both_flag_forms_and_quirks() {
+        let o = ok(&[
+            "--model=m1",
+            "-C",
+            "/tmp",
+            "--max-turns=3",
+            "hello",
+            "world",
+        ]);
+        assert_eq!(o.model.as_deref(), Some("m1"));
+        assert_eq!(o.cwd.as_deref(), Some("/tmp"));
+        assert_eq!(o.max_turns, Some(3));
+        assert_eq!(o.prompt_parts, ["hello", "world"]);
+        let o = ok(&["--resume", "--model", "m", "p"]);
+        assert!(o.resume_latest);
+        let o = ok(&["--resume", "foo", "p"]);
+        assert_eq!(o.resume.as_deref(), Some("foo"));
+        let o = ok(&["--resume=", "p"]);
+        assert!(o.resume_latest);
+        let o = ok(&["-p", "-1", "--enabled-tools", "a,b c,a"]);
+        assert_eq!(o.prompt_parts, ["-1"]);
+        assert_eq!(o.enabled_tools, ["a", "b", "c"]);
+        assert!(matches!(
+            parse_exec_args(&args(&["--model", "m", "--help", "--bogus"])),
+            Ok(Parsed::Help)
+        ));
+        assert!(parse_exec_args(&args(&["--bogus", "--help"])).is_err());
+        let o = ok(&["--list-tools"]);
+        assert!(o.list_tools);
+        let o = ok(&["-i", "STREAM-JSON", "-o", "Stream-Json"]);
+        assert_eq!(o.input_format, InputFormat::StreamJson);
+        assert_eq!(o.output_format, OutputFormat::StreamJson);
+    }
+}

@@ -1,0 +1,98 @@
+//! Run and session identifiers.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use chrono::{DateTime, Utc};
+
+/// Random bits from the standard library's randomly seeded hasher (no extra dependency).
+fn random_u64() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
+/// `run_<UTC yyyyMMddHHmmss>_<6 lowercase hex>`.
+pub fn run_id(now: DateTime<Utc>) -> String {
+    format!(
+        "run_{}_{:06x}",
+        now.format("%Y%m%d%H%M%S"),
+        random_u64() & 0xff_ffff
+    )
+}
+
+/// `zero_<UTC yyyyMMddHHmmss>_<UnixNano>_<per-process counter from 1>`.
+pub fn session_id(now: DateTime<Utc>) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed) + 1;
+    let nanos = now.timestamp_nanos_opt().unwrap_or_default();
+    format!("zero_{}_{nanos}_{n}", now.format("%Y%m%d%H%M%S"))
+}
+
+/// `^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$` (after trimming, as Zero checks it).
+pub fn valid_session_id(id: &str) -> bool {
+    let id = id.trim();
+    let bytes = id.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 128
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[1..]
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+}
+
+/// `^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`: the check every output line's `runId` passes.
+pub fn valid_run_id(id: &str) -> bool {
+    let bytes = id.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 128
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[1..]
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn run_ids_have_the_stable_prefix() {
+        let now = Utc
+            .with_ymd_and_hms(2026, 6, 4, 12, 34, 56)
+            .single()
+            .expect("valid time");
+        let id = run_id(now);
+        assert!(id.starts_with("run_20260604123456_"), "{id}");
+        let hex = &id["run_20260604123456_".len()..];
+        assert_eq!(hex.len(), 6);
+        assert!(hex
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(valid_run_id(&id));
+        assert_ne!(run_id(now), run_id(now), "ids are random");
+    }
+
+    #[test]
+    fn session_ids_validate() {
+        let now = Utc::now();
+        let a = session_id(now);
+        let b = session_id(now);
+        assert!(a.starts_with("zero_"));
+        assert_ne!(a, b);
+        assert!(valid_session_id(&a));
+        assert!(!valid_session_id("../escape"));
+        assert!(!valid_session_id("_x"));
+        assert!(!valid_session_id(&"a".repeat(129)));
+    }
+}

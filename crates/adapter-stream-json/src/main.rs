@@ -1,0 +1,80 @@
+//! `adapter-stream-json exec …`: Zero's `exec` command on agent-core.
+
+use std::process::ExitCode;
+
+use adapter_stream_json::{run_exec, ExecHooks, ExecIo};
+use agent_core::CancellationToken;
+
+const USAGE: &str = "Usage:
+  adapter-stream-json exec [flags] [prompt]
+  adapter-stream-json -p <prompt> [flags]
+
+Run `adapter-stream-json exec --help` for the flags.";
+
+/// Cancels `token` on SIGINT or SIGTERM.
+fn watch_signals(token: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            token.cancel();
+        });
+    }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            token.cancel();
+        }
+    });
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let exec_args: Vec<String> = match args.first().map(String::as_str) {
+        Some("exec") => args[1..].to_vec(),
+        // `zero -p X …` is `zero exec --prompt=X …`.
+        Some("-p") | Some("--prompt") if args.len() >= 2 => {
+            let mut rest = vec![format!("--prompt={}", args[1])];
+            rest.extend(args[2..].iter().cloned());
+            rest
+        }
+        Some(a) if a.starts_with("--prompt=") || a.starts_with("-p=") => args.clone(),
+        Some("-h") | Some("--help") | Some("help") => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("[zero] failed to start the runtime: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(async move {
+        let hooks = ExecHooks::default();
+        watch_signals(hooks.interrupt.clone());
+        run_exec(&exec_args, ExecIo::stdio(), hooks).await
+    });
+    // Do not wait for a tool task that ignores cancellation.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}

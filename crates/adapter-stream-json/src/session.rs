@@ -1,0 +1,1084 @@
+//! Sessions on disk in Zero's layout, with resume and fork.
+//!
+//! `<root>/<sessionId>/metadata.json` (pretty JSON, replaced atomically), an append-only
+//! `events.jsonl` (one `{id, sessionId, sequence, type, createdAt, payload}` per line, fsynced
+//! after every append) and `session.lock` (an advisory lock held while appending). Directories
+//! are created 0700 and files 0600. A crash in the middle of an append leaves a last line
+//! without its newline: readers drop it, and the next append cuts it off first, so a session
+//! never becomes unreadable.
+//!
+//! The root is `$XDG_DATA_HOME/zero/sessions`, falling back to `$HOME/.local/share/zero/sessions`.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::{SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ids::{session_id, valid_session_id};
+use crate::input::go_quote;
+
+/// The metadata file name.
+pub const METADATA_FILE: &str = "metadata.json";
+/// The events file name.
+pub const EVENTS_FILE: &str = "events.jsonl";
+/// The lock file name.
+pub const LOCK_FILE: &str = "session.lock";
+const BLOBS_DIR: &str = "blobs";
+
+/// A session store failure. `Display` is the message shown to users.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The id does not match `^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`.
+    #[error("invalid zero session id {}", go_quote(.0))]
+    InvalidId(String),
+    /// `--init-session-id` names an existing session.
+    #[error("zero session already exists: {0}")]
+    Exists(String),
+    /// A session that was expected is missing.
+    #[error("zero session not found: {0}")]
+    NotFound(String),
+    /// I/O failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A stored file could not be decoded.
+    #[error("{0}")]
+    Corrupt(String),
+}
+
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError {
+    let context = context.into();
+    move |source| SessionError::Io { context, source }
+}
+
+/// `metadata.json`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    /// Session id.
+    pub session_id: String,
+    /// `""` (normal), `fork`, `child`, `spec-draft` or `spec-impl`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub session_kind: String,
+    /// Title.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    /// Workspace root.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cwd: String,
+    /// Model.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model_id: String,
+    /// Provider kind.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub provider: String,
+    /// Tag.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tag: String,
+    /// Depth of a child session.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub depth: u64,
+    /// Parent session (forks and children).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub parent_session_id: String,
+    /// Root of the lineage.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub root_session_id: String,
+    /// Id of the parent's last event when forked.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub forked_from_event_id: String,
+    /// Sequence of the parent's last event when forked.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub forked_from_sequence: u64,
+    /// RFC 3339 UTC.
+    #[serde(default)]
+    pub created_at: String,
+    /// RFC 3339 UTC.
+    #[serde(default)]
+    pub updated_at: String,
+    /// Number of events appended.
+    #[serde(default)]
+    pub event_count: u64,
+    /// Type of the last event.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub last_event_type: String,
+    /// Fields written by other versions, kept as they are.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Metadata {
+    /// Whether `--resume` may continue this session (normal sessions and forks).
+    pub fn is_resumable(&self) -> bool {
+        matches!(self.session_kind.as_str(), "" | "fork")
+    }
+}
+
+/// One line of `events.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEvent {
+    /// `<sessionId>:<sequence>`.
+    pub id: String,
+    /// Session id.
+    pub session_id: String,
+    /// 1-based sequence.
+    pub sequence: u64,
+    /// Event type (`message`, `tool_call`, …).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// RFC 3339 UTC.
+    pub created_at: String,
+    /// Payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+}
+
+/// What a new session is created with.
+#[derive(Debug, Clone, Default)]
+pub struct CreateInput {
+    /// Id; generated when `None`.
+    pub session_id: Option<String>,
+    /// Kind (`""` or `fork`).
+    pub session_kind: String,
+    /// Title.
+    pub title: String,
+    /// Workspace root.
+    pub cwd: String,
+    /// Model.
+    pub model_id: String,
+    /// Provider.
+    pub provider: String,
+    /// Parent (forks).
+    pub parent_session_id: String,
+    /// Root (forks).
+    pub root_session_id: String,
+    /// Parent's last event id (forks).
+    pub forked_from_event_id: String,
+    /// Parent's last event sequence (forks).
+    pub forked_from_sequence: u64,
+}
+
+fn now_rfc3339() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// The Zero session store rooted at one directory.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    root: PathBuf,
+}
+
+/// Resolves the default root from an environment lookup.
+pub fn default_root(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    let data_home = env("XDG_DATA_HOME")
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty());
+    let base = match data_home {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            let home = env("HOME")
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| ".".to_string());
+            PathBuf::from(home).join(".local").join("share")
+        }
+    };
+    base.join("zero").join("sessions")
+}
+
+#[cfg(unix)]
+fn create_dir_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new().mode(0o700).create(path)
+}
+
+#[cfg(not(unix))]
+fn create_dir_private(path: &Path) -> std::io::Result<()> {
+    fs::create_dir(path)
+}
+
+#[cfg(unix)]
+fn create_dir_all_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+}
+
+#[cfg(not(unix))]
+fn create_dir_all_private(path: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(path)
+}
+
+fn private_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+}
+
+/// Writes `data` to `path` atomically (temp file, fsync, rename).
+fn write_atomic(path: &Path, data: &[u8]) -> Result<(), SessionError> {
+    let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
+    let mut file = private_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)
+        .map_err(io("write zero session metadata"))?;
+    file.write_all(data)
+        .and_then(|_| file.sync_all())
+        .map_err(io("write zero session metadata"))?;
+    fs::rename(&tmp, path).map_err(|err| {
+        let _ = fs::remove_file(&tmp);
+        SessionError::Io {
+            context: "replace zero session metadata".into(),
+            source: err,
+        }
+    })
+}
+
+/// An advisory exclusive lock on `session.lock`, released on drop.
+struct SessionLock {
+    #[cfg_attr(not(unix), allow(dead_code))]
+    file: File,
+}
+
+impl SessionLock {
+    fn acquire(dir: &Path) -> Result<Self, SessionError> {
+        let file = private_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.join(LOCK_FILE))
+            .map_err(io("open zero session lock"))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: flock on a file descriptor we own; no memory is shared.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+            if rc != 0 {
+                return Err(SessionError::Io {
+                    context: "lock zero session".into(),
+                    source: std::io::Error::last_os_error(),
+                });
+            }
+        }
+        Ok(Self { file })
+    }
+}
+
+impl Drop for SessionLock {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: unlocking the descriptor we locked; closing would release it anyway.
+            unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+        }
+    }
+}
+
+/// Parses `events.jsonl` text, dropping a torn last line (one without its newline).
+fn parse_events(id: &str, data: &str) -> Result<Vec<SessionEvent>, SessionError> {
+    let torn_possible = !data.is_empty() && !data.ends_with('\n');
+    let lines: Vec<&str> = data.split('\n').collect();
+    let last_non_empty = lines.iter().rposition(|l| !l.trim().is_empty());
+    let mut events = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<SessionEvent>(line) {
+            Ok(event) => events.push(event),
+            Err(_) if torn_possible && Some(index) == last_non_empty => break,
+            Err(err) => {
+                return Err(SessionError::Corrupt(format!(
+                    "invalid json in zero session {id} {EVENTS_FILE} at line {}: {err}",
+                    index + 1
+                )))
+            }
+        }
+    }
+    Ok(events)
+}
+
+impl SessionStore {
+    /// A store rooted at `root` (`…/zero/sessions`).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// A session's directory.
+    pub fn session_dir(&self, id: &str) -> PathBuf {
+        self.root.join(id)
+    }
+
+    fn check_id(id: &str) -> Result<(), SessionError> {
+        match valid_session_id(id) {
+            true => Ok(()),
+            false => Err(SessionError::InvalidId(id.to_string())),
+        }
+    }
+
+    fn read_metadata(&self, id: &str) -> Result<Option<Metadata>, SessionError> {
+        let path = self.session_dir(id).join(METADATA_FILE);
+        let data = match fs::read_to_string(&path) {
+            Ok(data) => data,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(io("read zero session metadata")(err)),
+        };
+        serde_json::from_str(&data).map(Some).map_err(|err| {
+            SessionError::Corrupt(format!("invalid zero session metadata {id}: {err}"))
+        })
+    }
+
+    fn write_metadata(&self, meta: &Metadata) -> Result<(), SessionError> {
+        let mut data = serde_json::to_vec_pretty(meta)
+            .map_err(|err| SessionError::Corrupt(format!("encode zero session metadata: {err}")))?;
+        data.push(b'\n');
+        write_atomic(
+            &self.session_dir(&meta.session_id).join(METADATA_FILE),
+            &data,
+        )
+    }
+
+    /// A session's metadata; `Ok(None)` when it does not exist.
+    pub fn get(&self, id: &str) -> Result<Option<Metadata>, SessionError> {
+        Self::check_id(id)?;
+        self.read_metadata(id)
+    }
+
+    /// All sessions, newest `updatedAt` first.
+    pub fn list(&self) -> Result<Vec<Metadata>, SessionError> {
+        let entries = match fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(io("read zero session root")(err)),
+        };
+        let mut sessions = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !entry.path().is_dir() || !valid_session_id(&name) {
+                continue;
+            }
+            if let Ok(Some(meta)) = self.read_metadata(&name) {
+                sessions.push(meta);
+            }
+        }
+        sessions.sort_by(|a, b| {
+            b.updated_at
+                .cmp(&a.updated_at)
+                .then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        Ok(sessions)
+    }
+
+    /// The newest resumable session.
+    pub fn latest_resumable(&self) -> Result<Option<Metadata>, SessionError> {
+        Ok(self.list()?.into_iter().find(Metadata::is_resumable))
+    }
+
+    /// Creates a session: directory, metadata and an empty events file.
+    pub fn create(&self, input: CreateInput) -> Result<Metadata, SessionError> {
+        let id = match input.session_id.as_deref().map(str::trim) {
+            Some(id) if !id.is_empty() => id.to_string(),
+            _ => session_id(Utc::now()),
+        };
+        Self::check_id(&id)?;
+        let now = now_rfc3339();
+        let meta = Metadata {
+            session_id: id.clone(),
+            session_kind: input.session_kind,
+            title: input.title.trim().to_string(),
+            cwd: input.cwd,
+            model_id: input.model_id,
+            provider: input.provider,
+            parent_session_id: input.parent_session_id,
+            root_session_id: input.root_session_id,
+            forked_from_event_id: input.forked_from_event_id,
+            forked_from_sequence: input.forked_from_sequence,
+            created_at: now.clone(),
+            updated_at: now,
+            ..Metadata::default()
+        };
+        create_dir_all_private(&self.root).map_err(io("create zero session root"))?;
+        let dir = self.session_dir(&id);
+        if let Err(err) = create_dir_private(&dir) {
+            return Err(match err.kind() {
+                std::io::ErrorKind::AlreadyExists => SessionError::Exists(id),
+                _ => io("create zero session directory")(err),
+            });
+        }
+        self.write_metadata(&meta)?;
+        private_options()
+            .write(true)
+            .create_new(true)
+            .open(dir.join(EVENTS_FILE))
+            .and_then(|f| f.sync_all())
+            .map_err(io("create zero session events file"))?;
+        Ok(meta)
+    }
+
+    /// Every complete event of a session, in order.
+    pub fn read_events(&self, id: &str) -> Result<Vec<SessionEvent>, SessionError> {
+        Self::check_id(id)?;
+        match fs::read_to_string(self.session_dir(id).join(EVENTS_FILE)) {
+            Ok(data) => parse_events(id, &data),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(err) => Err(io("read zero session events")(err)),
+        }
+    }
+
+    /// Appends one event (fsynced) and updates the metadata.
+    pub fn append(
+        &self,
+        id: &str,
+        kind: &str,
+        payload: Option<Value>,
+    ) -> Result<SessionEvent, SessionError> {
+        Self::check_id(id)?;
+        let dir = self.session_dir(id);
+        let _lock = SessionLock::acquire(&dir)?;
+        let mut meta = self
+            .read_metadata(id)?
+            .ok_or_else(|| SessionError::NotFound(id.to_string()))?;
+        let mut file = private_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.join(EVENTS_FILE))
+            .map_err(io("append zero session event"))?;
+        let mut data = String::new();
+        file.read_to_string(&mut data)
+            .map_err(io("append zero session event"))?;
+        // Cut off a torn last line left by a crash, so the new line starts clean.
+        if !data.is_empty() && !data.ends_with('\n') {
+            let keep = data.rfind('\n').map(|i| i + 1).unwrap_or(0);
+            file.set_len(keep as u64)
+                .map_err(io("recover zero session events"))?;
+            data.truncate(keep);
+        }
+        let last_sequence = parse_events(id, &data)?
+            .last()
+            .map(|e| e.sequence)
+            .unwrap_or(0);
+        let sequence = meta.event_count.max(last_sequence) + 1;
+        let created_at = now_rfc3339();
+        let event = SessionEvent {
+            id: format!("{id}:{sequence}"),
+            session_id: id.to_string(),
+            sequence,
+            kind: kind.to_string(),
+            created_at: created_at.clone(),
+            payload,
+        };
+        let mut line = serde_json::to_string(&event)
+            .map_err(|err| SessionError::Corrupt(format!("encode zero session event: {err}")))?;
+        line.push('\n');
+        file.seek(SeekFrom::End(0))
+            .and_then(|_| file.write_all(line.as_bytes()))
+            .and_then(|_| file.sync_all())
+            .map_err(io("append zero session event"))?;
+        meta.updated_at = created_at;
+        meta.event_count = sequence;
+        meta.last_event_type = kind.to_string();
+        self.write_metadata(&meta)?;
+        Ok(event)
+    }
+
+    /// Stores a checkpoint blob; returns its name.
+    pub fn write_blob(&self, id: &str, name: &str, data: &[u8]) -> Result<(), SessionError> {
+        Self::check_id(id)?;
+        let dir = self.session_dir(id).join(BLOBS_DIR);
+        create_dir_all_private(&dir).map_err(io("create zero session blobs"))?;
+        let mut file = private_options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.join(name))
+            .map_err(io("write zero session blob"))?;
+        file.write_all(data)
+            .and_then(|_| file.sync_all())
+            .map_err(io("write zero session blob"))
+    }
+
+    /// Forks `parent` into a new session: every event but `provider_usage` is copied and
+    /// renumbered, checkpoint blobs are copied, and `session_fork` is appended.
+    pub fn fork(
+        &self,
+        parent_id: &str,
+        new_id: Option<String>,
+        title: Option<String>,
+        cwd: String,
+        model_id: String,
+        provider: String,
+    ) -> Result<Metadata, SessionError> {
+        let parent = self
+            .get(parent_id)?
+            .ok_or_else(|| SessionError::NotFound(parent_id.to_string()))?;
+        let events = self.read_events(parent_id)?;
+        let last = events.last();
+        let title = title.filter(|t| !t.trim().is_empty()).unwrap_or_else(|| {
+            match parent.title.is_empty() {
+                true => String::new(),
+                false => format!("{} (fork)", parent.title),
+            }
+        });
+        let pick = |a: String, b: &str| match a.trim().is_empty() {
+            true => b.to_string(),
+            false => a,
+        };
+        let fork = self.create(CreateInput {
+            session_id: new_id,
+            session_kind: "fork".into(),
+            title,
+            cwd: pick(cwd, &parent.cwd),
+            model_id: pick(model_id, &parent.model_id),
+            provider: pick(provider, &parent.provider),
+            parent_session_id: parent.session_id.clone(),
+            root_session_id: pick(parent.root_session_id.clone(), &parent.session_id),
+            forked_from_event_id: last.map(|e| e.id.clone()).unwrap_or_default(),
+            forked_from_sequence: last.map(|e| e.sequence).unwrap_or(0),
+        })?;
+        let mut copied = 0u64;
+        for event in events.iter().filter(|e| e.kind != "provider_usage") {
+            self.append(&fork.session_id, &event.kind, event.payload.clone())?;
+            copied += 1;
+        }
+        let blobs = self.session_dir(parent_id).join(BLOBS_DIR);
+        if let Ok(entries) = fs::read_dir(&blobs) {
+            for entry in entries.flatten() {
+                let data = fs::read(entry.path()).map_err(io("copy zero session blob"))?;
+                self.write_blob(
+                    &fork.session_id,
+                    &entry.file_name().to_string_lossy(),
+                    &data,
+                )?;
+            }
+        }
+        self.append(
+            &fork.session_id,
+            "session_fork",
+            Some(serde_json::json!({
+                "parentSessionId": parent.session_id,
+                "parentEventCount": parent.event_count,
+                "copiedEventCount": copied,
+                "forkedFromEventId": last.map(|e| e.id.clone()).unwrap_or_default(),
+                "forkedFromSequence": last.map(|e| e.sequence).unwrap_or(0),
+            })),
+        )?;
+        self.get(&fork.session_id)?
+            .ok_or_else(|| SessionError::NotFound(fork.session_id.clone()))
+    }
+}
+
+/// How the run uses its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecMode {
+    /// A new session.
+    New,
+    /// `--resume`.
+    Resume,
+    /// `--fork`.
+    Fork,
+}
+
+/// A session ready for a run.
+#[derive(Debug, Clone)]
+pub struct PreparedSession {
+    /// New, resumed or forked.
+    pub mode: ExecMode,
+    /// The session the run records to.
+    pub meta: Metadata,
+    /// Prior events used as model context.
+    pub context: Vec<SessionEvent>,
+}
+
+/// What the command line asked of sessions.
+#[derive(Debug, Clone, Default)]
+pub struct SessionRequest {
+    /// `--resume <id>`.
+    pub resume: Option<String>,
+    /// `--resume` alone.
+    pub resume_latest: bool,
+    /// `--fork <id>`.
+    pub fork: Option<String>,
+    /// `--init-session-id`.
+    pub init_session_id: Option<String>,
+}
+
+/// A user-facing session error (reported as `usage_error`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PreflightError(pub String);
+
+impl From<SessionError> for PreflightError {
+    fn from(err: SessionError) -> Self {
+        Self(err.to_string())
+    }
+}
+
+/// Checks that a resume or fork target exists and may be used, before anything is created.
+pub fn preflight(store: &SessionStore, req: &SessionRequest) -> Result<(), PreflightError> {
+    if let Some(fork) = &req.fork {
+        if store.get(fork)?.is_none() {
+            return Err(PreflightError(format!("Zero session not found: {fork}")));
+        }
+        return Ok(());
+    }
+    if req.resume.is_some() || req.resume_latest {
+        let meta = match &req.resume {
+            Some(id) => store
+                .get(id)?
+                .ok_or_else(|| PreflightError(format!("Zero session not found: {id}")))?,
+            None => store
+                .latest_resumable()?
+                .ok_or_else(|| PreflightError("No Zero sessions available to resume.".into()))?,
+        };
+        if !meta.is_resumable() {
+            return Err(PreflightError(format!(
+                "Zero session is not resumable: {}",
+                meta.session_id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Details of a new session.
+#[derive(Debug, Clone, Default)]
+pub struct NewSessionInfo {
+    /// Title.
+    pub title: String,
+    /// Workspace root.
+    pub cwd: String,
+    /// Model.
+    pub model_id: String,
+    /// Provider.
+    pub provider: String,
+}
+
+/// Creates, resumes or forks the run's session.
+pub fn prepare(
+    store: &SessionStore,
+    req: &SessionRequest,
+    info: NewSessionInfo,
+) -> Result<PreparedSession, PreflightError> {
+    preflight(store, req)?;
+    if let Some(parent) = &req.fork {
+        let context = store.read_events(parent)?;
+        let meta = store.fork(
+            parent,
+            req.init_session_id.clone(),
+            None,
+            info.cwd,
+            info.model_id,
+            info.provider,
+        )?;
+        return Ok(PreparedSession {
+            mode: ExecMode::Fork,
+            meta,
+            context,
+        });
+    }
+    if req.resume.is_some() || req.resume_latest {
+        let meta = match &req.resume {
+            Some(id) => store.get(id)?,
+            None => store.latest_resumable()?,
+        }
+        .ok_or_else(|| PreflightError("No Zero sessions available to resume.".into()))?;
+        let context = store.read_events(&meta.session_id)?;
+        return Ok(PreparedSession {
+            mode: ExecMode::Resume,
+            meta,
+            context,
+        });
+    }
+    let meta = store.create(CreateInput {
+        session_id: req.init_session_id.clone(),
+        title: info.title,
+        cwd: info.cwd,
+        model_id: info.model_id,
+        provider: info.provider,
+        ..CreateInput::default()
+    })?;
+    Ok(PreparedSession {
+        mode: ExecMode::New,
+        meta,
+        context: Vec::new(),
+    })
+}
+
+/// A new session's title: the whitespace-collapsed prompt cut to 80 bytes, or a default.
+pub fn session_title(explicit: Option<&str>, prompt: &str) -> String {
+    if let Some(title) = explicit.map(str::trim).filter(|t| !t.is_empty()) {
+        return title.to_string();
+    }
+    let collapsed = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.is_empty() {
+        return "Zero exec session".into();
+    }
+    cut_utf8(&collapsed, 80).to_string()
+}
+
+/// The longest prefix of `s` of at most `n` bytes that ends on a character boundary.
+pub fn cut_utf8(s: &str, mut n: usize) -> &str {
+    if s.len() <= n {
+        return s;
+    }
+    while n > 0 && !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    &s[..n]
+}
+
+const CONTEXT_TYPES: [&str; 7] = [
+    "message",
+    "session_compaction",
+    "session_fork",
+    "session_child",
+    "specialist_start",
+    "specialist_stop",
+    "error",
+];
+
+fn extract_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Array(items) => items
+            .iter()
+            .map(extract_text)
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join(" "),
+        Value::Object(map) => {
+            if let Some(Value::String(summary)) = map.get("summary") {
+                if !summary.trim().is_empty() {
+                    return summary.clone();
+                }
+            }
+            // Zero walks the map in Go's random order; the role goes first here, then the
+            // rest by key, so the summary is stable.
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by_key(|k| (k.as_str() != "role", k.as_str()));
+            keys.iter()
+                .map(|k| extract_text(&map[*k]))
+                .filter(|t| !t.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        Value::Null => String::new(),
+    }
+}
+
+fn summarize(payload: Option<&Value>) -> String {
+    let text = payload.map(extract_text).unwrap_or_default();
+    let mut text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        text = payload
+            .map(Value::to_string)
+            .unwrap_or_else(|| "{}".to_string());
+    }
+    cut_utf8(&text, 500).to_string()
+}
+
+/// The model prompt of a resumed or forked run: the prior context, then the request. A new
+/// session, or one with no events, gets the prompt unchanged.
+pub fn format_exec_prompt(prompt: &str, prepared: &PreparedSession) -> String {
+    if prepared.mode == ExecMode::New || prepared.context.is_empty() {
+        return prompt.to_string();
+    }
+    let mut events: Vec<&SessionEvent> = prepared
+        .context
+        .iter()
+        .filter(|e| CONTEXT_TYPES.contains(&e.kind.as_str()))
+        .collect();
+    if events.is_empty() {
+        events = prepared.context.iter().collect();
+    }
+    if events.len() > 80 {
+        events.drain(..events.len() - 80);
+    }
+    let lines: Vec<String> = events
+        .iter()
+        .map(|e| {
+            format!(
+                "- #{} {}: {}",
+                e.sequence,
+                e.kind,
+                summarize(e.payload.as_ref())
+            )
+        })
+        .collect();
+    let (label, id) = match prepared.mode {
+        ExecMode::Fork if !prepared.meta.parent_session_id.is_empty() => {
+            ("Forked from", prepared.meta.parent_session_id.as_str())
+        }
+        ExecMode::Fork => ("Forked from", prepared.meta.session_id.as_str()),
+        _ => ("Continuing", prepared.meta.session_id.as_str()),
+    };
+    [
+        format!("{label} Zero session {id}."),
+        "Previous session context:".to_string(),
+        lines.join("\n"),
+        String::new(),
+        "Current user request:".to_string(),
+        prompt.to_string(),
+    ]
+    .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn store() -> (tempfile::TempDir, SessionStore) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SessionStore::new(dir.path().join("zero").join("sessions"));
+        (dir, store)
+    }
+
+    #[test]
+    fn default_root_honours_xdg_data_home() {
+        let env = |k: &str| match k {
+            "XDG_DATA_HOME" => Some("/data".to_string()),
+            "HOME" => Some("/home/u".to_string()),
+            _ => None,
+        };
+        assert_eq!(default_root(&env), PathBuf::from("/data/zero/sessions"));
+        let env = |k: &str| (k == "HOME").then(|| "/home/u".to_string());
+        assert_eq!(
+            default_root(&env),
+            PathBuf::from("/home/u/.local/share/zero/sessions")
+        );
+    }
+
+    #[test]
+    fn append_numbers_events_and_recovers_a_torn_tail() {
+        let (_dir, store) = store();
+        let meta = store
+            .create(CreateInput {
+                session_id: Some("s1".into()),
+                title: "t".into(),
+                ..Default::default()
+            })
+            .expect("create");
+        assert_eq!(meta.event_count, 0);
+        store
+            .append(
+                "s1",
+                "message",
+                Some(json!({"role": "user", "content": "hi"})),
+            )
+            .expect("append");
+        // Simulate a crash mid-append.
+        let events_path = store.session_dir("s1").join(EVENTS_FILE);
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(&events_path)
+            .expect("open");
+        f.write_all(b"{\"id\":\"s1:2\",\"sess").expect("write");
+        drop(f);
+        let events = store.read_events("s1").expect("readable despite torn tail");
+        assert_eq!(events.len(), 1);
+        let event = store
+            .append(
+                "s1",
+                "message",
+                Some(json!({"role": "assistant", "content": "yo"})),
+            )
+            .expect("append after crash");
+        assert_eq!(event.sequence, 2);
+        assert_eq!(event.id, "s1:2");
+        let events = store.read_events("s1").expect("read");
+        assert_eq!(events.len(), 2);
+        let meta = store.get("s1").expect("get").expect("exists");
+        assert_eq!(meta.event_count, 2);
+        assert_eq!(meta.last_event_type, "message");
+        // A corrupt line in the middle is real corruption.
+        fs::write(&events_path, "garbage\n{}\n").expect("write");
+        assert!(store.read_events("s1").is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_dir, store) = store();
+        store
+            .create(CreateInput {
+                session_id: Some("p".into()),
+                ..Default::default()
+            })
+            .expect("create");
+        store.append("p", "error", None).expect("append");
+        let mode = |p: PathBuf| fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode(store.session_dir("p")), 0o700);
+        assert_eq!(mode(store.session_dir("p").join(EVENTS_FILE)), 0o600);
+        assert_eq!(mode(store.session_dir("p").join(METADATA_FILE)), 0o600);
+        assert_eq!(mode(store.session_dir("p").join(LOCK_FILE)), 0o600);
+    }
+
+    #[test]
+    fn fork_copies_events_except_usage() {
+        let (_dir, store) = store();
+        store
+            .create(CreateInput {
+                session_id: Some("parent".into()),
+                title: "Parent".into(),
+                ..Default::default()
+            })
+            .expect("create");
+        store
+            .append(
+                "parent",
+                "message",
+                Some(json!({"role":"user","content":"a"})),
+            )
+            .expect("a");
+        store
+            .append("parent", "provider_usage", Some(json!({"totalTokens": 3})))
+            .expect("b");
+        store
+            .append(
+                "parent",
+                "message",
+                Some(json!({"role":"assistant","content":"b"})),
+            )
+            .expect("c");
+        let fork = store
+            .fork(
+                "parent",
+                Some("child".into()),
+                None,
+                String::new(),
+                String::new(),
+                String::new(),
+            )
+            .expect("fork");
+        assert_eq!(fork.session_kind, "fork");
+        assert_eq!(fork.title, "Parent (fork)");
+        assert_eq!(fork.parent_session_id, "parent");
+        assert_eq!(fork.root_session_id, "parent");
+        assert_eq!(fork.forked_from_event_id, "parent:3");
+        let events = store.read_events("child").expect("events");
+        let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["message", "message", "session_fork"]);
+        assert_eq!(events[1].id, "child:2");
+        assert_eq!(
+            events[2].payload.as_ref().expect("payload")["copiedEventCount"],
+            2
+        );
+    }
+
+    #[test]
+    fn preflight_errors_use_zeros_words() {
+        let (_dir, store) = store();
+        let req = |resume: Option<&str>, latest: bool, fork: Option<&str>| SessionRequest {
+            resume: resume.map(Into::into),
+            resume_latest: latest,
+            fork: fork.map(Into::into),
+            init_session_id: None,
+        };
+        let msg = |r: SessionRequest| preflight(&store, &r).expect_err("must fail").0;
+        assert_eq!(
+            msg(req(Some("nope"), false, None)),
+            "Zero session not found: nope"
+        );
+        assert_eq!(
+            msg(req(None, true, None)),
+            "No Zero sessions available to resume."
+        );
+        assert_eq!(
+            msg(req(Some("../escape"), false, None)),
+            "invalid zero session id \"../escape\""
+        );
+        assert_eq!(
+            msg(req(None, false, Some("gone"))),
+            "Zero session not found: gone"
+        );
+        store
+            .create(CreateInput {
+                session_id: Some("kid".into()),
+                session_kind: "child".into(),
+                ..Default::default()
+            })
+            .expect("create");
+        assert_eq!(
+            msg(req(Some("kid"), false, None)),
+            "Zero session is not resumable: kid"
+        );
+    }
+
+    #[test]
+    fn exec_prompt_carries_prior_context() {
+        let event = |seq: u64, kind: &str, payload: Value| SessionEvent {
+            id: format!("s:{seq}"),
+            session_id: "s".into(),
+            sequence: seq,
+            kind: kind.into(),
+            created_at: String::new(),
+            payload: Some(payload),
+        };
+        let prepared = PreparedSession {
+            mode: ExecMode::Resume,
+            meta: Metadata {
+                session_id: "s".into(),
+                ..Default::default()
+            },
+            context: vec![
+                event(
+                    1,
+                    "message",
+                    json!({"role": "user", "content": "first   question"}),
+                ),
+                event(2, "tool_call", json!({"id": "c", "name": "read_file"})),
+                event(
+                    3,
+                    "message",
+                    json!({"role": "assistant", "content": "answer"}),
+                ),
+            ],
+        };
+        assert_eq!(
+            format_exec_prompt("next", &prepared),
+            "Continuing Zero session s.\nPrevious session context:\n- #1 message: user first question\n- #3 message: assistant answer\n\nCurrent user request:\nnext"
+        );
+        let new = PreparedSession {
+            mode: ExecMode::New,
+            ..prepared
+        };
+        assert_eq!(format_exec_prompt("next", &new), "next");
+        assert_eq!(session_title(None, "  a\n b  "), "a b");
+        assert_eq!(session_title(None, ""), "Zero exec session");
+        assert_eq!(session_title(None, &"é".repeat(60)).len(), 80);
+    }
+}

@@ -23,23 +23,13 @@ pub struct Rpc {
     pub raw: Vec<String>,
 }
 
+#[derive(Default)]
 pub struct Opts<'a> {
     pub args: Vec<String>,
     pub env: Vec<(&'a str, &'a str)>,
     /// Turns of a scripted provider; `None` means the args choose the provider.
     pub script: Option<Value>,
     pub dir: Option<tempfile::TempDir>,
-}
-
-impl Default for Opts<'_> {
-    fn default() -> Self {
-        Self {
-            args: Vec::new(),
-            env: Vec::new(),
-            script: None,
-            dir: None,
-        }
-    }
 }
 
 pub fn bin() -> &'static str {

@@ -197,7 +197,7 @@ fn analyze_line(line: &str, ws: &Workspace, f: &mut Findings, depth: usize) {
                 Stage::default()
             }
         };
-        if nested_fetch && stage.interpreter {
+        if nested_fetch && stage.runs_code {
             f.categories.insert(RiskCategory::PipedInstaller);
             f.piped
                 .push(format!("{} runs downloaded code", stage.program));
@@ -239,6 +239,8 @@ struct Stage {
     fetches: bool,
     /// Runs code from its input (sh, bash, python…).
     interpreter: bool,
+    /// Runs code from its input or arguments (`bash -c`, `python -c`, `source`).
+    runs_code: bool,
 }
 
 const SHELLS: &[&str] = &[
@@ -422,15 +424,17 @@ fn analyze_simple(words: &[String], ws: &Workspace, f: &mut Findings, depth: usi
     };
     let program = basename(first).to_string();
     let args = &rest[1..];
+    let interpreter = SHELLS.contains(&program.as_str())
+        || INTERPRETERS.contains(&program.as_str())
+        || program.starts_with("python");
     let mut stage = Stage {
         program: program.clone(),
         fetches: matches!(
             program.as_str(),
             "curl" | "wget" | "fetch" | "aria2c" | "http" | "xh"
         ),
-        interpreter: SHELLS.contains(&program.as_str())
-            || INTERPRETERS.contains(&program.as_str())
-            || program.starts_with("python"),
+        interpreter,
+        runs_code: interpreter || program == "eval",
     };
 
     // `bash -c '…'`, `eval …`.
@@ -528,7 +532,7 @@ fn analyze_simple(words: &[String], ws: &Workspace, f: &mut Findings, depth: usi
                 }
             }
         }
-    } else {
+    } else if !matches!(program.as_str(), "rm" | "rmdir" | "unlink") {
         for a in args {
             if a.starts_with('/') && matches!(place(a, ws), Place::Outside) {
                 f.categories.insert(RiskCategory::AbsolutePath);

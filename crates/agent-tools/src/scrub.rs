@@ -165,7 +165,10 @@ pub fn scrub_secrets_cow(text: &str) -> Cow<'_, str> {
     apply(&mut out, &p.query, &|c| format!("{}{REDACTED}", &c[1]));
     apply(&mut out, &p.assignment, &|c| {
         let value = &c[3];
-        if is_sensitive_name(&c[1]) && !value.starts_with(REDACTED) {
+        let scheme = ["bearer", "basic", "token", "digest"]
+            .iter()
+            .any(|s| value.eq_ignore_ascii_case(s));
+        if is_sensitive_name(&c[1]) && !value.starts_with(REDACTED) && !scheme {
             format!("{}{}{REDACTED}", &c[1], &c[2])
         } else {
             c[0].to_string()

@@ -1,4 +1,45 @@
 //! ZCode app-server JSON-RPC (`app-server --stdio`) and Agent Client Protocol (`acp`) front
-//! ends, both views of [`agent_core::AgentEvent`] (in progress).
+//! ends, both views of [`agent_core::AgentEvent`].
+//!
+//! The protocol-independent parts live at the top level so every front end shares them:
+//! [`session`] (many sessions per process, one turn at a time, approver bridging to the
+//! client), [`store`] (on-disk persistence), [`eventlog`] (per-session seq'd event log with
+//! replay) and [`config`] (how a session's agent is built). [`zcode`] is the ZCode
+//! app-server front end.
 
 #![warn(missing_docs)]
+
+pub mod config;
+pub mod eventlog;
+pub mod session;
+pub mod store;
+pub mod zcode;
+
+use std::path::PathBuf;
+
+/// Environment variable naming the data directory (sessions are stored under it).
+pub const DATA_DIR_ENV: &str = "ADAPTER_ACP_DATA_DIR";
+
+/// The default data directory: `$ADAPTER_ACP_DATA_DIR`, else
+/// `$ZCODE_DATA_BASE_DIR/.zcode/adapter-acp` (set by ZCode hosts), else
+/// `$XDG_DATA_HOME/adapter-acp`, else `~/.local/share/adapter-acp`, else `./.adapter-acp`.
+pub fn default_data_dir() -> PathBuf {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(dir) = env(DATA_DIR_ENV) {
+        return dir;
+    }
+    if let Some(base) = env("ZCODE_DATA_BASE_DIR") {
+        return base.join(".zcode").join("adapter-acp");
+    }
+    if let Some(xdg) = env("XDG_DATA_HOME") {
+        return xdg.join("adapter-acp");
+    }
+    if let Some(home) = env("HOME") {
+        return home.join(".local").join("share").join("adapter-acp");
+    }
+    PathBuf::from(".adapter-acp")
+}

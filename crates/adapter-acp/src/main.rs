@@ -1,0 +1,127 @@
+//! `adapter-acp`: the ZCode app-server (`adapter-acp app-server --stdio`) on agent-core.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use adapter_acp::config::AgentFactory;
+use adapter_acp::zcode::{serve, ServerOptions};
+use agent_providers::{ProviderConfig, ProviderId};
+use clap::{Args, Parser, Subcommand};
+use secrecy::SecretString;
+
+#[derive(Parser)]
+#[command(
+    name = "adapter-acp",
+    version,
+    about = "ZCode app-server and ACP front ends for agent-core"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the ZCode app-server protocol (line-delimited JSON) on stdin/stdout.
+    #[command(name = "app-server", alias = "agent-server")]
+    AppServer(AppServerArgs),
+}
+
+/// Model provider selection, shared by every front end.
+#[derive(Args)]
+struct ProviderArgs {
+    /// Provider: openai, openai-responses, anthropic or scripted (the offline demo).
+    #[arg(long, env = "ADAPTER_ACP_PROVIDER", default_value = "scripted")]
+    provider: String,
+    /// Model id (default: the provider's default).
+    #[arg(long, env = "ADAPTER_ACP_MODEL")]
+    model: Option<String>,
+    /// API base URL.
+    #[arg(long, env = "ADAPTER_ACP_BASE_URL")]
+    base_url: Option<String>,
+    /// API key (default: the provider's standard environment variable).
+    #[arg(long, hide_env_values = true)]
+    api_key: Option<String>,
+    /// Script file for the scripted provider (default: the built-in demo).
+    #[arg(long, env = "ADAPTER_ACP_SCRIPT")]
+    script: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct AppServerArgs {
+    /// Use stdin/stdout (the only transport; accepted for compatibility).
+    #[arg(long)]
+    stdio: bool,
+    /// Tools never offered, space- or comma-separated (ZCode names such as `Bash` map to
+    /// ours; names of tools we don't have are ignored). May be repeated.
+    #[arg(long = "disallowed-tools", value_name = "NAMES")]
+    disallowed_tools: Vec<String>,
+    /// Directory sessions are stored in (default: $ADAPTER_ACP_DATA_DIR, else
+    /// $ZCODE_DATA_BASE_DIR/.zcode/adapter-acp, else $XDG_DATA_HOME/adapter-acp).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    provider: ProviderArgs,
+}
+
+impl ProviderArgs {
+    fn config(self) -> Result<ProviderConfig, String> {
+        let id: ProviderId = self.provider.parse().map_err(|e| format!("{e}"))?;
+        let mut config = ProviderConfig::new(id);
+        config.model = self.model;
+        config.base_url = self.base_url;
+        config.api_key = self.api_key.map(SecretString::from);
+        config.script = self.script;
+        Ok(config)
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ADAPTER_ACP_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .init();
+}
+
+async fn app_server(args: AppServerArgs) -> Result<(), String> {
+    let _ = args.stdio;
+    let config = args.provider.config()?;
+    let disallowed: Vec<String> = args
+        .disallowed_tools
+        .iter()
+        .flat_map(|list| list.split(|c: char| c.is_whitespace() || c == ','))
+        .filter(|name| !name.is_empty())
+        .map(str::to_string)
+        .collect();
+    let factory = AgentFactory::new(config).disallowed_tools(disallowed);
+    // Fail at startup, not on the first session, when the provider cannot be built.
+    factory.provider().map_err(|e| e.to_string())?;
+    let data_dir = args.data_dir.unwrap_or_else(adapter_acp::default_data_dir);
+    tracing::info!(data_dir = %data_dir.display(), ?factory, "app-server starting");
+    serve(
+        ServerOptions { factory, data_dir },
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await
+    .map_err(|e| format!("app-server I/O failed: {e}"))
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let result = match cli.command {
+        Command::AppServer(args) => app_server(args).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("adapter-acp: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

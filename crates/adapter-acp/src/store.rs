@@ -1,0 +1,221 @@
+//! On-disk persistence of sessions: one directory per session holding `transcript.jsonl`
+//! (the agent's [`SessionRecord`]s, one per line) and `meta.json` (the front end's
+//! [`SessionMeta`]).
+
+use std::path::{Path, PathBuf};
+
+use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
+use tokio::io::AsyncWriteExt;
+
+use crate::session::SessionMeta;
+
+const TRANSCRIPT: &str = "transcript.jsonl";
+const META: &str = "meta.json";
+
+/// A [`SessionStore`] writing under `<root>/sessions/<id>/`.
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    root: PathBuf,
+}
+
+/// True for ids that are safe as directory names (`[A-Za-z0-9_-]`, 1..=128 characters).
+pub fn valid_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError {
+    let context = context.into();
+    move |source| SessionError::Io { context, source }
+}
+
+impl FileStore {
+    /// A store rooted at `root` (created on first write).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn sessions_dir(&self) -> PathBuf {
+        self.root.join("sessions")
+    }
+
+    fn dir(&self, id: &str) -> Result<PathBuf, SessionError> {
+        if !valid_session_id(id) {
+            return Err(SessionError::NotFound(id.to_string()));
+        }
+        Ok(self.sessions_dir().join(id))
+    }
+
+    /// Writes the metadata of a session atomically (temp file, then rename).
+    pub async fn save_meta(&self, meta: &SessionMeta) -> Result<(), SessionError> {
+        let dir = self.dir(&meta.session_id)?;
+        tokio::fs::create_dir_all(&dir)
+            .await
+            .map_err(io_err(format!("create {}", dir.display())))?;
+        let json = serde_json::to_vec_pretty(meta).map_err(|e| SessionError::Corrupt {
+            context: meta.session_id.clone(),
+            message: e.to_string(),
+        })?;
+        let tmp = dir.join(format!("{META}.{}.tmp", uuid::Uuid::new_v4().simple()));
+        tokio::fs::write(&tmp, &json)
+            .await
+            .map_err(io_err(format!("write {}", tmp.display())))?;
+        let path = dir.join(META);
+        tokio::fs::rename(&tmp, &path)
+            .await
+            .map_err(io_err(format!("rename to {}", path.display())))
+    }
+
+    /// Reads the metadata of a session.
+    pub async fn load_meta(&self, id: &str) -> Result<SessionMeta, SessionError> {
+        let path = self.dir(id)?.join(META);
+        let bytes = match tokio::fs::read(&path).await {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(SessionError::NotFound(id.to_string()))
+            }
+            Err(e) => return Err(io_err(format!("read {}", path.display()))(e)),
+        };
+        serde_json::from_slice(&bytes).map_err(|e| SessionError::Corrupt {
+            context: path.display().to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Metadata of every stored session; unreadable entries are skipped with a warning.
+    pub async fn list_meta(&self) -> Result<Vec<SessionMeta>, SessionError> {
+        let mut out = Vec::new();
+        for id in self.list().await? {
+            match self.load_meta(&id).await {
+                Ok(meta) => out.push(meta),
+                Err(SessionError::NotFound(_)) => {}
+                Err(err) => tracing::warn!(session = %id, error = %err, "skipping session"),
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl SessionStore for FileStore {
+    async fn append(&self, id: &str, record: &SessionRecord) -> Result<(), SessionError> {
+        let dir = self.dir(id)?;
+        tokio::fs::create_dir_all(&dir)
+            .await
+            .map_err(io_err(format!("create {}", dir.display())))?;
+        let mut line = serde_json::to_vec(record).map_err(|e| SessionError::Corrupt {
+            context: id.to_string(),
+            message: e.to_string(),
+        })?;
+        line.push(b'\n');
+        let path = dir.join(TRANSCRIPT);
+        let mut file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .await
+            .map_err(io_err(format!("open {}", path.display())))?;
+        file.write_all(&line)
+            .await
+            .map_err(io_err(format!("append to {}", path.display())))?;
+        file.flush()
+            .await
+            .map_err(io_err(format!("flush {}", path.display())))
+    }
+
+    async fn load(&self, id: &str) -> Result<Vec<SessionRecord>, SessionError> {
+        let path = self.dir(id)?.join(TRANSCRIPT);
+        let text = match tokio::fs::read_to_string(&path).await {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A session with metadata but no message yet has an empty transcript.
+                return match tokio::fs::try_exists(self.dir(id)?.join(META)).await {
+                    Ok(true) => Ok(Vec::new()),
+                    _ => Err(SessionError::NotFound(id.to_string())),
+                };
+            }
+            Err(e) => return Err(io_err(format!("read {}", path.display()))(e)),
+        };
+        let mut records = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str(line) {
+                Ok(record) => records.push(record),
+                // A torn last line (crash mid-append) is dropped; anything else is corrupt.
+                Err(_) if n + 1 == text.lines().count() => {
+                    tracing::warn!(session = %id, line = n + 1, "dropping torn transcript line")
+                }
+                Err(e) => {
+                    return Err(SessionError::Corrupt {
+                        context: format!("{}:{}", path.display(), n + 1),
+                        message: e.to_string(),
+                    })
+                }
+            }
+        }
+        Ok(records)
+    }
+
+    async fn list(&self) -> Result<Vec<String>, SessionError> {
+        let dir = self.sessions_dir();
+        let mut entries = match tokio::fs::read_dir(&dir).await {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(format!("read {}", dir.display()))(e)),
+        };
+        let mut ids = Vec::new();
+        while let Some(entry) = entries
+            .next_entry()
+            .await
+            .map_err(io_err(format!("read {}", dir.display())))?
+        {
+            if let Some(name) = entry.file_name().to_str() {
+                if valid_session_id(name) {
+                    ids.push(name.to_string());
+                }
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::Message;
+
+    #[tokio::test]
+    async fn records_round_trip_and_bad_ids_are_not_found() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FileStore::new(dir.path());
+        let record = SessionRecord::Message {
+            message: Message::user_text("hi"),
+        };
+        store.append("sess_a", &record).await.expect("append");
+        store.append("sess_a", &record).await.expect("append");
+        assert_eq!(store.load("sess_a").await.expect("load").len(), 2);
+        assert_eq!(
+            store.list().await.expect("list"),
+            vec!["sess_a".to_string()]
+        );
+        assert!(matches!(
+            store.load("../etc").await,
+            Err(SessionError::NotFound(_))
+        ));
+        assert!(matches!(
+            store.load("sess_missing").await,
+            Err(SessionError::NotFound(_))
+        ));
+    }
+}

@@ -1,0 +1,406 @@
+//! The event processor of the ZCode front end: maps one turn's [`AgentEvent`]s to
+//! `session/event` payloads appended to the session's [`EventLog`].
+//!
+//! A ZCode turn is a whole prompt (agent-core's "turns" are model calls): `turn.started`
+//! once at the start, then `model.streaming` / `tool.updated` / `session.updated`, and
+//! exactly one `turn.completed` (`success`, or `cancelled` for an aborted run) or
+//! `turn.failed` at the end.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use agent_core::{
+    AgentEvent, ContentBlock, ErrorCode, PermissionAction, PlanItem, PlanStatus, ProgressStream,
+    RunKind, RunStatus, ToolStatus, Usage,
+};
+
+use crate::eventlog::EventLog;
+use crate::session::{new_id, now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
+use crate::zcode::wire::{
+    CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload, Todo,
+    ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnCompletedPayload, TurnError,
+    TurnFailedPayload, TurnStartedPayload, WireUsage,
+};
+
+/// The event log of one session.
+pub type ZLog = EventLog<SessionEvent>;
+
+/// Appends one event to `log`.
+pub fn emit(log: &ZLog, session_id: &str, turn_id: Option<&str>, body: EventBody) -> u64 {
+    log.append(|seq| SessionEvent {
+        event_id: new_id("evt"),
+        session_id: session_id.to_string(),
+        turn_id: turn_id.map(str::to_string),
+        seq,
+        timestamp: now_ms(),
+        body,
+    })
+}
+
+/// Usage in wire form.
+pub fn wire_usage(usage: &Usage, model_calls: Option<u32>) -> WireUsage {
+    WireUsage {
+        input_tokens: usage.prompt_tokens(),
+        output_tokens: usage.output,
+        total_tokens: usage.total_tokens(),
+        cache_read_tokens: usage.cache_read,
+        cache_write_tokens: usage.cache_write,
+        reasoning_tokens: usage.reasoning.unwrap_or(0),
+        model_request_count: model_calls,
+    }
+}
+
+/// The plan checklist as todos.
+pub fn todos(plan: &[PlanItem]) -> Vec<Todo> {
+    plan.iter()
+        .map(|item| Todo {
+            content: item.step.clone(),
+            status: match item.status {
+                PlanStatus::Pending => "pending",
+                PlanStatus::InProgress => "in_progress",
+                PlanStatus::Completed => "completed",
+            },
+            priority: "medium",
+        })
+        .collect()
+}
+
+/// The text blocks of a tool result, joined.
+pub fn result_text(content: &[ContentBlock]) -> String {
+    let mut out = String::new();
+    for block in content {
+        match block {
+            ContentBlock::Text { text } => {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+            ContentBlock::Image { mime_type, .. } => {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&format!("[image {mime_type}]"));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn error_kind(code: ErrorCode) -> (&'static str, &'static str) {
+    match code {
+        ErrorCode::Provider => ("provider_error", "provider"),
+        ErrorCode::MaxSteps => ("max_turns", "max_steps"),
+        ErrorCode::EmptyPrompt => ("invalid_input", "empty_prompt"),
+        ErrorCode::Compaction => ("compaction_error", "compaction"),
+        ErrorCode::Session => ("session_error", "session"),
+    }
+}
+
+/// Maps one turn (prompt or compaction) of a session to ZCode events.
+pub struct ZcodeTurn {
+    log: Arc<ZLog>,
+    session_id: String,
+    tool_names: HashMap<String, String>,
+    step_calls: Vec<String>,
+    step_results: HashMap<String, bool>,
+    denied: HashSet<String>,
+    text: String,
+}
+
+impl ZcodeTurn {
+    /// An observer appending to `log`.
+    pub fn new(log: Arc<ZLog>, session_id: impl Into<String>) -> Self {
+        Self {
+            log,
+            session_id: session_id.into(),
+            tool_names: HashMap::new(),
+            step_calls: Vec::new(),
+            step_results: HashMap::new(),
+            denied: HashSet::new(),
+            text: String::new(),
+        }
+    }
+
+    fn emit(&self, turn: &TurnInfo, body: EventBody) {
+        emit(&self.log, &self.session_id, Some(&turn.turn_id), body);
+    }
+
+    fn tool_name(&self, id: &str, fallback: &str) -> String {
+        self.tool_names
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| fallback.to_string())
+    }
+
+    fn prompt_event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) {
+        let tool = |p: ToolUpdatedPayload| EventBody::ToolUpdated(p);
+        match event {
+            AgentEvent::TurnStarted { .. } => {
+                self.step_calls.clear();
+                self.step_results.clear();
+            }
+            AgentEvent::TextDelta { delta } => {
+                self.text.push_str(delta);
+                self.emit(
+                    turn,
+                    EventBody::ModelStreaming(ModelStreamingPayload::TextDelta {
+                        delta: delta.clone(),
+                    }),
+                );
+            }
+            AgentEvent::ReasoningDelta { delta } => self.emit(
+                turn,
+                EventBody::ModelStreaming(ModelStreamingPayload::ReasoningDelta {
+                    delta: delta.clone(),
+                }),
+            ),
+            AgentEvent::AssistantMessage { .. } => {
+                // A new model call's text starts a new answer.
+                self.text.clear();
+            }
+            AgentEvent::ToolCall { id, name, args, .. } => {
+                self.tool_names.insert(id.clone(), name.clone());
+                self.step_calls.push(id.clone());
+                self.emit(
+                    turn,
+                    EventBody::ModelStreaming(ModelStreamingPayload::ToolCall {
+                        tool_call_id: id.clone(),
+                        tool_name: name.clone(),
+                        input: args.clone(),
+                    }),
+                );
+                self.emit(
+                    turn,
+                    tool(ToolUpdatedPayload::Scheduled {
+                        tool_call_id: id.clone(),
+                        tool_name: name.clone(),
+                        input: args.clone(),
+                    }),
+                );
+            }
+            AgentEvent::PermissionDecided {
+                info,
+                action,
+                granted,
+                ..
+            } => {
+                if !granted && matches!(action, PermissionAction::Deny | PermissionAction::Cancel) {
+                    self.denied.insert(info.id.clone());
+                }
+            }
+            AgentEvent::ToolExecutionStarted { id, name } => self.emit(
+                turn,
+                tool(ToolUpdatedPayload::Started {
+                    tool_call_id: id.clone(),
+                    tool_name: name.clone(),
+                    started_at: session
+                        .tool_call(id)
+                        .and_then(|s| s.started_at)
+                        .unwrap_or_else(now_ms),
+                }),
+            ),
+            AgentEvent::ToolProgress { id, stream, text } => {
+                let elapsed_ms = session
+                    .tool_call(id)
+                    .and_then(|s| s.started_at)
+                    .map(|start| u64::try_from(now_ms() - start).unwrap_or(0))
+                    .unwrap_or(0);
+                let (mut stdout_tail, mut stderr_tail, mut output_preview) = (None, None, None);
+                match stream {
+                    ProgressStream::Stdout => stdout_tail = Some(text.clone()),
+                    ProgressStream::Stderr => stderr_tail = Some(text.clone()),
+                    _ => output_preview = Some(text.clone()),
+                }
+                self.emit(
+                    turn,
+                    tool(ToolUpdatedPayload::Progress {
+                        tool_call_id: id.clone(),
+                        tool_name: self.tool_name(id, ""),
+                        elapsed_ms,
+                        stdout_tail,
+                        stderr_tail,
+                        output_preview,
+                    }),
+                );
+            }
+            AgentEvent::PlanUpdated { plan, .. } => self.emit(
+                turn,
+                EventBody::SessionUpdated(SessionUpdatedPayload {
+                    todos: Some(todos(plan)),
+                    ..Default::default()
+                }),
+            ),
+            AgentEvent::ToolResult {
+                id,
+                name,
+                status,
+                content,
+                truncated,
+                redacted,
+                changed_files,
+                duration_ms,
+            } => {
+                let text = result_text(content);
+                let ok = *status == ToolStatus::Ok;
+                let payload = if ok {
+                    ToolUpdatedPayload::Result {
+                        tool_call_id: id.clone(),
+                        tool_name: name.clone(),
+                        result: ToolResultBody {
+                            success: true,
+                            content: text,
+                            truncated: *truncated,
+                            redacted: *redacted,
+                            changed_files: changed_files.clone(),
+                        },
+                        duration: *duration_ms,
+                    }
+                } else {
+                    ToolUpdatedPayload::Error {
+                        tool_call_id: id.clone(),
+                        tool_name: name.clone(),
+                        error: ToolErrorBody {
+                            kind: match self.denied.contains(id) {
+                                true => "permission_denied",
+                                false => "tool_error",
+                            },
+                            message: text,
+                        },
+                        duration: *duration_ms,
+                    }
+                };
+                self.emit(turn, tool(payload));
+                self.step_results.insert(id.clone(), ok);
+                if !self.step_calls.is_empty()
+                    && self
+                        .step_calls
+                        .iter()
+                        .all(|c| self.step_results.contains_key(c))
+                {
+                    let success_count =
+                        u32::try_from(self.step_results.values().filter(|ok| **ok).count())
+                            .unwrap_or(u32::MAX);
+                    let error_count = u32::try_from(self.step_results.len())
+                        .unwrap_or(u32::MAX)
+                        .saturating_sub(success_count);
+                    let tool_call_ids = std::mem::take(&mut self.step_calls);
+                    self.emit(
+                        turn,
+                        tool(ToolUpdatedPayload::Batch {
+                            tool_call_ids,
+                            success_count,
+                            error_count,
+                        }),
+                    );
+                    self.step_results.clear();
+                }
+            }
+            AgentEvent::Usage {
+                turn: usage,
+                cumulative: _,
+            } => {
+                let view = session.view();
+                self.emit(
+                    turn,
+                    EventBody::SessionUpdated(SessionUpdatedPayload {
+                        usage: Some(wire_usage(usage, None)),
+                        context_window: Some(view.context_window),
+                        context_used: Some(usage.total_tokens()),
+                        total_token_count: Some(view.meta.usage.total_tokens()),
+                        ..Default::default()
+                    }),
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+impl TurnObserver for ZcodeTurn {
+    fn started(&mut self, _session: &Session, turn: &TurnInfo) {
+        if turn.kind == RunKind::Prompt {
+            self.emit(
+                turn,
+                EventBody::TurnStarted(TurnStartedPayload {
+                    turn_number: turn.number,
+                    input: turn.input.clone(),
+                    input_id: turn.input_id.clone(),
+                    input_source: "user",
+                    execution_kind: "agent",
+                }),
+            );
+        }
+    }
+
+    fn event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) {
+        match turn.kind {
+            RunKind::Prompt => self.prompt_event(session, turn, event),
+            // A compaction's summary text is not assistant output; only its usage shows.
+            RunKind::Compact => {
+                if let AgentEvent::Usage { .. } = event {
+                    self.prompt_event(session, turn, event);
+                }
+            }
+        }
+    }
+
+    fn finished(&mut self, _session: &Session, turn: &TurnInfo, outcome: &TurnOutcome) {
+        if turn.kind == RunKind::Compact {
+            let (state, error) = match outcome.status {
+                RunStatus::Success => ("completed", None),
+                RunStatus::Aborted => ("cancelled", None),
+                RunStatus::Error => ("failed", outcome.error.as_ref().map(|(_, m)| m.clone())),
+            };
+            self.emit(
+                turn,
+                EventBody::SessionUpdated(SessionUpdatedPayload {
+                    compaction: Some(CompactionUpdate {
+                        state,
+                        operation_id: turn.turn_id.clone(),
+                        error,
+                    }),
+                    ..Default::default()
+                }),
+            );
+            return;
+        }
+        let body = match outcome.status {
+            RunStatus::Success | RunStatus::Aborted => {
+                EventBody::TurnCompleted(TurnCompletedPayload {
+                    response: outcome
+                        .final_text
+                        .clone()
+                        .unwrap_or_else(|| self.text.clone()),
+                    token_count: outcome.usage.total_tokens(),
+                    usage: wire_usage(&outcome.usage, Some(outcome.model_calls)),
+                    tool_call_count: outcome.tool_calls,
+                    duration: outcome.duration_ms,
+                    result_type: match outcome.status {
+                        RunStatus::Aborted => "cancelled",
+                        _ => "success",
+                    },
+                    input_id: turn.input_id.clone(),
+                })
+            }
+            RunStatus::Error => {
+                let (code, message) = outcome
+                    .error
+                    .clone()
+                    .unwrap_or((ErrorCode::Provider, "the turn failed".to_string()));
+                let (kind, code) = error_kind(code);
+                EventBody::TurnFailed(TurnFailedPayload {
+                    error: TurnError {
+                        kind: kind.to_string(),
+                        message,
+                        code: code.to_string(),
+                    },
+                    turn_phase: "execution",
+                    input_id: turn.input_id.clone(),
+                })
+            }
+        };
+        self.emit(turn, body);
+    }
+}

@@ -1,0 +1,415 @@
+//! Views of a session in ZCode shapes: session info, settings, projection, snapshot, and
+//! the transcript as `MessageWithParts`.
+
+use std::collections::HashMap;
+
+use agent_core::{ContentBlock, Message, ReasoningLevel, Role, RunKind};
+use serde_json::Value;
+
+use crate::session::{Session, SessionMeta, SessionMode, SessionView, ToolCallStatus};
+use crate::zcode::events::{result_text, todos};
+use crate::zcode::wire::{
+    ActiveToolCall, AssistantMessageInfo, Current, LevelOption, MessageInfo, MessagePath,
+    MessageTime, MessageTokens, MessageWithParts, ModelOption, ModelProperties, ModelRef,
+    ModelSetting, Part, PartBody, PermissionSetting, Projection, ProtocolInfo, RuntimeInfo,
+    SessionInfo, Settings, Snapshot, ThoughtLevelSetting, ToolState, UserMessageInfo, WireMode,
+    WireStatus, WorkspaceRef, PROTOCOL_NAME, PROTOCOL_VERSION,
+};
+
+/// Session mode → wire mode.
+pub fn wire_mode(mode: SessionMode) -> WireMode {
+    match mode {
+        SessionMode::Plan => WireMode::Plan,
+        SessionMode::Build => WireMode::Build,
+        SessionMode::Edit => WireMode::Edit,
+        SessionMode::Yolo => WireMode::Yolo,
+        SessionMode::Auto => WireMode::Auto,
+    }
+}
+
+/// Wire mode → session mode.
+pub fn session_mode(mode: WireMode) -> SessionMode {
+    match mode {
+        WireMode::Plan => SessionMode::Plan,
+        WireMode::Build => SessionMode::Build,
+        WireMode::Edit => SessionMode::Edit,
+        WireMode::Yolo => SessionMode::Yolo,
+        WireMode::Auto => SessionMode::Auto,
+    }
+}
+
+/// The model of a session.
+pub fn model_ref(meta: &SessionMeta) -> ModelRef {
+    ModelRef {
+        provider_id: meta.provider_id.clone(),
+        model_id: meta.model.clone(),
+    }
+}
+
+/// `ZCodeSessionInfo` of a session.
+pub fn session_info(meta: &SessionMeta, running: bool) -> SessionInfo {
+    SessionInfo {
+        session_id: meta.session_id.clone(),
+        workspace: WorkspaceRef {
+            workspace_path: meta.workspace_path.clone(),
+            workspace_key: meta.workspace_key.clone(),
+        },
+        parent_session_id: meta.parent_session_id.clone(),
+        trace_id: meta.trace_id.clone(),
+        session_kind: match meta.parent_session_id {
+            Some(_) => "fork",
+            None => "interactive",
+        },
+        title: meta.title.clone(),
+        title_source: match meta.title_from_input {
+            true => "first_input",
+            false => "default",
+        },
+        mode: wire_mode(meta.mode),
+        status: match running {
+            true => WireStatus::Running,
+            false => WireStatus::Idle,
+        },
+        model: model_ref(meta),
+        created_at: meta.created_at,
+        updated_at: meta.updated_at,
+    }
+}
+
+fn settings(session: &Session, view: &SessionView) -> Settings {
+    let meta = &view.meta;
+    let provider = session.agent().provider();
+    let mut available: Vec<ModelOption> = provider
+        .models()
+        .into_iter()
+        .map(|m| ModelOption {
+            model_ref: ModelRef {
+                provider_id: meta.provider_id.clone(),
+                model_id: m.id.clone(),
+            },
+            label: m.id,
+            context_window: Some(u64::from(m.context_window)).filter(|w| *w > 0),
+            max_output_tokens: Some(u64::from(m.max_output)).filter(|w| *w > 0),
+            properties: ModelProperties {
+                input_format: vec!["text"],
+                output_format: vec!["text"],
+            },
+        })
+        .collect();
+    if !available.iter().any(|m| m.model_ref.model_id == meta.model) {
+        available.insert(
+            0,
+            ModelOption {
+                model_ref: model_ref(meta),
+                label: meta.model.clone(),
+                context_window: Some(view.context_window),
+                max_output_tokens: None,
+                properties: ModelProperties {
+                    input_format: vec!["text"],
+                    output_format: vec!["text"],
+                },
+            },
+        );
+    }
+    Settings {
+        model: ModelSetting {
+            current: model_ref(meta),
+            available,
+        },
+        thought_level: ThoughtLevelSetting {
+            enabled: true,
+            current: meta.thought_level.as_str().to_string(),
+            default_level: ReasoningLevel::default().as_str().to_string(),
+            available: ReasoningLevel::ALL
+                .iter()
+                .map(|l| LevelOption {
+                    value: l.as_str().to_string(),
+                    label: l.as_str().to_string(),
+                })
+                .collect(),
+        },
+        mode: Current {
+            current: wire_mode(meta.mode),
+        },
+        permission: PermissionSetting {
+            mode: meta.mode.permission_mode().as_str().to_string(),
+        },
+    }
+}
+
+/// The full snapshot of a session. `event_seq` is the session log's high-water mark and
+/// `pending` the ids of its unanswered interaction requests (`(request id, server id)`).
+pub fn snapshot(
+    session: &Session,
+    event_seq: u64,
+    pending: &[(String, String)],
+    message_limit: Option<usize>,
+) -> Snapshot {
+    let view = session.view();
+    let meta = &view.meta;
+    let running = view.active.is_some();
+    let mut messages = messages(session, &view);
+    if let Some(limit) = message_limit {
+        let skip = messages.len().saturating_sub(limit);
+        messages.drain(..skip);
+    }
+    let mut active_tool_calls: Vec<ActiveToolCall> = view
+        .active_tools
+        .iter()
+        .map(|(id, state)| ActiveToolCall {
+            tool_call_id: id.clone(),
+            tool_name: state.name.clone(),
+            status: match state.status {
+                ToolCallStatus::Running => "running",
+                _ => "pending",
+            },
+            started_at: state.started_at,
+        })
+        .collect();
+    active_tool_calls.sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
+    Snapshot {
+        protocol: ProtocolInfo {
+            name: PROTOCOL_NAME,
+            version: PROTOCOL_VERSION,
+        },
+        session: session_info(meta, running),
+        settings: settings(session, &view),
+        projection: Projection {
+            session_id: meta.session_id.clone(),
+            status: match running {
+                true => WireStatus::Running,
+                false => WireStatus::Idle,
+            },
+            mode: wire_mode(meta.mode),
+            turn_count: meta.turn_count,
+            total_token_count: meta.usage.total_tokens(),
+            context_used: meta.context_used,
+            context_window: view.context_window,
+            current_turn_id: view.active.as_ref().map(|a| a.turn_id.clone()),
+            pending_permissions: pending.iter().map(|(r, _)| r.clone()).collect(),
+            active_tool_calls,
+            background_jobs: Vec::new(),
+            last_error: meta.last_error.clone(),
+        },
+        runtime: RuntimeInfo {
+            event_seq,
+            state_revision: view.revision,
+            active_turn_id: view.active.as_ref().map(|a| a.turn_id.clone()),
+            active_turn_kind: view.active.as_ref().map(|a| match a.kind {
+                RunKind::Prompt => "agent",
+                RunKind::Compact => "compact",
+            }),
+            pending_request_ids: pending.iter().map(|(_, s)| s.clone()).collect(),
+        },
+        messages,
+        todos: todos(&meta.todos),
+    }
+}
+
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The id of transcript message `index`: `msg_<base36 ms>_<index>`, stable while the
+/// transcript only grows.
+pub fn message_id(index: usize, message: &Message) -> String {
+    let ms = u64::try_from(message.time.timestamp_millis()).unwrap_or(0);
+    format!("msg_{}_{index:05}", base36(ms))
+}
+
+/// Index of the transcript message with ZCode id `id`.
+pub fn message_index(messages: &[Message], id: &str) -> Option<usize> {
+    messages
+        .iter()
+        .enumerate()
+        .find(|(i, m)| message_id(*i, m) == id)
+        .map(|(i, _)| i)
+}
+
+struct ToolOutcome {
+    is_error: bool,
+    text: String,
+    time: i64,
+}
+
+/// The transcript as ZCode messages: user and assistant messages; tool results are folded
+/// into the assistant's tool parts as their state.
+pub fn messages(session: &Session, view: &SessionView) -> Vec<MessageWithParts> {
+    let transcript = session.messages();
+    let meta = &view.meta;
+    let mut results: HashMap<&str, ToolOutcome> = HashMap::new();
+    for message in &transcript {
+        if message.role != Role::Tool {
+            continue;
+        }
+        for block in &message.content {
+            if let ContentBlock::ToolResult {
+                call_id,
+                is_error,
+                content,
+            } = block
+            {
+                results.insert(
+                    call_id.as_str(),
+                    ToolOutcome {
+                        is_error: *is_error,
+                        text: result_text(content),
+                        time: message.time.timestamp_millis(),
+                    },
+                );
+            }
+        }
+    }
+    let agent_name = meta.mode.as_str().to_string();
+    let mut out = Vec::new();
+    let mut parent = String::new();
+    for (index, message) in transcript.iter().enumerate() {
+        let id = message_id(index, message);
+        let created = message.time.timestamp_millis();
+        let mut parts = Vec::new();
+        let part = |n: usize, body: PartBody| Part {
+            part_id: format!("part_{}_{n:03}", &id[4..]),
+            session_id: meta.session_id.clone(),
+            message_id: id.clone(),
+            body,
+        };
+        match message.role {
+            Role::Tool => continue,
+            Role::User => {
+                for block in &message.content {
+                    if let ContentBlock::Text { text } = block {
+                        parts.push(part(parts.len(), PartBody::Text { text: text.clone() }));
+                    }
+                }
+                parent = id.clone();
+                out.push(MessageWithParts {
+                    info: MessageInfo::User(UserMessageInfo {
+                        message_id: id.clone(),
+                        session_id: meta.session_id.clone(),
+                        time: MessageTime {
+                            created,
+                            completed: None,
+                        },
+                        agent: agent_name.clone(),
+                        synthetic: message.synthetic,
+                    }),
+                    parts,
+                });
+            }
+            Role::Assistant => {
+                let mut has_calls = false;
+                for block in &message.content {
+                    let body = match block {
+                        ContentBlock::Text { text } => PartBody::Text { text: text.clone() },
+                        ContentBlock::Reasoning { text, .. } => {
+                            PartBody::Reasoning { text: text.clone() }
+                        }
+                        ContentBlock::ToolCall(call) => {
+                            has_calls = true;
+                            PartBody::Tool {
+                                call_id: call.id.clone(),
+                                tool: call.name.clone(),
+                                state: tool_state(session, &call.id, &call.args, &results, created),
+                            }
+                        }
+                        _ => continue,
+                    };
+                    parts.push(part(parts.len(), body));
+                }
+                out.push(MessageWithParts {
+                    info: MessageInfo::Assistant(AssistantMessageInfo {
+                        message_id: id.clone(),
+                        session_id: meta.session_id.clone(),
+                        time: MessageTime {
+                            created,
+                            completed: Some(created),
+                        },
+                        parent_message_id: parent.clone(),
+                        agent: agent_name.clone(),
+                        model: model_ref(meta),
+                        path: MessagePath {
+                            cwd: meta.workspace_path.clone(),
+                            root: meta.workspace_path.clone(),
+                        },
+                        cost: 0.0,
+                        tokens: MessageTokens::default(),
+                        finish: Some(match has_calls {
+                            true => "tool-calls",
+                            false => "stop",
+                        }),
+                    }),
+                    parts,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn tool_state(
+    session: &Session,
+    call_id: &str,
+    args: &Value,
+    results: &HashMap<&str, ToolOutcome>,
+    created: i64,
+) -> ToolState {
+    let known = session.tool_call(call_id);
+    let started_at = known.as_ref().and_then(|k| k.started_at);
+    match results.get(call_id) {
+        Some(outcome) => {
+            let completed_at = known
+                .as_ref()
+                .and_then(|k| k.completed_at)
+                .unwrap_or(outcome.time);
+            let started_at = started_at.unwrap_or(created);
+            match outcome.is_error {
+                false => ToolState::Completed {
+                    input: args.clone(),
+                    output: outcome.text.clone(),
+                    title: String::new(),
+                    metadata: Value::Object(Default::default()),
+                    started_at,
+                    completed_at,
+                },
+                true => ToolState::Error {
+                    input: args.clone(),
+                    error: outcome.text.clone(),
+                    started_at,
+                    completed_at,
+                },
+            }
+        }
+        None => match (known.map(|k| k.status), started_at) {
+            (Some(ToolCallStatus::Running), Some(started_at)) => ToolState::Running {
+                input: args.clone(),
+                started_at,
+            },
+            _ => ToolState::Pending {
+                input: args.clone(),
+                raw: args.to_string(),
+            },
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base36_matches_known_values() {
+        assert_eq!(base36(0), "0");
+        assert_eq!(base36(35), "z");
+        assert_eq!(base36(36), "10");
+    }
+}

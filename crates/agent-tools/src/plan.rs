@@ -40,8 +40,18 @@ impl From<PlanItemStatus> for PlanStatus {
 pub struct PlanStep {
     /// What to do, in a short sentence.
     pub step: String,
-    /// Where it stands.
+    /// Where it stands: pending, in_progress or completed.
+    #[schemars(schema_with = "status_schema")]
     pub status: PlanItemStatus,
+}
+
+/// A plain string enum (rather than documented `oneOf` branches), which every provider's
+/// tool-schema dialect accepts.
+fn status_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["pending", "in_progress", "completed"]
+    })
 }
 
 /// Arguments of `plan`.

@@ -1232,3 +1232,46 @@ async fn no_context_files_keeps_agents_md_out_of_the_prompt() {
     assert!(!all.contains("MARKER-agents-md-rules"), "{all}");
     assert!(all.contains("EXTRA-SECTION"), "{all}");
 }
+
+#[tokio::test]
+async fn a_link_named_zut_works_as_zut_rpc() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let link = dir.path().join("zut");
+    std::os::unix::fs::symlink(common::bin(), &link).expect("symlink");
+    let mut child = tokio::process::Command::new(&link)
+        .args(["rpc", "--provider", "scripted"])
+        .current_dir(dir.path())
+        .env_remove("ZUTCORE_RPC_TOKEN")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn zut");
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(b"{\"id\":\"1\",\"type\":\"ping\"}\n")
+            .await
+            .expect("write");
+    }
+    let output = tokio::time::timeout(common::WAIT, child.wait_with_output())
+        .await
+        .expect("zut exited")
+        .expect("output");
+    assert!(output.status.success());
+    let line: Value = serde_json::from_slice(&output.stdout).expect("one JSON line");
+    assert_eq!(line["data"]["pong"], true);
+
+    let failed = tokio::process::Command::new(&link)
+        .args(["rpc", "--provider", "nope"])
+        .stdin(std::process::Stdio::null())
+        .output();
+    let failed = tokio::time::timeout(common::WAIT, failed)
+        .await
+        .expect("exit")
+        .expect("output");
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(failed.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&failed.stderr).starts_with("zut: "));
+}

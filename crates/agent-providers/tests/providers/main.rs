@@ -1,0 +1,10 @@
+//! Integration tests of the HTTP providers against a real HTTP server on 127.0.0.1.
+
+mod common;
+
+mod anthropic;
+mod end_to_end;
+mod fixtures;
+mod http_behaviour;
+mod openai_chat;
+mod openai_responses;

@@ -26,7 +26,9 @@ use crate::cli::{
 use crate::ids::run_id;
 use crate::input::{go_quote, parse_input, resolve_images, resolve_prompt, MAX_IMAGE_BYTES};
 use crate::output::Writer;
-use crate::processor::{exit, EventProcessor, ProcessorConfig, SessionRecorder};
+use crate::processor::{
+    exit, CheckpointTool, EventProcessor, ProcessorConfig, SessionRecorder, Snapshots,
+};
 use crate::session::{
     default_root, format_exec_prompt, preflight, prepare, session_title, NewSessionInfo,
     SessionRequest, SessionStore,
@@ -555,6 +557,18 @@ pub async fn run_exec(args: &[String], io: ExecIo, hooks: ExecHooks) -> i32 {
         },
     };
 
+    let checkpoints = use_session
+        && !(hooks.env)("ZERO_CHECKPOINTS").is_some_and(|v| v.trim().eq_ignore_ascii_case("off"));
+    let snapshots = Arc::new(Snapshots::default());
+    let tools: Vec<Arc<dyn Tool>> = tools
+        .into_iter()
+        .map(
+            |tool| match checkpoints && tool.side_effect() == SideEffect::Write {
+                true => Arc::new(CheckpointTool::new(tool, snapshots.clone())) as Arc<dyn Tool>,
+                false => tool,
+            },
+        )
+        .collect();
     let mut builder = Agent::builder_arc(provider.clone())
         .system_prompt(SYSTEM_PROMPT)
         .tools(tools)
@@ -629,8 +643,8 @@ pub async fn run_exec(args: &[String], io: ExecIo, hooks: ExecHooks) -> i32 {
                 a => a.to_string(),
             },
             cwd: workspace,
-            checkpoints: !(hooks.env)("ZERO_CHECKPOINTS")
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("off")),
+            checkpoints,
+            snapshots,
         },
         recorder,
     );

@@ -8,12 +8,14 @@
 //! releases each one right before that call's first permission or result event. Usage is held
 //! until the provider stream of its turn has ended.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    AgentEvent, Block, ContentBlock, ErrorCode, PermissionAction, PermissionInfo, Risk, RunStatus,
-    SideEffect, StopReason, ToolStatus, Usage,
+    async_trait, AgentEvent, Assessment, Block, ContentBlock, ErrorCode, Permission,
+    PermissionAction, PermissionInfo, Risk, RunStatus, SideEffect, StopReason, Tool, ToolContext,
+    ToolError, ToolOutput, ToolSpec, ToolStatus, Usage,
 };
 use serde_json::{json, Value};
 
@@ -52,6 +54,133 @@ pub fn cap_output(output: &str) -> (String, bool) {
     (format!("{cut}\n[truncated]"), true)
 }
 
+/// The before-state of one file a call is about to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSnapshot {
+    /// The path as the call named it.
+    pub path: String,
+    /// The content before the call, or `None` when the file did not exist (or was too large
+    /// or unreadable).
+    pub content: Option<Vec<u8>>,
+}
+
+/// Largest file snapshotted for a checkpoint.
+const MAX_SNAPSHOT_BYTES: u64 = 10 * 1024 * 1024;
+
+fn read_snapshots(cwd: &Path, files: &[String]) -> Vec<FileSnapshot> {
+    files
+        .iter()
+        .map(|file| {
+            let path = cwd.join(file);
+            let content = match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_file() && meta.len() <= MAX_SNAPSHOT_BYTES => {
+                    std::fs::read(&path).ok()
+                }
+                _ => None,
+            };
+            FileSnapshot {
+                path: file.clone(),
+                content,
+            }
+        })
+        .collect()
+}
+
+#[derive(Debug)]
+enum SnapshotEntry {
+    /// Taken by the tool wrapper before the tool ran; waiting for the processor.
+    Captured(Vec<FileSnapshot>),
+    /// Taken by the processor before the tool ran; the wrapper need not take it again.
+    Taken,
+}
+
+/// Before-states of file-changing calls, shared by [`CheckpointTool`] (which snapshots right
+/// before the tool runs) and the processor (which records the checkpoint). Whichever comes
+/// first reads the files, so the snapshot is always the state before the call: agent-core may
+/// run a tool before the processor has read the call's `ToolCall` event.
+#[derive(Debug, Default)]
+pub struct Snapshots {
+    map: Mutex<HashMap<String, SnapshotEntry>>,
+}
+
+impl Snapshots {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, SnapshotEntry>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Called by the tool wrapper before the tool runs.
+    fn before_call(&self, call_id: &str, cwd: &Path, files: &[String]) {
+        let mut map = self.lock();
+        match map.remove(call_id) {
+            Some(SnapshotEntry::Taken) => {}
+            _ => {
+                map.insert(
+                    call_id.to_string(),
+                    SnapshotEntry::Captured(read_snapshots(cwd, files)),
+                );
+            }
+        }
+    }
+
+    /// Called by the processor when it records the checkpoint.
+    fn take(&self, call_id: &str, cwd: &Path, files: &[String]) -> Vec<FileSnapshot> {
+        let mut map = self.lock();
+        match map.remove(call_id) {
+            Some(SnapshotEntry::Captured(snapshots)) => snapshots,
+            _ => {
+                map.insert(call_id.to_string(), SnapshotEntry::Taken);
+                read_snapshots(cwd, files)
+            }
+        }
+    }
+}
+
+/// Wraps a file-writing tool so the files it will change are snapshotted right before it
+/// runs (see [`Snapshots`]).
+pub struct CheckpointTool {
+    inner: Arc<dyn Tool>,
+    snapshots: Arc<Snapshots>,
+}
+
+impl CheckpointTool {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn Tool>, snapshots: Arc<Snapshots>) -> Self {
+        Self { inner, snapshots }
+    }
+}
+
+#[async_trait]
+impl Tool for CheckpointTool {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+    fn parameters(&self) -> Value {
+        self.inner.parameters()
+    }
+    fn side_effect(&self) -> SideEffect {
+        self.inner.side_effect()
+    }
+    fn permission(&self) -> Permission {
+        self.inner.permission()
+    }
+    fn assess(&self, args: &Value, cwd: &Path) -> Assessment {
+        self.inner.assess(args, cwd)
+    }
+    fn spec(&self) -> ToolSpec {
+        self.inner.spec()
+    }
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let files = changed_paths(Some(self.inner.side_effect()), &args);
+        if !files.is_empty() {
+            self.snapshots.before_call(&ctx.call_id, &ctx.cwd, &files);
+        }
+        self.inner.call(args, ctx).await
+    }
+}
+
 /// Records exec events to a session, best-effort: the first failure is kept for one warning.
 #[derive(Debug)]
 pub struct SessionRecorder {
@@ -81,8 +210,9 @@ impl SessionRecorder {
         }
     }
 
-    /// Appends an event; returns its sequence.
+    /// Appends an event (redacted like an output line); returns its sequence.
     pub fn append(&mut self, kind: &str, payload: Value) -> Option<u64> {
+        let payload = crate::redact::redact_value(payload);
         match self.store.append(&self.id, kind, Some(payload)) {
             Ok(event) => Some(event.sequence),
             Err(err) => {
@@ -97,14 +227,8 @@ impl SessionRecorder {
         self.failure.as_deref()
     }
 
-    /// Snapshots the files a call is about to change; returns the checkpoint sequence.
-    fn checkpoint(
-        &mut self,
-        cwd: &std::path::Path,
-        call_id: &str,
-        tool: &str,
-        files: &[String],
-    ) -> Option<u64> {
+    /// Stores the before-state of the files a call changes; returns the checkpoint sequence.
+    fn checkpoint(&mut self, call_id: &str, tool: &str, files: &[FileSnapshot]) -> Option<u64> {
         let safe_id: String = call_id
             .chars()
             .map(
@@ -116,11 +240,10 @@ impl SessionRecorder {
             .collect();
         let mut entries = Vec::new();
         for (index, file) in files.iter().enumerate() {
-            let path = cwd.join(file);
-            let mut entry = json!({"path": file, "existed": path.is_file()});
-            if let Ok(data) = std::fs::read(&path) {
+            let mut entry = json!({"path": file.path, "existed": file.content.is_some()});
+            if let Some(data) = &file.content {
                 let blob = format!("cp-{safe_id}-{index}");
-                match self.store.write_blob(&self.id, &blob, &data) {
+                match self.store.write_blob(&self.id, &blob, data) {
                     Ok(()) => entry["blob"] = Value::String(blob),
                     Err(err) => self.note(err),
                 }
@@ -147,6 +270,8 @@ pub struct ProcessorConfig {
     pub cwd: PathBuf,
     /// Whether checkpoints are taken (`ZERO_CHECKPOINTS` ≠ `off`).
     pub checkpoints: bool,
+    /// Snapshots shared with the [`CheckpointTool`]-wrapped tools.
+    pub snapshots: Arc<Snapshots>,
 }
 
 #[derive(Debug)]
@@ -318,12 +443,15 @@ impl EventProcessor {
                 side_effect: side_effect_name(call.side_effect).to_string(),
             }));
             let files = changed_paths(call.side_effect, &call.args);
-            if self.config.checkpoints && !files.is_empty() {
-                let cwd = self.config.cwd.clone();
+            if self.config.checkpoints && self.recorder.is_some() && !files.is_empty() {
+                let snapshots = self
+                    .config
+                    .snapshots
+                    .take(&call.id, &self.config.cwd, &files);
                 if let Some(sequence) = self
                     .recorder
                     .as_mut()
-                    .and_then(|r| r.checkpoint(&cwd, &call.id, &call.name, &files))
+                    .and_then(|r| r.checkpoint(&call.id, &call.name, &snapshots))
                 {
                     out.push(EventBody::Checkpoint(CheckpointEvent {
                         checkpoint: CheckpointInfo {
@@ -568,7 +696,7 @@ impl EventProcessor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::{Permission, PermissionMode, ToolStatus};
+    use agent_core::PermissionMode;
 
     fn processor() -> EventProcessor {
         EventProcessor::new(
@@ -578,6 +706,7 @@ mod tests {
                 autonomy: "low".into(),
                 cwd: PathBuf::from("."),
                 checkpoints: true,
+                snapshots: Arc::default(),
             },
             None,
         )

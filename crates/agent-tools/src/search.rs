@@ -30,13 +30,14 @@ const MAX_GREP_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// A walker over `base` that honours `.gitignore` (also outside git repositories), `.ignore`
 /// and global git excludes, shows hidden files but never `.git`, and does not follow
-/// symlinks.
+/// symlinks. Entries come sorted by name, so results are deterministic.
 fn walker(base: &Path) -> WalkBuilder {
     let mut builder = WalkBuilder::new(base);
     builder
         .hidden(false)
         .require_git(false)
         .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
         .filter_entry(|entry| entry.file_name() != ".git");
     builder
 }

@@ -8,7 +8,7 @@
 //!   [`TurnObserver::finished`] after the last one, exactly once per turn (also when the
 //!   turn was stopped before it really started).
 //! - When `finished` runs, the transcript holds the final text, the metadata is persisted,
-//!   and [`Session::status`] already reports idle.
+//!   and [`Session::active_turn`] is already `None`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -981,7 +981,7 @@ impl SessionManager {
                 metas.push(session.meta());
             }
         }
-        metas.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+        metas.sort_by_key(|m| std::cmp::Reverse(m.updated_at));
         Ok(metas)
     }
 

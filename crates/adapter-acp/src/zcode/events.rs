@@ -182,13 +182,11 @@ impl ZcodeTurn {
             }
             AgentEvent::PermissionDecided {
                 info,
-                action,
-                granted,
+                action: PermissionAction::Deny | PermissionAction::Cancel,
+                granted: false,
                 ..
             } => {
-                if !granted && matches!(action, PermissionAction::Deny | PermissionAction::Cancel) {
-                    self.denied.insert(info.id.clone());
-                }
+                self.denied.insert(info.id.clone());
             }
             AgentEvent::ToolExecutionStarted { id, name } => self.emit(
                 turn,

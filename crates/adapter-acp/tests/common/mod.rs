@@ -128,7 +128,10 @@ impl Client {
         self.raw.push(line.clone());
         let value: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-        assert!(value.get("jsonrpc").is_none(), "server wrote jsonrpc: {line}");
+        assert!(
+            value.get("jsonrpc").is_none(),
+            "server wrote jsonrpc: {line}"
+        );
         Some(value)
     }
 
@@ -164,10 +167,7 @@ impl Client {
     /// Sends a request and returns its result, failing on an error reply.
     pub async fn call(&mut self, method: &str, params: Value) -> Value {
         let reply = self.call_raw(method, params).await;
-        assert!(
-            reply.get("error").is_none(),
-            "{method} failed: {reply}"
-        );
+        assert!(reply.get("error").is_none(), "{method} failed: {reply}");
         reply["result"].clone()
     }
 

@@ -159,12 +159,14 @@ fn finish_output_scrubs_and_caps() {
     assert_eq!(clean.text_content(), "nothing to see");
 
     // The cap is over all text blocks together; later blocks are dropped once it is hit.
-    let mut multi = ToolOutput::default();
-    multi.content = vec![
-        ContentBlock::text("a".repeat(8)),
-        ContentBlock::text("b".repeat(8)),
-        ContentBlock::text("c".repeat(8)),
-    ];
+    let multi = ToolOutput {
+        content: vec![
+            ContentBlock::text("a".repeat(8)),
+            ContentBlock::text("b".repeat(8)),
+            ContentBlock::text("c".repeat(8)),
+        ],
+        ..ToolOutput::default()
+    };
     let capped = finish_output(multi, 12);
     assert!(capped.truncated);
     assert_eq!(

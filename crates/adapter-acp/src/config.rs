@@ -68,6 +68,8 @@ pub fn canonical_tool_name(name: &str) -> String {
         "Glob" => "glob",
         "Grep" => "grep",
         "TodoWrite" | "Plan" => "plan",
+        "AskUserQuestion" => "ask_user",
+        "ExitPlanMode" => "exit_plan_mode",
         other => other,
     };
     mapped.to_string()
@@ -126,17 +128,18 @@ impl AgentFactory {
             .unwrap_or_else(|| "default".to_string())
     }
 
-    /// The tools of a session in `workspace`, filtered by the factory's and the session's
-    /// lists.
+    /// The tools of a session in `workspace` (the defaults, the factory's extra tools and
+    /// the session's own), filtered by the factory's and the session's lists.
     pub fn tools(
         &self,
         workspace: &Path,
         allow: Option<&[String]>,
         deny: &[String],
+        session_tools: Vec<Arc<dyn Tool>>,
     ) -> Vec<Arc<dyn Tool>> {
         let mut set = ToolSet::defaults(workspace);
-        for tool in &self.extra_tools {
-            set.push(tool.clone());
+        for tool in self.extra_tools.iter().cloned().chain(session_tools) {
+            set.push(tool);
         }
         let allow: Option<Vec<String>> =
             allow.map(|names| names.iter().map(|n| canonical_tool_name(n)).collect());
@@ -162,14 +165,16 @@ impl AgentFactory {
         }
     }
 
-    /// Builds the agent of session `meta`, recording to `store`. With `resume`, the
-    /// transcript is loaded from the store; otherwise it starts as `messages` (which are
-    /// recorded as the session's first record when not empty).
+    /// Builds the agent of session `meta`, recording to `store`, with `session_tools`
+    /// (tools bound to this session) besides the defaults. With `resume`, the transcript is
+    /// loaded from the store; otherwise it starts as `messages` (which are recorded as the
+    /// session's first record when not empty).
     pub async fn build(
         &self,
         meta: &SessionMeta,
         approver: Arc<dyn Approver>,
         store: Arc<dyn SessionStore>,
+        session_tools: Vec<Arc<dyn Tool>>,
         resume: bool,
         messages: Vec<Message>,
     ) -> Result<Agent, FactoryError> {
@@ -178,6 +183,7 @@ impl AgentFactory {
             Path::new(&meta.workspace_path),
             meta.tool_allowlist.as_deref(),
             &meta.tool_denylist,
+            session_tools,
         );
         let builder = Agent::builder_arc(provider)
             .model(meta.model.clone())

@@ -13,6 +13,7 @@ pub mod config;
 pub mod eventlog;
 pub mod session;
 pub mod store;
+pub mod tools;
 pub mod zcode;
 
 use std::path::PathBuf;

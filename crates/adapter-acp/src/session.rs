@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::config::{AgentFactory, FactoryError};
 use crate::store::FileStore;
+use crate::tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
@@ -852,9 +853,21 @@ impl SessionManager {
             tx: self.interactions.clone(),
         };
         let approver = Arc::new(SessionApprover { link: link.clone() });
+        let slot: SessionSlot = Arc::new(std::sync::OnceLock::new());
+        let session_tools: Vec<Arc<dyn agent_core::Tool>> = vec![
+            Arc::new(AskUserTool::new(link.clone())),
+            Arc::new(ExitPlanModeTool::new(link.clone(), slot.clone())),
+        ];
         let agent = self
             .factory
-            .build(&meta, approver, self.store.clone(), resume, messages)
+            .build(
+                &meta,
+                approver,
+                self.store.clone(),
+                session_tools,
+                resume,
+                messages,
+            )
             .await?;
         let (idle, _) = watch::channel(true);
         let session = Arc::new(Session {
@@ -873,6 +886,7 @@ impl SessionManager {
             turn,
             link,
         });
+        let _ = slot.set(Arc::downgrade(&session));
         session.persist().await?;
         self.lock().insert(session.id.clone(), session.clone());
         Ok(session)

@@ -890,3 +890,74 @@ async fn fork_compact_goal_and_settings() {
     assert_eq!(cancel["cancelled"], false);
     assert!(c.shutdown().await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_input_requests_for_questions_and_plan_approval() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let ask = json!({"questions": [{"question": "Which file?", "header": "File",
+        "options": [{"label": "auth.rs"}, {"label": "user.rs"}]}]})
+    .to_string();
+    let plan = json!({"plan": "1. Write login\n2. Test it"}).to_string();
+    let mut c = env.spawn(json!([
+        {"steps": [{"tool_call": {"id": "q1", "name": "ask_user", "args": [ask]}}]},
+        {"steps": [text("You chose.")]},
+        {"steps": [{"tool_call": {"id": "p1", "name": "exit_plan_mode", "args": [plan]}}]},
+        {"steps": [text("Plan approved; building.")]}
+    ]));
+    let sid = c.create(&ws, "plan").await;
+    c.call("session/subscribe", json!({"sessionId": sid})).await;
+
+    c.call(
+        "session/send",
+        json!({"sessionId": sid, "content": "ask me"}),
+    )
+    .await;
+    let request = c.server_request("interaction/requestUserInput").await;
+    assert_eq!(request["id"], "server-1");
+    let params = &request["params"];
+    assert_eq!(params["sessionId"], sid.as_str());
+    assert_eq!(params["toolCallId"], "q1");
+    assert_eq!(params["questions"][0]["question"], "Which file?");
+    assert_eq!(params["questions"][0]["options"][1]["label"], "user.rs");
+    c.send(json!({"id": "server-1", "result": {"action": "accept",
+        "content": {"answers": {"Which file?": "user.rs"}}}}))
+        .await;
+    let events = c.events_until(&sid, &["turn.completed"]).await;
+    let result = events
+        .iter()
+        .find(|e| e["payload"]["kind"] == "result")
+        .expect("tool result");
+    assert!(
+        result["payload"]["result"]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Which file?: user.rs"),
+        "{result}"
+    );
+
+    c.call(
+        "session/send",
+        json!({"sessionId": sid, "content": "plan it"}),
+    )
+    .await;
+    let request = c.server_request("interaction/requestUserInput").await;
+    assert_eq!(request["id"], "server-2");
+    assert_eq!(request["params"]["schema"]["interaction"], "plan_approval");
+    assert_eq!(
+        request["params"]["input"]["plan"],
+        "1. Write login\n2. Test it"
+    );
+    c.send(json!({"id": "server-2", "result": {"action": "accept",
+        "content": {"answer_0": "approve"}}}))
+        .await;
+    let events = c.events_until(&sid, &["turn.completed"]).await;
+    assert_eq!(
+        events.last().expect("done")["payload"]["response"],
+        "Plan approved; building."
+    );
+    let read = c.call("session/read", json!({"sessionId": sid})).await;
+    assert_eq!(read["settings"]["mode"]["current"], "build");
+    assert_eq!(read["settings"]["permission"]["mode"], "ask");
+    assert!(c.shutdown().await);
+}

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 
 /// Events kept per session before the oldest are dropped.
-pub const DEFAULT_CAPACITY: usize = 50_000;
+pub const DEFAULT_CAPACITY: usize = 20_000;
 
 /// A sink for live events (e.g. writes a notification).
 pub type Sink<T> = Box<dyn Fn(&T) + Send + Sync>;

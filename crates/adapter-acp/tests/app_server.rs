@@ -961,3 +961,69 @@ async fn user_input_requests_for_questions_and_plan_approval() {
     assert_eq!(read["settings"]["permission"]["mode"], "ask");
     assert!(c.shutdown().await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_progress_plan_todos_and_a_stop_before_the_turn_runs() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let bash = json!({"command": "echo hello-progress"}).to_string();
+    let plan = json!({"plan": [{"step": "Write login", "status": "in_progress"},
+                               {"step": "Test login", "status": "pending"}]})
+    .to_string();
+    let mut c = env.spawn(json!([
+        {"steps": [{"tool_call": {"id": "b1", "name": "bash", "args": [bash]}},
+                   {"tool_call": {"id": "p1", "name": "plan", "args": [plan]}}]},
+        {"steps": [text("ran it")]},
+        {"steps": [text("never streamed"), {"delay_ms": 60000}]}
+    ]));
+    let sid = c.create(&ws, "yolo").await;
+    c.call("session/subscribe", json!({"sessionId": sid})).await;
+    c.call("session/send", json!({"sessionId": sid, "content": "run"}))
+        .await;
+    let events = c.events_until(&sid, &["turn.completed"]).await;
+    let progress = events
+        .iter()
+        .find(|e| e["payload"]["kind"] == "progress")
+        .unwrap_or_else(|| panic!("no progress in {:?}", types(&events)));
+    assert_eq!(progress["payload"]["toolCallId"], "b1");
+    assert!(progress["payload"]["stdoutTail"]
+        .as_str()
+        .unwrap_or("")
+        .contains("hello-progress"));
+    let todos_event = events
+        .iter()
+        .find(|e| e["type"] == "session.updated" && e["payload"]["todos"].is_array())
+        .expect("todos update");
+    assert_eq!(todos_event["payload"]["todos"][0]["content"], "Write login");
+    let batch = events
+        .iter()
+        .find(|e| e["payload"]["kind"] == "batch")
+        .expect("batch");
+    assert_eq!(batch["payload"]["toolCallIds"], json!(["b1", "p1"]));
+    assert_eq!(batch["payload"]["successCount"], 2);
+    let read = c.call("session/read", json!({"sessionId": sid})).await;
+    assert_eq!(
+        read["todos"],
+        json!([{"content": "Write login", "status": "in_progress", "priority": "medium"},
+               {"content": "Test login", "status": "pending", "priority": "medium"}])
+    );
+
+    // A stop written right behind the send still ends the turn with exactly one
+    // turn.completed (cancelled).
+    c.send_raw(&format!(
+        "{}\n{}",
+        json!({"id": "s", "method": "session/send", "params": {"sessionId": sid, "content": "x"}}),
+        json!({"method": "session/stop", "params": {"sessionId": sid}})
+    ))
+    .await;
+    let events = c
+        .events_until(&sid, &["turn.completed", "turn.failed"])
+        .await;
+    assert_eq!(events[0]["type"], "turn.started");
+    let done = events.last().expect("terminal");
+    assert_eq!(done["payload"]["resultType"], "cancelled", "{done}");
+    assert_eq!(c.reply(json!("s")).await["result"]["accepted"], true);
+    let read = c.call("session/read", json!({"sessionId": sid})).await;
+    assert_eq!(read["projection"]["status"], "idle");
+    assert!(c.shutdown().await);
+}

@@ -195,13 +195,13 @@ impl Args<'_> {
             return Err(requires());
         }
         match flag {
-            "--auto" => {
+            "--auto"
                 if !matches!(
                     next.to_ascii_lowercase().as_str(),
                     "low" | "medium" | "high" | "member"
-                ) {
-                    return Err(invalid_autonomy(next));
-                }
+                ) =>
+            {
+                return Err(invalid_autonomy(next));
             }
             "-o" | "--output-format" => {
                 parse_output_format(next)?;

@@ -513,15 +513,11 @@ impl EventProcessor {
     pub fn on_event(&mut self, event: AgentEvent) -> Vec<EventBody> {
         let mut out = Vec::new();
         match event {
-            AgentEvent::TextDelta { delta } => {
-                if !delta.is_empty() {
-                    out.push(EventBody::Text(Delta { delta }));
-                }
+            AgentEvent::TextDelta { delta } if !delta.is_empty() => {
+                out.push(EventBody::Text(Delta { delta }));
             }
-            AgentEvent::ReasoningDelta { delta } => {
-                if !delta.is_empty() {
-                    out.push(EventBody::Reasoning(Delta { delta }));
-                }
+            AgentEvent::ReasoningDelta { delta } if !delta.is_empty() => {
+                out.push(EventBody::Reasoning(Delta { delta }));
             }
             AgentEvent::Usage { turn, .. } => self.pending_usage.push(turn),
             AgentEvent::AssistantMessage { .. } => self.flush_usage(&mut out),

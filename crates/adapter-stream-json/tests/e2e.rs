@@ -813,8 +813,7 @@ fn failing_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) 
             let mut buf = [0u8; 65536];
             let mut request = Vec::new();
             // Read headers and the announced body.
-            loop {
-                let Ok(n) = stream.read(&mut buf) else { break };
+            while let Ok(n) = stream.read(&mut buf) {
                 if n == 0 {
                     break;
                 }

@@ -7,6 +7,7 @@
 
 use agent_core::Agent;
 use agent_providers::ScriptedProvider;
+use agent_tools::ToolSet;
 use futures::StreamExt;
 
 #[tokio::main(flavor = "current_thread")]
@@ -17,7 +18,11 @@ async fn main() {
     } else {
         prompt
     };
-    let agent = Agent::builder(ScriptedProvider::demo()).build();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let agent = Agent::builder(ScriptedProvider::demo())
+        .tools(ToolSet::defaults(&cwd).into_tools())
+        .cwd(cwd)
+        .build();
     let mut run = agent.prompt(prompt);
     while let Some(event) = run.next().await {
         match serde_json::to_string(&event) {

@@ -321,6 +321,50 @@ fn parse_events(id: &str, data: &str) -> Result<Vec<SessionEvent>, SessionError>
     Ok(events)
 }
 
+/// Cuts off a torn last line left by a crash (so the next line starts clean) and returns the
+/// sequence of the last complete event. Only the tail of the file is read.
+fn recover_tail(file: &mut File) -> std::io::Result<u64> {
+    const CHUNK: u64 = 64 * 1024;
+    let len = file.metadata()?.len();
+    let mut start = len.saturating_sub(CHUNK);
+    loop {
+        file.seek(SeekFrom::Start(start))?;
+        let mut tail = Vec::new();
+        Read::by_ref(file)
+            .take(len - start)
+            .read_to_end(&mut tail)?;
+        // Keep only complete lines: everything up to the last newline.
+        let keep = tail.iter().rposition(|b| *b == b'\n').map(|i| i + 1);
+        let Some(keep) = keep else {
+            if start == 0 {
+                // No complete line at all: the whole file is one torn line.
+                file.set_len(0)?;
+                return Ok(0);
+            }
+            start = start.saturating_sub(CHUNK);
+            continue;
+        };
+        if (keep as u64) < tail.len() as u64 {
+            file.set_len(start + keep as u64)?;
+        }
+        let complete = &tail[..keep];
+        let body = &complete[..complete.len() - 1];
+        let line_start = body.iter().rposition(|b| *b == b'\n').map(|i| i + 1);
+        match line_start {
+            Some(at) => return Ok(last_sequence_of(&body[at..])),
+            None if start == 0 => return Ok(last_sequence_of(body)),
+            // The last complete line starts before this chunk: read further back.
+            None => start = start.saturating_sub(CHUNK),
+        }
+    }
+}
+
+fn last_sequence_of(line: &[u8]) -> u64 {
+    serde_json::from_slice::<SessionEvent>(line)
+        .map(|e| e.sequence)
+        .unwrap_or(0)
+}
+
 impl SessionStore {
     /// A store rooted at `root` (`…/zero/sessions`).
     pub fn new(root: impl Into<PathBuf>) -> Self {
@@ -473,20 +517,7 @@ impl SessionStore {
             .truncate(false)
             .open(dir.join(EVENTS_FILE))
             .map_err(io("append zero session event"))?;
-        let mut data = String::new();
-        file.read_to_string(&mut data)
-            .map_err(io("append zero session event"))?;
-        // Cut off a torn last line left by a crash, so the new line starts clean.
-        if !data.is_empty() && !data.ends_with('\n') {
-            let keep = data.rfind('\n').map(|i| i + 1).unwrap_or(0);
-            file.set_len(keep as u64)
-                .map_err(io("recover zero session events"))?;
-            data.truncate(keep);
-        }
-        let last_sequence = parse_events(id, &data)?
-            .last()
-            .map(|e| e.sequence)
-            .unwrap_or(0);
+        let last_sequence = recover_tail(&mut file).map_err(io("recover zero session events"))?;
         let sequence = meta.event_count.max(last_sequence) + 1;
         let created_at = now_rfc3339();
         let event = SessionEvent {
@@ -926,6 +957,40 @@ mod tests {
         // A corrupt line in the middle is real corruption.
         fs::write(&events_path, "garbage\n{}\n").expect("write");
         assert!(store.read_events("s1").is_err());
+    }
+
+    #[test]
+    fn tail_recovery_handles_long_lines_and_a_wholly_torn_file() {
+        let (_dir, store) = store();
+        store
+            .create(CreateInput {
+                session_id: Some("big".into()),
+                ..Default::default()
+            })
+            .expect("create");
+        let long = "x".repeat(200 * 1024);
+        store
+            .append("big", "tool_result", Some(json!({"output": long})))
+            .expect("first");
+        store
+            .append("big", "tool_result", Some(json!({"output": long})))
+            .expect("second");
+        // Metadata lost its count (crash between the event write and the metadata update):
+        // the sequence still continues from the file.
+        let mut meta = store.get("big").expect("get").expect("exists");
+        meta.event_count = 0;
+        store.write_metadata(&meta).expect("write");
+        let third = store.append("big", "message", None).expect("third");
+        assert_eq!(third.sequence, 3);
+
+        let events_path = store.session_dir("big").join(EVENTS_FILE);
+        fs::write(&events_path, "{\"id\":\"big:1\",\"sess").expect("torn only");
+        let mut meta = store.get("big").expect("get").expect("exists");
+        meta.event_count = 0;
+        store.write_metadata(&meta).expect("write");
+        let event = store.append("big", "message", None).expect("append");
+        assert_eq!(event.sequence, 1);
+        assert_eq!(store.read_events("big").expect("read").len(), 1);
     }
 
     #[cfg(unix)]

@@ -4,8 +4,23 @@
 //! The protocol-independent parts live at the top level so every front end shares them:
 //! [`session`] (many sessions per process, one turn at a time, approver bridging to the
 //! client), [`store`] (on-disk persistence), [`eventlog`] (per-session seq'd event log with
-//! replay) and [`config`] (how a session's agent is built). [`zcode`] is the ZCode
-//! app-server front end.
+//! replay), [`config`] (how a session's agent is built) and [`tools`] (the session-bound
+//! tools that ask the user through the client). [`zcode`] is the ZCode app-server front end.
+//!
+//! # The binary
+//!
+//! ```text
+//! adapter-acp app-server --stdio [--disallowed-tools "A B C"]
+//!     [--provider openai|openai-responses|anthropic|scripted] [--model M]
+//!     [--base-url URL] [--api-key KEY] [--script FILE] [--data-dir DIR]
+//! ```
+//!
+//! Without `--provider` it plays the offline scripted demo, so a host that sets
+//! `ZCODE_BIN` to this binary gets a working agent with no key; `ADAPTER_ACP_PROVIDER`,
+//! `ADAPTER_ACP_MODEL`, `ADAPTER_ACP_BASE_URL` and `ADAPTER_ACP_SCRIPT` set the same options
+//! from the environment (keys come from the providers' standard variables). Sessions are
+//! stored under [`default_data_dir`]. stdout carries protocol lines only; logs go to
+//! stderr (`ADAPTER_ACP_LOG=debug` for more).
 
 #![warn(missing_docs)]
 

@@ -97,8 +97,11 @@ async fn app_server(args: AppServerArgs) -> Result<(), String> {
         .map(str::to_string)
         .collect();
     let factory = AgentFactory::new(config).disallowed_tools(disallowed);
-    // Fail at startup, not on the first session, when the provider cannot be built.
-    factory.provider().map_err(|e| e.to_string())?;
+    // A provider that cannot be built (e.g. no API key) is reported on stderr now and to
+    // the client, in the protocol's own form, on session/create.
+    if let Err(err) = factory.provider() {
+        tracing::error!(error = %err, "the provider cannot be built; sessions will fail");
+    }
     let data_dir = args.data_dir.unwrap_or_else(adapter_acp::default_data_dir);
     tracing::info!(data_dir = %data_dir.display(), ?factory, "app-server starting");
     serve(

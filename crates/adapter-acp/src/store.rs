@@ -145,6 +145,7 @@ impl SessionStore for FileStore {
             Err(e) => return Err(io_err(format!("read {}", path.display()))(e)),
         };
         let mut records = Vec::new();
+        let last = text.lines().count();
         for (n, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -152,7 +153,7 @@ impl SessionStore for FileStore {
             match serde_json::from_str(line) {
                 Ok(record) => records.push(record),
                 // A torn last line (crash mid-append) is dropped; anything else is corrupt.
-                Err(_) if n + 1 == text.lines().count() => {
+                Err(_) if n + 1 == last => {
                     tracing::warn!(session = %id, line = n + 1, "dropping torn transcript line")
                 }
                 Err(e) => {

@@ -160,8 +160,6 @@ impl AgentBuilder {
             inner: Arc::new(Inner {
                 provider: self.provider,
                 tools: self.tools,
-                approver: self.approver,
-                system: (!system.is_empty()).then_some(system),
                 max_steps: self.max_steps,
                 cwd,
                 compact_keep_tail: self.compact_keep_tail,
@@ -169,6 +167,8 @@ impl AgentBuilder {
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
                     messages: self.messages,
+                    system: (!system.is_empty()).then_some(system),
+                    approver: self.approver,
                     model,
                     reasoning: self.reasoning,
                     mode: self.mode,
@@ -188,8 +188,6 @@ impl AgentBuilder {
 pub(crate) struct Inner {
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) tools: Vec<Arc<dyn Tool>>,
-    pub(crate) approver: Option<Arc<dyn Approver>>,
-    pub(crate) system: Option<String>,
     pub(crate) max_steps: u32,
     pub(crate) cwd: PathBuf,
     pub(crate) compact_keep_tail: usize,
@@ -201,6 +199,8 @@ pub(crate) struct Inner {
 
 pub(crate) struct State {
     pub(crate) messages: Vec<Message>,
+    pub(crate) system: Option<String>,
+    pub(crate) approver: Option<Arc<dyn Approver>>,
     pub(crate) model: String,
     pub(crate) reasoning: ReasoningLevel,
     pub(crate) mode: PermissionMode,
@@ -430,6 +430,22 @@ impl Agent {
         self.inner.state().reasoning = level;
     }
 
+    /// The system prompt sent with every call.
+    pub fn system_prompt(&self) -> Option<String> {
+        self.inner.state().system.clone()
+    }
+
+    /// Replaces the system prompt for later calls (e.g. to add a goal to it).
+    pub fn set_system_prompt(&self, prompt: Option<String>) {
+        self.inner.state().system = prompt.filter(|p| !p.is_empty());
+    }
+
+    /// Replaces the approver for later permission prompts; `None` denies them. A fork keeps
+    /// its parent's approver until this is called on it.
+    pub fn set_approver(&self, approver: Option<Arc<dyn Approver>>) {
+        self.inner.state().approver = approver;
+    }
+
     /// Sets the permission mode for later calls.
     pub fn set_permission_mode(&self, mode: PermissionMode) {
         self.inner.state().mode = mode;
@@ -476,8 +492,6 @@ impl Agent {
             inner: Arc::new(Inner {
                 provider: inner.provider.clone(),
                 tools: inner.tools.clone(),
-                approver: inner.approver.clone(),
-                system: inner.system.clone(),
                 max_steps: inner.max_steps,
                 cwd: inner.cwd.clone(),
                 compact_keep_tail: inner.compact_keep_tail,
@@ -485,6 +499,8 @@ impl Agent {
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
                     messages: state.messages.clone(),
+                    system: state.system.clone(),
+                    approver: state.approver.clone(),
                     model: state.model.clone(),
                     reasoning: state.reasoning,
                     mode: state.mode,

@@ -211,7 +211,7 @@ fn build_request(inner: &Inner, with_tools: bool) -> ProviderRequest {
     let state = inner.state();
     ProviderRequest {
         model: state.model.clone(),
-        system: inner.system.clone(),
+        system: state.system.clone(),
         messages: state.messages.clone(),
         tools: match with_tools {
             true => inner.tools.iter().map(|t| t.spec()).collect(),
@@ -625,7 +625,8 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
         }
         PermissionAction::Prompt => {
             em.emit(AgentEvent::PermissionRequested(info.clone())).await;
-            let Some(approver) = inner.approver.clone() else {
+            let approver = inner.state().approver.clone();
+            let Some(approver) = approver else {
                 let text = format!(
                     "Error: Permission required for {}: {} The tool is marked \"prompt\" and was not executed.",
                     call.name,

@@ -939,3 +939,44 @@ async fn auto_mode_allows_workspace_writes_and_reports_the_decision() {
     assert_eq!(changed, Some(vec!["out.txt".to_string()]));
     assert_eq!(write.calls.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn system_prompt_and_approver_can_change_after_build() {
+    let (asked_tx, mut asked_rx) = mpsc::unbounded_channel();
+    let write = Write::default();
+    let provider = ScriptedProvider::new([
+        Turn::new().text("one"),
+        Turn::new().tool_call("c1", "write", "{}"),
+        Turn::new().text("two"),
+    ]);
+    let agent = Agent::builder(provider.clone())
+        .system_prompt("base")
+        .tool(write.clone())
+        .permission_mode(PermissionMode::Ask)
+        .build();
+    collect(agent.prompt("a")).await;
+    let fork = agent.fork();
+    fork.set_system_prompt(Some("base\n\nGoal: ship it".into()));
+    fork.set_approver(Some(Arc::new(Scripted {
+        answers: std::sync::Mutex::new(vec![Some(Approval::AllowOnce)]),
+        asked: asked_tx,
+    })));
+    collect(fork.prompt("b")).await;
+    let requests = provider.requests();
+    assert_eq!(requests[0].system.as_deref(), Some("base"));
+    assert_eq!(requests[1].system.as_deref(), Some("base\n\nGoal: ship it"));
+    assert_eq!(
+        fork.system_prompt().as_deref(),
+        Some("base\n\nGoal: ship it")
+    );
+    assert_eq!(
+        agent.system_prompt().as_deref(),
+        Some("base"),
+        "the parent is unchanged"
+    );
+    assert!(
+        asked_rx.try_recv().is_ok(),
+        "the fork's new approver was asked"
+    );
+    assert_eq!(write.calls.load(Ordering::SeqCst), 1);
+}

@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_core::Provider;
 use secrecy::{ExposeSecret, SecretString};
@@ -112,7 +113,66 @@ pub enum ConfigError {
     Invalid(String),
 }
 
-/// Builds the provider `config` describes, with default timeouts and retries.
+/// Environment variable overriding [`HttpConfig::idle_timeout`], in milliseconds.
+pub const ENV_IDLE_TIMEOUT_MS: &str = "AGENT_SDK_IDLE_TIMEOUT_MS";
+/// Environment variable overriding [`HttpConfig::connect_timeout`], in milliseconds.
+pub const ENV_CONNECT_TIMEOUT_MS: &str = "AGENT_SDK_CONNECT_TIMEOUT_MS";
+/// Environment variable overriding [`HttpConfig::max_retries`].
+pub const ENV_MAX_RETRIES: &str = "AGENT_SDK_MAX_RETRIES";
+/// Environment variable overriding [`HttpConfig::initial_backoff`], in milliseconds (the
+/// backoff cap becomes 16 times that, at most the default cap).
+pub const ENV_RETRY_BACKOFF_MS: &str = "AGENT_SDK_RETRY_BACKOFF_MS";
+
+/// [`HttpConfig::default`] with the `AGENT_SDK_*` overrides of the environment applied:
+/// [`ENV_IDLE_TIMEOUT_MS`], [`ENV_CONNECT_TIMEOUT_MS`], [`ENV_MAX_RETRIES`] and
+/// [`ENV_RETRY_BACKOFF_MS`]. Unset or blank variables keep the default; a value that is not
+/// a non-negative integer (or a zero timeout) is a [`ConfigError::Invalid`] naming the
+/// variable.
+pub fn http_config_from_env(
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<HttpConfig, ConfigError> {
+    let number = |name: &str| -> Result<Option<u64>, ConfigError> {
+        match env(name)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+        {
+            None => Ok(None),
+            Some(v) => v.parse::<u64>().map(Some).map_err(|_| {
+                ConfigError::Invalid(format!(
+                    "invalid {name} {v:?}: expected a non-negative integer"
+                ))
+            }),
+        }
+    };
+    let timeout = |name: &str| -> Result<Option<Duration>, ConfigError> {
+        match number(name)? {
+            Some(0) => Err(ConfigError::Invalid(format!(
+                "invalid {name} \"0\": a timeout must be at least 1 ms"
+            ))),
+            other => Ok(other.map(Duration::from_millis)),
+        }
+    };
+    let mut http = HttpConfig::default();
+    if let Some(idle) = timeout(ENV_IDLE_TIMEOUT_MS)? {
+        http = http.idle_timeout(idle);
+    }
+    if let Some(connect) = timeout(ENV_CONNECT_TIMEOUT_MS)? {
+        http = http.connect_timeout(connect);
+    }
+    if let Some(retries) = number(ENV_MAX_RETRIES)? {
+        http = http.max_retries(u32::try_from(retries).unwrap_or(u32::MAX));
+    }
+    if let Some(ms) = number(ENV_RETRY_BACKOFF_MS)? {
+        let initial = Duration::from_millis(ms);
+        let cap = initial.saturating_mul(16).min(http.max_backoff);
+        http = http.backoff(initial, cap);
+    }
+    Ok(http)
+}
+
+/// Builds the provider `config` describes, with default timeouts and retries adjusted by
+/// the `AGENT_SDK_*` environment variables (see [`http_config_from_env`]; tests use them
+/// to shorten the idle timeout and the retry budget of the binaries).
 ///
 /// Unset fields fall back to the environment: `OPENAI_API_KEY` and `OPENAI_BASE_URL` for
 /// `openai` and `openai-responses`, `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` for
@@ -121,7 +181,13 @@ pub enum ConfigError {
 /// A key is required only by the vendors' own endpoints: an OpenAI-compatible server at
 /// another base URL works without one.
 pub fn build_provider(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ConfigError> {
-    build_provider_with(config, &HttpConfig::default())
+    let env = |name: &str| std::env::var(name).ok();
+    let http = match config.id {
+        // The scripted provider makes no HTTP calls: its builds never fail on these.
+        ProviderId::Scripted => HttpConfig::default(),
+        _ => http_config_from_env(&env)?,
+    };
+    resolve(config, &http, &env)
 }
 
 /// [`build_provider`] with explicit timeouts and retry policy.
@@ -297,6 +363,30 @@ mod tests {
         );
         assert!(!debug.contains("sk-very-secret-key"));
         assert_eq!(provider.id(), "openai");
+    }
+
+    #[test]
+    fn http_settings_come_from_the_environment() {
+        let http = http_config_from_env(&env_of(&[])).expect("defaults");
+        assert_eq!(http, HttpConfig::default());
+        let http = http_config_from_env(&env_of(&[
+            ("AGENT_SDK_IDLE_TIMEOUT_MS", " 250 "),
+            ("AGENT_SDK_CONNECT_TIMEOUT_MS", "100"),
+            ("AGENT_SDK_MAX_RETRIES", "0"),
+            ("AGENT_SDK_RETRY_BACKOFF_MS", "10"),
+        ]))
+        .expect("overrides");
+        assert_eq!(http.idle_timeout, Duration::from_millis(250));
+        assert_eq!(http.connect_timeout, Duration::from_millis(100));
+        assert_eq!(http.max_attempts(), 1);
+        assert_eq!(http.initial_backoff, Duration::from_millis(10));
+        assert_eq!(http.max_backoff, Duration::from_millis(160));
+        let err = http_config_from_env(&env_of(&[("AGENT_SDK_MAX_RETRIES", "-1")]))
+            .expect_err("negative");
+        assert!(err.to_string().contains("AGENT_SDK_MAX_RETRIES"), "{err}");
+        let err = http_config_from_env(&env_of(&[("AGENT_SDK_IDLE_TIMEOUT_MS", "0")]))
+            .expect_err("zero timeout");
+        assert!(err.to_string().contains("at least 1 ms"), "{err}");
     }
 
     #[test]

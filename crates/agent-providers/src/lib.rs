@@ -10,6 +10,12 @@
 //!   exponential backoff (before the first byte of a response only), error mapping.
 //! - [`catalog`]: the model catalogue (context windows, output limits, prices).
 //!
+//! [`build_provider`] reads four optional overrides of the HTTP settings from the
+//! environment, so hosts and tests can tune the binaries without new flags:
+//! `AGENT_SDK_IDLE_TIMEOUT_MS`, `AGENT_SDK_CONNECT_TIMEOUT_MS`, `AGENT_SDK_MAX_RETRIES` and
+//! `AGENT_SDK_RETRY_BACKOFF_MS` (see [`http_config_from_env`]).
+//! - [`replay`]: decoding recorded streaming bodies without HTTP (benchmarks, replays).
+//!
 //! Every adapter builds its provider with [`build_provider`]:
 //!
 //! ```no_run
@@ -30,12 +36,16 @@ pub mod config;
 pub mod http;
 pub mod openai;
 pub mod openai_responses;
+pub mod replay;
 pub mod scripted;
 mod sse;
 mod transcript;
 
 pub use anthropic::AnthropicProvider;
-pub use config::{build_provider, build_provider_with, ConfigError, ProviderConfig, ProviderId};
+pub use config::{
+    build_provider, build_provider_with, http_config_from_env, ConfigError, ProviderConfig,
+    ProviderId,
+};
 pub use http::{ClientConfig, HttpConfig};
 pub use openai::OpenAiProvider;
 pub use openai_responses::OpenAiResponsesProvider;

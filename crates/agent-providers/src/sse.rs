@@ -179,6 +179,37 @@ pub(crate) fn drive<D: Decoder>(
     .boxed()
 }
 
+/// Decodes an already-received SSE body (`chunks` as they would come off the socket) with
+/// the same event parser, decoder and driver as a live request, without any HTTP.
+pub(crate) fn replay<D, S>(decoder: D, chunks: S) -> ProviderStream
+where
+    D: Decoder,
+    S: Stream<Item = Bytes> + Send + 'static,
+{
+    let events = chunks
+        .map(Ok::<Bytes, BodyError>)
+        .eventsource()
+        .boxed();
+    let request = PreparedRequest {
+        url: String::new(),
+        headers: Default::default(),
+        body: Bytes::new(),
+        secret: None,
+    };
+    let driver = Driver {
+        http: Arc::new(HttpClient::new(Default::default())),
+        request: Arc::new(request),
+        decoder,
+        queue: VecDeque::new(),
+        phase: Phase::Sse(events),
+    };
+    futures::stream::unfold(driver, |mut driver| async move {
+        let item = driver.next_item().await?;
+        Some((item, driver))
+    })
+    .boxed()
+}
+
 impl<D: Decoder> Driver<D> {
     async fn next_item(&mut self) -> Option<Result<ProviderEvent, ProviderError>> {
         loop {

@@ -36,10 +36,9 @@ where
             crate::openai_responses::streaming::ResponsesDecoder::new(),
             chunks,
         ),
-        StreamFormat::Anthropic => replay(
-            crate::anthropic::streaming::AnthropicDecoder::new(),
-            chunks,
-        ),
+        StreamFormat::Anthropic => {
+            replay(crate::anthropic::streaming::AnthropicDecoder::new(), chunks)
+        }
     }
 }
 

@@ -186,10 +186,7 @@ where
     D: Decoder,
     S: Stream<Item = Bytes> + Send + 'static,
 {
-    let events = chunks
-        .map(Ok::<Bytes, BodyError>)
-        .eventsource()
-        .boxed();
+    let events = chunks.map(Ok::<Bytes, BodyError>).eventsource().boxed();
     let request = PreparedRequest {
         url: String::new(),
         headers: Default::default(),

@@ -5,7 +5,8 @@
 //! [`session`] (many sessions per process, one turn at a time, approver bridging to the
 //! client), [`store`] (on-disk persistence), [`eventlog`] (per-session seq'd event log with
 //! replay), [`config`] (how a session's agent is built) and [`tools`] (the session-bound
-//! tools that ask the user through the client). [`zcode`] is the ZCode app-server front end.
+//! tools that ask the user through the client). [`zcode`] is the ZCode app-server front end;
+//! [`acp`] the Agent Client Protocol front end.
 //!
 //! # The binary
 //!
@@ -13,7 +14,11 @@
 //! adapter-acp app-server --stdio [--disallowed-tools "A B C"]
 //!     [--provider openai|openai-responses|anthropic|scripted] [--model M]
 //!     [--base-url URL] [--api-key KEY] [--script FILE] [--data-dir DIR]
+//! adapter-acp acp [the same provider, tool and data-dir options]
 //! ```
+//!
+//! `app-server` speaks the ZCode app-server protocol, `acp` the Agent Client Protocol v1
+//! (for Zed, JetBrains and other ACP editors); both use the same session store.
 //!
 //! Without `--provider` it plays the offline scripted demo, so a host that sets
 //! `ZCODE_BIN` to this binary gets a working agent with no key; `ADAPTER_ACP_PROVIDER`,
@@ -24,6 +29,7 @@
 
 #![warn(missing_docs)]
 
+pub mod acp;
 pub mod config;
 pub mod eventlog;
 pub mod session;

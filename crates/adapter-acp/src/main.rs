@@ -1,10 +1,13 @@
-//! `adapter-acp`: the ZCode app-server (`adapter-acp app-server --stdio`) on agent-core.
+//! `adapter-acp`: the ZCode app-server (`adapter-acp app-server --stdio`) and the Agent
+//! Client Protocol agent (`adapter-acp acp`) on agent-core.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use adapter_acp::acp::{AcpAgent, AcpOptions};
 use adapter_acp::config::AgentFactory;
 use adapter_acp::zcode::{serve, ServerOptions};
+use agent_client_protocol::{ConnectTo, Stdio};
 use agent_providers::{ProviderConfig, ProviderId};
 use clap::{Args, Parser, Subcommand};
 use secrecy::SecretString;
@@ -25,6 +28,21 @@ enum Command {
     /// Serve the ZCode app-server protocol (line-delimited JSON) on stdin/stdout.
     #[command(name = "app-server", alias = "agent-server")]
     AppServer(AppServerArgs),
+    /// Serve the Agent Client Protocol (ACP v1, as Zed and other editors speak it) on
+    /// stdin/stdout.
+    Acp(AcpArgs),
+}
+
+#[derive(Args)]
+struct AcpArgs {
+    /// Tools never offered, space- or comma-separated. May be repeated.
+    #[arg(long = "disallowed-tools", value_name = "NAMES")]
+    disallowed_tools: Vec<String>,
+    /// Directory sessions are stored in (shared with `app-server`; default: as there).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    provider: ProviderArgs,
 }
 
 /// Model provider selection, shared by every front end.
@@ -86,17 +104,35 @@ fn init_logging() {
         .init();
 }
 
-async fn app_server(args: AppServerArgs) -> Result<(), String> {
-    let _ = args.stdio;
-    let config = args.provider.config()?;
-    let disallowed: Vec<String> = args
-        .disallowed_tools
+fn split_names(lists: &[String]) -> Vec<String> {
+    lists
         .iter()
         .flat_map(|list| list.split(|c: char| c.is_whitespace() || c == ','))
         .filter(|name| !name.is_empty())
         .map(str::to_string)
-        .collect();
-    let factory = AgentFactory::new(config).disallowed_tools(disallowed);
+        .collect()
+}
+
+async fn acp(args: AcpArgs) -> Result<(), String> {
+    let config = args.provider.config()?;
+    let factory = AgentFactory::new(config).disallowed_tools(split_names(&args.disallowed_tools));
+    // A provider that cannot be built is reported now and, as a JSON-RPC error, on
+    // session/new.
+    if let Err(err) = factory.provider() {
+        tracing::error!(error = %err, "the provider cannot be built; sessions will fail");
+    }
+    let data_dir = args.data_dir.unwrap_or_else(adapter_acp::default_data_dir);
+    tracing::info!(data_dir = %data_dir.display(), ?factory, "acp agent starting");
+    AcpAgent::new(AcpOptions { factory, data_dir })
+        .connect_to(Stdio::new())
+        .await
+        .map_err(|e| format!("acp connection failed: {e}"))
+}
+
+async fn app_server(args: AppServerArgs) -> Result<(), String> {
+    let _ = args.stdio;
+    let config = args.provider.config()?;
+    let factory = AgentFactory::new(config).disallowed_tools(split_names(&args.disallowed_tools));
     // A provider that cannot be built (e.g. no API key) is reported on stderr now and to
     // the client, in the protocol's own form, on session/create.
     if let Err(err) = factory.provider() {
@@ -119,6 +155,7 @@ async fn main() -> ExitCode {
     init_logging();
     let result = match cli.command {
         Command::AppServer(args) => app_server(args).await,
+        Command::Acp(args) => acp(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use agent_core::{
     async_trait, AbortHandle, Agent, AgentEvent, Approval, ApprovalRequest, Approver, ErrorCode,
     Message, PlanItem, ReasoningLevel, Run, RunKind, RunStatus, SessionError, ToolStatus, Usage,
+    UserInput,
 };
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -483,14 +484,15 @@ impl Session {
         self.agent.messages()
     }
 
-    /// Starts a prompt turn. Fails with [`Busy`] while a turn (or compaction) runs.
+    /// Starts a prompt turn (text, optionally with images). Fails with [`Busy`] while a
+    /// turn (or compaction) runs.
     pub fn start_prompt(
         self: &Arc<Self>,
-        input: String,
+        input: impl Into<UserInput>,
         input_id: Option<String>,
         observer: Box<dyn TurnObserver>,
     ) -> Result<TurnInfo, Busy> {
-        self.start(RunKind::Prompt, input, input_id, observer)
+        self.start(RunKind::Prompt, input.into(), input_id, observer)
     }
 
     /// Starts a compaction of the transcript, which holds the prompt lock like a turn.
@@ -498,13 +500,13 @@ impl Session {
         self: &Arc<Self>,
         observer: Box<dyn TurnObserver>,
     ) -> Result<TurnInfo, Busy> {
-        self.start(RunKind::Compact, String::new(), None, observer)
+        self.start(RunKind::Compact, UserInput::default(), None, observer)
     }
 
     fn start(
         self: &Arc<Self>,
         kind: RunKind,
-        input: String,
+        input: UserInput,
         input_id: Option<String>,
         mut observer: Box<dyn TurnObserver>,
     ) -> Result<TurnInfo, Busy> {
@@ -522,14 +524,15 @@ impl Session {
             if kind == RunKind::Prompt {
                 data.meta.turn_count += 1;
                 if data.meta.title.is_empty() {
-                    data.meta.title = input.trim().chars().take(80).collect();
+                    data.meta.title = input.text.trim().chars().take(80).collect();
                     data.meta.title_from_input = true;
                 }
             }
             data.meta.updated_at = started_at;
             data.revision += 1;
+            let text = input.text.clone();
             let run = match kind {
-                RunKind::Prompt => self.agent.prompt(input.clone()),
+                RunKind::Prompt => self.agent.prompt(input),
                 RunKind::Compact => self.agent.compact(),
             };
             data.active = Some(ActiveTurn {
@@ -542,7 +545,7 @@ impl Session {
                 turn_id,
                 kind,
                 number: data.meta.turn_count,
-                input,
+                input: text,
                 input_id,
                 started_at,
             };

@@ -953,6 +953,9 @@ pub enum ToolState {
 }
 
 /// The content of a part.
+// Parts are built once per message part and serialised straight away; boxing the tool
+// state would only add indirection to every constructor.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize)]
 #[serde(
     tag = "type",

@@ -1,0 +1,28 @@
+//! The Agent Client Protocol (ACP, v1) front end, on the official `agent-client-protocol`
+//! SDK: `adapter-acp acp` serves it on stdin/stdout.
+//!
+//! - `initialize` reports protocol version 1, `loadSession`, image and embedded-context
+//!   prompts, `session/list`, and the agent's name and version.
+//! - `session/new` creates a session (stored with the ZCode front end's sessions, so either
+//!   front end can continue it); `session/load` replays its transcript as
+//!   `session/update` notifications (`user_message_chunk`, `agent_message_chunk`,
+//!   `agent_thought_chunk`, `tool_call` + `tool_call_update`, then the `plan`) before it
+//!   answers.
+//! - `session/prompt` streams the turn ([`mapping::TurnMapper`]) and answers with the stop
+//!   reason: `end_turn`, `max_tokens`, `max_turn_requests` (the step limit), `refusal` or
+//!   `cancelled`; other failures are a JSON-RPC error. The turn's usage is in the
+//!   response's `_meta.usage`; `usage_update` notifications report the context in use.
+//! - `session/cancel` aborts the running turn (streaming, tools and an open permission
+//!   request, which is withdrawn with `$/cancel_request`); the prompt answers `cancelled`.
+//! - `session/set_mode` takes one of [`agent::MODES`]: `build` (default: asks before every
+//!   call with side effects), `edit`, `auto`, `plan`, `yolo` — the ZCode front end's modes —
+//!   or the aliases `default`/`ask`, `acceptEdits`, `unsafe`/`bypassPermissions`.
+//! - Prompt-gated tool calls send `session/request_permission` with the options
+//!   `allow_once`, `allow_always` and `reject_once`, answering the agent's approver with
+//!   allow once / allow always / deny. Plan approval (`exit_plan_mode`) and `ask_user`
+//!   questions are put to the client the same way, one request per question.
+
+pub mod agent;
+pub mod mapping;
+
+pub use agent::{AcpAgent, AcpOptions};

@@ -96,7 +96,9 @@ impl ProviderArgs {
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ADAPTER_ACP_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        // The ACP SDK logs every error response it sends at warn; those are answers, not
+        // faults.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,agent_client_protocol=error"));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)

@@ -76,7 +76,8 @@ async fn official_acp_client_drives_the_agent() {
         .join("package.json");
     if !sdk.exists() {
         let mut npm = Command::new("npm");
-        npm.args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir);
+        npm.args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir);
         let output = run(npm, INSTALL_TIMEOUT, "npm ci").await;
         assert!(
             output.status.success(),

@@ -1,0 +1,281 @@
+//! `adapter-acp acp` over pipes with raw JSON-RPC lines (no Node needed): the handshake,
+//! a prompt whose tool call asks permission (the `tool_call` comes first), cancel
+//! mid-stream, and bad input answered in JSON-RPC's own form. The official-SDK client test
+//! is `acp_node.rs`. Every read is bounded by [`WAIT`].
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+struct Acp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Lines<BufReader<ChildStdout>>,
+    backlog: VecDeque<Value>,
+    next_id: i64,
+}
+
+impl Acp {
+    fn spawn(script: &Path, data: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_adapter-acp"))
+            .args(["acp", "--provider", "scripted", "--script"])
+            .arg(script)
+            .arg("--data-dir")
+            .arg(data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn adapter-acp acp");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        Self {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            backlog: VecDeque::new(),
+            next_id: 1,
+        }
+    }
+
+    async fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        tokio::time::timeout(WAIT, async {
+            stdin.write_all(line.as_bytes()).await.expect("write");
+            stdin.write_all(b"\n").await.expect("write");
+            stdin.flush().await.expect("flush");
+        })
+        .await
+        .expect("write timed out");
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut message = message;
+        message["jsonrpc"] = json!("2.0");
+        self.send_raw(&message.to_string()).await;
+    }
+
+    async fn next_matching(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(pos) = self.backlog.iter().position(&pred) {
+            return self.backlog.remove(pos).expect("valid position");
+        }
+        loop {
+            let line = tokio::time::timeout(WAIT, self.lines.next_line())
+                .await
+                .expect("timed out waiting for a line")
+                .expect("read stdout")
+                .expect("the agent closed its output");
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            if pred(&message) {
+                return message;
+            }
+            self.backlog.push_back(message);
+        }
+    }
+
+    /// Sends a request; returns its id.
+    async fn request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    async fn reply(&mut self, id: i64) -> Value {
+        self.next_matching(|m| m["id"] == json!(id) && m.get("method").is_none())
+            .await
+    }
+
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request(method, params).await;
+        let reply = self.reply(id).await;
+        assert!(reply.get("error").is_none(), "{method} failed: {reply}");
+        reply["result"].clone()
+    }
+
+    async fn update(&mut self) -> Value {
+        self.next_matching(|m| m["method"] == "session/update")
+            .await["params"]["update"]
+            .clone()
+    }
+
+    async fn shutdown(mut self) -> bool {
+        self.stdin = None;
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("the agent did not exit after stdin closed")
+            .expect("wait");
+        status.success()
+    }
+}
+
+fn write_script(dir: &Path, turns: Value) -> std::path::PathBuf {
+    let path = dir.join("script.json");
+    let script = json!({"model": "scripted-test", "turns": turns});
+    std::fs::write(&path, script.to_string()).expect("write script");
+    path
+}
+
+#[tokio::test]
+async fn prompt_with_permission_cancel_and_bad_input() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("ws");
+    let script = write_script(
+        root.path(),
+        json!([
+            {"steps": [
+                {"reasoning": "Plan: echo."},
+                {"text": "Running."},
+                {"tool_call": {"id": "c1", "name": "bash", "args": ["{\"command\": \"echo hi\"}"]}}
+            ]},
+            {"steps": [{"text": "Done."}]},
+            {"steps": [{"text": "slow"}, {"delay_ms": 60000}, {"text": " never"}]}
+        ]),
+    );
+    let mut acp = Acp::spawn(&script, &root.path().join("data"));
+
+    // Bad input first: it is answered, and the agent keeps serving.
+    acp.send_raw("{not json").await;
+    let parse = acp
+        .next_matching(|m| m["error"]["code"] == json!(-32700))
+        .await;
+    assert!(parse["id"].is_null(), "{parse}");
+
+    let init = acp
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await;
+    assert_eq!(init["protocolVersion"], 1);
+    assert_eq!(init["agentCapabilities"]["loadSession"], true);
+    assert_eq!(init["agentInfo"]["name"], "adapter-acp");
+
+    let id = acp
+        .request(
+            "session/new",
+            json!({"cwd": "relative/dir", "mcpServers": []}),
+        )
+        .await;
+    let relative = acp.reply(id).await;
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
+    assert!(relative["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("absolute"));
+
+    let created = acp
+        .call("session/new", json!({"cwd": ws, "mcpServers": []}))
+        .await;
+    let session = created["sessionId"]
+        .as_str()
+        .expect("sessionId")
+        .to_string();
+    assert_eq!(created["modes"]["currentModeId"], "build");
+
+    let missing = acp
+        .request(
+            "session/prompt",
+            json!({"sessionId": "sess_nope", "prompt": [{"type": "text", "text": "hi"}]}),
+        )
+        .await;
+    let missing = acp.reply(missing).await;
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
+    assert_eq!(missing["error"]["message"], "Session not found: sess_nope");
+
+    let audio = acp
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "audio", "mimeType": "audio/wav", "data": "AAAA"}]}),
+        )
+        .await;
+    let audio = acp.reply(audio).await;
+    assert_eq!(audio["error"]["code"], -32602, "{audio}");
+
+    // A prompt whose bash call asks permission.
+    let prompt = acp
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "echo please"}]}),
+        )
+        .await;
+    let ask = acp
+        .next_matching(|m| m["method"] == "session/request_permission")
+        .await;
+    // Everything before the request is in the backlog: the call was announced first.
+    let announced = acp.backlog.iter().any(|m| {
+        m["method"] == "session/update"
+            && m["params"]["update"]["sessionUpdate"] == "tool_call"
+            && m["params"]["update"]["toolCallId"] == "c1"
+    });
+    assert!(announced, "tool_call before request_permission");
+    assert_eq!(ask["params"]["toolCall"]["toolCallId"], "c1");
+    assert_eq!(ask["params"]["toolCall"]["kind"], "execute");
+    let options: Vec<&str> = ask["params"]["options"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .filter_map(|o| o["optionId"].as_str())
+        .collect();
+    assert_eq!(options, ["allow_once", "allow_always", "reject_once"]);
+    acp.send(json!({"id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_always"}}}))
+        .await;
+    let done = acp.reply(prompt).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let mut updates = Vec::new();
+    while let Some(pos) = acp
+        .backlog
+        .iter()
+        .position(|m| m["method"] == "session/update")
+    {
+        let message = acp.backlog.remove(pos).expect("valid position");
+        updates.push(message["params"]["update"].clone());
+    }
+    let statuses: Vec<&str> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update")
+        .filter_map(|u| u["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["in_progress", "completed"]);
+    let thought: String = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_thought_chunk")
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(thought, "Plan: echo.");
+
+    // Cancel mid-stream.
+    let slow = acp
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go slow"}]}),
+        )
+        .await;
+    let first = acp.update().await;
+    assert_eq!(first["sessionUpdate"], "agent_message_chunk");
+    assert_eq!(first["content"]["text"], "slow");
+    acp.send(json!({"method": "session/cancel", "params": {"sessionId": session}}))
+        .await;
+    let cancelled = acp.reply(slow).await;
+    assert_eq!(
+        cancelled["result"]["stopReason"], "cancelled",
+        "{cancelled}"
+    );
+
+    // Unknown methods get the standard error.
+    let unknown = acp.request("session/frobnicate", json!({})).await;
+    assert_eq!(acp.reply(unknown).await["error"]["code"], -32601);
+
+    assert!(acp.shutdown().await, "clean exit at end of input");
+}

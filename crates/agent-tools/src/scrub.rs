@@ -137,10 +137,37 @@ pub fn scrub_secrets(text: &str) -> (String, bool) {
     }
 }
 
+/// Shortest environment value that is scrubbed by exact match (shorter values such as
+/// `1` or `true` would redact ordinary words).
+pub const MIN_ENV_SECRET_LEN: usize = 8;
+
+/// The values of this process's environment variables with sensitive names
+/// ([`is_sensitive_name`]: `OPENAI_API_KEY`, `ZUTCORE_RPC_TOKEN`, …) of at least
+/// [`MIN_ENV_SECRET_LEN`] bytes, longest first.
+pub fn sensitive_env_values() -> Vec<String> {
+    let mut values: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .filter(|(name, value)| is_sensitive_name(name) && value.trim().len() >= MIN_ENV_SECRET_LEN)
+        .map(|(_, value)| value.trim().to_string())
+        .collect();
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    values.dedup();
+    values
+}
+
 /// Like [`scrub_secrets`], without allocating when nothing is found.
+///
+/// Besides the patterns, the exact values of sensitive environment variables
+/// ([`sensitive_env_values`]) are replaced wherever they appear: `printenv OPENAI_API_KEY`
+/// prints a bare key that no pattern recognises.
 pub fn scrub_secrets_cow(text: &str) -> Cow<'_, str> {
     let p = patterns();
     let mut out: Cow<'_, str> = Cow::Borrowed(text);
+    for value in sensitive_env_values() {
+        if out.contains(value.as_str()) {
+            out = Cow::Owned(out.replace(value.as_str(), REDACTED));
+        }
+    }
     fn apply(out: &mut Cow<'_, str>, re: &Regex, rep: &dyn Fn(&Captures<'_>) -> String) {
         if let Cow::Owned(s) = re.replace_all(out, |c: &Captures<'_>| rep(c)) {
             *out = Cow::Owned(s);

@@ -27,6 +27,8 @@ use crate::scrub::{finish_output, scrub_secrets_cow};
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(150);
 /// Bytes of each stream's tail sent as progress.
 const PROGRESS_TAIL_BYTES: usize = 2048;
+/// Bytes before the progress tail that are scrubbed with it (longer than any credential).
+const PROGRESS_SCRUB_MARGIN: usize = 1024;
 /// Bytes of each stream kept in memory (the most recent).
 const CAPTURE_BYTES: usize = 1024 * 1024;
 /// How long to keep reading the pipes after the shell exited and its group was killed.
@@ -321,9 +323,12 @@ fn send_progress(ctx: &ToolContext, out: &mut Capture, err: &mut Capture) {
     for (capture, stream) in [(out, ProgressStream::Stdout), (err, ProgressStream::Stderr)] {
         if capture.dirty {
             capture.dirty = false;
-            let tail = capture.tail(PROGRESS_TAIL_BYTES);
+            // Scrub a wider window than is shown: a secret straddling the start of the tail
+            // is recognised whole, so no part of it reaches the progress report.
+            let window = capture.tail(PROGRESS_TAIL_BYTES + PROGRESS_SCRUB_MARGIN);
+            let clean = scrub_secrets_cow(&window);
             ctx.progress
-                .send(stream, scrub_secrets_cow(&tail).into_owned());
+                .send(stream, tail_str(&clean, PROGRESS_TAIL_BYTES).to_string());
         }
     }
 }

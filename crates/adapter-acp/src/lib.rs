@@ -30,8 +30,10 @@
 #![warn(missing_docs)]
 
 pub mod acp;
+pub mod backpressure;
 pub mod config;
 pub mod eventlog;
+pub mod lines;
 pub mod session;
 pub mod store;
 pub mod tools;

@@ -1,13 +1,18 @@
 //! `adapter-acp`: the ZCode app-server (`adapter-acp app-server --stdio`) and the Agent
 //! Client Protocol agent (`adapter-acp acp`) on agent-core.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-use adapter_acp::acp::{AcpAgent, AcpOptions};
+use adapter_acp::acp::{transport, AcpAgent, AcpOptions};
+use adapter_acp::backpressure::OutputGate;
 use adapter_acp::config::AgentFactory;
+use adapter_acp::lines::{max_line_bytes, termination_signal, UntilStopped};
 use adapter_acp::zcode::{serve, ServerOptions};
-use agent_client_protocol::{ConnectTo, Stdio};
+use agent_client_protocol::ConnectTo;
 use agent_providers::{ProviderConfig, ProviderId};
 use clap::{Args, Parser, Subcommand};
 use secrecy::SecretString;
@@ -125,10 +130,29 @@ async fn acp(args: AcpArgs) -> Result<(), String> {
     }
     let data_dir = args.data_dir.unwrap_or_else(adapter_acp::default_data_dir);
     tracing::info!(data_dir = %data_dir.display(), ?factory, "acp agent starting");
-    AcpAgent::new(AcpOptions { factory, data_dir })
-        .connect_to(Stdio::new())
-        .await
-        .map_err(|e| format!("acp connection failed: {e}"))
+    let gate = Arc::new(OutputGate::default());
+    // SIGTERM / SIGINT end the input like a closed stdin: running turns stop (and their
+    // tool processes with them) before the process exits.
+    let stdin = UntilStopped::new(tokio::io::stdin(), termination_signal());
+    let io = transport::transport(stdin, tokio::io::stdout(), max_line_bytes(), gate.clone());
+    let result = AcpAgent::new(AcpOptions { factory, data_dir })
+        .with_output_gate(gate)
+        .connect_to(io)
+        .await;
+    match result {
+        Ok(()) => Ok(()),
+        // The client closed our stdout: it is gone, which ends the connection normally.
+        Err(err) if is_broken_pipe(&err.to_string()) => {
+            tracing::info!("stdout closed; exiting");
+            Ok(())
+        }
+        Err(err) => Err(format!("acp connection failed: {err}")),
+    }
+}
+
+fn is_broken_pipe(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("broken pipe") || lower.contains("os error 32")
 }
 
 async fn app_server(args: AppServerArgs) -> Result<(), String> {
@@ -142,27 +166,54 @@ async fn app_server(args: AppServerArgs) -> Result<(), String> {
     }
     let data_dir = args.data_dir.unwrap_or_else(adapter_acp::default_data_dir);
     tracing::info!(data_dir = %data_dir.display(), ?factory, "app-server starting");
-    serve(
+    // SIGTERM / SIGINT end the input like a closed stdin (see `acp`).
+    let stdin = UntilStopped::new(tokio::io::stdin(), termination_signal());
+    match serve(
         ServerOptions { factory, data_dir },
-        tokio::io::stdin(),
+        stdin,
         tokio::io::stdout(),
     )
     .await
-    .map_err(|e| format!("app-server I/O failed: {e}"))
+    {
+        Ok(()) => Ok(()),
+        // The client closed our stdout: it is gone, which ends the session normally.
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {
+            tracing::info!("stdout closed; exiting");
+            Ok(())
+        }
+        Err(err) => Err(format!("app-server I/O failed: {err}")),
+    }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// Exit codes: 0 after stdin closed, SIGTERM/SIGINT or a closed stdout (every running turn
+/// was stopped first); 1 on other failures; 2 on bad arguments.
+fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-    let result = match cli.command {
-        Command::AppServer(args) => app_server(args).await,
-        Command::Acp(args) => acp(args).await,
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "adapter-acp: cannot start tokio: {err}");
+            return ExitCode::FAILURE;
+        }
     };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::AppServer(args) => app_server(args).await,
+            Command::Acp(args) => acp(args).await,
+        }
+    });
+    // A read of stdin blocked in tokio's reader thread cannot be cancelled (after SIGTERM
+    // or a closed stdout, stdin may still be open): do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(250));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("adapter-acp: {message}");
+            // Never panic on a closed stderr.
+            let _ = writeln!(std::io::stderr(), "adapter-acp: {message}");
             ExitCode::FAILURE
         }
     }

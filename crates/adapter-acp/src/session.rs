@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::backpressure::OutputGate;
 use crate::config::{AgentFactory, FactoryError};
 use crate::store::FileStore;
 use crate::tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
@@ -232,6 +233,12 @@ pub trait TurnObserver: Send + 'static {
     fn event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent);
     /// The turn ended; the session is idle again.
     fn finished(&mut self, session: &Session, turn: &TurnInfo, outcome: &TurnOutcome);
+    /// The gate of the front end's output: the turn takes its next event only when the
+    /// gate is [ready](OutputGate::ready), so a slow client stalls the turn instead of
+    /// growing the output queue. `None` (the default): no backpressure.
+    fn output_gate(&self) -> Option<Arc<OutputGate>> {
+        None
+    }
 }
 
 /// A second turn was started while one runs.
@@ -579,7 +586,14 @@ impl Session {
             duration_ms: 0,
             summary: None,
         };
-        while let Some(event) = run.next().await {
+        let gate = observer.output_gate();
+        loop {
+            if let Some(gate) = &gate {
+                gate.ready().await;
+            }
+            let Some(event) = run.next().await else {
+                break;
+            };
             self.track(&event, &mut outcome);
             observer.event(&self, &turn, &event);
             if let AgentEvent::RunFinished { status, final_text } = &event {

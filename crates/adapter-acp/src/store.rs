@@ -27,6 +27,12 @@ pub fn valid_session_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+async fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = tokio::fs::File::create(path).await?;
+    file.write_all(bytes).await?;
+    file.sync_all().await
+}
+
 fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError {
     let context = context.into();
     move |source| SessionError::Io { context, source }
@@ -65,7 +71,9 @@ impl FileStore {
             message: e.to_string(),
         })?;
         let tmp = dir.join(format!("{META}.{}.tmp", uuid::Uuid::new_v4().simple()));
-        tokio::fs::write(&tmp, &json)
+        // Written and synced in full before the rename, so meta.json is always a whole
+        // old or a whole new version, even after a crash.
+        write_synced(&tmp, &json)
             .await
             .map_err(io_err(format!("write {}", tmp.display())))?;
         let path = dir.join(META);
@@ -133,8 +141,10 @@ impl SessionStore for FileStore {
 
     async fn load(&self, id: &str) -> Result<Vec<SessionRecord>, SessionError> {
         let path = self.dir(id)?.join(TRANSCRIPT);
-        let text = match tokio::fs::read_to_string(&path).await {
-            Ok(text) => text,
+        // Bytes, not text: a line torn inside a multi-byte character must not make the
+        // whole transcript unreadable.
+        let bytes = match tokio::fs::read(&path).await {
+            Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // A session with metadata but no message yet has an empty transcript.
                 return match tokio::fs::try_exists(self.dir(id)?.join(META)).await {
@@ -144,24 +154,15 @@ impl SessionStore for FileStore {
             }
             Err(e) => return Err(io_err(format!("read {}", path.display()))(e)),
         };
-        let mut records = Vec::new();
-        let last = text.lines().count();
-        for (n, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str(line) {
-                Ok(record) => records.push(record),
-                // A torn last line (crash mid-append) is dropped; anything else is corrupt.
-                Err(_) if n + 1 == last => {
-                    tracing::warn!(session = %id, line = n + 1, "dropping torn transcript line")
-                }
-                Err(e) => {
-                    return Err(SessionError::Corrupt {
-                        context: format!("{}:{}", path.display(), n + 1),
-                        message: e.to_string(),
-                    })
-                }
+        let (records, repair) =
+            parse_transcript(&bytes).map_err(|(line, message)| SessionError::Corrupt {
+                context: format!("{}:{line}", path.display()),
+                message,
+            })?;
+        if let Some(repair) = repair {
+            tracing::warn!(session = %id, ?repair, "repairing the transcript's torn last line");
+            if let Err(err) = repair_transcript(&path, repair).await {
+                tracing::warn!(session = %id, error = %err, "cannot repair the transcript");
             }
         }
         Ok(records)
@@ -191,6 +192,62 @@ impl SessionStore for FileStore {
     }
 }
 
+/// How a transcript with a torn end is made appendable again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repair {
+    /// Cut the file at this length (dropping a torn last line).
+    Truncate(u64),
+    /// The last record is whole but lacks its newline: add it.
+    Terminate,
+}
+
+/// Parses a transcript: one record per line. An unreadable last line is a write torn by a
+/// crash: it is dropped (and the repair says how to cut it off, so that later appends do
+/// not land behind it). Any other unreadable line is an error `(line number, message)`.
+fn parse_transcript(bytes: &[u8]) -> Result<(Vec<SessionRecord>, Option<Repair>), (usize, String)> {
+    let segments: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let count = segments.len();
+    // The last line that holds anything: a torn write lacks its newline, so it is the
+    // final segment; a bad final line with a newline is tolerated the same way.
+    let last = segments
+        .iter()
+        .rposition(|seg| !seg.iter().all(u8::is_ascii_whitespace));
+    let mut records = Vec::new();
+    let mut repair = None;
+    let mut offset = 0u64;
+    for (n, segment) in segments.iter().enumerate() {
+        let start = offset;
+        offset += segment.len() as u64 + 1;
+        if segment.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice(segment) {
+            Ok(record) => {
+                records.push(record);
+                if n + 1 == count {
+                    repair = Some(Repair::Terminate);
+                }
+            }
+            Err(_) if Some(n) == last => repair = Some(Repair::Truncate(start)),
+            Err(e) => return Err((n + 1, e.to_string())),
+        }
+    }
+    Ok((records, repair))
+}
+
+async fn repair_transcript(path: &Path, repair: Repair) -> std::io::Result<()> {
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .append(matches!(repair, Repair::Terminate))
+        .open(path)
+        .await?;
+    match repair {
+        Repair::Truncate(len) => file.set_len(len).await?,
+        Repair::Terminate => file.write_all(b"\n").await?,
+    }
+    file.sync_data().await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,6 +274,48 @@ mod tests {
         assert!(matches!(
             store.load("sess_missing").await,
             Err(SessionError::NotFound(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_torn_last_line_is_dropped_and_cut_off_so_appends_stay_readable() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FileStore::new(dir.path());
+        let record = SessionRecord::Message {
+            message: Message::user_text("héllo"),
+        };
+        store.append("sess_t", &record).await.expect("append");
+        let path = dir.path().join("sessions/sess_t").join(TRANSCRIPT);
+        let whole = std::fs::read(&path).expect("read");
+        // A second record torn inside the two-byte `é`.
+        let cut = whole.iter().position(|b| *b == 0xc3).expect("é") + 1;
+        let mut torn = whole.clone();
+        torn.extend_from_slice(&whole[..cut]);
+        std::fs::write(&path, &torn).expect("write");
+        assert_eq!(store.load("sess_t").await.expect("load").len(), 1);
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            whole,
+            "torn tail cut off"
+        );
+        store.append("sess_t", &record).await.expect("append");
+        assert_eq!(store.load("sess_t").await.expect("load").len(), 2);
+
+        // A whole last record without its newline gets one.
+        let mut unterminated = std::fs::read(&path).expect("read");
+        unterminated.pop();
+        std::fs::write(&path, &unterminated).expect("write");
+        assert_eq!(store.load("sess_t").await.expect("load").len(), 2);
+        store.append("sess_t", &record).await.expect("append");
+        assert_eq!(store.load("sess_t").await.expect("load").len(), 3);
+
+        // Garbage in the middle is corruption, not a tear.
+        let mut middle = b"{oops\n".to_vec();
+        middle.extend_from_slice(&std::fs::read(&path).expect("read"));
+        std::fs::write(&path, &middle).expect("write");
+        assert!(matches!(
+            store.load("sess_t").await,
+            Err(SessionError::Corrupt { .. })
         ));
     }
 }

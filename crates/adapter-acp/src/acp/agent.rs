@@ -33,6 +33,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, watch};
 
 use super::mapping::{self, TurnEnd, TurnMapper};
+use crate::backpressure::OutputGate;
 use crate::config::AgentFactory;
 use crate::session::{
     CreateOptions, InteractionKind, InteractionReply, InteractionRequest, ManagerError,
@@ -121,13 +122,29 @@ pub struct AcpOptions {
 #[derive(Debug)]
 pub struct AcpAgent {
     options: AcpOptions,
+    gate: Arc<OutputGate>,
+    gated: bool,
 }
 
 impl AcpAgent {
     /// An agent serving sessions built by `options.factory`, stored under
     /// `options.data_dir`.
     pub fn new(options: AcpOptions) -> Self {
-        Self { options }
+        Self {
+            options,
+            gate: Arc::new(OutputGate::default()),
+            gated: false,
+        }
+    }
+
+    /// Counts the `session/update` notifications it sends on `gate`, and lets a turn take
+    /// its next event only when the gate is ready. Give the same gate to the transport
+    /// ([`transport`](super::transport::transport)), which counts them as written; without
+    /// it, turns never wait.
+    pub fn with_output_gate(mut self, gate: Arc<OutputGate>) -> Self {
+        self.gate = gate;
+        self.gated = true;
+        self
     }
 }
 
@@ -170,6 +187,9 @@ impl Announced {
 
 struct Shared {
     manager: SessionManager,
+    gate: Arc<OutputGate>,
+    /// Whether the gate is shared with a transport that counts written updates.
+    gated: bool,
     /// Per session with a running prompt: whether the client cancelled it.
     cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
     announced: Announced,
@@ -208,9 +228,15 @@ fn invalid_request(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::INVALID_REQUEST, message.into())
 }
 
-fn notify(cx: &ConnectionTo<Client>, session_id: &str, update: SessionUpdate) {
+fn notify(s: &Shared, cx: &ConnectionTo<Client>, session_id: &str, update: SessionUpdate) {
     let notification = SessionNotification::new(SessionId::new(session_id), update);
+    if s.gated {
+        s.gate.queued_one();
+    }
     if let Err(err) = cx.send_notification(notification) {
+        if s.gated {
+            s.gate.written_one();
+        }
         tracing::debug!(session = session_id, error = ?err, "cannot send session/update");
     }
 }
@@ -231,6 +257,8 @@ impl ConnectTo<Client> for AcpAgent {
         let store = FileStore::new(&self.options.data_dir);
         let shared = Arc::new(Shared {
             manager: SessionManager::new(self.options.factory, store, int_tx),
+            gated: self.gated,
+            gate: self.gate,
             cancels: Mutex::new(HashMap::new()),
             announced: Announced::default(),
         });
@@ -335,6 +363,8 @@ impl ConnectTo<Client> for AcpAgent {
                 }
             })
             .await;
+        // Nothing is written any more: turns must not wait for output while they stop.
+        shared.gate.close();
         shared.manager.shutdown(SHUTDOWN_WAIT).await;
         result
     }
@@ -402,10 +432,10 @@ async fn load_session(
     }
     // Notifications go out in order, before the response.
     for update in mapping::replay(&session.messages(), Path::new(&meta.workspace_path)) {
-        notify(cx, &id, update);
+        notify(s, cx, &id, update);
     }
     if !meta.todos.is_empty() {
-        notify(cx, &id, mapping::plan_update(&meta.todos));
+        notify(s, cx, &id, mapping::plan_update(&meta.todos));
     }
     Ok(LoadSessionResponse::new().modes(mode_state(meta.mode)))
 }
@@ -565,11 +595,15 @@ struct AcpTurn {
 }
 
 impl TurnObserver for AcpTurn {
+    fn output_gate(&self) -> Option<Arc<OutputGate>> {
+        self.shared.gated.then(|| self.shared.gate.clone())
+    }
+
     fn started(&mut self, _session: &Session, _turn: &TurnInfo) {}
 
     fn event(&mut self, session: &Session, _turn: &TurnInfo, event: &AgentEvent) {
         for update in self.mapper.map(event) {
-            notify(&self.cx, &self.session_id, update);
+            notify(&self.shared, &self.cx, &self.session_id, update);
         }
         match event {
             AgentEvent::ToolCall { id, .. } => self.shared.announced.add(&self.session_id, id),
@@ -579,6 +613,7 @@ impl TurnObserver for AcpTurn {
                 if mode != self.mode {
                     self.mode = mode;
                     notify(
+                        &self.shared,
                         &self.cx,
                         &self.session_id,
                         SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str())),

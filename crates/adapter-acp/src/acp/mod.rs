@@ -24,5 +24,6 @@
 
 pub mod agent;
 pub mod mapping;
+pub mod transport;
 
 pub use agent::{AcpAgent, AcpOptions};

@@ -107,6 +107,7 @@ pub struct ZcodeTurn {
     step_results: HashMap<String, bool>,
     denied: HashSet<String>,
     text: String,
+    gate: Option<Arc<crate::backpressure::OutputGate>>,
 }
 
 impl ZcodeTurn {
@@ -120,7 +121,15 @@ impl ZcodeTurn {
             step_results: HashMap::new(),
             denied: HashSet::new(),
             text: String::new(),
+            gate: None,
         }
+    }
+
+    /// Makes the turn wait for `gate` before each agent event (backpressure from the
+    /// writer).
+    pub fn with_gate(mut self, gate: Arc<crate::backpressure::OutputGate>) -> Self {
+        self.gate = Some(gate);
+        self
     }
 
     fn emit(&self, turn: &TurnInfo, body: EventBody) {
@@ -317,6 +326,10 @@ impl ZcodeTurn {
 }
 
 impl TurnObserver for ZcodeTurn {
+    fn output_gate(&self) -> Option<Arc<crate::backpressure::OutputGate>> {
+        self.gate.clone()
+    }
+
     fn started(&mut self, _session: &Session, turn: &TurnInfo) {
         if turn.kind == RunKind::Prompt {
             self.emit(

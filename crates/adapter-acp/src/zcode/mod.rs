@@ -11,4 +11,4 @@ pub mod server;
 pub mod snapshot;
 pub mod wire;
 
-pub use server::{serve, ServerOptions};
+pub use server::{serve, serve_gated, ServerOptions};

@@ -12,11 +12,13 @@ use agent_core::{Approval, ReasoningLevel, Role, RunKind};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::backpressure::OutputGate;
 use crate::config::AgentFactory;
 use crate::eventlog::EventLog;
+use crate::lines::{max_line_bytes, Line, LineReader, MAX_JSON_DEPTH};
 use crate::session::{
     new_id, now_ms, CreateOptions, Goal, InteractionKind, InteractionReply, InteractionRequest,
     ManagerError, Session, SessionManager, UserInputAnswer,
@@ -140,13 +142,18 @@ fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {
     })
 }
 
-/// The single writer's queue.
+/// The single writer's queue; every message is counted on the output gate until written.
 #[derive(Debug, Clone)]
-struct Outbox(mpsc::UnboundedSender<Outgoing>);
+struct Outbox {
+    tx: mpsc::UnboundedSender<Outgoing>,
+    gate: Arc<OutputGate>,
+}
 
 impl Outbox {
     fn send(&self, message: Outgoing) {
-        if self.0.send(message).is_err() {
+        self.gate.queued_one();
+        if self.tx.send(message).is_err() {
+            self.gate.written_one();
             tracing::debug!("output closed; dropping a message");
         }
     }
@@ -196,8 +203,26 @@ struct Server {
     next_request: AtomicU64,
 }
 
-/// Serves the ZCode app-server protocol on `input`/`output` until `input` ends.
+/// Serves the ZCode app-server protocol on `input`/`output` until `input` ends or
+/// `output` fails (e.g. the client closed it: EPIPE), with the default output limit
+/// ([`DEFAULT_OUTPUT_LIMIT`](crate::backpressure::DEFAULT_OUTPUT_LIMIT) queued messages)
+/// and line limit ([`max_line_bytes`]).
 pub async fn serve<R, W>(options: ServerOptions, input: R, output: W) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_gated(options, input, output, Arc::new(OutputGate::default())).await
+}
+
+/// [`serve`] with the caller's output gate (whose counters show how much output was ever
+/// queued).
+pub async fn serve_gated<R, W>(
+    options: ServerOptions,
+    input: R,
+    output: W,
+    gate: Arc<OutputGate>,
+) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -205,11 +230,11 @@ where
     let started = Instant::now();
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let (done_tx, done_rx) = oneshot::channel();
-    let writer = tokio::spawn(write_loop(output, out_rx, done_rx));
+    let mut writer = tokio::spawn(write_loop(output, out_rx, done_rx, gate.clone()));
     let (int_tx, int_rx) = mpsc::unbounded_channel();
     let server = Arc::new(Server {
         manager: SessionManager::new(options.factory, FileStore::new(options.data_dir), int_tx),
-        out: Outbox(out_tx),
+        out: Outbox { tx: out_tx, gate },
         logs: Mutex::new(HashMap::new()),
         pending: Mutex::new(HashMap::new()),
         next_request: AtomicU64::new(1),
@@ -229,31 +254,74 @@ where
     });
     let interactions = tokio::spawn(server.clone().interaction_loop(int_rx));
 
-    let mut reader = BufReader::new(input);
-    let mut line = Vec::new();
+    let mut lines = LineReader::new(BufReader::new(input), max_line_bytes());
+    // The writer only ends early when output failed; then nobody can hear us any more.
+    let mut written: Option<std::io::Result<()>> = None;
     let result = loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) => break Ok(()),
-            Ok(_) => server.handle_line(&line).await,
+        let line = tokio::select! {
+            line = lines.next_line() => line,
+            done = &mut writer => {
+                written = Some(join_writer(done));
+                break Ok(());
+            }
+        };
+        match line {
+            Ok(Line::Eof) => break Ok(()),
+            Ok(Line::Text(text)) => server.handle_line(&text).await,
+            Ok(rejected) => {
+                let code = match rejected {
+                    Line::NotUtf8 => codes::PARSE_ERROR,
+                    _ => codes::INVALID_REQUEST,
+                };
+                let message = rejected.error_message().unwrap_or_default();
+                tracing::warn!(%message, "rejected an input line");
+                server.out.invalid(code, message);
+            }
             Err(err) => break Err(err),
         }
     };
-    tracing::debug!("input closed; shutting down");
+    match &written {
+        Some(Err(err)) => tracing::info!(error = %err, "output closed; shutting down"),
+        _ => tracing::debug!("input closed; shutting down"),
+    }
     server.manager.shutdown(SHUTDOWN_WAIT).await;
     interactions.abort();
     let _ = done_tx.send(());
-    match writer.await {
-        Ok(Ok(())) => result,
-        Ok(Err(err)) => Err(err),
+    let written = match written {
+        Some(written) => written,
+        None => join_writer(writer.await),
+    };
+    match written {
+        Ok(()) => result,
+        Err(err) => Err(err),
+    }
+}
+
+fn join_writer(done: Result<std::io::Result<()>, tokio::task::JoinError>) -> std::io::Result<()> {
+    match done {
+        Ok(result) => result,
         Err(err) => Err(std::io::Error::other(err)),
     }
 }
 
 async fn write_loop<W: AsyncWrite + Unpin>(
-    mut output: W,
+    output: W,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    done: oneshot::Receiver<()>,
+    gate: Arc<OutputGate>,
+) -> std::io::Result<()> {
+    let result = write_all_messages(output, &mut rx, done, &gate).await;
+    // Nothing more is written: release turns waiting for output, and stop counting.
+    rx.close();
+    gate.close();
+    result
+}
+
+async fn write_all_messages<W: AsyncWrite + Unpin>(
+    mut output: W,
+    rx: &mut mpsc::UnboundedReceiver<Outgoing>,
     mut done: oneshot::Receiver<()>,
+    gate: &OutputGate,
 ) -> std::io::Result<()> {
     async fn write<W: AsyncWrite + Unpin>(
         output: &mut W,
@@ -267,12 +335,18 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     loop {
         tokio::select! {
             message = rx.recv() => match message {
-                Some(message) => write(&mut output, &message).await?,
+                Some(message) => {
+                    let written = write(&mut output, &message).await;
+                    gate.written_one();
+                    written?;
+                }
                 None => return Ok(()),
             },
             _ = &mut done => {
                 while let Ok(message) = rx.try_recv() {
-                    write(&mut output, &message).await?;
+                    let written = write(&mut output, &message).await;
+                    gate.written_one();
+                    written?;
                 }
                 return Ok(());
             }
@@ -338,14 +412,7 @@ impl Server {
         snapshot::snapshot(session, log.seq(), &pending, limit)
     }
 
-    async fn handle_line(self: &Arc<Self>, line: &[u8]) {
-        let Ok(text) = std::str::from_utf8(line) else {
-            self.out.invalid(
-                codes::PARSE_ERROR,
-                "Parse error: the line is not valid UTF-8".into(),
-            );
-            return;
-        };
+    async fn handle_line(self: &Arc<Self>, text: &str) {
         let text = text.trim();
         if text.is_empty() {
             return;
@@ -353,8 +420,13 @@ impl Server {
         let value: Value = match serde_json::from_str(text) {
             Ok(value) => value,
             Err(err) => {
-                self.out
-                    .invalid(codes::PARSE_ERROR, format!("Parse error: {err}"));
+                let message = match err.to_string() {
+                    m if m.starts_with("recursion limit exceeded") => format!(
+                        "Parse error: JSON nested deeper than {MAX_JSON_DEPTH} levels ({m})"
+                    ),
+                    m => format!("Parse error: {m}"),
+                };
+                self.out.invalid(codes::PARSE_ERROR, message);
                 return;
             }
         };
@@ -609,7 +681,7 @@ impl Server {
         if p.content.trim().is_empty() {
             return Err(RpcError::invalid_params("content", "the prompt is empty"));
         }
-        let observer = Box::new(ZcodeTurn::new(log, session.id()));
+        let observer = Box::new(ZcodeTurn::new(log, session.id()).with_gate(self.out.gate.clone()));
         let turn = session
             .start_prompt(p.content, p.input_id, observer)
             .map_err(|busy| RpcError::running(busy.to_string()))?;
@@ -735,7 +807,8 @@ impl Server {
     fn compact(&self, params: Option<Value>) -> Reply {
         let p: SessionParams = parse(params)?;
         let (session, log) = self.active(&p.session_id)?;
-        let observer = Box::new(ZcodeTurn::new(log.clone(), session.id()));
+        let observer =
+            Box::new(ZcodeTurn::new(log.clone(), session.id()).with_gate(self.out.gate.clone()));
         let (response, state, operation_id) = match session.start_compact(observer) {
             Ok(turn) => ("Compaction started.", "accepted", Some(turn.turn_id)),
             Err(busy) => match session.active_turn().map(|a| a.kind) {

@@ -66,8 +66,10 @@ impl Env {
     }
 }
 
+pub mod acp_client;
+
 pub struct Client {
-    child: Child,
+    pub child: Child,
     stdin: Option<ChildStdin>,
     lines: Lines<BufReader<ChildStdout>>,
     backlog: VecDeque<Value>,
@@ -78,15 +80,25 @@ pub struct Client {
 
 impl Client {
     pub fn spawn(args: &[String]) -> Self {
+        Self::spawn_with(args, &[], None)
+    }
+
+    /// Spawns with extra environment variables, and stderr to `stderr` (else discarded).
+    pub fn spawn_with(args: &[String], envs: &[(&str, &str)], stderr: Option<&Path>) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_adapter-acp"));
+        let stderr = match stderr {
+            Some(path) => Stdio::from(std::fs::File::create(path).expect("stderr file")),
+            None => Stdio::null(),
+        };
         cmd.args(args)
+            .envs(envs.iter().copied())
             .env_remove("ADAPTER_ACP_PROVIDER")
             .env_remove("ADAPTER_ACP_MODEL")
             .env_remove("ADAPTER_ACP_SCRIPT")
             .env_remove("ADAPTER_ACP_DATA_DIR")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .kill_on_drop(true);
         let mut child = cmd.spawn().expect("spawn adapter-acp");
         let stdin = child.stdin.take();
@@ -228,6 +240,33 @@ impl Client {
             .to_string()
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("running")
+    }
+
+    /// Closes stdin (the process sees end of input).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Reads the rest of stdout and waits (bounded) for the exit status.
+    pub async fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let mut rest = String::new();
+        let _ = tokio::time::timeout(WAIT, self.lines.get_mut().read_to_string(&mut rest)).await;
+        self.raw.extend(rest.lines().map(str::to_string));
+        tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("the server did not exit")
+            .expect("wait")
+    }
+
+    /// Closes stdin and waits for the exit, keeping the client (and [`Self::raw`]).
+    pub async fn shutdown_keep(&mut self) -> bool {
+        self.stdin = None;
+        self.wait_exit().await.success()
+    }
+
     /// Closes stdin and waits for the process to exit; returns whether it exited cleanly.
     pub async fn shutdown(mut self) -> bool {
         self.stdin = None;
@@ -239,6 +278,43 @@ impl Client {
             .expect("wait");
         status.success()
     }
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+pub fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+    }
+}
+
+/// Waits (bounded by [`WAIT`]) until every pid is gone; returns those still alive.
+pub async fn wait_gone(pids: &[i32]) -> Vec<i32> {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let alive: Vec<i32> = pids.iter().copied().filter(|p| !process_gone(*p)).collect();
+        if alive.is_empty() || tokio::time::Instant::now() >= deadline {
+            return alive;
+        }
+        // Polling /proc: there is no event for "some other process exited".
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Every file under `dir`.
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// Types of a list of events.

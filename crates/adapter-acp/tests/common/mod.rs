@@ -115,12 +115,15 @@ impl Client {
 
     /// Sends one raw line.
     pub async fn send_raw(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes()).await;
+    }
+
+    /// Sends one line of raw bytes (a newline is added).
+    pub async fn send_bytes(&mut self, line: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         tokio::time::timeout(WAIT, async {
-            stdin
-                .write_all(format!("{line}\n").as_bytes())
-                .await
-                .expect("write");
+            stdin.write_all(line).await.expect("write");
+            stdin.write_all(b"\n").await.expect("write");
             stdin.flush().await.expect("flush");
         })
         .await

@@ -4,7 +4,7 @@
 //! index, so a block may start before the previous one stops (llama.cpp and LiteLLM do
 //! that with parallel tool calls).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use agent_core::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderStop, Usage};
 use serde::Deserialize;
@@ -202,6 +202,8 @@ impl UsageAcc {
 #[derive(Debug, Default)]
 pub(crate) struct AnthropicDecoder {
     blocks: BTreeMap<u64, Block>,
+    /// Ids of the tool calls started so far; a repeat is a malformed stream.
+    call_ids: HashSet<String>,
     next_index: u64,
     any_call: bool,
     usage: UsageAcc,
@@ -238,6 +240,16 @@ impl AnthropicDecoder {
                 content_block,
             } => {
                 let index = index.unwrap_or(self.next_index);
+                if let BlockStart::ToolUse { id, .. } = &content_block {
+                    let id = id.clone().unwrap_or_else(|| format!("toolu_{index}"));
+                    if !self.call_ids.insert(id.clone()) {
+                        return Err(ProviderError::new(
+                            ProviderErrorKind::Decode,
+                            format!("malformed event stream: tool call {id:?} started twice"),
+                        )
+                        .retryable(false));
+                    }
+                }
                 self.next_index = self.next_index.max(index + 1);
                 self.start(index, content_block, out);
             }
@@ -270,6 +282,10 @@ impl AnthropicDecoder {
     }
 
     fn start(&mut self, index: u64, block: BlockStart, out: &mut Vec<ProviderEvent>) {
+        // A block restarted at the same index ends the old one first.
+        if let Some(previous) = self.blocks.remove(&index) {
+            end_block(previous, out);
+        }
         let state = match block {
             BlockStart::Text { text } => {
                 if let Some(text) = text.filter(|t| !t.is_empty()) {
@@ -311,9 +327,7 @@ impl AnthropicDecoder {
             }
             BlockStart::Other => Block::Other,
         };
-        if let Some(previous) = self.blocks.insert(index, state) {
-            end_block(previous, out);
-        }
+        self.blocks.insert(index, state);
     }
 
     fn delta(&mut self, index: u64, delta: BlockDelta, out: &mut Vec<ProviderEvent>) {

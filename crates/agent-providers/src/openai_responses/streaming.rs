@@ -2,7 +2,7 @@
 //!
 //! Events are read by their `type`; unknown types and fields are ignored.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use agent_core::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderStop, Usage};
 use serde::Deserialize;
@@ -160,6 +160,8 @@ pub(crate) struct ResponsesDecoder {
     items: HashMap<String, ItemState>,
     /// Item id by output index.
     by_index: HashMap<u64, String>,
+    /// Ids of the function calls started so far; a repeat is a malformed stream.
+    call_ids: HashSet<String>,
     any_call: bool,
     refusal: bool,
     stop: Option<ProviderStop>,
@@ -181,7 +183,12 @@ impl ResponsesDecoder {
         })
     }
 
-    fn added(&mut self, output_index: Option<u64>, item: OutputItem, out: &mut Vec<ProviderEvent>) {
+    fn added(
+        &mut self,
+        output_index: Option<u64>,
+        item: OutputItem,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<(), ProviderError> {
         let key = item
             .id
             .clone()
@@ -193,6 +200,13 @@ impl ResponsesDecoder {
         let mut state = ItemState::default();
         if item.kind.as_deref() == Some("function_call") {
             let call_id = item.call_id.clone().unwrap_or_else(|| key.clone());
+            if !self.call_ids.insert(call_id.clone()) {
+                return Err(ProviderError::new(
+                    ProviderErrorKind::Decode,
+                    format!("malformed event stream: function call {call_id:?} started twice"),
+                )
+                .retryable(false));
+            }
             self.any_call = true;
             out.push(ProviderEvent::ToolCallStart {
                 id: call_id.clone(),
@@ -201,6 +215,7 @@ impl ResponsesDecoder {
             state.call_id = Some(call_id);
         }
         self.items.insert(key, state);
+        Ok(())
     }
 
     fn item_done(
@@ -226,7 +241,7 @@ impl ResponsesDecoder {
                 name: item.name.clone(),
                 ..OutputItem::default()
             };
-            self.added(output_index, value, out);
+            self.added(output_index, value, out)?;
         }
         let key = item
             .id
@@ -336,7 +351,7 @@ impl ResponsesDecoder {
                 if let Some(raw) = event.item {
                     let item: OutputItem = serde_json::from_value(raw.clone())
                         .map_err(|e| decode_error("malformed output item", e, &raw.to_string()))?;
-                    self.added(event.output_index, item, out);
+                    self.added(event.output_index, item, out)?;
                 }
             }
             "response.output_item.done" => {
@@ -382,6 +397,11 @@ impl ResponsesDecoder {
                 let Some(state) = self.items.get_mut(&key) else {
                     return Ok(());
                 };
+                // Arguments after `output_item.done` came too late: the call is closed and
+                // its final arguments were already taken from the done item.
+                if state.ended {
+                    return Ok(());
+                }
                 state.streamed = true;
                 let id = state.call_id.clone().unwrap_or(key);
                 if let Some(delta) = event.delta.filter(|d| !d.is_empty()) {

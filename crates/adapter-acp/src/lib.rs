@@ -26,6 +26,12 @@
 //! from the environment (keys come from the providers' standard variables). Sessions are
 //! stored under [`default_data_dir`]. stdout carries protocol lines only; logs go to
 //! stderr (`ADAPTER_ACP_LOG=debug` for more).
+//!
+//! Input lines are at most 16 MiB ([`lines::MAX_LINE_ENV`] changes it) and JSON at most
+//! 128 levels deep; longer, deeper, non-UTF-8 or malformed lines are answered with the
+//! protocol's error and the process keeps serving. Stdin EOF, SIGTERM/SIGINT and a closed
+//! stdout all stop running turns (killing their tool process groups) and exit 0. Output is
+//! back-pressured ([`backpressure`]): a client that stops reading stalls the turn.
 
 #![warn(missing_docs)]
 

@@ -319,7 +319,7 @@ fn slots(frame: &Value) -> Vec<(bool, String)> {
     out
 }
 
-fn slot_mut<'a>(frame: &'a mut Value, n: usize) -> Option<(&'a mut Map<String, Value>, String)> {
+fn slot_mut(frame: &mut Value, n: usize) -> Option<(&mut Map<String, Value>, String)> {
     let all = slots(frame);
     if all.is_empty() {
         return None;

@@ -20,6 +20,9 @@ use crate::http::{error_chain, send_error, status_error, truncate, HttpClient, P
 const MAX_ERROR_BODY: usize = 1 << 20;
 /// Largest non-streaming JSON body accepted.
 const MAX_JSON_BODY: usize = 64 << 20;
+/// Largest server-sent event accepted (its lines without terminators); a server that streams
+/// one endless event would otherwise grow memory without bound.
+const MAX_SSE_EVENT: usize = 16 << 20;
 
 /// Turns one API's response into provider events.
 pub(crate) trait Decoder: Send + 'static {
@@ -62,6 +65,7 @@ pub(crate) fn truncated_stream(what: &str) -> ProviderError {
 enum BodyError {
     Transport(reqwest::Error),
     Idle(Duration),
+    EventTooLarge(usize),
 }
 
 impl std::fmt::Display for BodyError {
@@ -69,6 +73,7 @@ impl std::fmt::Display for BodyError {
         match self {
             Self::Transport(err) => f.write_str(&error_chain(err)),
             Self::Idle(after) => write!(f, "no data for {:.1} s", after.as_secs_f64()),
+            Self::EventTooLarge(limit) => write!(f, "an event exceeded {limit} bytes"),
         }
     }
 }
@@ -87,6 +92,77 @@ impl BodyError {
                 ProviderErrorKind::Network,
                 format!("the response stream broke: {}", error_chain(&err)),
             ),
+            Self::EventTooLarge(limit) => ProviderError::new(
+                ProviderErrorKind::Decode,
+                format!("a server-sent event exceeded {limit} bytes"),
+            )
+            .retryable(false),
+        }
+    }
+}
+
+/// Fails a body stream once one server-sent event grows past a limit, so that the SSE
+/// parser, which buffers an event until its blank line, cannot grow without bound.
+struct EventCap<S> {
+    inner: S,
+    limit: usize,
+    line: usize,
+    event: usize,
+    prev_cr: bool,
+    failed: bool,
+}
+
+impl<S> EventCap<S> {
+    fn new(inner: S, limit: usize) -> Self {
+        Self {
+            inner,
+            limit,
+            line: 0,
+            event: 0,
+            prev_cr: false,
+            failed: false,
+        }
+    }
+
+    /// Counts `chunk`; false once the current event is over the limit.
+    fn admit(&mut self, chunk: &[u8]) -> bool {
+        for &byte in chunk {
+            match byte {
+                b'\n' if self.prev_cr => self.prev_cr = false,
+                b'\n' | b'\r' => {
+                    self.prev_cr = byte == b'\r';
+                    if self.line == 0 {
+                        self.event = 0;
+                    }
+                    self.line = 0;
+                }
+                _ => {
+                    self.prev_cr = false;
+                    self.line += 1;
+                    self.event += 1;
+                }
+            }
+        }
+        self.event <= self.limit
+    }
+}
+
+impl<S> Stream for EventCap<S>
+where
+    S: Stream<Item = Result<Bytes, BodyError>> + Unpin,
+{
+    type Item = Result<Bytes, BodyError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.failed {
+            return Poll::Ready(None);
+        }
+        match self.inner.poll_next_unpin(cx) {
+            Poll::Ready(Some(Ok(chunk))) if !self.admit(&chunk) => {
+                self.failed = true;
+                Poll::Ready(Some(Err(BodyError::EventTooLarge(self.limit))))
+            }
+            other => other,
         }
     }
 }
@@ -186,7 +262,9 @@ where
     D: Decoder,
     S: Stream<Item = Bytes> + Send + 'static,
 {
-    let events = chunks.map(Ok::<Bytes, BodyError>).eventsource().boxed();
+    let events = EventCap::new(chunks.map(Ok::<Bytes, BodyError>).boxed(), MAX_SSE_EVENT)
+        .eventsource()
+        .boxed();
     let request = PreparedRequest {
         url: String::new(),
         headers: Default::default(),
@@ -263,10 +341,8 @@ impl<D: Decoder> Driver<D> {
                             self.phase = Phase::Json(body, chunk.to_vec());
                         }
                         Some(_) => {
-                            let events = futures::stream::iter([Ok(chunk)])
-                                .chain(body)
-                                .eventsource()
-                                .boxed();
+                            let body = futures::stream::iter([Ok(chunk)]).chain(body).boxed();
+                            let events = EventCap::new(body, MAX_SSE_EVENT).eventsource().boxed();
                             self.phase = Phase::Sse(events);
                         }
                     },
@@ -386,4 +462,47 @@ async fn send(
     }
     let text = String::from_utf8_lossy(&buf);
     Err(status_error(status.as_u16(), &headers, &text))
+}
+
+#[cfg(test)]
+mod event_cap_tests {
+    use super::*;
+
+    fn cap(limit: usize) -> EventCap<BoxStream<'static, Result<Bytes, BodyError>>> {
+        EventCap::new(futures::stream::empty().boxed(), limit)
+    }
+
+    #[test]
+    fn blank_lines_reset_the_event_size_and_crlf_counts_once() {
+        let mut c = cap(10);
+        assert!(c.admit(b"data: 1234\r\n\r\n"));
+        assert!(c.admit(b"data: 1234\n\ndata: 1234\n\n"));
+        // One event of two lines: 10 + 10 bytes before its blank line.
+        let mut c = cap(15);
+        assert!(c.admit(b"data: 1234\r\n"));
+        assert!(!c.admit(b"data: 1234\r\n"));
+    }
+
+    #[tokio::test]
+    async fn an_endless_event_ends_the_stream_with_a_decode_error() {
+        let chunks = futures::stream::iter((0..4).map(|_| Ok(Bytes::from(vec![b'x'; 64]))));
+        let mut capped = EventCap::new(chunks.boxed(), 100);
+        let mut seen = 0;
+        let err = loop {
+            match capped.next().await {
+                Some(Ok(chunk)) => seen += chunk.len(),
+                Some(Err(err)) => break err,
+                None => panic!("the cap did not trip"),
+            }
+        };
+        assert_eq!(seen, 64);
+        let err = err.into_provider_error();
+        assert_eq!(err.kind, ProviderErrorKind::Decode);
+        assert!(
+            err.message.contains("exceeded 100 bytes"),
+            "{}",
+            err.message
+        );
+        assert!(capped.next().await.is_none());
+    }
 }

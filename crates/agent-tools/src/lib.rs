@@ -35,9 +35,9 @@ pub use fs::{
 };
 pub use plan::{Plan, PlanArgs, PlanItemStatus, PlanStep};
 pub use scrub::{
-    finish_output, is_sensitive_name, scrub_secrets, scrub_secrets_cow, sensitive_env_values,
-    truncate_output, truncate_utf8, DEFAULT_OUTPUT_CAP, MIN_ENV_SECRET_LEN, REDACTED,
-    TRUNCATION_MARKER,
+    finish_output, is_sensitive_name, register_secret, scrub_secrets, scrub_secrets_cow,
+    sensitive_env_values, truncate_output, truncate_utf8, DEFAULT_OUTPUT_CAP, MIN_ENV_SECRET_LEN,
+    REDACTED, TRUNCATION_MARKER,
 };
 pub use search::{Glob, GlobArgs, Grep, GrepArgs, ListDir, ListDirArgs, MAX_ENTRIES, MAX_MATCHES};
 pub use toolset::{ToolSet, ToolSetBuilder, ToolSetError};

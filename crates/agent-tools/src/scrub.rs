@@ -155,15 +155,37 @@ pub fn sensitive_env_values() -> Vec<String> {
     values
 }
 
+fn registered() -> &'static std::sync::RwLock<Vec<String>> {
+    static REGISTERED: OnceLock<std::sync::RwLock<Vec<String>>> = OnceLock::new();
+    REGISTERED.get_or_init(Default::default)
+}
+
+/// Registers a secret that did not come from the environment (an `--api-key` flag, a key
+/// read from a config file) so that its exact value is scrubbed from every tool output of
+/// this process. Values shorter than [`MIN_ENV_SECRET_LEN`] bytes are ignored.
+pub fn register_secret(secret: &str) {
+    let secret = secret.trim();
+    if secret.len() < MIN_ENV_SECRET_LEN {
+        return;
+    }
+    let mut values = registered().write().unwrap_or_else(|e| e.into_inner());
+    if !values.iter().any(|v| v == secret) {
+        values.push(secret.to_string());
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    }
+}
+
 /// Like [`scrub_secrets`], without allocating when nothing is found.
 ///
 /// Besides the patterns, the exact values of sensitive environment variables
-/// ([`sensitive_env_values`]) are replaced wherever they appear: `printenv OPENAI_API_KEY`
-/// prints a bare key that no pattern recognises.
+/// ([`sensitive_env_values`]) and of secrets given to [`register_secret`] are replaced
+/// wherever they appear: `printenv OPENAI_API_KEY` prints a bare key that no pattern
+/// recognises, and so does reading `/proc/<pid>/cmdline` of a process given `--api-key`.
 pub fn scrub_secrets_cow(text: &str) -> Cow<'_, str> {
     let p = patterns();
     let mut out: Cow<'_, str> = Cow::Borrowed(text);
-    for value in sensitive_env_values() {
+    let extra = registered().read().map(|v| v.clone()).unwrap_or_default();
+    for value in extra.into_iter().chain(sensitive_env_values()) {
         if out.contains(value.as_str()) {
             out = Cow::Owned(out.replace(value.as_str(), REDACTED));
         }
@@ -331,5 +353,27 @@ mod tests {
         ] {
             assert!(!is_sensitive_name(no), "{no}");
         }
+    }
+}
+
+#[cfg(test)]
+mod registered_tests {
+    use super::*;
+
+    #[test]
+    fn registered_secrets_are_scrubbed_by_exact_value() {
+        let secret = "plainvalue-without-any-known-shape-42";
+        let text = format!("argv: adapter --api-key {secret} --model m");
+        assert_eq!(
+            scrub_secrets(&text).0,
+            text,
+            "not scrubbed before registration"
+        );
+        register_secret(secret);
+        register_secret("short");
+        let (clean, redacted) = scrub_secrets(&text);
+        assert!(redacted);
+        assert_eq!(clean, "argv: adapter --api-key [REDACTED] --model m");
+        assert_eq!(scrub_secrets("a short word").0, "a short word");
     }
 }

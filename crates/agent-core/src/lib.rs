@@ -68,6 +68,7 @@ pub mod message;
 pub mod permission;
 pub mod provider;
 mod run;
+pub mod secrets;
 pub mod session;
 pub mod tool;
 pub mod usage;
@@ -90,6 +91,7 @@ pub use provider::{
     ProviderStop, ProviderStream, ReasoningLevel, ToolSpec,
 };
 pub use run::{COMPACTION_PREFIX, RECOVERY_PROMPT};
+pub use secrets::register_secret;
 pub use session::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{

@@ -248,6 +248,11 @@ fn resolve(
         .clone()
         .filter(|k| !k.expose_secret().trim().is_empty())
         .or_else(|| env(key_var).map(SecretString::from));
+    if let Some(key) = &api_key {
+        // Tool-output scrubbers hide registered secrets: a key passed as `--api-key` is
+        // visible to tools in /proc/<pid>/cmdline.
+        agent_core::secrets::register_secret(key.expose_secret());
+    }
     if api_key.is_none() && base_url == default_url {
         return Err(ConfigError::Missing(format!(
             "provider {} needs an API key for {default_url}: pass --api-key or set {key_var}",
@@ -363,6 +368,10 @@ mod tests {
         );
         assert!(!debug.contains("sk-very-secret-key"));
         assert_eq!(provider.id(), "openai");
+        // Building registered the key for tool-output scrubbing.
+        assert!(agent_core::secrets::registered_secrets()
+            .iter()
+            .any(|k| k == "sk-very-secret-key"));
     }
 
     #[test]

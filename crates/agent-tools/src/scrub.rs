@@ -155,24 +155,12 @@ pub fn sensitive_env_values() -> Vec<String> {
     values
 }
 
-fn registered() -> &'static std::sync::RwLock<Vec<String>> {
-    static REGISTERED: OnceLock<std::sync::RwLock<Vec<String>>> = OnceLock::new();
-    REGISTERED.get_or_init(Default::default)
-}
-
 /// Registers a secret that did not come from the environment (an `--api-key` flag, a key
 /// read from a config file) so that its exact value is scrubbed from every tool output of
-/// this process. Values shorter than [`MIN_ENV_SECRET_LEN`] bytes are ignored.
+/// this process; see [`agent_core::secrets`]. Providers built by `agent_providers` register
+/// their keys themselves.
 pub fn register_secret(secret: &str) {
-    let secret = secret.trim();
-    if secret.len() < MIN_ENV_SECRET_LEN {
-        return;
-    }
-    let mut values = registered().write().unwrap_or_else(|e| e.into_inner());
-    if !values.iter().any(|v| v == secret) {
-        values.push(secret.to_string());
-        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-    }
+    agent_core::secrets::register_secret(secret);
 }
 
 /// Like [`scrub_secrets`], without allocating when nothing is found.
@@ -184,7 +172,7 @@ pub fn register_secret(secret: &str) {
 pub fn scrub_secrets_cow(text: &str) -> Cow<'_, str> {
     let p = patterns();
     let mut out: Cow<'_, str> = Cow::Borrowed(text);
-    let extra = registered().read().map(|v| v.clone()).unwrap_or_default();
+    let extra = agent_core::secrets::registered_secrets();
     for value in extra.into_iter().chain(sensitive_env_values()) {
         if out.contains(value.as_str()) {
             out = Cow::Owned(out.replace(value.as_str(), REDACTED));

@@ -17,7 +17,7 @@ use agent_core::{
 use agent_providers::{build_provider, ProviderConfig, ProviderId};
 use agent_tools::ToolSet;
 use bytes::Bytes;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::json;
 
 use crate::cli::{
@@ -38,6 +38,11 @@ use crate::wire::{ErrorEvent, EventBody, FinalEvent, RunEnd, RunStart, WarningEv
 /// How long a signalled run may take to wind down before the terminal lines are written
 /// anyway.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
+
+/// Most events queued before stdout is written, when more keep arriving.
+const MAX_BATCH_EVENTS: usize = 1024;
+/// Most bytes queued before stdout is written, when more keep arriving.
+const MAX_BATCH_BYTES: usize = 32 * 1024;
 
 /// Environment lookup (injectable for tests).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -672,6 +677,7 @@ async fn drive(
     interrupt: &CancellationToken,
 ) -> i32 {
     let mut run = agent.prompt(input);
+    let mut bodies = Vec::new();
     let mut interrupted = false;
     let mut deadline: Option<tokio::time::Instant> = None;
     let finished = loop {
@@ -681,26 +687,51 @@ async fn drive(
                 None => std::future::pending().await,
             }
         };
-        tokio::select! {
+        let mut next = tokio::select! {
             biased;
             _ = interrupt.cancelled(), if !interrupted => {
                 interrupted = true;
                 run.abort();
                 deadline = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
+                continue;
             }
             _ = grace => break None,
-            event = run.next() => match event {
-                None => break None,
-                Some(AgentEvent::RunFinished { status, final_text }) => break Some((status, final_text)),
+            event = run.next() => event,
+        };
+        // Queue this event and every one already waiting, then flush once: a burst costs
+        // one write, and the last line of it is on stdout before the loop waits again.
+        let mut batch = 0;
+        let end = loop {
+            match next {
+                None => break Some(None),
+                Some(AgentEvent::RunFinished { status, final_text }) => {
+                    break Some(Some((status, final_text)))
+                }
                 Some(event) => {
-                    for body in processor.on_event(event) {
-                        if w.write(&body).is_err() {
+                    processor.on_event_into(event, &mut bodies);
+                    for body in bodies.drain(..) {
+                        if w.queue(&body).is_err() {
                             run.abort();
                             return exit::CRASH;
                         }
                     }
                 }
             }
+            batch += 1;
+            if batch >= MAX_BATCH_EVENTS || w.queued_bytes() >= MAX_BATCH_BYTES {
+                break None;
+            }
+            match run.next().now_or_never() {
+                Some(event) => next = event,
+                None => break None,
+            }
+        };
+        if w.flush().is_err() {
+            run.abort();
+            return exit::CRASH;
+        }
+        if let Some(end) = end {
+            break end;
         }
     };
     let (status, final_text) = finished.unwrap_or((RunStatus::Aborted, None));

@@ -512,6 +512,13 @@ impl EventProcessor {
     /// Maps one event (anything but `RunFinished`, which [`EventProcessor::finish`] takes).
     pub fn on_event(&mut self, event: AgentEvent) -> Vec<EventBody> {
         let mut out = Vec::new();
+        self.on_event_into(event, &mut out);
+        out
+    }
+
+    /// [`EventProcessor::on_event`], appending to `out` (so a loop can reuse one buffer and
+    /// a text delta costs no allocation of its own).
+    pub fn on_event_into(&mut self, event: AgentEvent, out: &mut Vec<EventBody>) {
         match event {
             AgentEvent::TextDelta { delta } if !delta.is_empty() => {
                 out.push(EventBody::Text(Delta { delta }));
@@ -520,7 +527,7 @@ impl EventProcessor {
                 out.push(EventBody::Reasoning(Delta { delta }));
             }
             AgentEvent::Usage { turn, .. } => self.pending_usage.push(turn),
-            AgentEvent::AssistantMessage { .. } => self.flush_usage(&mut out),
+            AgentEvent::AssistantMessage { .. } => self.flush_usage(out),
             AgentEvent::ToolCall {
                 id,
                 name,
@@ -528,7 +535,7 @@ impl EventProcessor {
                 raw_args,
                 side_effect,
             } => {
-                self.flush_usage(&mut out);
+                self.flush_usage(out);
                 self.pending_calls.push(PendingCall {
                     id,
                     name,
@@ -538,15 +545,15 @@ impl EventProcessor {
                 });
             }
             AgentEvent::TurnEnded { stop, .. } => {
-                self.flush_usage(&mut out);
+                self.flush_usage(out);
                 if stop == StopReason::Length {
                     self.cut_by_length = true;
                 }
             }
             AgentEvent::PermissionRequested(info) => {
-                self.flush_calls(Some(&info.id), &mut out);
+                self.flush_calls(Some(&info.id), out);
                 let event = self.permission_event(&info, PermissionAction::Prompt, false);
-                out.push(EventBody::PermissionRequest(event));
+                out.push(EventBody::PermissionRequest(Box::new(event)));
             }
             AgentEvent::PermissionDecided {
                 info,
@@ -554,14 +561,14 @@ impl EventProcessor {
                 granted,
                 ..
             } => {
-                self.flush_calls(Some(&info.id), &mut out);
+                self.flush_calls(Some(&info.id), out);
                 let event = self.permission_event(&info, action, granted);
                 out.push(match action {
-                    PermissionAction::Prompt => EventBody::Permission(event),
-                    _ => EventBody::PermissionDecision(event),
+                    PermissionAction::Prompt => EventBody::Permission(Box::new(event)),
+                    _ => EventBody::PermissionDecision(Box::new(event)),
                 });
             }
-            AgentEvent::ToolExecutionStarted { id, .. } => self.flush_calls(Some(&id), &mut out),
+            AgentEvent::ToolExecutionStarted { id, .. } => self.flush_calls(Some(&id), out),
             AgentEvent::ToolResult {
                 id,
                 name,
@@ -572,7 +579,7 @@ impl EventProcessor {
                 changed_files,
                 ..
             } => {
-                self.flush_calls(Some(&id), &mut out);
+                self.flush_calls(Some(&id), out);
                 let full = text_of(&content);
                 let status = match status {
                     ToolStatus::Ok => "ok",
@@ -609,7 +616,7 @@ impl EventProcessor {
                 message,
                 recoverable,
             } => {
-                self.flush_usage(&mut out);
+                self.flush_usage(out);
                 if recoverable {
                     out.push(EventBody::Warning(WarningEvent { message }));
                 } else if self.fatal.is_none() {
@@ -618,7 +625,6 @@ impl EventProcessor {
             }
             _ => {}
         }
-        out
     }
 
     /// The terminal events for a run that ended with `status` (or by a signal).

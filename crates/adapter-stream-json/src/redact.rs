@@ -52,12 +52,31 @@ const SENSITIVE_SUFFIXES: [&str; 6] = [
 
 /// True when `key` names a secret (see the module docs).
 pub fn is_sensitive_key(key: &str) -> bool {
+    // ASCII keys (nearly all) are normalised on the stack; others take the general path,
+    // since lower-casing some non-ASCII characters yields ASCII letters (e.g. U+212A → k).
+    let mut buf = [0u8; 64];
+    if key.is_ascii() && key.len() <= buf.len() {
+        let mut len = 0;
+        for b in key.bytes() {
+            let b = b.to_ascii_lowercase();
+            if b.is_ascii_lowercase() || b.is_ascii_digit() {
+                buf[len] = b;
+                len += 1;
+            }
+        }
+        // Only ASCII letters and digits were kept, so this is valid UTF-8.
+        return std::str::from_utf8(&buf[..len]).is_ok_and(sensitive_normalized);
+    }
     let normalized: String = key
         .chars()
         .flat_map(char::to_lowercase)
         .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         .collect();
-    SENSITIVE_NAMES.contains(&normalized.as_str())
+    sensitive_normalized(&normalized)
+}
+
+fn sensitive_normalized(normalized: &str) -> bool {
+    SENSITIVE_NAMES.contains(&normalized)
         || SENSITIVE_SUFFIXES.iter().any(|s| normalized.ends_with(s))
 }
 
@@ -94,8 +113,39 @@ fn keep_label(caps: &Captures<'_>, labels: &[&str]) -> String {
     REDACTED.to_string()
 }
 
+/// True when `value` may hold a secret-shaped substring (a superset test: every string
+/// [`redact_string`] would change passes it).
+pub fn may_hold_secret(value: &str) -> bool {
+    // Equivalent to the regex `sk-|(?i:api|bearer)` (none of these letters has a
+    // non-ASCII case variant), without the regex engine's per-call setup, which dominated
+    // for the short strings of text deltas.
+    let bytes = value.as_bytes();
+    let at = |i: usize, lit: &[u8]| {
+        bytes
+            .get(i..i + lit.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(lit))
+    };
+    (0..bytes.len()).any(|i| match bytes[i] {
+        b's' => bytes.get(i + 1..i + 3) == Some(b"k-"),
+        b'a' | b'A' => at(i + 1, b"pi"),
+        b'b' | b'B' => at(i + 1, b"earer"),
+        _ => false,
+    })
+}
+
+/// Redacts secret-shaped substrings of `value`, borrowing it when nothing changes.
+pub fn redact_str(value: &str) -> std::borrow::Cow<'_, str> {
+    match may_hold_secret(value) {
+        false => std::borrow::Cow::Borrowed(value),
+        true => std::borrow::Cow::Owned(redact_string(value)),
+    }
+}
+
 /// Redacts secret-shaped substrings of `value`.
 pub fn redact_string(value: &str) -> String {
+    if !may_hold_secret(value) {
+        return value.to_string();
+    }
     let p = patterns();
     let out = p.openai_key.replace_all(value, REDACTED);
     let out = p.api_key.replace_all(&out, |caps: &Captures<'_>| {
@@ -111,11 +161,14 @@ pub fn redact_string(value: &str) -> String {
 /// strings. Object keys come out sorted, whatever the map implementation.
 pub fn redact_value(value: Value) -> Value {
     match value {
+        Value::String(s) if !may_hold_secret(&s) => Value::String(s),
         Value::String(s) => Value::String(redact_string(&s)),
         Value::Array(items) => Value::Array(items.into_iter().map(redact_value).collect()),
         Value::Object(map) => {
             let mut entries: Vec<(String, Value)> = map.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+            }
             let mut out = Map::new();
             for (key, item) in entries {
                 let item = match is_sensitive_key(&key) {
@@ -127,6 +180,62 @@ pub fn redact_value(value: Value) -> Value {
             Value::Object(out)
         }
         other => other,
+    }
+}
+
+/// Bytes that may start a character Go escapes: `<`, `>`, `&`, and E2 (the first byte of
+/// U+2028 and U+2029).
+static GO_ESCAPE_START: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b'<' as usize] = true;
+    table[b'>' as usize] = true;
+    table[b'&' as usize] = true;
+    table[0xE2] = true;
+    table
+};
+
+/// serde_json's compact formatter escaping `<`, `>`, `&`, U+2028 and U+2029 inside strings
+/// the way Go's JSON encoder does: serialising with it equals [`go_escape`] of the plain
+/// output, without the second pass and copy.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GoFormatter;
+
+impl serde_json::ser::Formatter for GoFormatter {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let bytes = fragment.as_bytes();
+        // A table scan first: almost no fragment needs an escape.
+        if !bytes.iter().any(|&b| GO_ESCAPE_START[usize::from(b)]) {
+            return writer.write_all(bytes);
+        }
+        let mut start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+            let (escape, len): (&[u8], usize) = match bytes[i] {
+                b'<' => (b"\\u003c", 1),
+                b'>' => (b"\\u003e", 1),
+                b'&' => (b"\\u0026", 1),
+                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA8) => {
+                    (b"\\u2028", 3)
+                }
+                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA9) => {
+                    (b"\\u2029", 3)
+                }
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            writer.write_all(&bytes[start..i])?;
+            writer.write_all(escape)?;
+            i += len;
+            start = i;
+        }
+        writer.write_all(&bytes[start..])
     }
 }
 
@@ -209,6 +318,58 @@ mod tests {
         assert_eq!(out["list"][0]["OPENAI_API_KEY"], "[REDACTED]");
         assert_eq!(out["list"][0]["pwd"], "[REDACTED]");
         assert_eq!(out["list"][0]["path"], "a");
+    }
+
+    #[test]
+    fn ascii_fast_path_and_unicode_keys_agree() {
+        assert!(is_sensitive_key("OPENAI_API_KEY"));
+        assert!(is_sensitive_key("x-Access-Token"));
+        assert!(!is_sensitive_key("promptTokens"));
+        assert!(!is_sensitive_key(&"a".repeat(100)));
+        assert!(is_sensitive_key(&format!("{}apikey", "a".repeat(100))));
+        // U+212A KELVIN SIGN lower-cases to an ASCII k.
+        assert!(is_sensitive_key("api\u{212A}ey"));
+    }
+
+    #[test]
+    fn prefilter_never_hides_a_secret() {
+        for s in [
+            "sk-abcdefghijklmnopqrstuv",
+            "API-KEY: abcdefghijklmnop",
+            "BEARER abcdefghijklmnopqrst",
+        ] {
+            assert!(may_hold_secret(s));
+            assert_ne!(redact_str(s), s);
+        }
+        assert!(matches!(
+            redact_str("hello"),
+            std::borrow::Cow::Borrowed("hello")
+        ));
+        let any = Regex::new(r"sk-|(?i:api|bearer)").expect("valid");
+        for s in [
+            "",
+            "s",
+            "sk",
+            "sk-",
+            "SK-",
+            "xsk-y",
+            "ap",
+            "api",
+            "APi",
+            "xAPIy",
+            "bearer",
+            "BeArEr",
+            "bearе",
+            "béarer",
+            "a\u{212A}pi",
+            "ἀpi",
+            "token",
+            "the api",
+            "beare",
+            "Sk-",
+        ] {
+            assert_eq!(may_hold_secret(s), any.is_match(s), "{s:?}");
+        }
     }
 
     #[test]

@@ -62,13 +62,15 @@ pub enum EventBody {
     ToolCall(ToolCallEvent),
     /// The files a call is about to change were snapshotted into the session.
     Checkpoint(CheckpointEvent),
-    /// The runtime's permission action for a call is `prompt`.
-    PermissionRequest(PermissionEvent),
+    /// The runtime's permission action for a call is `prompt`. (The permission variants are
+    /// boxed: they are rare and large, and unboxed they made every event, text deltas
+    /// included, 560 bytes to move.)
+    PermissionRequest(Box<PermissionEvent>),
     /// A call was allowed, denied or cancelled.
-    PermissionDecision(PermissionEvent),
+    PermissionDecision(Box<PermissionEvent>),
     /// A permission event with an action outside {prompt, allow, deny, cancel}; defined by
     /// Zero for forward compatibility, never emitted here.
-    Permission(PermissionEvent),
+    Permission(Box<PermissionEvent>),
     /// A tool call finished, was refused, or was not run.
     ToolResult(ToolResultEvent),
     /// Token usage of one provider completion.

@@ -101,7 +101,8 @@ fn run_once(
             }
             Pipeline::Rpc => {
                 let agent = Agent::builder_arc(provider).build();
-                let input: &[u8] = b"{\"id\":\"1\",\"type\":\"prompt\",\"message\":\"Say something long.\"}\n";
+                let input: &[u8] =
+                    b"{\"id\":\"1\",\"type\":\"prompt\",\"message\":\"Say something long.\"}\n";
                 adapter_rpc::serve(agent, Default::default(), input, sink.clone())
                     .await
                     .expect("serve");

@@ -8,6 +8,8 @@
 
 #![warn(missing_docs)]
 
+pub mod pipelines;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -135,7 +137,9 @@ pub fn responses_stream(deltas: usize) -> Vec<u8> {
 
 /// Cuts a body into chunks of `size` bytes, as socket reads would deliver it.
 pub fn chunked(body: &[u8], size: usize) -> Vec<Bytes> {
-    body.chunks(size.max(1)).map(Bytes::copy_from_slice).collect()
+    body.chunks(size.max(1))
+        .map(Bytes::copy_from_slice)
+        .collect()
 }
 
 /// The events of one plain answer: the run's framing around `n` text deltas of `delta`.
@@ -392,7 +396,8 @@ mod tests {
 
     #[test]
     fn synthetic_streams_keep_head_and_tail() {
-        let recorded = b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n\
+        let recorded =
+            b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n\
 data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n\
 data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
         let big = synthetic_stream(StreamFormat::OpenAiChat, recorded, 1000);

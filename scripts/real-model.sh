@@ -17,6 +17,7 @@
 #                          server log goes next to it (<state without .env>.log)
 #   AGENT_SDK_BUILD_JOBS   parallel build jobs (default: 2)
 #   LLAMA_READY_TIMEOUT    seconds to wait for /health (default: 60)
+#   AGENT_SDK_LLAMA_THREADS  server threads (default: 2)
 #
 # All progress messages go to stderr; stdout of `start`/`env` carries only the export lines.
 set -euo pipefail
@@ -37,6 +38,7 @@ RUN_DIR="${CACHE}/run"
 STATE="${AGENT_SDK_LLAMA_STATE:-${RUN_DIR}/server.env}"
 JOBS="${AGENT_SDK_BUILD_JOBS:-2}"
 READY_TIMEOUT="${LLAMA_READY_TIMEOUT:-60}"
+THREADS="${AGENT_SDK_LLAMA_THREADS:-2}"
 
 log() { printf 'real-model: %s\n' "$*" >&2; }
 die() { printf 'real-model: error: %s\n' "$*" >&2; exit 1; }
@@ -225,7 +227,7 @@ start() {
         # Small context, 2 threads, 2 slots (tests run concurrently), greedy sampling by default
         # (--temp 0: reproducible answers); -n caps every reply at 256 tokens.
         nohup "$BIN" -m "$MODEL" --jinja --chat-template-file "$TEMPLATE" \
-            --host 127.0.0.1 --port "$port" -c 16384 -np 2 -t 2 -n 256 --temp 0 \
+            --host 127.0.0.1 --port "$port" -c 16384 -np 2 -t "$THREADS" -n 256 --temp 0 \
             --no-webui --alias smollm2 >"$server_log" 2>&1 </dev/null &
         pid=$!
         deadline=$((SECONDS + READY_TIMEOUT))

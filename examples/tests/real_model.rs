@@ -465,6 +465,15 @@ fn target_profile_dir() -> PathBuf {
         .to_path_buf()
 }
 
+/// The workspace every front end runs in: one fixed, empty directory, because the front ends
+/// put the workspace path into the system prompt, and one path for all tests lets the server
+/// reuse its prompt cache between them (the turns only read; sessions live in temp dirs).
+fn workspace() -> PathBuf {
+    let dir = target_profile_dir().join("real-model-workspace");
+    std::fs::create_dir_all(&dir).expect("create the shared workspace");
+    dir
+}
+
 static BUILD_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The front-end binary `name` of package `package`: from [`BIN_DIR_ENV`], else next to the
@@ -669,8 +678,7 @@ async fn stream_json_text_turn(api: Api, test: &str) {
     let proxy = Proxy::start(&root, None).await;
     let bin = binary("adapter-stream-json", "adapter-stream-json").await;
     let home = tempfile::tempdir().expect("tempdir");
-    let work = home.path().join("work");
-    std::fs::create_dir_all(&work).expect("work dir");
+    let work = workspace();
     let mut cmd = Command::new(bin);
     cmd.arg("exec")
         .args(["-o", "stream-json"])
@@ -775,8 +783,7 @@ async fn rpc_text_turn(api: Api, test: &str) {
     let proxy = Proxy::start(&root, None).await;
     let bin = binary("adapter-rpc", "adapter-rpc").await;
     let home = tempfile::tempdir().expect("tempdir");
-    let work = home.path().join("work");
-    std::fs::create_dir_all(&work).expect("work dir");
+    let work = workspace();
     let mut cmd = Command::new(bin);
     cmd.arg("rpc")
         .arg("--cwd")
@@ -908,9 +915,8 @@ async fn app_server_text_turn(api: Api, test: &str) {
     let proxy = Proxy::start(&root, None).await;
     let bin = binary("adapter-acp", "adapter-acp").await;
     let home = tempfile::tempdir().expect("tempdir");
-    let work = home.path().join("work");
+    let work = workspace();
     let data = home.path().join("acp-data");
-    std::fs::create_dir_all(&work).expect("work dir");
     let mut cmd = Command::new(bin);
     cmd.args(["app-server", "--stdio", "--data-dir"])
         .arg(&data)
@@ -1067,26 +1073,8 @@ async fn app_server_text_turn_openai_responses() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// adapter-acp acp (Agent Client Protocol; issue 8)
+// adapter-acp acp (Agent Client Protocol)
 // ---------------------------------------------------------------------------------------------
-
-/// Whether `adapter-acp` has the `acp` sub-command yet.
-async fn has_acp(bin: &Path) -> bool {
-    let output = tokio::time::timeout(
-        WAIT,
-        Command::new(bin)
-            .arg("--help")
-            .stdin(Stdio::null())
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .expect("adapter-acp --help timed out")
-    .expect("run adapter-acp --help");
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .any(|l| l.trim_start().starts_with("acp ") || l.trim() == "acp")
-}
 
 /// The reply to ACP request `id`; `session/update` notifications are collected.
 async fn acp_reply(p: &mut LineProcess, id: i64, updates: &mut Vec<Value>) -> Value {
@@ -1105,21 +1093,16 @@ async fn acp_reply(p: &mut LineProcess, id: i64, updates: &mut Vec<Value>) -> Va
 
 async fn acp_text_turn(api: Api, test: &str) {
     let Some(root) = server(test) else { return };
-    let bin = binary("adapter-acp", "adapter-acp").await;
-    if !has_acp(&bin).await {
-        println!("skipped: {test}: adapter-acp has no `acp` sub-command yet (issue 8)");
-        return;
-    }
     let proxy = Proxy::start(&root, None).await;
+    let bin = binary("adapter-acp", "adapter-acp").await;
     let home = tempfile::tempdir().expect("tempdir");
-    let work = home.path().join("work");
-    std::fs::create_dir_all(&work).expect("work dir");
+    let work = workspace();
     let mut cmd = Command::new(bin);
-    cmd.arg("acp")
+    cmd.args(["acp", "--data-dir"])
+        .arg(home.path().join("acp-data"))
         .args(provider_args(api, &proxy))
         .current_dir(&work);
     clean_env(&mut cmd, home.path());
-    cmd.env("ADAPTER_ACP_DATA_DIR", home.path().join("acp-data"));
     let mut acp = LineProcess::spawn(cmd);
     let mut updates = Vec::new();
 
@@ -1152,39 +1135,53 @@ async fn acp_text_turn(api: Api, test: &str) {
     assert_eq!(result["stopReason"], "end_turn", "{result}");
 
     let x = proxy.single(api.path());
-    let chunks: Vec<&Value> = updates
+    for u in &updates {
+        assert_eq!(u["sessionId"], sid.as_str(), "{u}");
+    }
+    let kinds: Vec<Value> = updates.iter().map(|u| u["update"].clone()).collect();
+    assert_eq!(
+        shape(&kinds, "sessionUpdate", &["agent_message_chunk"]),
+        ["agent_message_chunk", "usage_update"],
+        "{updates:#?}"
+    );
+    let text: String = kinds
         .iter()
-        .filter(|u| u["sessionId"] == sid.as_str())
-        .map(|u| &u["update"])
         .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| {
+            assert_eq!(u["content"]["type"], "text", "{u}");
+            u["content"]["text"].as_str().expect("text chunk")
+        })
         .collect();
-    assert!(!chunks.is_empty(), "no agent_message_chunk: {updates:#?}");
-    let text: String = chunks
-        .iter()
-        .map(|u| u["content"]["text"].as_str().expect("text chunk"))
-        .collect();
+    assert!(!text.trim().is_empty(), "the model said nothing");
     assert_eq!(
         text,
         server_text(&x),
         "message chunks are the server's text"
     );
     let usage = server_usage(&x);
-    // Usage in ACP is optional (an unstable extension); when reported, it must match.
-    if let Some(reported) = result.get("usage").filter(|u| u.is_object()) {
-        assert_eq!(
-            reported["inputTokens"], usage.prompt,
-            "{reported} vs {usage:?}"
-        );
-        assert_eq!(
-            reported["outputTokens"], usage.output,
-            "{reported} vs {usage:?}"
-        );
-        assert_eq!(
-            reported["totalTokens"],
-            usage.total(),
-            "{reported} vs {usage:?}"
-        );
-    }
+    let context = kinds.last().expect("usage_update");
+    assert_eq!(context["used"], usage.total(), "{context} vs {usage:?}");
+    // The turn's usage rides in the response's `_meta.usage` (ACP has no usage field yet).
+    let reported = &result["_meta"]["usage"];
+    assert_eq!(
+        reported["inputTokens"], usage.prompt,
+        "{result} vs {usage:?}"
+    );
+    assert_eq!(
+        reported["outputTokens"], usage.output,
+        "{result} vs {usage:?}"
+    );
+    assert_eq!(
+        reported["cachedReadTokens"], usage.cached,
+        "{result} vs {usage:?}"
+    );
+    assert_eq!(
+        reported["totalTokens"],
+        usage.total(),
+        "{result} vs {usage:?}"
+    );
+    assert_eq!(reported["modelCalls"], 1, "{result}");
+    assert_eq!(reported["toolCalls"], 0, "{result}");
     let (code, _) = acp.finish().await;
     assert_eq!(code, Some(0), "stderr: {}", acp.stderr().await);
     acp.assert_no_key();
@@ -1391,7 +1388,7 @@ async fn tool_turn(api: Api, test: &str) {
         Some(&ProviderEvent::Stop(ProviderStop::ToolUse)),
         "{first:#?}"
     );
-    let mut calls = call_lifecycle(&first);
+    let calls = call_lifecycle(&first);
     assert_eq!(calls.len(), 2, "two parallel calls: {first:#?}");
     assert_ne!(calls[0].id, calls[1].id, "distinct call ids");
     for c in &calls {

@@ -224,8 +224,8 @@ start() {
         port="$(free_port)"
         url="http://127.0.0.1:${port}"
         log "starting llama-server on ${url} (attempt ${attempt}), log: ${server_log}"
-        # Small context, 2 threads, 2 slots (tests run concurrently), greedy sampling by default
-        # (--temp 0: reproducible answers); -n caps every reply at 256 tokens.
+        # 8192 tokens of context per slot, 2 slots (tests run concurrently), greedy sampling by default
+        # (--temp 0: reproducible answers); -n 256 limits replies whose request sets no limit.
         nohup "$BIN" -m "$MODEL" --jinja --chat-template-file "$TEMPLATE" \
             --host 127.0.0.1 --port "$port" -c 16384 -np 2 -t "$THREADS" -n 256 --temp 0 \
             --no-webui --alias smollm2 >"$server_log" 2>&1 </dev/null &

@@ -492,8 +492,18 @@ async fn binary(package: &str, name: &str) -> PathBuf {
     }
     let profile = target_profile_dir();
     let path = profile.join(name);
-    if path.is_file() {
-        return path;
+    // Cargo unlinks and re-links `target/<profile>/<bin>` at the end of every build, so a
+    // concurrent build elsewhere in the workspace can hide it for a moment: look again for a
+    // few seconds (bounded) before deciding that it is missing.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        if path.is_file() {
+            return path;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let _guard = BUILD_LOCK.lock().await;
     let own = profile.join("real-model-bins");

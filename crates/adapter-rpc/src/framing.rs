@@ -105,10 +105,21 @@ impl Formatter for LineSafeFormatter {
 /// Serialises `value` as one JSON line (with its trailing `\n`).
 pub fn to_line<T: Serialize>(value: &T) -> serde_json::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(128);
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, LineSafeFormatter);
-    value.serialize(&mut ser)?;
-    out.push(b'\n');
+    append_line(value, &mut out)?;
     Ok(out)
+}
+
+/// Appends `value` as one JSON line (with its trailing `\n`) to `out`; on an error `out` is
+/// left as it was.
+pub fn append_line<T: Serialize>(value: &T, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    let start = out.len();
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, LineSafeFormatter);
+    if let Err(err) = value.serialize(&mut ser) {
+        out.truncate(start);
+        return Err(err);
+    }
+    out.push(b'\n');
+    Ok(())
 }
 
 #[cfg(test)]

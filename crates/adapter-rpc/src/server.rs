@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_core::{Agent, UserInput};
 use base64::Engine;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::Token;
-use crate::framing::{to_line, Line, LineReader, MAX_LINE_BYTES};
+use crate::framing::{self, to_line, Line, LineReader, MAX_LINE_BYTES};
 use crate::processor::{self, EventProcessor, SharedMeter, UsageMeter};
 use crate::reasoning;
 use crate::wire::{
@@ -38,6 +38,8 @@ use crate::wire::{
 
 /// Frames buffered between the producers and the writer before producers wait.
 const OUT_BUFFER: usize = 1024;
+/// Most bytes of events the worker gathers before handing them to the writer.
+const MAX_BATCH_BYTES: usize = 32 * 1024;
 
 /// The failure text of a command sent before a required `hello`.
 pub const AUTH_REQUIRED: &str = "auth required: send hello with token first";
@@ -99,12 +101,26 @@ impl Out {
         }
     }
 
+    /// Sends already-serialised lines.
+    async fn send_bytes(&self, lines: Vec<u8>) {
+        // A closed channel means the writer failed; its error is reported by `serve`.
+        let _ = self.0.send(lines).await;
+    }
+
     async fn respond(&self, response: Response) {
         self.send(Frame::Response(response)).await;
     }
 
     async fn event(&self, event: Event) {
         self.send(Frame::Event(event)).await;
+    }
+}
+
+/// Appends `frame` as one line to `batch` (a frame that cannot be serialised is reported
+/// on stderr and left out).
+fn append_line(batch: &mut Vec<u8>, frame: &Frame) {
+    if let Err(err) = framing::append_line(frame, batch) {
+        eprintln!("adapter-rpc: cannot serialise a frame: {err}");
     }
 }
 
@@ -186,18 +202,36 @@ async fn worker(
         };
         let abort = run.abort_handle();
         let mut processor = EventProcessor::new(meter.clone());
-        loop {
+        let mut ended = false;
+        while !ended {
             tokio::select! {
                 biased;
                 _ = job.ctl.cancel.cancelled(), if !abort.is_aborted() => abort.abort(),
-                event = run.next() => match event {
-                    Some(event) => {
+                event = run.next() => {
+                    // This event and every one already waiting go to the writer as one
+                    // message: one channel hop per burst instead of one per frame.
+                    let mut batch = Vec::new();
+                    let mut next = event;
+                    loop {
+                        let Some(event) = next else {
+                            ended = true;
+                            break;
+                        };
                         if let Some(event) = processor.process(event) {
-                            out.event(event).await;
+                            append_line(&mut batch, &Frame::Event(event));
+                        }
+                        if batch.len() >= MAX_BATCH_BYTES {
+                            break;
+                        }
+                        match run.next().now_or_never() {
+                            Some(event) => next = event,
+                            None => break,
                         }
                     }
-                    None => break,
-                },
+                    if !batch.is_empty() {
+                        out.send_bytes(batch).await;
+                    }
+                }
             }
         }
         queue.finish(&job.ctl);

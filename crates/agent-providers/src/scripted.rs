@@ -320,6 +320,47 @@ impl ScriptedProvider {
     }
 }
 
+/// A turn being played: events of the current step, the steps left, and the stop to add
+/// at the end when the script names none.
+struct Playback {
+    pending: VecDeque<Item>,
+    steps: std::vec::IntoIter<Step>,
+    final_stop: Option<ProviderStop>,
+}
+
+/// The provider events of one step.
+fn expand(step: Step, events: &mut VecDeque<Item>) {
+    match step {
+        Step::Text(text) => events.push_back(Item::Event(ProviderEvent::TextDelta(text))),
+        Step::Reasoning(text) => events.push_back(Item::Event(ProviderEvent::ReasoningDelta(text))),
+        Step::ReasoningEnd { signature } => {
+            events.push_back(Item::Event(ProviderEvent::ReasoningEnd {
+                signature,
+                opaque: None,
+            }))
+        }
+        Step::ToolCall { id, name, args } => {
+            events.push_back(Item::Event(ProviderEvent::ToolCallStart {
+                id: id.clone(),
+                name,
+            }));
+            for delta in args {
+                events.push_back(Item::Event(ProviderEvent::ToolCallDelta {
+                    id: id.clone(),
+                    delta,
+                }));
+            }
+            events.push_back(Item::Event(ProviderEvent::ToolCallEnd { id }));
+        }
+        Step::Usage(usage) => events.push_back(Item::Event(ProviderEvent::Usage(usage.into()))),
+        Step::Stop(stop) => events.push_back(Item::Event(ProviderEvent::Stop(stop))),
+        Step::DelayMs(ms) => events.push_back(Item::Delay(Duration::from_millis(ms))),
+        Step::Error { kind, message } => events.push_back(Item::Error(
+            ProviderError::new(kind, message).retryable(false),
+        )),
+    }
+}
+
 impl Provider for ScriptedProvider {
     fn id(&self) -> &str {
         "scripted"
@@ -353,62 +394,43 @@ impl Provider for ScriptedProvider {
             .iter()
             .any(|s| matches!(s, Step::ToolCall { .. }));
         let has_stop = turn.steps.iter().any(|s| matches!(s, Step::Stop(_)));
-        let mut events: VecDeque<Item> = VecDeque::new();
-        events.push_back(Item::Event(ProviderEvent::RequestStarted {
+        let mut pending: VecDeque<Item> = VecDeque::new();
+        pending.push_back(Item::Event(ProviderEvent::RequestStarted {
             attempt: 1,
             max_attempts: 1,
         }));
-        events.push_back(Item::Event(ProviderEvent::ResponseStarted));
-        for step in turn.steps {
-            match step {
-                Step::Text(text) => events.push_back(Item::Event(ProviderEvent::TextDelta(text))),
-                Step::Reasoning(text) => {
-                    events.push_back(Item::Event(ProviderEvent::ReasoningDelta(text)))
-                }
-                Step::ReasoningEnd { signature } => {
-                    events.push_back(Item::Event(ProviderEvent::ReasoningEnd {
-                        signature,
-                        opaque: None,
-                    }))
-                }
-                Step::ToolCall { id, name, args } => {
-                    events.push_back(Item::Event(ProviderEvent::ToolCallStart {
-                        id: id.clone(),
-                        name,
-                    }));
-                    for delta in args {
-                        events.push_back(Item::Event(ProviderEvent::ToolCallDelta {
-                            id: id.clone(),
-                            delta,
-                        }));
-                    }
-                    events.push_back(Item::Event(ProviderEvent::ToolCallEnd { id }));
-                }
-                Step::Usage(usage) => {
-                    events.push_back(Item::Event(ProviderEvent::Usage(usage.into())))
-                }
-                Step::Stop(stop) => events.push_back(Item::Event(ProviderEvent::Stop(stop))),
-                Step::DelayMs(ms) => events.push_back(Item::Delay(Duration::from_millis(ms))),
-                Step::Error { kind, message } => events.push_back(Item::Error(
-                    ProviderError::new(kind, message).retryable(false),
-                )),
-            }
-        }
-        if !has_stop {
-            let stop = match has_calls {
-                true => ProviderStop::ToolUse,
-                false => ProviderStop::EndTurn,
-            };
-            events.push_back(Item::Event(ProviderEvent::Stop(stop)));
-        }
-        futures::stream::unfold(events, |mut events| async move {
+        pending.push_back(Item::Event(ProviderEvent::ResponseStarted));
+        let final_stop = (!has_stop).then_some(match has_calls {
+            true => ProviderStop::ToolUse,
+            false => ProviderStop::EndTurn,
+        });
+        // Steps are turned into events as the stream is read, not all up front, so a long
+        // script is not held twice.
+        let state = Playback {
+            pending,
+            steps: turn.steps.into_iter(),
+            final_stop,
+        };
+        futures::stream::unfold(state, |mut state| async move {
             loop {
-                match events.pop_front()? {
-                    Item::Event(event) => return Some((Ok(event), events)),
+                let item = match state.pending.pop_front() {
+                    Some(item) => item,
+                    None => match state.steps.next() {
+                        Some(step) => {
+                            expand(step, &mut state.pending);
+                            continue;
+                        }
+                        None => Item::Event(ProviderEvent::Stop(state.final_stop.take()?)),
+                    },
+                };
+                match item {
+                    Item::Event(event) => return Some((Ok(event), state)),
                     Item::Delay(delay) => tokio::time::sleep(delay).await,
                     Item::Error(err) => {
-                        events.clear();
-                        return Some((Err(err), events));
+                        state.pending.clear();
+                        state.steps = Vec::new().into_iter();
+                        state.final_stop = None;
+                        return Some((Err(err), state));
                     }
                 }
             }

@@ -58,8 +58,8 @@ fn bench_sse(c: &mut Criterion) {
         "openai-responses/synthetic-1MiB".into(),
         StreamFormat::OpenAiResponses,
         {
-            let one = responses_stream(1).len();
-            responses_stream(LARGE / one.max(1) * 2 / 3)
+            let per_delta = responses_stream(2).len() - responses_stream(1).len();
+            responses_stream(LARGE / per_delta.max(1))
         },
     ));
     cases.push((

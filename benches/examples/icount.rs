@@ -20,6 +20,12 @@ fn main() {
         std::process::exit(2);
     };
     let times: usize = times.parse().unwrap_or(1);
+    if pipeline == "loop" {
+        // The agent loop alone: `times` text deltas from the scripted provider through
+        // Agent::prompt, drained (workload ignored).
+        agent_loop(times);
+        return;
+    }
     let events = match workload.as_str() {
         "mixed" => mixed_run(10),
         _ => text_run(1000, " token"),
@@ -50,4 +56,28 @@ fn main() {
         std::mem::size_of::<agent_core::AgentEvent>(),
         std::mem::size_of::<adapter_stream_json::wire::EventBody>()
     );
+}
+
+fn agent_loop(n: usize) {
+    use futures::StreamExt;
+    let mut turn = agent_providers::scripted::Turn::new();
+    for _ in 0..n {
+        turn = turn.text(" token");
+    }
+    let provider = agent_providers::ScriptedProvider::new([turn]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let events = rt.block_on(async {
+        let agent = agent_core::Agent::builder(provider).build();
+        let mut run = agent.prompt("Say something long.");
+        let mut events = 0usize;
+        while run.next().await.is_some() {
+            events += 1;
+        }
+        events
+    });
+    println!("{events} events");
 }

@@ -771,7 +771,7 @@ mod tests {
                 name: "read_file".into(),
             },
             result("c1", "one"),
-            AgentEvent::PermissionRequested(PermissionInfo {
+            AgentEvent::PermissionRequested(Box::new(PermissionInfo {
                 id: "c2".into(),
                 name: "read_file".into(),
                 args: json!({}),
@@ -781,7 +781,7 @@ mod tests {
                 reason: Some("why".into()),
                 risk: Risk::for_side_effect(SideEffect::Read),
                 block: None,
-            }),
+            })),
             result("c2", "Error: no"),
         ] {
             all.extend(p.on_event(event));

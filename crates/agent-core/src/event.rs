@@ -271,12 +271,12 @@ pub enum AgentEvent {
         attempt: u32,
     },
     /// A call needs approval; the approver (if any) is being asked.
-    PermissionRequested(PermissionInfo),
+    PermissionRequested(Box<PermissionInfo>),
     /// A gated call was decided (allowed, denied, or cancelled by an abort).
     PermissionDecided {
         /// The checked call.
         #[serde(flatten)]
-        info: PermissionInfo,
+        info: Box<PermissionInfo>,
         /// The decision.
         action: PermissionAction,
         /// True when the call was pre-approved (unsafe mode, a standing grant) or the

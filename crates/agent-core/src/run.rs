@@ -51,8 +51,17 @@ impl Emitter {
     }
 
     pub(crate) async fn emit(&self, event: AgentEvent) {
+        // The channel is rarely full: skip the send future unless it is.
+        let event = match self.tx.try_send(event) {
+            Ok(()) => return,
+            Err(mpsc::error::TrySendError::Full(event)) => event,
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                // The Run was dropped: nobody listens, so stop working.
+                self.cancel.cancel();
+                return;
+            }
+        };
         if self.tx.send(event).await.is_err() {
-            // The Run was dropped: nobody listens, so stop working.
             self.cancel.cancel();
         }
     }
@@ -353,10 +362,12 @@ async fn stream_call(
     let mut asm = Assembler::default();
     let mut started = false;
     let mut stop = None;
+    let cancelled = em.cancel.cancelled();
+    tokio::pin!(cancelled);
     let end = loop {
         let item = tokio::select! {
             biased;
-            _ = em.cancel.cancelled() => break CallEnd::Aborted,
+            _ = &mut cancelled => break CallEnd::Aborted,
             item = stream.next() => item,
         };
         let event = match item {
@@ -596,7 +607,7 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
         block: assessment.block.clone(),
     };
     let decided = |info: PermissionInfo, action, granted, always| AgentEvent::PermissionDecided {
-        info,
+        info: Box::new(info),
         action,
         granted,
         always,
@@ -624,7 +635,8 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
             Gate::Refuse(call, text)
         }
         PermissionAction::Prompt => {
-            em.emit(AgentEvent::PermissionRequested(info.clone())).await;
+            em.emit(AgentEvent::PermissionRequested(Box::new(info.clone())))
+                .await;
             let approver = inner.state().approver.clone();
             let Some(approver) = approver else {
                 let text = format!(

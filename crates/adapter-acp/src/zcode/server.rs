@@ -317,36 +317,68 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     result
 }
 
+/// Lines queued in one write before the writer flushes anyway.
+const MAX_BATCH_BYTES: usize = 64 * 1024;
+
+/// Writes every message as one line. Lines of messages that are already waiting are
+/// gathered into one buffer and written and flushed together once the queue is empty (or
+/// [`MAX_BATCH_BYTES`] are gathered): a burst costs one write, and a line still reaches
+/// `output` before the writer waits for the next message.
 async fn write_all_messages<W: AsyncWrite + Unpin>(
     mut output: W,
     rx: &mut mpsc::UnboundedReceiver<Outgoing>,
     mut done: oneshot::Receiver<()>,
     gate: &OutputGate,
 ) -> std::io::Result<()> {
-    async fn write<W: AsyncWrite + Unpin>(
+    let mut batch: Vec<u8> = Vec::new();
+    // Serialises `first` and every message already waiting, then writes and flushes them
+    // in one go; every message is counted as written on the gate (also on failure).
+    async fn write_batch<W: AsyncWrite + Unpin>(
         output: &mut W,
-        message: &Outgoing,
+        batch: &mut Vec<u8>,
+        first: Outgoing,
+        rx: &mut mpsc::UnboundedReceiver<Outgoing>,
+        gate: &OutputGate,
     ) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
-        line.push(b'\n');
-        output.write_all(&line).await?;
-        output.flush().await
+        batch.clear();
+        let mut count = 0usize;
+        let mut next = Some(first);
+        let mut serialised = Ok(());
+        while let Some(message) = next.take() {
+            count += 1;
+            if let Err(err) = serde_json::to_writer(&mut *batch, &message) {
+                serialised = Err(std::io::Error::other(err));
+                break;
+            }
+            batch.push(b'\n');
+            if batch.len() < MAX_BATCH_BYTES {
+                next = rx.try_recv().ok();
+            }
+        }
+        let written = match serialised {
+            Ok(()) => match output.write_all(batch).await {
+                Ok(()) => output.flush().await,
+                Err(err) => Err(err),
+            },
+            Err(err) => Err(err),
+        };
+        for _ in 0..count {
+            gate.written_one();
+        }
+        if batch.capacity() > 4 * MAX_BATCH_BYTES {
+            *batch = Vec::new();
+        }
+        written
     }
     loop {
         tokio::select! {
             message = rx.recv() => match message {
-                Some(message) => {
-                    let written = write(&mut output, &message).await;
-                    gate.written_one();
-                    written?;
-                }
+                Some(message) => write_batch(&mut output, &mut batch, message, rx, gate).await?,
                 None => return Ok(()),
             },
             _ = &mut done => {
                 while let Ok(message) = rx.try_recv() {
-                    let written = write(&mut output, &message).await;
-                    gate.written_one();
-                    written?;
+                    write_batch(&mut output, &mut batch, message, rx, gate).await?;
                 }
                 return Ok(());
             }
@@ -1222,5 +1254,95 @@ mod tests {
             )),
             Approval::AllowOnce
         );
+    }
+
+    /// Records every write and flush; `lines_at_flush` is how many lines had been written
+    /// at each flush.
+    #[derive(Default)]
+    struct Recorder {
+        bytes: Vec<u8>,
+        writes: usize,
+        lines_at_flush: Vec<usize>,
+    }
+
+    impl AsyncWrite for Recorder {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            self.writes += 1;
+            self.bytes.extend_from_slice(buf);
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            let lines = self.bytes.iter().filter(|b| **b == b'\n').count();
+            self.lines_at_flush.push(lines);
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    use std::future::Future;
+
+    fn note(n: u64) -> Outgoing {
+        Outgoing::Notification {
+            method: SESSION_EVENT.to_string(),
+            params: json!({"seq": n}),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_burst_is_one_write_and_a_lone_line_is_flushed_before_waiting() {
+        let gate = OutputGate::default();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (_done_tx, done) = oneshot::channel();
+        // A burst: three messages already waiting.
+        for n in 0..3 {
+            gate.queued_one();
+            tx.send(note(n)).expect("send");
+        }
+        let mut out = Recorder::default();
+        let mut writer = Box::pin(write_all_messages(&mut out, &mut rx, done, &gate));
+        // The writer drains the burst, then waits for more: poll it until it would block.
+        let waker = futures::task::noop_waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        assert!(writer.as_mut().poll(&mut cx).is_pending());
+        drop(writer);
+        assert_eq!(out.writes, 1, "one write for the burst");
+        assert_eq!(
+            out.lines_at_flush,
+            vec![3],
+            "one flush, after all three lines"
+        );
+        assert_eq!(gate.queued(), 0, "every message counted as written");
+        // A lone line is flushed before the writer waits again.
+        gate.queued_one();
+        tx.send(note(3)).expect("send");
+        let (_done_tx, done) = oneshot::channel();
+        let mut writer = Box::pin(write_all_messages(&mut out, &mut rx, done, &gate));
+        assert!(writer.as_mut().poll(&mut cx).is_pending());
+        drop(writer);
+        assert_eq!(out.lines_at_flush, vec![3, 4]);
+        let text = String::from_utf8(out.bytes).expect("utf-8");
+        let seqs: Vec<u64> = text
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).expect("json")["params"]["seq"]
+                    .as_u64()
+                    .expect("seq")
+            })
+            .collect();
+        assert_eq!(seqs, vec![0, 1, 2, 3]);
     }
 }

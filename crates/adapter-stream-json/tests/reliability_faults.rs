@@ -4,7 +4,8 @@
 //! a readable session.
 
 mod common;
-#[path = "support/fault_server.rs"]
+// The fault server is shared with adapter-rpc's reliability tests.
+#[path = "../../adapter-rpc/tests/support/fault_server.rs"]
 mod fault_server;
 
 use std::io::Write;

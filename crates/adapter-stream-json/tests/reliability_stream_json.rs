@@ -6,7 +6,8 @@
 //! binary use a fraction of it).
 
 mod common;
-#[path = "support/fault_server.rs"]
+// The fault server is shared with adapter-rpc's reliability tests.
+#[path = "../../adapter-rpc/tests/support/fault_server.rs"]
 mod fault_server;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -159,6 +159,7 @@ impl AgentBuilder {
         Agent {
             inner: Arc::new(Inner {
                 provider: self.provider,
+                specs: self.tools.iter().map(|t| t.spec()).collect(),
                 tools: self.tools,
                 max_steps: self.max_steps,
                 cwd,
@@ -188,6 +189,8 @@ impl AgentBuilder {
 pub(crate) struct Inner {
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) tools: Vec<Arc<dyn Tool>>,
+    /// The tools' specs, built once: schemas can be costly to generate.
+    pub(crate) specs: Vec<ToolSpec>,
     pub(crate) max_steps: u32,
     pub(crate) cwd: PathBuf,
     pub(crate) compact_keep_tail: usize,
@@ -407,7 +410,7 @@ impl Agent {
 
     /// The tool specs offered to the model.
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
-        self.inner.tools.iter().map(|t| t.spec()).collect()
+        self.inner.specs.clone()
     }
 
     /// The workspace directory.
@@ -491,6 +494,7 @@ impl Agent {
         Agent {
             inner: Arc::new(Inner {
                 provider: inner.provider.clone(),
+                specs: inner.specs.clone(),
                 tools: inner.tools.clone(),
                 max_steps: inner.max_steps,
                 cwd: inner.cwd.clone(),

@@ -223,7 +223,7 @@ fn build_request(inner: &Inner, with_tools: bool) -> ProviderRequest {
         system: state.system.clone(),
         messages: state.messages.clone(),
         tools: match with_tools {
-            true => inner.tools.iter().map(|t| t.spec()).collect(),
+            true => inner.specs.clone(),
             false => Vec::new(),
         },
         reasoning: state.reasoning,

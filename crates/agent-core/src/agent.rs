@@ -556,6 +556,27 @@ impl Run {
         self.abort.abort();
     }
 
+    /// Waits for the next event, then moves it and every further event already waiting (at
+    /// most `limit` in all) to the end of `buf`. Returns how many were moved: 0 only when the
+    /// run has ended (or `limit` is 0).
+    ///
+    /// A consumer that handles events in bursts (a front end writing one line per event)
+    /// pays the channel's synchronisation once per burst instead of once per event, and it
+    /// never waits for an event that has not arrived: a lone event is returned at once.
+    pub async fn recv_many(&mut self, buf: &mut Vec<AgentEvent>, limit: usize) -> usize {
+        self.rx.recv_many(buf, limit).await
+    }
+
+    /// The polling form of [`Run::recv_many`].
+    pub fn poll_recv_many(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut Vec<AgentEvent>,
+        limit: usize,
+    ) -> Poll<usize> {
+        self.rx.poll_recv_many(cx, buf, limit)
+    }
+
     /// Waits for the run to finish and returns all its events.
     pub async fn collect_events(mut self) -> Vec<AgentEvent> {
         let mut events = Vec::new();

@@ -980,3 +980,41 @@ async fn system_prompt_and_approver_can_change_after_build() {
     );
     assert_eq!(write.calls.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn recv_many_returns_the_same_events_in_bursts() {
+    let turn = || Turn::new().text("a").text("b").text("c").usage(3, 3);
+    let one_by_one = collect(
+        Agent::builder(ScriptedProvider::new([turn()]))
+            .build()
+            .prompt("hi"),
+    )
+    .await;
+    let mut run = Agent::builder(ScriptedProvider::new([turn()]))
+        .build()
+        .prompt("hi");
+    let mut batched = Vec::new();
+    let mut calls = 0;
+    loop {
+        let n = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            run.recv_many(&mut batched, 4),
+        )
+        .await
+        .expect("an event or the end within 10 s");
+        if n == 0 {
+            break;
+        }
+        assert!(n <= 4, "at most the limit per call, got {n}");
+        calls += 1;
+    }
+    assert_eq!(kinds(&batched), kinds(&one_by_one));
+    assert!(calls >= batched.len().div_ceil(4));
+    assert!(matches!(
+        batched.last(),
+        Some(AgentEvent::RunFinished {
+            status: RunStatus::Success,
+            ..
+        })
+    ));
+}

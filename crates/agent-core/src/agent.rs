@@ -14,6 +14,7 @@ use crate::event::{AgentEvent, ErrorCode, RunKind, RunStatus};
 use crate::message::{Message, UserInput};
 use crate::permission::{Approver, PermissionMode};
 use crate::provider::{ModelInfo, Provider, ReasoningLevel, ToolSpec};
+use crate::run::Batch;
 use crate::session::{SessionError, SessionRecord, SessionStore};
 use crate::tool::{PlanItem, Tool};
 use crate::usage::Usage;
@@ -22,7 +23,8 @@ use crate::usage::Usage;
 pub const DEFAULT_MAX_STEPS: u32 = 50;
 /// Default number of trailing messages a compaction keeps verbatim.
 pub const DEFAULT_COMPACT_KEEP_TAIL: usize = 4;
-const EVENT_BUFFER: usize = 256;
+/// Bursts (see `run::Batch`) a run's channel holds before the loop waits for its reader.
+const EVENT_BUFFER: usize = 128;
 
 /// Configures and builds an [`Agent`].
 pub struct AgentBuilder {
@@ -343,6 +345,7 @@ impl Agent {
         });
         Run {
             rx,
+            burst: Vec::new().into_iter(),
             abort: AbortHandle(cancel),
         }
     }
@@ -541,7 +544,9 @@ impl AbortHandle {
 /// The event stream of one prompt or compaction. Ends after [`AgentEvent::RunFinished`].
 #[derive(Debug)]
 pub struct Run {
-    rx: mpsc::Receiver<AgentEvent>,
+    rx: mpsc::Receiver<Batch>,
+    /// The rest of the burst last received.
+    burst: std::vec::IntoIter<AgentEvent>,
     abort: AbortHandle,
 }
 
@@ -561,10 +566,10 @@ impl Run {
     /// run has ended (or `limit` is 0).
     ///
     /// A consumer that handles events in bursts (a front end writing one line per event)
-    /// pays the channel's synchronisation once per burst instead of once per event, and it
-    /// never waits for an event that has not arrived: a lone event is returned at once.
+    /// pays for synchronisation once per burst instead of once per event, and it never waits
+    /// for an event that has not arrived: a lone event is returned at once.
     pub async fn recv_many(&mut self, buf: &mut Vec<AgentEvent>, limit: usize) -> usize {
-        self.rx.recv_many(buf, limit).await
+        std::future::poll_fn(|cx| self.poll_recv_many(cx, buf, limit)).await
     }
 
     /// The polling form of [`Run::recv_many`].
@@ -574,15 +579,47 @@ impl Run {
         buf: &mut Vec<AgentEvent>,
         limit: usize,
     ) -> Poll<usize> {
-        self.rx.poll_recv_many(cx, buf, limit)
+        if limit == 0 {
+            return Poll::Ready(0);
+        }
+        let mut moved = self.take_burst(buf, limit);
+        while moved < limit {
+            let next = match moved {
+                // Wait only for the first event.
+                0 => match self.rx.poll_recv(cx) {
+                    Poll::Ready(next) => next,
+                    Poll::Pending => return Poll::Pending,
+                },
+                _ => match self.rx.try_recv() {
+                    Ok(next) => Some(next),
+                    Err(_) => break,
+                },
+            };
+            match next {
+                None => break,
+                Some(Batch::One(event)) => {
+                    buf.push(event);
+                    moved += 1;
+                }
+                Some(Batch::Many(events)) => {
+                    self.burst = events.into_iter();
+                    moved += self.take_burst(buf, limit - moved);
+                }
+            }
+        }
+        Poll::Ready(moved)
+    }
+
+    fn take_burst(&mut self, buf: &mut Vec<AgentEvent>, limit: usize) -> usize {
+        let before = buf.len();
+        buf.extend(self.burst.by_ref().take(limit));
+        buf.len() - before
     }
 
     /// Waits for the run to finish and returns all its events.
     pub async fn collect_events(mut self) -> Vec<AgentEvent> {
         let mut events = Vec::new();
-        while let Some(event) = self.rx.recv().await {
-            events.push(event);
-        }
+        while self.recv_many(&mut events, usize::MAX).await > 0 {}
         events
     }
 }
@@ -591,7 +628,16 @@ impl Stream for Run {
     type Item = AgentEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
-        self.rx.poll_recv(cx)
+        loop {
+            if let Some(event) = self.burst.next() {
+                return Poll::Ready(Some(event));
+            }
+            match std::task::ready!(self.rx.poll_recv(cx)) {
+                None => return Poll::Ready(None),
+                Some(Batch::One(event)) => return Poll::Ready(Some(event)),
+                Some(Batch::Many(events)) => self.burst = events.into_iter(),
+            }
+        }
     }
 }
 
@@ -607,5 +653,58 @@ pub(crate) fn error_event(code: ErrorCode, message: impl Into<String>) -> AgentE
         code,
         message: message.into(),
         recoverable: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures::StreamExt;
+
+    use super::*;
+    use crate::provider::{ProviderEvent, ProviderRequest, ProviderStream};
+    use crate::run::MAX_BURST;
+
+    /// Answers every request with 200 numbered text deltas, all ready at once.
+    struct Counting;
+
+    impl Provider for Counting {
+        fn id(&self) -> &str {
+            "counting"
+        }
+
+        fn stream(&self, _: ProviderRequest) -> ProviderStream {
+            futures::stream::iter((0..200).map(|i| Ok(ProviderEvent::TextDelta(format!("{i} ")))))
+                .boxed()
+        }
+    }
+
+    #[tokio::test]
+    async fn deltas_a_stream_has_ready_travel_as_bursts_in_order() {
+        let agent = Agent::builder(Counting).build();
+        let mut run = agent.prompt("count");
+        let (mut bursts, mut deltas) = (0, Vec::new());
+        loop {
+            let next = tokio::time::timeout(Duration::from_secs(10), run.rx.recv())
+                .await
+                .expect("the run goes on");
+            let events = match next {
+                None => break,
+                Some(Batch::One(event)) => vec![event],
+                Some(Batch::Many(events)) => {
+                    assert!(events.len() > 1 && events.len() <= MAX_BURST);
+                    bursts += 1;
+                    events
+                }
+            };
+            deltas.extend(events.into_iter().filter_map(|e| match e {
+                AgentEvent::TextDelta { delta } => Some(delta),
+                _ => None,
+            }));
+        }
+        assert!(bursts >= 200 / MAX_BURST, "only {bursts} bursts");
+        let expected: Vec<String> = (0..200).map(|i| format!("{i} ")).collect();
+        assert_eq!(deltas, expected);
     }
 }

@@ -38,32 +38,87 @@ open problems and next steps. Be concise; use short sections and bullet points."
 const COMPACTION_REQUEST: &str =
     "Summarise the conversation so far for a continuation. Reply with the summary only.";
 
+/// What travels on a run's event channel: one event, or a burst the loop had ready at once.
+#[derive(Debug)]
+pub(crate) enum Batch {
+    One(AgentEvent),
+    Many(Vec<AgentEvent>),
+}
+
+/// Most events a burst carries: bounds what a slow reader can have queued (the channel holds
+/// `EVENT_BUFFER` bursts) while amortising the channel's cost over many text deltas.
+pub(crate) const MAX_BURST: usize = 64;
+
 /// Sends events to the run's stream and carries its cancellation token.
 #[derive(Clone)]
 pub(crate) struct Emitter {
-    tx: mpsc::Sender<AgentEvent>,
+    tx: mpsc::Sender<Batch>,
     pub(crate) cancel: CancellationToken,
 }
 
 impl Emitter {
-    pub(crate) fn new(tx: mpsc::Sender<AgentEvent>, cancel: CancellationToken) -> Self {
+    pub(crate) fn new(tx: mpsc::Sender<Batch>, cancel: CancellationToken) -> Self {
         Self { tx, cancel }
     }
 
     pub(crate) async fn emit(&self, event: AgentEvent) {
+        self.send(Batch::One(event)).await
+    }
+
+    async fn send(&self, batch: Batch) {
         // The channel is rarely full: skip the send future unless it is.
-        let event = match self.tx.try_send(event) {
+        let batch = match self.tx.try_send(batch) {
             Ok(()) => return,
-            Err(mpsc::error::TrySendError::Full(event)) => event,
+            Err(mpsc::error::TrySendError::Full(batch)) => batch,
             Err(mpsc::error::TrySendError::Closed(_)) => {
                 // The Run was dropped: nobody listens, so stop working.
                 self.cancel.cancel();
                 return;
             }
         };
-        if self.tx.send(event).await.is_err() {
+        if self.tx.send(batch).await.is_err() {
             self.cancel.cancel();
         }
+    }
+}
+
+/// Events a model call has ready, sent as one burst when the provider stream has nothing
+/// more ready (so nothing waits on the network), or when the burst is full.
+struct Burst<'a> {
+    em: &'a Emitter,
+    events: Vec<AgentEvent>,
+}
+
+impl<'a> Burst<'a> {
+    fn new(em: &'a Emitter) -> Self {
+        Self {
+            em,
+            events: Vec::new(),
+        }
+    }
+
+    /// Queues `event`; the caller flushes when [`Burst::full`].
+    fn push(&mut self, event: AgentEvent) {
+        self.events.push(event);
+    }
+
+    fn full(&self) -> bool {
+        self.events.len() >= MAX_BURST
+    }
+
+    async fn flush(&mut self) {
+        let batch = match self.events.len() {
+            0 => return,
+            1 => match self.events.pop() {
+                Some(event) => Batch::One(event),
+                None => return,
+            },
+            _ => Batch::Many(std::mem::replace(
+                &mut self.events,
+                Vec::with_capacity(MAX_BURST),
+            )),
+        };
+        self.em.send(batch).await;
     }
 }
 
@@ -350,14 +405,14 @@ async fn stream_call(
     let provider = inner.provider.id().to_string();
     let model = request.model.clone();
     let pricing = inner.provider.model_info(&model).and_then(|m| m.pricing);
-    em.emit(AgentEvent::RequestStarted {
+    let mut burst = Burst::new(em);
+    burst.push(AgentEvent::RequestStarted {
         scope: RequestScope::Agent,
         provider: provider.clone(),
         model: model.clone(),
         attempt: 1,
         max_attempts: 1,
-    })
-    .await;
+    });
     let mut stream = inner.provider.stream(request);
     let mut asm = Assembler::default();
     let mut started = false;
@@ -365,10 +420,24 @@ async fn stream_call(
     let cancelled = em.cancel.cancelled();
     tokio::pin!(cancelled);
     let end = loop {
-        let item = tokio::select! {
-            biased;
-            _ = &mut cancelled => break CallEnd::Aborted,
-            item = stream.next() => item,
+        if em.cancel.is_cancelled() {
+            break CallEnd::Aborted;
+        }
+        if burst.full() {
+            burst.flush().await;
+        }
+        // What the stream has ready is taken without waiting; before the loop waits for the
+        // provider, everything it has so far goes to the reader.
+        let item = match futures::poll!(stream.next()) {
+            std::task::Poll::Ready(item) => item,
+            std::task::Poll::Pending => {
+                burst.flush().await;
+                tokio::select! {
+                    biased;
+                    _ = &mut cancelled => break CallEnd::Aborted,
+                    item = stream.next() => item,
+                }
+            }
         };
         let event = match item {
             None => break CallEnd::Completed(stop),
@@ -384,46 +453,40 @@ async fn stream_call(
         );
         if !started && (content || matches!(event, ProviderEvent::ResponseStarted)) {
             started = true;
-            em.emit(AgentEvent::AssistantStarted).await;
+            burst.push(AgentEvent::AssistantStarted);
         }
         match event {
             ProviderEvent::RequestStarted {
                 attempt,
                 max_attempts,
-            } => {
-                em.emit(AgentEvent::RequestStarted {
-                    scope: RequestScope::Provider,
-                    provider: provider.clone(),
-                    model: model.clone(),
-                    attempt,
-                    max_attempts,
-                })
-                .await
-            }
+            } => burst.push(AgentEvent::RequestStarted {
+                scope: RequestScope::Provider,
+                provider: provider.clone(),
+                model: model.clone(),
+                attempt,
+                max_attempts,
+            }),
             ProviderEvent::RetryScheduled {
                 attempt,
                 max_attempts,
                 delay,
-            } => {
-                em.emit(AgentEvent::RetryScheduled {
-                    scope: RequestScope::Provider,
-                    attempt,
-                    max_attempts,
-                    delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                })
-                .await
-            }
+            } => burst.push(AgentEvent::RetryScheduled {
+                scope: RequestScope::Provider,
+                attempt,
+                max_attempts,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            }),
             ProviderEvent::ResponseStarted => {}
             ProviderEvent::TextDelta(delta) => {
                 if !delta.is_empty() {
                     asm.text(&delta);
-                    em.emit(AgentEvent::TextDelta { delta }).await;
+                    burst.push(AgentEvent::TextDelta { delta });
                 }
             }
             ProviderEvent::ReasoningDelta(delta) => {
                 if !delta.is_empty() {
                     asm.reasoning(&delta);
-                    em.emit(AgentEvent::ReasoningDelta { delta }).await;
+                    burst.push(AgentEvent::ReasoningDelta { delta });
                 }
             }
             ProviderEvent::ReasoningEnd { signature, opaque } => {
@@ -431,14 +494,14 @@ async fn stream_call(
             }
             ProviderEvent::ToolCallStart { id, name } if with_tools => {
                 asm.call_start(&id, &name);
-                em.emit(AgentEvent::ToolUseStarted { id, name }).await;
+                burst.push(AgentEvent::ToolUseStarted { id, name });
             }
             ProviderEvent::ToolCallDelta { id, delta } if with_tools => {
                 asm.call_delta(&id, &delta);
-                em.emit(AgentEvent::ToolUseArgsDelta { id, delta }).await;
+                burst.push(AgentEvent::ToolUseArgsDelta { id, delta });
             }
             ProviderEvent::ToolCallEnd { id } if with_tools => {
-                em.emit(AgentEvent::ToolUseEnded { id }).await;
+                burst.push(AgentEvent::ToolUseEnded { id });
             }
             ProviderEvent::ToolCallStart { .. }
             | ProviderEvent::ToolCallDelta { .. }
@@ -452,11 +515,12 @@ async fn stream_call(
                     state.usage += &turn;
                     state.usage
                 };
-                em.emit(AgentEvent::Usage { turn, cumulative }).await;
+                burst.push(AgentEvent::Usage { turn, cumulative });
             }
             ProviderEvent::Stop(reason) => stop = Some(reason),
         }
     };
+    burst.flush().await;
     let (message, calls) = asm.finish();
     CallOutcome {
         message,

@@ -14,103 +14,16 @@
 //! peak heap above the answer text itself for 10k and 100k deltas (flat = no per-event heap
 //! growth), using a counting global allocator.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
 use adapter_rpc::wire::{Event, Frame};
 use adapter_stream_json::wire::{Delta, EventBody, OutputEvent};
-use adapter_stream_json::{run_exec, ExecHooks, ExecIo};
-use agent_core::Agent;
-use agent_providers::scripted::{ScriptedProvider, Turn};
+use benches::e2e::{provider, run_once, runtime, Pipeline, DELTA};
 use benches::{CountingAlloc, CountingSink};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use futures::StreamExt;
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc::new();
 
 const DELTAS: usize = 100_000;
-const DELTA: &str = " token";
-
-fn provider(n: usize) -> Arc<ScriptedProvider> {
-    let mut turn = Turn::new();
-    for _ in 0..n {
-        turn = turn.text(DELTA);
-    }
-    Arc::new(ScriptedProvider::new([turn.usage(100, n as u64)]))
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Pipeline {
-    Drain,
-    StreamJson,
-    Rpc,
-}
-
-/// One run of `n` deltas through `pipeline`; returns (time of the run, output bytes).
-/// Building the script is not timed.
-fn run_once(
-    rt: &tokio::runtime::Runtime,
-    pipeline: Pipeline,
-    n: usize,
-    data: &std::path::Path,
-) -> (Duration, u64) {
-    let provider = provider(n);
-    let sink = CountingSink::default();
-    let started = Instant::now();
-    rt.block_on(async {
-        match pipeline {
-            Pipeline::Drain => {
-                let agent = Agent::builder_arc(provider).build();
-                let mut run = agent.prompt("Say something long.");
-                let mut events = 0u64;
-                while run.next().await.is_some() {
-                    events += 1;
-                }
-                assert!(events as usize > n);
-            }
-            Pipeline::StreamJson => {
-                let data = data.to_path_buf();
-                let hooks = ExecHooks {
-                    provider: Some(provider),
-                    env: Arc::new(move |k| match k {
-                        "XDG_DATA_HOME" | "HOME" => Some(data.display().to_string()),
-                        _ => None,
-                    }),
-                    ..ExecHooks::default()
-                };
-                let io = ExecIo {
-                    stdin: Box::new(std::io::empty()),
-                    stdout: Box::new(sink.clone()),
-                    stderr: Box::new(std::io::sink()),
-                };
-                let args: Vec<String> = ["-o", "stream-json", "Say something long."]
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
-                let code = run_exec(&args, io, hooks).await;
-                assert_eq!(code, 0);
-            }
-            Pipeline::Rpc => {
-                let agent = Agent::builder_arc(provider).build();
-                let input: &[u8] =
-                    b"{\"id\":\"1\",\"type\":\"prompt\",\"message\":\"Say something long.\"}\n";
-                adapter_rpc::serve(agent, Default::default(), input, sink.clone())
-                    .await
-                    .expect("serve");
-            }
-        }
-    });
-    (started.elapsed(), sink.bytes())
-}
 
 /// Serialise-only: `n` text frames of each front end with plain serde_json.
 fn serialise_frames(pipeline: Pipeline, n: usize, sink: &mut CountingSink) {

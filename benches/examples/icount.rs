@@ -10,20 +10,31 @@
 //! (total(20) − total(0) − clone(20) + clone(0)) / 20 is the cost of one run of the workload
 //! (`clone` counts making the inputs); `benches/icount.sh` does this for every pipeline.
 
+use benches::e2e::{run_once, runtime, Pipeline};
 use benches::pipelines::{rpc_frames, rpc_pipeline, serialise, zero_frames, zero_pipeline};
 use benches::{mixed_run, text_run, CountingSink};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [pipeline, workload, times] = args.as_slice() else {
-        eprintln!("usage: icount zero|zero-base|rpc|rpc-base|clone text|mixed TIMES");
+        eprintln!(
+            "usage: icount zero|zero-base|rpc|rpc-base|clone text|mixed TIMES\n       icount loop|e2e-drain|e2e-exec|e2e-rpc - DELTAS"
+        );
         std::process::exit(2);
     };
     let times: usize = times.parse().unwrap_or(1);
-    if pipeline == "loop" {
-        // The agent loop alone: `times` text deltas from the scripted provider through
-        // Agent::prompt, drained (workload ignored).
-        agent_loop(times);
+    if let Some(pipeline) = match pipeline.as_str() {
+        // `times` text deltas from the scripted provider through Agent::prompt and a front end
+        // (workload ignored): the agent loop alone (drained), exec, rpc.
+        "loop" | "e2e-drain" => Some(Pipeline::Drain),
+        "e2e-exec" => Some(Pipeline::StreamJson),
+        "e2e-rpc" => Some(Pipeline::Rpc),
+        _ => None,
+    } {
+        let data = std::env::temp_dir().join(format!("icount-{}", std::process::id()));
+        let (_, bytes) = run_once(&runtime(), pipeline, times, &data);
+        let _ = std::fs::remove_dir_all(&data);
+        println!("{bytes} bytes");
         return;
     }
     let events = match workload.as_str() {
@@ -56,28 +67,4 @@ fn main() {
         std::mem::size_of::<agent_core::AgentEvent>(),
         std::mem::size_of::<adapter_stream_json::wire::EventBody>()
     );
-}
-
-fn agent_loop(n: usize) {
-    use futures::StreamExt;
-    let mut turn = agent_providers::scripted::Turn::new();
-    for _ in 0..n {
-        turn = turn.text(" token");
-    }
-    let provider = agent_providers::ScriptedProvider::new([turn]);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let events = rt.block_on(async {
-        let agent = agent_core::Agent::builder(provider).build();
-        let mut run = agent.prompt("Say something long.");
-        let mut events = 0usize;
-        while run.next().await.is_some() {
-            events += 1;
-        }
-        events
-    });
-    println!("{events} events");
 }

@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod e2e;
 pub mod pipelines;
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::cli::OutputFormat;
 use crate::ids::valid_run_id;
-use crate::redact::{go_escape, redact_str, redact_value, GoFormatter};
+use crate::redact::{go_escape, go_escape_tail, redact_str, redact_value};
 use crate::session::cut_utf8;
 use crate::wire::{EventBody, OutputEvent, SCHEMA_VERSION};
 
@@ -87,7 +87,8 @@ fn write_versioned(
             "runId is required",
         ));
     }
-    let mut ser = serde_json::Serializer::with_formatter(out, GoFormatter);
+    let start = out.len();
+    let mut ser = serde_json::Serializer::new(&mut *out);
     match body {
         EventBody::Text(d) | EventBody::Reasoning(d) => {
             let delta = redact_str(&d.delta);
@@ -109,7 +110,9 @@ fn write_versioned(
             redact_value(value).serialize(&mut ser)
         }
     }
-    .map_err(io::Error::other)
+    .map_err(io::Error::other)?;
+    go_escape_tail(out, start);
+    Ok(())
 }
 
 /// The queue buffer kept between flushes; a larger one (after a burst of big lines) is

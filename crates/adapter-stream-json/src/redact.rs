@@ -183,60 +183,43 @@ pub fn redact_value(value: Value) -> Value {
     }
 }
 
-/// Bytes that may start a character Go escapes: `<`, `>`, `&`, and E2 (the first byte of
-/// U+2028 and U+2029).
-static GO_ESCAPE_START: [bool; 256] = {
-    let mut table = [false; 256];
-    table[b'<' as usize] = true;
-    table[b'>' as usize] = true;
-    table[b'&' as usize] = true;
-    table[0xE2] = true;
-    table
-};
-
-/// serde_json's compact formatter escaping `<`, `>`, `&`, U+2028 and U+2029 inside strings
-/// the way Go's JSON encoder does: serialising with it equals [`go_escape`] of the plain
-/// output, without the second pass and copy.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GoFormatter;
-
-impl serde_json::ser::Formatter for GoFormatter {
-    fn write_string_fragment<W: ?Sized + std::io::Write>(
-        &mut self,
-        writer: &mut W,
-        fragment: &str,
-    ) -> std::io::Result<()> {
-        let bytes = fragment.as_bytes();
-        // A table scan first: almost no fragment needs an escape.
-        if !bytes.iter().any(|&b| GO_ESCAPE_START[usize::from(b)]) {
-            return writer.write_all(bytes);
-        }
-        let mut start = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
-            let (escape, len): (&[u8], usize) = match bytes[i] {
-                b'<' => (b"\\u003c", 1),
-                b'>' => (b"\\u003e", 1),
-                b'&' => (b"\\u0026", 1),
-                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA8) => {
-                    (b"\\u2028", 3)
-                }
-                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA9) => {
-                    (b"\\u2029", 3)
-                }
-                _ => {
-                    i += 1;
-                    continue;
-                }
-            };
-            writer.write_all(&bytes[start..i])?;
-            writer.write_all(escape)?;
-            i += len;
-            start = i;
-        }
-        writer.write_all(&bytes[start..])
+/// Escapes `<`, `>`, `&`, U+2028 and U+2029 in `out[start..]`, which holds serialised JSON,
+/// the way Go's JSON encoder does: plain serde_json output followed by this equals Go's.
+///
+/// In serialised JSON these characters can only occur inside strings (keys included), so
+/// rewriting the bytes is exact. Almost no line holds one: the common case is two SIMD scans
+/// of the line, far cheaper than checking every string fragment in a serde formatter.
+pub fn go_escape_tail(out: &mut Vec<u8>, start: usize) {
+    let tail = &out[start..];
+    let first = match (
+        memchr::memchr3(b'<', b'>', b'&', tail),
+        memchr::memchr(0xE2, tail),
+    ) {
+        (None, None) => return,
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+    };
+    let rest = out.split_off(start + first);
+    let (mut i, mut plain) = (0, 0);
+    while i < rest.len() {
+        // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+        let (escape, len): (&[u8], usize) = match rest[i..] {
+            [b'<', ..] => (b"\\u003c", 1),
+            [b'>', ..] => (b"\\u003e", 1),
+            [b'&', ..] => (b"\\u0026", 1),
+            [0xE2, 0x80, 0xA8, ..] => (b"\\u2028", 3),
+            [0xE2, 0x80, 0xA9, ..] => (b"\\u2029", 3),
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&rest[plain..i]);
+        out.extend_from_slice(escape);
+        i += len;
+        plain = i;
     }
+    out.extend_from_slice(&rest[plain..]);
 }
 
 /// Escapes `<`, `>`, `&`, U+2028 and U+2029 the way Go's JSON encoder does. In serialised
@@ -369,6 +352,27 @@ mod tests {
             "Sk-",
         ] {
             assert_eq!(may_hold_secret(s), any.is_match(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn go_escape_tail_equals_go_escape_and_leaves_the_head_alone() {
+        for json in [
+            r#"{"t":"plain"}"#,
+            r#"{"t":"<a&b>"}"#,
+            "{\"t\":\"line\u{2028}para\u{2029}end\"}",
+            "{\"t\":\"euro \u{20ac} and \u{2028}<\"}",
+            "{\"<k>\":\"\u{2026}\"}",
+            r#"{"t":"&"}"#,
+        ] {
+            let mut out = b"<head>".to_vec();
+            out.extend_from_slice(json.as_bytes());
+            go_escape_tail(&mut out, 6);
+            assert_eq!(&out[..6], b"<head>");
+            assert_eq!(
+                std::str::from_utf8(&out[6..]).expect("utf-8"),
+                go_escape(json)
+            );
         }
     }
 

@@ -19,7 +19,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_core::{Agent, UserInput};
 use base64::Engine;
-use futures::{FutureExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
@@ -40,6 +39,8 @@ use crate::wire::{
 const OUT_BUFFER: usize = 1024;
 /// Most bytes of events the worker gathers before handing them to the writer.
 const MAX_BATCH_BYTES: usize = 32 * 1024;
+/// Most events taken from the run at once.
+const MAX_BATCH_EVENTS: usize = 256;
 
 /// The failure text of a command sent before a required `hello`.
 pub const AUTH_REQUIRED: &str = "auth required: send hello with token first";
@@ -202,34 +203,29 @@ async fn worker(
         };
         let abort = run.abort_handle();
         let mut processor = EventProcessor::new(meter.clone());
+        let mut events = Vec::with_capacity(MAX_BATCH_EVENTS);
+        let mut batch = Vec::new();
         let mut ended = false;
         while !ended {
             tokio::select! {
                 biased;
                 _ = job.ctl.cancel.cancelled(), if !abort.is_aborted() => abort.abort(),
-                event = run.next() => {
-                    // This event and every one already waiting go to the writer as one
-                    // message: one channel hop per burst instead of one per frame.
-                    let mut batch = Vec::new();
-                    let mut next = event;
-                    loop {
-                        let Some(event) = next else {
-                            ended = true;
-                            break;
-                        };
+                // This event and every one already waiting go to the writer as one message:
+                // one channel hop per burst instead of one per frame.
+                n = run.recv_many(&mut events, MAX_BATCH_EVENTS) => {
+                    ended = n == 0;
+                    for event in events.drain(..) {
                         if let Some(event) = processor.process(event) {
                             append_line(&mut batch, &Frame::Event(event));
                         }
                         if batch.len() >= MAX_BATCH_BYTES {
-                            break;
-                        }
-                        match run.next().now_or_never() {
-                            Some(event) => next = event,
-                            None => break,
+                            out.send_bytes(std::mem::take(&mut batch)).await;
                         }
                     }
                     if !batch.is_empty() {
-                        out.send_bytes(batch).await;
+                        // The next burst is likely the size of this one.
+                        let next = Vec::with_capacity(batch.len());
+                        out.send_bytes(std::mem::replace(&mut batch, next)).await;
                     }
                 }
             }

@@ -17,7 +17,6 @@ use agent_core::{
 use agent_providers::{build_provider, ProviderConfig, ProviderId};
 use agent_tools::ToolSet;
 use bytes::Bytes;
-use futures::{FutureExt, StreamExt};
 use serde_json::json;
 
 use crate::cli::{
@@ -678,6 +677,7 @@ async fn drive(
 ) -> i32 {
     let mut run = agent.prompt(input);
     let mut bodies = Vec::new();
+    let mut events = Vec::with_capacity(MAX_BATCH_EVENTS);
     let mut interrupted = false;
     let mut deadline: Option<tokio::time::Instant> = None;
     let finished = loop {
@@ -687,7 +687,7 @@ async fn drive(
                 None => std::future::pending().await,
             }
         };
-        let mut next = tokio::select! {
+        let received = tokio::select! {
             biased;
             _ = interrupt.cancelled(), if !interrupted => {
                 interrupted = true;
@@ -696,41 +696,36 @@ async fn drive(
                 continue;
             }
             _ = grace => break None,
-            event = run.next() => event,
+            n = run.recv_many(&mut events, MAX_BATCH_EVENTS) => n,
         };
+        if received == 0 {
+            break None;
+        }
         // Queue this event and every one already waiting, then flush once: a burst costs
         // one write, and the last line of it is on stdout before the loop waits again.
-        let mut batch = 0;
-        let end = loop {
-            match next {
-                None => break Some(None),
-                Some(AgentEvent::RunFinished { status, final_text }) => {
-                    break Some(Some((status, final_text)))
-                }
-                Some(event) => {
-                    processor.on_event_into(event, &mut bodies);
-                    for body in bodies.drain(..) {
-                        if w.queue(&body).is_err() {
-                            run.abort();
-                            return exit::CRASH;
-                        }
-                    }
+        let mut end = None;
+        for event in events.drain(..) {
+            if let AgentEvent::RunFinished { status, final_text } = event {
+                end = Some((status, final_text));
+                break;
+            }
+            processor.on_event_into(event, &mut bodies);
+            for body in bodies.drain(..) {
+                if w.queue(&body).is_err() {
+                    run.abort();
+                    return exit::CRASH;
                 }
             }
-            batch += 1;
-            if batch >= MAX_BATCH_EVENTS || w.queued_bytes() >= MAX_BATCH_BYTES {
-                break None;
+            if w.queued_bytes() >= MAX_BATCH_BYTES && w.flush().is_err() {
+                run.abort();
+                return exit::CRASH;
             }
-            match run.next().now_or_never() {
-                Some(event) => next = event,
-                None => break None,
-            }
-        };
+        }
         if w.flush().is_err() {
             run.abort();
             return exit::CRASH;
         }
-        if let Some(end) = end {
+        if end.is_some() {
             break end;
         }
     };

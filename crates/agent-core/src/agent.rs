@@ -680,6 +680,50 @@ mod tests {
         }
     }
 
+    /// A stream that never ends and is always ready.
+    struct Endless;
+
+    impl Provider for Endless {
+        fn id(&self) -> &str {
+            "endless"
+        }
+
+        fn stream(&self, _: ProviderRequest) -> ProviderStream {
+            futures::stream::repeat_with(|| Ok(ProviderEvent::TextDelta("x".into()))).boxed()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn abort_stops_a_stream_that_is_always_ready() {
+        let agent = Agent::builder(Endless).build();
+        let mut run = agent.prompt("go on forever");
+        let mut seen = Vec::new();
+        while seen.len() < 1000 {
+            let n = tokio::time::timeout(Duration::from_secs(10), run.recv_many(&mut seen, 100))
+                .await
+                .expect("events keep coming");
+            assert!(n > 0);
+        }
+        run.abort();
+        let drain = async {
+            let mut last = None;
+            while let Some(event) = run.next().await {
+                last = Some(event);
+            }
+            last
+        };
+        let last = tokio::time::timeout(Duration::from_secs(10), drain)
+            .await
+            .expect("the run ends after abort");
+        assert!(matches!(
+            last,
+            Some(AgentEvent::RunFinished {
+                status: RunStatus::Aborted,
+                ..
+            })
+        ));
+    }
+
     #[tokio::test]
     async fn deltas_a_stream_has_ready_travel_as_bursts_in_order() {
         let agent = Agent::builder(Counting).build();

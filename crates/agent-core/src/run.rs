@@ -420,11 +420,13 @@ async fn stream_call(
     let cancelled = em.cancel.cancelled();
     tokio::pin!(cancelled);
     let end = loop {
-        if em.cancel.is_cancelled() {
-            break CallEnd::Aborted;
-        }
         if burst.full() {
             burst.flush().await;
+            // A stream that is always ready never reaches the `select!` below: look at the
+            // token once per burst (checking it costs a lock).
+            if em.cancel.is_cancelled() {
+                break CallEnd::Aborted;
+            }
         }
         // What the stream has ready is taken without waiting; before the loop waits for the
         // provider, everything it has so far goes to the reader.

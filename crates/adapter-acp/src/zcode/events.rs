@@ -25,16 +25,25 @@ use crate::zcode::wire::{
 /// The event log of one session.
 pub type ZLog = EventLog<SessionEvent>;
 
-/// Appends one event to `log`.
+/// Appends one event to `log` and sends it at once (when subscribed).
 pub fn emit(log: &ZLog, session_id: &str, turn_id: Option<&str>, body: EventBody) -> u64 {
-    log.append(|seq| SessionEvent {
+    log.append(|seq| event(session_id, turn_id, seq, body))
+}
+
+/// Appends one event to `log`; it is sent at the log's next flush.
+pub fn emit_held(log: &ZLog, session_id: &str, turn_id: Option<&str>, body: EventBody) -> u64 {
+    log.append_held(|seq| event(session_id, turn_id, seq, body))
+}
+
+fn event(session_id: &str, turn_id: Option<&str>, seq: u64, body: EventBody) -> SessionEvent {
+    SessionEvent {
         event_id: new_id("evt"),
         session_id: session_id.to_string(),
         turn_id: turn_id.map(str::to_string),
         seq,
         timestamp: now_ms(),
         body,
-    })
+    }
 }
 
 /// Usage in wire form.
@@ -132,8 +141,9 @@ impl ZcodeTurn {
         self
     }
 
+    /// Held until [`TurnObserver::flush`], which the session calls before every wait.
     fn emit(&self, turn: &TurnInfo, body: EventBody) {
-        emit(&self.log, &self.session_id, Some(&turn.turn_id), body);
+        emit_held(&self.log, &self.session_id, Some(&turn.turn_id), body);
     }
 
     fn tool_name(&self, id: &str, fallback: &str) -> String {
@@ -328,6 +338,10 @@ impl ZcodeTurn {
 impl TurnObserver for ZcodeTurn {
     fn output_gate(&self) -> Option<Arc<crate::backpressure::OutputGate>> {
         self.gate.clone()
+    }
+
+    fn flush(&mut self) {
+        self.log.flush();
     }
 
     fn started(&mut self, _session: &Session, turn: &TurnInfo) {

@@ -125,6 +125,26 @@ pub enum Outgoing {
     },
 }
 
+/// A `session/event` notification, serialised straight from the event: the same line as
+/// [`Outgoing::Notification`] with the event as `params`, without building a [`Value`].
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct EventNotification<'a> {
+    /// Always [`SESSION_EVENT`].
+    pub method: &'static str,
+    /// The event.
+    pub params: &'a SessionEvent,
+}
+
+impl<'a> EventNotification<'a> {
+    /// The notification carrying `event`.
+    pub fn new(event: &'a SessionEvent) -> Self {
+        Self {
+            method: SESSION_EVENT,
+            params: event,
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Request parameters
 // ---------------------------------------------------------------------------------------
@@ -1553,6 +1573,44 @@ mod tests {
             json!({"eventId": "evt_1", "sessionId": "sess_1", "seq": 3, "timestamp": 5,
                    "type": "model.streaming", "payload": {"kind": "text_delta", "delta": "hi"}})
         );
+    }
+
+    #[test]
+    fn an_event_notification_is_the_same_line_as_the_generic_one() {
+        let events = [
+            SessionEvent {
+                event_id: "evt_1".into(),
+                session_id: "sess_1".into(),
+                turn_id: Some("turn_1".into()),
+                seq: 3,
+                timestamp: 5,
+                body: EventBody::ModelStreaming(ModelStreamingPayload::TextDelta {
+                    delta: "h\"i\n\u{1}é".into(),
+                }),
+            },
+            SessionEvent {
+                event_id: "evt_2".into(),
+                session_id: "sess_1".into(),
+                turn_id: None,
+                seq: 4,
+                timestamp: 6,
+                body: EventBody::ModelStreaming(ModelStreamingPayload::ToolCall {
+                    tool_call_id: "c".into(),
+                    tool_name: "bash".into(),
+                    input: json!({"z": 1, "a": [1.5, null, "x"]}),
+                }),
+            },
+        ];
+        for event in &events {
+            let generic = Outgoing::Notification {
+                method: SESSION_EVENT.to_string(),
+                params: serde_json::to_value(event).expect("value"),
+            };
+            assert_eq!(
+                serde_json::to_string(&EventNotification::new(event)).expect("direct"),
+                serde_json::to_string(&generic).expect("generic")
+            );
+        }
     }
 
     #[test]

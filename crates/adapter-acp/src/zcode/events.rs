@@ -7,7 +7,8 @@
 //! `turn.failed` at the end.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use agent_core::{
     AgentEvent, ContentBlock, ErrorCode, PermissionAction, PlanItem, PlanStatus, ProgressStream,
@@ -15,7 +16,7 @@ use agent_core::{
 };
 
 use crate::eventlog::EventLog;
-use crate::session::{new_id, now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
+use crate::session::{now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
 use crate::zcode::wire::{
     CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload, Todo,
     ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnCompletedPayload, TurnError,
@@ -35,9 +36,33 @@ pub fn emit_held(log: &ZLog, session_id: &str, turn_id: Option<&str>, body: Even
     log.append_held(|seq| event(session_id, turn_id, seq, body))
 }
 
+/// Bits of a uuid v4 that are random and below its variant bits: the event counter's room.
+const COUNTER_BITS: u128 = (1 << 62) - 1;
+
+/// A fresh event id, `evt_<uuid>` as the spec has it: a uuid v4 drawn once per process
+/// with a per-event counter added to its low 62 random bits, so ids stay well-formed v4
+/// uuids, distinct within the process (2^62 events before one repeats) and as unlikely
+/// to collide across processes as the 60 remaining random bits make them, without a
+/// `getrandom` call per event.
+pub fn event_id() -> String {
+    static BASE: OnceLock<u128> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let base = *BASE.get_or_init(|| uuid::Uuid::new_v4().as_u128());
+    let n = u128::from(NEXT.fetch_add(1, Ordering::Relaxed));
+    let id = (base & !COUNTER_BITS) | (base.wrapping_add(n) & COUNTER_BITS);
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let text = uuid::Uuid::from_u128(id)
+        .hyphenated()
+        .encode_lower(&mut text);
+    let mut out = String::with_capacity(4 + text.len());
+    out.push_str("evt_");
+    out.push_str(text);
+    out
+}
+
 fn event(session_id: &str, turn_id: Option<&str>, seq: u64, body: EventBody) -> SessionEvent {
     SessionEvent {
-        event_id: new_id("evt"),
+        event_id: event_id(),
         session_id: session_id.to_string(),
         turn_id: turn_id.map(str::to_string),
         seq,
@@ -427,5 +452,29 @@ impl TurnObserver for ZcodeTurn {
             }
         };
         self.emit(turn, body);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_ids_are_distinct_v4_uuids() {
+        let ids: Vec<String> = (0..1000).map(|_| event_id()).collect();
+        let unique: HashSet<&String> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len());
+        for id in &ids {
+            let uuid = id.strip_prefix("evt_").expect("evt_ prefix");
+            assert_eq!(uuid.len(), 36, "{id}");
+            let parsed = uuid::Uuid::parse_str(uuid).expect("a uuid");
+            assert_eq!(parsed.get_version_num(), 4, "{id}");
+            assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122, "{id}");
+            assert_eq!(
+                parsed.hyphenated().to_string(),
+                uuid,
+                "lower-case, hyphenated"
+            );
+        }
     }
 }

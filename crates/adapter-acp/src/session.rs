@@ -655,6 +655,13 @@ impl Session {
     }
 
     fn track(&self, event: &AgentEvent, outcome: &mut TurnOutcome) {
+        match event {
+            // The streaming events change nothing here: no lock for them.
+            AgentEvent::TextDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::ToolProgress { .. } => return,
+            _ => {}
+        }
         let mut data = self.data();
         match event {
             AgentEvent::Usage { turn, .. } => {

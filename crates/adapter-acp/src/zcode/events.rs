@@ -18,9 +18,9 @@ use agent_core::{
 use crate::eventlog::EventLog;
 use crate::session::{now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
 use crate::zcode::wire::{
-    CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload, Todo,
-    ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnCompletedPayload, TurnError,
-    TurnFailedPayload, TurnStartedPayload, WireUsage,
+    CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
+    SharedStr, Todo, ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnCompletedPayload,
+    TurnError, TurnFailedPayload, TurnStartedPayload, WireUsage,
 };
 
 /// The event log of one session.
@@ -28,12 +28,15 @@ pub type ZLog = EventLog<SessionEvent>;
 
 /// Appends one event to `log` and sends it at once (when subscribed).
 pub fn emit(log: &ZLog, session_id: &str, turn_id: Option<&str>, body: EventBody) -> u64 {
-    log.append(|seq| event(session_id, turn_id, seq, body))
-}
-
-/// Appends one event to `log`; it is sent at the log's next flush.
-pub fn emit_held(log: &ZLog, session_id: &str, turn_id: Option<&str>, body: EventBody) -> u64 {
-    log.append_held(|seq| event(session_id, turn_id, seq, body))
+    let (session_id, turn_id) = (SharedStr::from(session_id), turn_id.map(SharedStr::from));
+    log.append(|seq| SessionEvent {
+        event_id: event_id(),
+        session_id,
+        turn_id,
+        seq,
+        timestamp: now_ms(),
+        body,
+    })
 }
 
 /// Bits of a uuid v4 that are random and below its variant bits: the event counter's room.
@@ -58,17 +61,6 @@ pub fn event_id() -> String {
     out.push_str("evt_");
     out.push_str(text);
     out
-}
-
-fn event(session_id: &str, turn_id: Option<&str>, seq: u64, body: EventBody) -> SessionEvent {
-    SessionEvent {
-        event_id: event_id(),
-        session_id: session_id.to_string(),
-        turn_id: turn_id.map(str::to_string),
-        seq,
-        timestamp: now_ms(),
-        body,
-    }
 }
 
 /// Usage in wire form.
@@ -133,9 +125,15 @@ fn error_kind(code: ErrorCode) -> (&'static str, &'static str) {
 }
 
 /// Maps one turn (prompt or compaction) of a session to ZCode events.
+///
+/// Its events are held in the log's sink until the session calls
+/// [`TurnObserver::flush`] (before every wait), and the events of one such batch share
+/// the timestamp taken at the batch's first event (they are mapped within microseconds).
 pub struct ZcodeTurn {
     log: Arc<ZLog>,
-    session_id: String,
+    session_id: SharedStr,
+    turn_id: Option<SharedStr>,
+    timestamp: Option<i64>,
     tool_names: HashMap<String, String>,
     step_calls: Vec<String>,
     step_results: HashMap<String, bool>,
@@ -149,7 +147,9 @@ impl ZcodeTurn {
     pub fn new(log: Arc<ZLog>, session_id: impl Into<String>) -> Self {
         Self {
             log,
-            session_id: session_id.into(),
+            session_id: SharedStr::from(session_id.into()),
+            turn_id: None,
+            timestamp: None,
             tool_names: HashMap::new(),
             step_calls: Vec::new(),
             step_results: HashMap::new(),
@@ -167,8 +167,24 @@ impl ZcodeTurn {
     }
 
     /// Held until [`TurnObserver::flush`], which the session calls before every wait.
-    fn emit(&self, turn: &TurnInfo, body: EventBody) {
-        emit_held(&self.log, &self.session_id, Some(&turn.turn_id), body);
+    fn emit(&mut self, turn: &TurnInfo, body: EventBody) {
+        let turn_id = match &self.turn_id {
+            Some(id) if id.as_str() == turn.turn_id => id.clone(),
+            _ => self
+                .turn_id
+                .insert(SharedStr::from(turn.turn_id.as_str()))
+                .clone(),
+        };
+        let timestamp = *self.timestamp.get_or_insert_with(now_ms);
+        let session_id = self.session_id.clone();
+        self.log.append_held(|seq| SessionEvent {
+            event_id: event_id(),
+            session_id,
+            turn_id: Some(turn_id),
+            seq,
+            timestamp,
+            body,
+        });
     }
 
     fn tool_name(&self, id: &str, fallback: &str) -> String {
@@ -366,6 +382,7 @@ impl TurnObserver for ZcodeTurn {
     }
 
     fn flush(&mut self) {
+        self.timestamp = None;
         self.log.flush();
     }
 

@@ -4,6 +4,8 @@
 //! Every frame this server writes is one of the serde types below; nothing is built as a
 //! string by hand. Field names follow the upstream server's strict schemas (camelCase).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -1042,17 +1044,62 @@ impl MessageWithParts {
 // Events
 // ---------------------------------------------------------------------------------------
 
+/// An immutable string shared by many values (an id repeated in every event of a session
+/// or turn): a clone costs a reference count, not an allocation. Serialises as the plain
+/// string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SharedStr(Arc<str>);
+
+impl SharedStr {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for SharedStr {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SharedStr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for SharedStr {
+    fn from(text: &str) -> Self {
+        Self(Arc::from(text))
+    }
+}
+
+impl From<String> for SharedStr {
+    fn from(text: String) -> Self {
+        Self(Arc::from(text))
+    }
+}
+
+impl Serialize for SharedStr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
 /// One `session/event` notification's params.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionEvent {
     /// `evt_<uuid>`.
     pub event_id: String,
-    /// Session id.
-    pub session_id: String,
-    /// The turn it belongs to.
+    /// Session id (shared by the session's events).
+    pub session_id: SharedStr,
+    /// The turn it belongs to (shared by the turn's events).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub turn_id: Option<String>,
+    pub turn_id: Option<SharedStr>,
     /// Per-session sequence number; only increases.
     pub seq: u64,
     /// Emission time, ms since the epoch.

@@ -39,7 +39,7 @@ pub fn new_id(prefix: &str) -> String {
 }
 
 /// Agent events a turn takes from its run at once (those already waiting, up to this many).
-const EVENT_BATCH: usize = 64;
+const EVENT_BATCH: usize = 256;
 
 /// Context window reported when the provider does not know the model.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;

@@ -47,11 +47,31 @@ impl OutputGate {
         self.high_water.fetch_max(now, Ordering::SeqCst);
     }
 
+    /// `n` messages were queued at once (one count update for a batch).
+    pub fn queued_many(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let now = self.queued.fetch_add(n, Ordering::SeqCst) + n;
+        self.high_water.fetch_max(now, Ordering::SeqCst);
+    }
+
     /// One queued message was written (or dropped because output is closed).
     pub fn written_one(&self) {
+        self.written_many(1);
+    }
+
+    /// `n` queued messages were written (or dropped): one count update and one wake-up of
+    /// waiting turns for the whole batch.
+    pub fn written_many(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
         let _ = self
             .queued
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |q| {
+                Some(q.saturating_sub(n))
+            });
         self.written.notify_waiters();
     }
 
@@ -77,12 +97,19 @@ impl OutputGate {
         self.limit
     }
 
+    /// Whether a turn may go on now (fewer than the limit queued, or output closed): the
+    /// check [`ready`](Self::ready) makes, without registering for a wake-up. A turn checks
+    /// this per event and awaits `ready` only when it is false.
+    pub fn has_room(&self) -> bool {
+        self.queued() < self.limit || self.closed.load(Ordering::SeqCst)
+    }
+
     /// Waits until fewer than the limit are queued.
     pub async fn ready(&self) {
         loop {
             // Registered before the check, so a write in between is not missed.
             let written = self.written.notified();
-            if self.queued() < self.limit || self.closed.load(Ordering::SeqCst) {
+            if self.has_room() {
                 return;
             }
             written.await;
@@ -113,5 +140,33 @@ mod tests {
             .expect("join");
         assert_eq!(gate.high_water(), 2);
         assert_eq!(gate.queued(), 1);
+    }
+
+    #[tokio::test]
+    async fn batch_counts_match_single_counts() {
+        let gate = Arc::new(OutputGate::new(4));
+        gate.queued_many(3);
+        assert!(gate.has_room());
+        gate.queued_many(2);
+        assert_eq!((gate.queued(), gate.high_water()), (5, 5));
+        assert!(!gate.has_room());
+        let waiter = tokio::spawn({
+            let gate = gate.clone();
+            async move { gate.ready().await }
+        });
+        gate.written_many(2);
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("ready after a batch write")
+            .expect("join");
+        assert_eq!(gate.queued(), 3);
+        // Never below zero, whatever the caller counts.
+        gate.written_many(10);
+        assert_eq!(gate.queued(), 0);
+        gate.queued_many(0);
+        assert_eq!(gate.high_water(), 5);
+        gate.close();
+        gate.queued_many(9);
+        assert!(gate.has_room(), "a closed gate never holds a turn");
     }
 }

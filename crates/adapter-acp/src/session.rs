@@ -19,7 +19,6 @@ use agent_core::{
     Message, PlanItem, ReasoningLevel, Run, RunKind, RunStatus, SessionError, ToolStatus, Usage,
     UserInput,
 };
-use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -38,6 +37,9 @@ pub fn now_ms() -> i64 {
 pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", uuid::Uuid::new_v4())
 }
+
+/// Agent events a turn takes from its run at once (those already waiting, up to this many).
+const EVENT_BATCH: usize = 256;
 
 /// Context window reported when the provider does not know the model.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
@@ -233,6 +235,12 @@ pub trait TurnObserver: Send + 'static {
     fn event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent);
     /// The turn ended; the session is idle again.
     fn finished(&mut self, session: &Session, turn: &TurnInfo, outcome: &TurnOutcome);
+    /// Hands over output the observer holds back to send several events' frames at once.
+    /// The session calls it before every wait (for the next agent events, for the output
+    /// gate) and after [`started`](Self::started) and [`finished`](Self::finished), so
+    /// output is batched only across events that were already waiting, never delayed.
+    /// The default does nothing (an observer that sends every frame at once).
+    fn flush(&mut self) {}
     /// The gate of the front end's output: the turn takes its next event only when the
     /// gate is [ready](OutputGate::ready), so a slow client stalls the turn instead of
     /// growing the output queue. `None` (the default): no backpressure.
@@ -561,6 +569,7 @@ impl Session {
         self.set_turn(Some(info.turn_id.clone()));
         self.idle.send_replace(false);
         observer.started(self, &info);
+        observer.flush();
         drop(gate);
         let session = self.clone();
         let turn = info.clone();
@@ -587,18 +596,30 @@ impl Session {
             summary: None,
         };
         let gate = observer.output_gate();
+        let mut batch = Vec::with_capacity(EVENT_BATCH);
         loop {
+            // Everything observed so far goes out before the turn waits for the provider.
+            observer.flush();
             if let Some(gate) = &gate {
                 gate.ready().await;
             }
-            let Some(event) = run.next().await else {
+            if run.recv_many(&mut batch, EVENT_BATCH).await == 0 {
                 break;
-            };
-            self.track(&event, &mut outcome);
-            observer.event(&self, &turn, &event);
-            if let AgentEvent::RunFinished { status, final_text } = &event {
-                outcome.status = *status;
-                outcome.final_text = final_text.clone();
+            }
+            for event in batch.drain(..) {
+                // The gate bounds the output per event, also inside a batch: a turn goes on
+                // only while fewer than the limit are queued (a lock-free check; it waits,
+                // after handing over what it holds, only when the queue is full).
+                if let Some(gate) = gate.as_ref().filter(|g| !g.has_room()) {
+                    observer.flush();
+                    gate.ready().await;
+                }
+                self.track(&event, &mut outcome);
+                observer.event(&self, &turn, &event);
+                if let AgentEvent::RunFinished { status, final_text } = event {
+                    outcome.status = status;
+                    outcome.final_text = final_text;
+                }
             }
         }
         outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -630,9 +651,17 @@ impl Session {
         self.set_turn(None);
         self.idle.send_replace(true);
         observer.finished(&self, &turn, &outcome);
+        observer.flush();
     }
 
     fn track(&self, event: &AgentEvent, outcome: &mut TurnOutcome) {
+        match event {
+            // The streaming events change nothing here: no lock for them.
+            AgentEvent::TextDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::ToolProgress { .. } => return,
+            _ => {}
+        }
         let mut data = self.data();
         match event {
             AgentEvent::Usage { turn, .. } => {

@@ -7,7 +7,8 @@
 //! `turn.failed` at the end.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use agent_core::{
     AgentEvent, ContentBlock, ErrorCode, PermissionAction, PlanItem, PlanStatus, ProgressStream,
@@ -15,26 +16,51 @@ use agent_core::{
 };
 
 use crate::eventlog::EventLog;
-use crate::session::{new_id, now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
+use crate::session::{now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
 use crate::zcode::wire::{
-    CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload, Todo,
-    ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnCompletedPayload, TurnError,
-    TurnFailedPayload, TurnStartedPayload, WireUsage,
+    CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
+    SharedStr, Todo, ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnCompletedPayload,
+    TurnError, TurnFailedPayload, TurnStartedPayload, WireUsage,
 };
 
 /// The event log of one session.
 pub type ZLog = EventLog<SessionEvent>;
 
-/// Appends one event to `log`.
+/// Appends one event to `log` and sends it at once (when subscribed).
 pub fn emit(log: &ZLog, session_id: &str, turn_id: Option<&str>, body: EventBody) -> u64 {
+    let (session_id, turn_id) = (SharedStr::from(session_id), turn_id.map(SharedStr::from));
     log.append(|seq| SessionEvent {
-        event_id: new_id("evt"),
-        session_id: session_id.to_string(),
-        turn_id: turn_id.map(str::to_string),
+        event_id: event_id(),
+        session_id,
+        turn_id,
         seq,
         timestamp: now_ms(),
         body,
     })
+}
+
+/// Bits of a uuid v4 that are random and below its variant bits: the event counter's room.
+const COUNTER_BITS: u128 = (1 << 62) - 1;
+
+/// A fresh event id, `evt_<uuid>` as the spec has it: a uuid v4 drawn once per process
+/// with a per-event counter added to its low 62 random bits, so ids stay well-formed v4
+/// uuids, distinct within the process (2^62 events before one repeats) and as unlikely
+/// to collide across processes as the 60 remaining random bits make them, without a
+/// `getrandom` call per event.
+pub fn event_id() -> String {
+    static BASE: OnceLock<u128> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let base = *BASE.get_or_init(|| uuid::Uuid::new_v4().as_u128());
+    let n = u128::from(NEXT.fetch_add(1, Ordering::Relaxed));
+    let id = (base & !COUNTER_BITS) | (base.wrapping_add(n) & COUNTER_BITS);
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let text = uuid::Uuid::from_u128(id)
+        .hyphenated()
+        .encode_lower(&mut text);
+    let mut out = String::with_capacity(4 + text.len());
+    out.push_str("evt_");
+    out.push_str(text);
+    out
 }
 
 /// Usage in wire form.
@@ -99,9 +125,15 @@ fn error_kind(code: ErrorCode) -> (&'static str, &'static str) {
 }
 
 /// Maps one turn (prompt or compaction) of a session to ZCode events.
+///
+/// Its events are held in the log's sink until the session calls
+/// [`TurnObserver::flush`] (before every wait), and the events of one such batch share
+/// the timestamp taken at the batch's first event (they are mapped within microseconds).
 pub struct ZcodeTurn {
     log: Arc<ZLog>,
-    session_id: String,
+    session_id: SharedStr,
+    turn_id: Option<SharedStr>,
+    timestamp: Option<i64>,
     tool_names: HashMap<String, String>,
     step_calls: Vec<String>,
     step_results: HashMap<String, bool>,
@@ -115,7 +147,9 @@ impl ZcodeTurn {
     pub fn new(log: Arc<ZLog>, session_id: impl Into<String>) -> Self {
         Self {
             log,
-            session_id: session_id.into(),
+            session_id: SharedStr::from(session_id.into()),
+            turn_id: None,
+            timestamp: None,
             tool_names: HashMap::new(),
             step_calls: Vec::new(),
             step_results: HashMap::new(),
@@ -132,8 +166,25 @@ impl ZcodeTurn {
         self
     }
 
-    fn emit(&self, turn: &TurnInfo, body: EventBody) {
-        emit(&self.log, &self.session_id, Some(&turn.turn_id), body);
+    /// Held until [`TurnObserver::flush`], which the session calls before every wait.
+    fn emit(&mut self, turn: &TurnInfo, body: EventBody) {
+        let turn_id = match &self.turn_id {
+            Some(id) if id.as_str() == turn.turn_id => id.clone(),
+            _ => self
+                .turn_id
+                .insert(SharedStr::from(turn.turn_id.as_str()))
+                .clone(),
+        };
+        let timestamp = *self.timestamp.get_or_insert_with(now_ms);
+        let session_id = self.session_id.clone();
+        self.log.append_held(|seq| SessionEvent {
+            event_id: event_id(),
+            session_id,
+            turn_id: Some(turn_id),
+            seq,
+            timestamp,
+            body,
+        });
     }
 
     fn tool_name(&self, id: &str, fallback: &str) -> String {
@@ -330,6 +381,11 @@ impl TurnObserver for ZcodeTurn {
         self.gate.clone()
     }
 
+    fn flush(&mut self) {
+        self.timestamp = None;
+        self.log.flush();
+    }
+
     fn started(&mut self, _session: &Session, turn: &TurnInfo) {
         if turn.kind == RunKind::Prompt {
             self.emit(
@@ -413,5 +469,29 @@ impl TurnObserver for ZcodeTurn {
             }
         };
         self.emit(turn, body);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_ids_are_distinct_v4_uuids() {
+        let ids: Vec<String> = (0..1000).map(|_| event_id()).collect();
+        let unique: HashSet<&String> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len());
+        for id in &ids {
+            let uuid = id.strip_prefix("evt_").expect("evt_ prefix");
+            assert_eq!(uuid.len(), 36, "{id}");
+            let parsed = uuid::Uuid::parse_str(uuid).expect("a uuid");
+            assert_eq!(parsed.get_version_num(), 4, "{id}");
+            assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122, "{id}");
+            assert_eq!(
+                parsed.hyphenated().to_string(),
+                uuid,
+                "lower-case, hyphenated"
+            );
+        }
     }
 }

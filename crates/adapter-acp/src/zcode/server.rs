@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::backpressure::OutputGate;
 use crate::config::AgentFactory;
-use crate::eventlog::EventLog;
+use crate::eventlog::{EventLog, LogSink};
 use crate::lines::{max_line_bytes, Line, LineReader, MAX_JSON_DEPTH};
 use crate::session::{
     new_id, now_ms, CreateOptions, Goal, InteractionKind, InteractionReply, InteractionRequest,
@@ -28,15 +28,15 @@ use crate::zcode::events::{emit, ZLog, ZcodeTurn};
 use crate::zcode::snapshot::{self, session_info, session_mode, wire_mode};
 use crate::zcode::wire::{
     codes, CancelBackgroundTaskParams, CancelBackgroundTaskResult, CompactResult, CompactState,
-    CreateParams, Decision, ErrorObject, EventBody, EventsParams, EventsResult, ForkParams,
-    ForkResult, ForkTarget, GoalAction, GoalInfo, GoalParams, ListParams, ListResult,
+    CreateParams, Decision, ErrorObject, EventBody, EventNotification, EventsParams, EventsResult,
+    ForkParams, ForkResult, ForkTarget, GoalAction, GoalInfo, GoalParams, ListParams, ListResult,
     MessagesParams, MessagesResult, Outgoing, PermissionOption, PermissionResponse, PermissionRule,
     PermissionUpdate, Question, QuestionOption, RawMessage, ReadParams, RequestId,
     RequestPermissionParams, RequestUserInputParams, ResumeParams, SendParams, SendResult,
     SessionEvent, SessionParams, SessionUpdatedPayload, SetModeParams, SetModelParams,
     SetThoughtLevelParams, SteerParams, SteerResult, StopResult, StorageStateParams,
     SubscribeParams, SubscribeResult, UserInputAction, UserInputResponse, INVALID_MESSAGE_ID,
-    REQUEST_PERMISSION, REQUEST_USER_INPUT, SESSION_EVENT, STORAGE_STATE,
+    REQUEST_PERMISSION, REQUEST_USER_INPUT, STORAGE_STATE,
 };
 
 /// How long a `session/stop` request waits for the turn to end before answering.
@@ -142,19 +142,36 @@ fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {
     })
 }
 
+/// What the writer gets: a message to serialise, or lines serialised already.
+#[derive(Debug)]
+enum Frame {
+    /// One message.
+    Message(Outgoing),
+    /// `count` complete lines (each ending in `\n`), already counted on the gate.
+    Lines { bytes: Vec<u8>, count: usize },
+}
+
 /// The single writer's queue; every message is counted on the output gate until written.
 #[derive(Debug, Clone)]
 struct Outbox {
-    tx: mpsc::UnboundedSender<Outgoing>,
+    tx: mpsc::UnboundedSender<Frame>,
     gate: Arc<OutputGate>,
 }
 
 impl Outbox {
     fn send(&self, message: Outgoing) {
         self.gate.queued_one();
-        if self.tx.send(message).is_err() {
+        if self.tx.send(Frame::Message(message)).is_err() {
             self.gate.written_one();
             tracing::debug!("output closed; dropping a message");
+        }
+    }
+
+    /// Sends `count` serialised lines as one frame; the caller counted them on the gate.
+    fn send_lines(&self, bytes: Vec<u8>, count: usize) {
+        if self.tx.send(Frame::Lines { bytes, count }).is_err() {
+            self.gate.written_many(count);
+            tracing::debug!(count, "output closed; dropping lines");
         }
     }
 
@@ -180,6 +197,56 @@ impl Outbox {
                 data: None,
             },
         });
+    }
+}
+
+/// The live sink of a session's event log: serialises each event straight into its
+/// `session/event` line (typed, no `Value`), counts it on the gate at once (so a turn's
+/// per-event gate check sees it), and hands the lines gathered since the last flush to the
+/// writer as one frame (early when [`MAX_BATCH_BYTES`] are gathered).
+struct EventLines {
+    out: Outbox,
+    bytes: Vec<u8>,
+    count: usize,
+}
+
+impl EventLines {
+    fn new(out: Outbox) -> Self {
+        Self {
+            out,
+            bytes: Vec::new(),
+            count: 0,
+        }
+    }
+}
+
+impl LogSink<SessionEvent> for EventLines {
+    fn push(&mut self, event: &SessionEvent) {
+        let start = self.bytes.len();
+        match serde_json::to_writer(&mut self.bytes, &EventNotification::new(event)) {
+            Ok(()) => {
+                self.bytes.push(b'\n');
+                self.count += 1;
+                self.out.gate.queued_one();
+            }
+            Err(err) => {
+                self.bytes.truncate(start);
+                tracing::error!(error = %err, "cannot serialise an event");
+            }
+        }
+        if self.bytes.len() >= MAX_BATCH_BYTES {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.count == 0 {
+            return;
+        }
+        // The next batch likely looks like this one: start with room for it.
+        let room = self.bytes.len().clamp(512, MAX_BATCH_BYTES + 4096);
+        let bytes = std::mem::replace(&mut self.bytes, Vec::with_capacity(room));
+        self.out.send_lines(bytes, std::mem::take(&mut self.count));
     }
 }
 
@@ -306,7 +373,7 @@ fn join_writer(done: Result<std::io::Result<()>, tokio::task::JoinError>) -> std
 
 async fn write_loop<W: AsyncWrite + Unpin>(
     output: W,
-    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    mut rx: mpsc::UnboundedReceiver<Frame>,
     done: oneshot::Receiver<()>,
     gate: Arc<OutputGate>,
 ) -> std::io::Result<()> {
@@ -326,7 +393,7 @@ const MAX_BATCH_BYTES: usize = 64 * 1024;
 /// `output` before the writer waits for the next message.
 async fn write_all_messages<W: AsyncWrite + Unpin>(
     mut output: W,
-    rx: &mut mpsc::UnboundedReceiver<Outgoing>,
+    rx: &mut mpsc::UnboundedReceiver<Frame>,
     mut done: oneshot::Receiver<()>,
     gate: &OutputGate,
 ) -> std::io::Result<()> {
@@ -336,21 +403,37 @@ async fn write_all_messages<W: AsyncWrite + Unpin>(
     async fn write_batch<W: AsyncWrite + Unpin>(
         output: &mut W,
         batch: &mut Vec<u8>,
-        first: Outgoing,
-        rx: &mut mpsc::UnboundedReceiver<Outgoing>,
+        first: Frame,
+        rx: &mut mpsc::UnboundedReceiver<Frame>,
         gate: &OutputGate,
     ) -> std::io::Result<()> {
         batch.clear();
         let mut count = 0usize;
         let mut next = Some(first);
         let mut serialised = Ok(());
-        while let Some(message) = next.take() {
-            count += 1;
-            if let Err(err) = serde_json::to_writer(&mut *batch, &message) {
-                serialised = Err(std::io::Error::other(err));
-                break;
+        while let Some(frame) = next.take() {
+            match frame {
+                Frame::Message(message) => {
+                    count += 1;
+                    if let Err(err) = serde_json::to_writer(&mut *batch, &message) {
+                        serialised = Err(std::io::Error::other(err));
+                        break;
+                    }
+                    batch.push(b'\n');
+                }
+                Frame::Lines {
+                    bytes,
+                    count: lines,
+                } => {
+                    count += lines;
+                    if batch.is_empty() && bytes.capacity() <= 4 * MAX_BATCH_BYTES {
+                        // Take the frame's buffer instead of copying it (ours is dropped).
+                        *batch = bytes;
+                    } else {
+                        batch.extend_from_slice(&bytes);
+                    }
+                }
             }
-            batch.push(b'\n');
             if batch.len() < MAX_BATCH_BYTES {
                 next = rx.try_recv().ok();
             }
@@ -362,9 +445,7 @@ async fn write_all_messages<W: AsyncWrite + Unpin>(
             },
             Err(err) => Err(err),
         };
-        for _ in 0..count {
-            gate.written_one();
-        }
+        gate.written_many(count);
         if batch.capacity() > 4 * MAX_BATCH_BYTES {
             *batch = Vec::new();
         }
@@ -399,18 +480,7 @@ impl Server {
     fn log_for(&self, session_id: &str) -> Arc<ZLog> {
         self.logs()
             .entry(session_id.to_string())
-            .or_insert_with(|| {
-                let out = self.out.clone();
-                Arc::new(EventLog::new(Box::new(move |event: &SessionEvent| {
-                    match serde_json::to_value(event) {
-                        Ok(params) => out.send(Outgoing::Notification {
-                            method: SESSION_EVENT.to_string(),
-                            params,
-                        }),
-                        Err(err) => tracing::error!(error = %err, "cannot serialise an event"),
-                    }
-                })))
-            })
+            .or_insert_with(|| Arc::new(EventLog::new(EventLines::new(self.out.clone()))))
             .clone()
     }
 
@@ -1218,6 +1288,16 @@ fn user_input_answer(reply: Result<Value, ErrorObject>) -> UserInputAnswer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::zcode::wire::SESSION_EVENT;
+
+    impl Frame {
+        fn into_message(self) -> Outgoing {
+            match self {
+                Frame::Message(message) => message,
+                Frame::Lines { .. } => panic!("not a message"),
+            }
+        }
+    }
 
     #[test]
     fn invalid_params_name_the_failing_path() {
@@ -1295,11 +1375,99 @@ mod tests {
 
     use std::future::Future;
 
-    fn note(n: u64) -> Outgoing {
-        Outgoing::Notification {
+    fn note(n: u64) -> Frame {
+        Frame::Message(Outgoing::Notification {
             method: SESSION_EVENT.to_string(),
             params: json!({"seq": n}),
+        })
+    }
+
+    fn seqs(bytes: &[u8]) -> Vec<u64> {
+        std::str::from_utf8(bytes)
+            .expect("utf-8")
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).expect("json")["params"]["seq"]
+                    .as_u64()
+                    .expect("seq")
+            })
+            .collect()
+    }
+
+    fn event(seq: u64) -> SessionEvent {
+        SessionEvent {
+            event_id: format!("evt_{seq}"),
+            session_id: "sess_1".into(),
+            turn_id: Some("turn_1".into()),
+            seq,
+            timestamp: 1,
+            body: EventBody::SessionUpdated(SessionUpdatedPayload::default()),
         }
+    }
+
+    #[tokio::test]
+    async fn held_event_lines_go_out_as_one_frame_in_order_with_messages() {
+        let gate = Arc::new(OutputGate::default());
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let out = Outbox {
+            tx,
+            gate: gate.clone(),
+        };
+        let log = EventLog::new(EventLines::new(out.clone()));
+        log.subscribe(None, |_, _| out.send(note(0).into_message()));
+        log.append_held(event);
+        log.append_held(event);
+        assert_eq!(gate.queued(), 3, "held lines count on the gate at once");
+        assert_eq!(rx.len(), 1, "held lines are not sent before a flush");
+        log.flush();
+        log.flush();
+        assert_eq!(
+            rx.len(),
+            2,
+            "one frame for both lines; an empty flush sends nothing"
+        );
+        // A flushing append from elsewhere (a mode change) keeps seq order.
+        log.append_held(event);
+        log.append(event);
+        assert_eq!(rx.len(), 3);
+        let (_done_tx, done) = oneshot::channel();
+        let mut sink = Recorder::default();
+        let mut writer = Box::pin(write_all_messages(&mut sink, &mut rx, done, &gate));
+        let waker = futures::task::noop_waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        assert!(writer.as_mut().poll(&mut cx).is_pending());
+        drop(writer);
+        assert_eq!(seqs(&sink.bytes), vec![0, 1, 2, 3, 4]);
+        assert_eq!(sink.lines_at_flush, vec![5], "all frames in one write");
+        assert_eq!(gate.queued(), 0, "every line counted as written");
+        assert_eq!(gate.high_water(), 5);
+        // The lines are exactly the generic notification's.
+        let first = sink.bytes.split(|b| *b == b'\n').nth(1).expect("line");
+        let generic = Outgoing::Notification {
+            method: SESSION_EVENT.to_string(),
+            params: serde_json::to_value(event(1)).expect("value"),
+        };
+        assert_eq!(
+            first,
+            serde_json::to_vec(&generic).expect("json").as_slice()
+        );
+    }
+
+    #[tokio::test]
+    async fn lines_for_a_closed_output_are_counted_as_written() {
+        let gate = Arc::new(OutputGate::default());
+        let (tx, rx) = mpsc::unbounded_channel();
+        drop(rx);
+        let log = EventLog::new(EventLines::new(Outbox {
+            tx,
+            gate: gate.clone(),
+        }));
+        log.subscribe(None, |_, _| ());
+        log.append_held(event);
+        log.append_held(event);
+        assert_eq!(gate.queued(), 2);
+        log.flush();
+        assert_eq!(gate.queued(), 0);
     }
 
     #[tokio::test]
@@ -1334,15 +1502,6 @@ mod tests {
         assert!(writer.as_mut().poll(&mut cx).is_pending());
         drop(writer);
         assert_eq!(out.lines_at_flush, vec![3, 4]);
-        let text = String::from_utf8(out.bytes).expect("utf-8");
-        let seqs: Vec<u64> = text
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<Value>(l).expect("json")["params"]["seq"]
-                    .as_u64()
-                    .expect("seq")
-            })
-            .collect();
-        assert_eq!(seqs, vec![0, 1, 2, 3]);
+        assert_eq!(seqs(&out.bytes), vec![0, 1, 2, 3]);
     }
 }

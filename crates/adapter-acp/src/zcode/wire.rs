@@ -4,6 +4,8 @@
 //! Every frame this server writes is one of the serde types below; nothing is built as a
 //! string by hand. Field names follow the upstream server's strict schemas (camelCase).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -123,6 +125,26 @@ pub enum Outgoing {
         /// Parameters.
         params: Value,
     },
+}
+
+/// A `session/event` notification, serialised straight from the event: the same line as
+/// [`Outgoing::Notification`] with the event as `params`, without building a [`Value`].
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct EventNotification<'a> {
+    /// Always [`SESSION_EVENT`].
+    pub method: &'static str,
+    /// The event.
+    pub params: &'a SessionEvent,
+}
+
+impl<'a> EventNotification<'a> {
+    /// The notification carrying `event`.
+    pub fn new(event: &'a SessionEvent) -> Self {
+        Self {
+            method: SESSION_EVENT,
+            params: event,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1022,17 +1044,62 @@ impl MessageWithParts {
 // Events
 // ---------------------------------------------------------------------------------------
 
+/// An immutable string shared by many values (an id repeated in every event of a session
+/// or turn): a clone costs a reference count, not an allocation. Serialises as the plain
+/// string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SharedStr(Arc<str>);
+
+impl SharedStr {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for SharedStr {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SharedStr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for SharedStr {
+    fn from(text: &str) -> Self {
+        Self(Arc::from(text))
+    }
+}
+
+impl From<String> for SharedStr {
+    fn from(text: String) -> Self {
+        Self(Arc::from(text))
+    }
+}
+
+impl Serialize for SharedStr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
 /// One `session/event` notification's params.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionEvent {
     /// `evt_<uuid>`.
     pub event_id: String,
-    /// Session id.
-    pub session_id: String,
-    /// The turn it belongs to.
+    /// Session id (shared by the session's events).
+    pub session_id: SharedStr,
+    /// The turn it belongs to (shared by the turn's events).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub turn_id: Option<String>,
+    pub turn_id: Option<SharedStr>,
     /// Per-session sequence number; only increases.
     pub seq: u64,
     /// Emission time, ms since the epoch.
@@ -1553,6 +1620,44 @@ mod tests {
             json!({"eventId": "evt_1", "sessionId": "sess_1", "seq": 3, "timestamp": 5,
                    "type": "model.streaming", "payload": {"kind": "text_delta", "delta": "hi"}})
         );
+    }
+
+    #[test]
+    fn an_event_notification_is_the_same_line_as_the_generic_one() {
+        let events = [
+            SessionEvent {
+                event_id: "evt_1".into(),
+                session_id: "sess_1".into(),
+                turn_id: Some("turn_1".into()),
+                seq: 3,
+                timestamp: 5,
+                body: EventBody::ModelStreaming(ModelStreamingPayload::TextDelta {
+                    delta: "h\"i\n\u{1}é".into(),
+                }),
+            },
+            SessionEvent {
+                event_id: "evt_2".into(),
+                session_id: "sess_1".into(),
+                turn_id: None,
+                seq: 4,
+                timestamp: 6,
+                body: EventBody::ModelStreaming(ModelStreamingPayload::ToolCall {
+                    tool_call_id: "c".into(),
+                    tool_name: "bash".into(),
+                    input: json!({"z": 1, "a": [1.5, null, "x"]}),
+                }),
+            },
+        ];
+        for event in &events {
+            let generic = Outgoing::Notification {
+                method: SESSION_EVENT.to_string(),
+                params: serde_json::to_value(event).expect("value"),
+            };
+            assert_eq!(
+                serde_json::to_string(&EventNotification::new(event)).expect("direct"),
+                serde_json::to_string(&generic).expect("generic")
+            );
+        }
     }
 
     #[test]

@@ -24,16 +24,17 @@
 use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 
-use agent_client_protocol::v1::schema::JsonRpcMessage;
+use agent_client_protocol::v1::schema::{JsonRpcMessage, SessionNotification};
 use agent_client_protocol::{
     Channel, ConnectTo, ConnectionDriver, Error, RawJsonRpcError, RawJsonRpcId, RawJsonRpcMessage,
     RawJsonRpcParams, RawJsonRpcResponse, Role, TransportFrame,
 };
 use futures::channel::{mpsc, oneshot};
 use futures::future::{self, Either};
+use futures::task::AtomicWaker;
 use futures::{FutureExt, Stream, StreamExt};
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -56,6 +57,7 @@ pub struct LineTransport<R, W> {
     output: W,
     limit: usize,
     gate: Arc<OutputGate>,
+    outbox: Arc<UpdateOutbox>,
 }
 
 /// A transport reading lines of at most `limit` bytes from `input` and writing lines to
@@ -75,6 +77,7 @@ where
         output,
         limit,
         gate,
+        outbox: Arc::new(UpdateOutbox::default()),
     }
 }
 
@@ -83,6 +86,13 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    /// The transport's [`UpdateOutbox`]: give it to the agent
+    /// ([`AcpAgent::with_update_outbox`](super::AcpAgent::with_update_outbox)) so its
+    /// `session/update` notifications skip the SDK's outgoing queue.
+    pub fn update_outbox(&self) -> Arc<UpdateOutbox> {
+        self.outbox.clone()
+    }
+
     /// The SDK's end of the transport and the driver doing its I/O.
     fn open(self) -> (Channel, ConnectionDriver) {
         let (incoming_tx, incoming_rx) = mpsc::unbounded();
@@ -95,7 +105,12 @@ where
             outgoing_tx.clone(),
             discard_incoming.clone(),
         );
-        let writer = write_frames(finishable(outgoing_rx, finish_rx), self.output, self.gate);
+        let writer = write_frames(
+            finishable(outgoing_rx, finish_rx),
+            self.outbox,
+            self.output,
+            self.gate,
+        );
         let driver = async move {
             match future::select(pin!(reader), pin!(writer)).await {
                 // End of input: the SDK winds the connection down and stops sending.
@@ -209,6 +224,103 @@ async fn read_frames<R: tokio::io::AsyncBufRead + Unpin>(
     }
 }
 
+/// `session/update` notifications written by the agent straight into the writer's next
+/// batch: serialised once, from the typed [`SessionNotification`], on the sender's task,
+/// without the SDK's `serde_json::Value` round trip, its outgoing queue or a task
+/// hand-off per notification.
+///
+/// Order: the notifications of the outbox are written in the order they were sent. Each
+/// batch of the writer takes the SDK's frames already waiting *first*, then the outbox, and
+/// writes the outbox's lines *before* those frames; so every message the SDK is given after
+/// a notification was sent here (a `session/prompt` reply after its turn's updates, the
+/// `session/load` reply after the replayed history, a permission request after its
+/// `tool_call`) is written after it. (A message handed to the SDK *before* a notification
+/// may be written after it; nothing of ACP depends on that order.)
+#[derive(Debug, Default)]
+pub struct UpdateOutbox {
+    state: Mutex<OutboxState>,
+    writer: AtomicWaker,
+}
+
+#[derive(Debug, Default)]
+struct OutboxState {
+    /// Serialised lines, newline-terminated.
+    lines: Vec<u8>,
+    /// How many.
+    count: usize,
+    /// The writer is gone: nothing sent now would be written.
+    closed: bool,
+}
+
+/// The outbox's writer has ended: the notification was not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the connection's output is closed")]
+pub struct OutboxClosed;
+
+/// A `session/update` notification as the SDK writes it.
+#[derive(Serialize)]
+struct UpdateLine<'a> {
+    jsonrpc: &'static str,
+    method: &'static str,
+    params: &'a SessionNotification,
+}
+
+impl UpdateOutbox {
+    fn state(&self) -> MutexGuard<'_, OutboxState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `notification` as a `session/update` line for the writer's next batch.
+    pub fn send(&self, notification: &SessionNotification) -> Result<(), OutboxClosed> {
+        let was_empty = {
+            let mut state = self.state();
+            if state.closed {
+                return Err(OutboxClosed);
+            }
+            let start = state.lines.len();
+            let line = UpdateLine {
+                jsonrpc: "2.0",
+                method: UPDATE_METHOD,
+                params: notification,
+            };
+            if let Err(err) = serde_json::to_writer(&mut state.lines, &line) {
+                // Not reachable for the schema's types; dropped like the SDK drops a
+                // notification it cannot serialise.
+                state.lines.truncate(start);
+                tracing::error!(error = %err, "cannot serialise a session/update; dropped");
+                return Ok(());
+            }
+            state.lines.push(b'\n');
+            state.count += 1;
+            state.count == 1
+        };
+        if was_empty {
+            self.writer.wake();
+        }
+        Ok(())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.state().count == 0
+    }
+
+    /// Swaps the queued lines into `buf` (which must be empty) and returns how many; closes
+    /// the outbox when `close`.
+    fn take(&self, buf: &mut Vec<u8>, close: bool) -> usize {
+        let mut state = self.state();
+        std::mem::swap(&mut state.lines, buf);
+        state.closed |= close;
+        std::mem::take(&mut state.count)
+    }
+
+    fn close(&self) {
+        let mut state = self.state();
+        state.closed = true;
+        state.lines = Vec::new();
+        state.count = 0;
+    }
+}
+
 /// A notification on the wire: `{"jsonrpc":"2.0","method":…,"params":…}`, the SDK's own
 /// layout, serialised from a borrowed frame.
 #[derive(Serialize)]
@@ -300,12 +412,13 @@ fn write_raw(raw: &str, buf: &mut Vec<u8>) -> serde_json::Result<()> {
     }
 }
 
-/// Writes the frames of `frames` as lines until it ends: every frame already waiting goes
-/// into one write and one flush; a lone frame is flushed before the writer waits again.
-/// Counts written `session/update` notifications on `gate`; closes the gate when the
-/// output fails.
+/// Writes the frames of `frames` and the lines of `outbox` until `frames` ends: every
+/// frame already waiting and every queued update go into one write and one flush; a lone
+/// line is flushed before the writer waits again. Counts written `session/update`
+/// notifications on `gate`; closes the gate when the output fails.
 async fn write_frames<W, S>(
     mut frames: S,
+    outbox: Arc<UpdateOutbox>,
     mut output: W,
     gate: Arc<OutputGate>,
 ) -> agent_client_protocol::Result<()>
@@ -314,19 +427,50 @@ where
     S: Stream<Item = TransportFrame> + Unpin,
 {
     let mut buf = Vec::with_capacity(8 * 1024);
-    while let Some(frame) = frames.next().await {
-        buf.clear();
-        let mut updates = usize::from(encode(&frame, &mut buf));
-        drop(frame);
-        while buf.len() < MAX_BATCH_BYTES {
-            // Only what is already waiting: never wait for more before writing.
-            match frames.next().now_or_never() {
-                Some(Some(frame)) => updates += usize::from(encode(&frame, &mut buf)),
-                Some(None) | None => break,
+    let mut tail = Vec::with_capacity(1024);
+    let mut ended = false;
+    while !ended {
+        // A frame, the end of the frames, or (`None`) queued updates.
+        let first = future::poll_fn(|cx| {
+            outbox.writer.register(cx.waker());
+            match frames.poll_next_unpin(cx) {
+                Poll::Ready(item) => Poll::Ready(Some(item)),
+                Poll::Pending if !outbox.is_empty() => Poll::Ready(None),
+                Poll::Pending => Poll::Pending,
             }
+        })
+        .await;
+        tail.clear();
+        let mut updates = 0;
+        match first {
+            Some(Some(frame)) => {
+                updates += usize::from(encode(&frame, &mut tail));
+                while tail.len() < MAX_BATCH_BYTES {
+                    // Only what is already waiting: never wait for more before writing.
+                    match frames.next().now_or_never() {
+                        Some(Some(frame)) => updates += usize::from(encode(&frame, &mut tail)),
+                        Some(None) => {
+                            ended = true;
+                            break;
+                        }
+                        None => break,
+                    }
+                }
+            }
+            Some(None) => ended = true,
+            None => {}
+        }
+        // The frames were taken first: every update sent before one of them was given to
+        // the SDK is in the outbox now, and is written before it.
+        buf.clear();
+        updates += outbox.take(&mut buf, ended);
+        buf.extend_from_slice(&tail);
+        if buf.is_empty() {
+            continue;
         }
         if let Err(err) = write_flushed(&mut output, &buf).await {
             // Nobody reads any more: never hold a turn back again.
+            outbox.close();
             gate.close();
             return Err(Error::into_internal_error(err));
         }
@@ -452,10 +596,13 @@ mod tests {
             gate.queued_one();
         }
         let out = Recorder::default();
-        tokio::time::timeout(WAIT, write_frames(rx, out.clone(), gate.clone()))
-            .await
-            .expect("written in time")
-            .expect("written");
+        tokio::time::timeout(
+            WAIT,
+            write_frames(rx, Arc::default(), out.clone(), gate.clone()),
+        )
+        .await
+        .expect("written in time")
+        .expect("written");
         {
             let seen = out.seen();
             assert_eq!(seen.writes.len(), 1, "one write for the burst");
@@ -481,7 +628,7 @@ mod tests {
         gate.queued_one();
         let out = Recorder::default();
         let flushed = out.flushed.clone();
-        let writer = tokio::spawn(write_frames(rx, out.clone(), gate.clone()));
+        let writer = tokio::spawn(write_frames(rx, Arc::default(), out.clone(), gate.clone()));
         tx.unbounded_send(update(0)).expect("queued");
         // The sender stays open: the line must still reach the output, flushed.
         tokio::time::timeout(WAIT, flushed.notified())
@@ -517,7 +664,12 @@ mod tests {
         let out = Recorder::default();
         tokio::time::timeout(
             WAIT,
-            write_frames(rx, out.clone(), Arc::new(OutputGate::default())),
+            write_frames(
+                rx,
+                Arc::default(),
+                out.clone(),
+                Arc::new(OutputGate::default()),
+            ),
         )
         .await
         .expect("in time")
@@ -607,9 +759,10 @@ mod tests {
         gate.queued_one();
         let (tx, rx) = mpsc::unbounded();
         tx.unbounded_send(update(0)).expect("queued");
-        let result = tokio::time::timeout(WAIT, write_frames(rx, Broken, gate.clone()))
-            .await
-            .expect("in time");
+        let result =
+            tokio::time::timeout(WAIT, write_frames(rx, Arc::default(), Broken, gate.clone()))
+                .await
+                .expect("in time");
         let err = result.expect_err("a broken pipe fails the writer");
         assert!(
             err.to_string().to_ascii_lowercase().contains("broken pipe"),
@@ -618,5 +771,84 @@ mod tests {
         tokio::time::timeout(WAIT, gate.ready())
             .await
             .expect("a closed gate never holds a turn");
+    }
+
+    fn note(n: usize) -> SessionNotification {
+        use agent_client_protocol::v1::schema::{
+            ContentBlock, ContentChunk, SessionId, SessionUpdate, TextContent,
+        };
+        SessionNotification::new(
+            SessionId::new("s"),
+            SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(
+                TextContent::new(format!("o{n}")),
+            ))),
+        )
+    }
+
+    #[test]
+    fn outbox_lines_are_what_the_sdk_would_write() {
+        let outbox = UpdateOutbox::default();
+        let notification = note(1);
+        outbox.send(&notification).expect("open");
+        let mut buf = Vec::new();
+        assert_eq!(outbox.take(&mut buf, false), 1);
+        let sdk = RawJsonRpcMessage::notification(
+            UPDATE_METHOD.to_string(),
+            serde_json::to_value(&notification).expect("value"),
+        )
+        .expect("notification");
+        let sdk = serde_json::to_string(&sdk).expect("sdk serialises");
+        assert_eq!(String::from_utf8(buf).expect("utf-8"), format!("{sdk}\n"));
+    }
+
+    #[tokio::test]
+    async fn outbox_updates_come_before_a_later_reply_and_are_counted() {
+        let (tx, rx) = mpsc::unbounded();
+        let outbox = Arc::new(UpdateOutbox::default());
+        let gate = Arc::new(OutputGate::new(1000));
+        // Updates queued, then the reply given to the SDK: both wait before the writer runs.
+        for n in 0..50 {
+            gate.queued_one();
+            outbox.send(&note(n)).expect("open");
+        }
+        tx.unbounded_send(reply(3)).expect("queued");
+        let out = Recorder::default();
+        let writer = tokio::spawn(write_frames(rx, outbox.clone(), out.clone(), gate.clone()));
+        tokio::time::timeout(WAIT, out.flushed.notified())
+            .await
+            .expect("flushed");
+        assert_eq!(
+            out.seen().writes.len(),
+            1,
+            "one write for updates and reply"
+        );
+        // A lone update later is flushed before the writer waits again.
+        gate.queued_one();
+        outbox.send(&note(50)).expect("open");
+        tokio::time::timeout(WAIT, out.flushed.notified())
+            .await
+            .expect("a lone update is flushed");
+        drop(tx);
+        tokio::time::timeout(WAIT, writer)
+            .await
+            .expect("ends")
+            .expect("join")
+            .expect("written");
+        let lines = out.lines();
+        assert_eq!(lines.len(), 52);
+        for (n, line) in lines[..50].iter().enumerate() {
+            assert_eq!(line["params"]["update"]["content"]["text"], format!("o{n}"));
+        }
+        assert_eq!(
+            lines[50]["id"], 3,
+            "the reply follows the updates sent before it"
+        );
+        assert_eq!(lines[51]["params"]["update"]["content"]["text"], "o50");
+        assert_eq!(gate.queued(), 0, "every update counted as written");
+        assert_eq!(
+            outbox.send(&note(51)),
+            Err(OutboxClosed),
+            "closed with the writer"
+        );
     }
 }

@@ -628,9 +628,9 @@ impl TurnObserver for AcpTurn {
     fn started(&mut self, _session: &Session, _turn: &TurnInfo) {}
 
     fn event(&mut self, session: &Session, _turn: &TurnInfo, event: &AgentEvent) {
-        for update in self.mapper.map(event) {
-            notify(&self.shared, &self.cx, &self.sid, update);
-        }
+        let (shared, cx, sid) = (&self.shared, &self.cx, &self.sid);
+        self.mapper
+            .map_each(event, |update| notify(shared, cx, sid, update));
         match event {
             AgentEvent::ToolCall { id, .. } => self.shared.announced.add(&self.session_id, id),
             AgentEvent::ToolResult { .. } => {

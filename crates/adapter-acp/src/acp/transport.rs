@@ -21,7 +21,6 @@
 //! message, a deep clone of the message (the SDK's serialiser wraps a clone), a `String`
 //! per line, a task wake-up of the SDK's transport actor and one write + flush per line.
 
-use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -485,16 +484,12 @@ where
     closed.await.map_err(Error::into_internal_error)
 }
 
-fn write_flushed<'a, W: AsyncWrite + Unpin>(
-    output: &'a mut W,
-    bytes: &'a [u8],
-) -> impl Future<Output = std::io::Result<()>> + 'a {
-    async move {
-        if !bytes.is_empty() {
-            output.write_all(bytes).await?;
-        }
-        output.flush().await
+/// One write of `bytes` (when there are any) and one flush.
+async fn write_flushed<W: AsyncWrite + Unpin>(output: &mut W, bytes: &[u8]) -> std::io::Result<()> {
+    if !bytes.is_empty() {
+        output.write_all(bytes).await?;
     }
+    output.flush().await
 }
 
 #[cfg(test)]

@@ -183,12 +183,13 @@ fn run_once(
             }
             FrontEnd::Acp => {
                 let gate = Arc::new(OutputGate::default());
+                let io = transport(server_in, server_out, 1 << 20, gate.clone());
                 let agent = AcpAgent::new(AcpOptions {
                     factory: factory(script),
                     data_dir: dir.join("data"),
                 })
-                .with_output_gate(gate.clone());
-                let io = transport(server_in, server_out, 1 << 20, gate);
+                .with_output_gate(gate)
+                .with_update_outbox(io.update_outbox());
                 let served = tokio::spawn(agent.connect_to(io));
                 client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})).await;
                 client.until("\"id\":1").await;

@@ -137,6 +137,7 @@ async fn acp(args: AcpArgs) -> Result<(), String> {
     let io = transport::transport(stdin, tokio::io::stdout(), max_line_bytes(), gate.clone());
     let result = AcpAgent::new(AcpOptions { factory, data_dir })
         .with_output_gate(gate)
+        .with_update_outbox(io.update_outbox())
         .connect_to(io)
         .await;
     match result {

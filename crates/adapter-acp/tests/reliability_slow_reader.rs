@@ -153,18 +153,31 @@ async fn zcode_turn_waits_for_a_slow_client_and_loses_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acp_turn_waits_for_a_slow_client_and_loses_nothing() {
+    acp_slow_client(true).await;
+}
+
+/// The same with updates through the SDK's own outgoing queue (no outbox).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_turn_without_the_outbox_waits_for_a_slow_client_too() {
+    acp_slow_client(false).await;
+}
+
+async fn acp_slow_client(outbox: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).expect("ws");
     let gate = Arc::new(OutputGate::new(LIMIT));
     let (mut input, agent_in) = tokio::io::duplex(1 << 16);
     let (agent_out, output) = tokio::io::duplex(4096);
-    let agent = AcpAgent::new(AcpOptions {
+    let io = transport(agent_in, agent_out, 1 << 20, gate.clone());
+    let mut agent = AcpAgent::new(AcpOptions {
         factory: factory(dir.path()),
         data_dir: dir.path().join("data"),
     })
     .with_output_gate(gate.clone());
-    let io = transport(agent_in, agent_out, 1 << 20, gate.clone());
+    if outbox {
+        agent = agent.with_update_outbox(io.update_outbox());
+    }
     let served = tokio::spawn(agent.connect_to(io));
     let mut lines = BufReader::new(output).lines();
     write(&mut input, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})).await;

@@ -33,6 +33,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, watch};
 
 use super::mapping::{self, TurnEnd, TurnMapper};
+use super::transport::UpdateOutbox;
 use crate::backpressure::OutputGate;
 use crate::config::AgentFactory;
 use crate::session::{
@@ -124,6 +125,7 @@ pub struct AcpAgent {
     options: AcpOptions,
     gate: Arc<OutputGate>,
     gated: bool,
+    outbox: Option<Arc<UpdateOutbox>>,
 }
 
 impl AcpAgent {
@@ -134,7 +136,18 @@ impl AcpAgent {
             options,
             gate: Arc::new(OutputGate::default()),
             gated: false,
+            outbox: None,
         }
+    }
+
+    /// Writes `session/update` notifications through `outbox` (the line transport's,
+    /// [`LineTransport::update_outbox`](super::transport::LineTransport::update_outbox))
+    /// instead of the SDK's outgoing queue: serialised once on the turn's task, written in
+    /// the transport's next batch, still before any reply sent after them. Without it,
+    /// they go through the SDK's `send_notification`.
+    pub fn with_update_outbox(mut self, outbox: Arc<UpdateOutbox>) -> Self {
+        self.outbox = Some(outbox);
+        self
     }
 
     /// Counts the `session/update` notifications it sends on `gate`, and lets a turn take
@@ -190,6 +203,8 @@ struct Shared {
     gate: Arc<OutputGate>,
     /// Whether the gate is shared with a transport that counts written updates.
     gated: bool,
+    /// Where updates go when not through the SDK.
+    outbox: Option<Arc<UpdateOutbox>>,
     /// Per session with a running prompt: whether the client cancelled it.
     cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
     announced: Announced,
@@ -228,16 +243,22 @@ fn invalid_request(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::INVALID_REQUEST, message.into())
 }
 
-fn notify(s: &Shared, cx: &ConnectionTo<Client>, session_id: &str, update: SessionUpdate) {
-    let notification = SessionNotification::new(SessionId::new(session_id), update);
+fn notify(s: &Shared, cx: &ConnectionTo<Client>, session_id: &SessionId, update: SessionUpdate) {
+    let notification = SessionNotification::new(session_id.clone(), update);
     if s.gated {
         s.gate.queued_one();
     }
-    if let Err(err) = cx.send_notification(notification) {
+    let sent = match &s.outbox {
+        Some(outbox) => outbox.send(&notification).map_err(|e| e.to_string()),
+        None => cx
+            .send_notification(notification)
+            .map_err(|e| format!("{e:?}")),
+    };
+    if let Err(err) = sent {
         if s.gated {
             s.gate.written_one();
         }
-        tracing::debug!(session = session_id, error = ?err, "cannot send session/update");
+        tracing::debug!(session = %session_id.0, error = %err, "cannot send session/update");
     }
 }
 
@@ -259,6 +280,7 @@ impl ConnectTo<Client> for AcpAgent {
             manager: SessionManager::new(self.options.factory, store, int_tx),
             gated: self.gated,
             gate: self.gate,
+            outbox: self.outbox,
             cancels: Mutex::new(HashMap::new()),
             announced: Announced::default(),
         });
@@ -431,11 +453,12 @@ async fn load_session(
         );
     }
     // Notifications go out in order, before the response.
+    let sid = SessionId::new(id.as_str());
     for update in mapping::replay(&session.messages(), Path::new(&meta.workspace_path)) {
-        notify(s, cx, &id, update);
+        notify(s, cx, &sid, update);
     }
     if !meta.todos.is_empty() {
-        notify(s, cx, &id, mapping::plan_update(&meta.todos));
+        notify(s, cx, &sid, mapping::plan_update(&meta.todos));
     }
     Ok(LoadSessionResponse::new().modes(mode_state(meta.mode)))
 }
@@ -559,6 +582,7 @@ fn start_prompt(
         shared: s.clone(),
         cx: cx.clone(),
         session_id: id.clone(),
+        sid: SessionId::new(id.as_str()),
         mapper: TurnMapper::new(&meta.workspace_path, session.view().context_window),
         mode: meta.mode,
         cancelled: cancelled.clone(),
@@ -588,6 +612,8 @@ struct AcpTurn {
     shared: Arc<Shared>,
     cx: ConnectionTo<Client>,
     session_id: String,
+    /// The same, as sent in every notification.
+    sid: SessionId,
     mapper: TurnMapper,
     mode: SessionMode,
     cancelled: Arc<AtomicBool>,
@@ -602,9 +628,9 @@ impl TurnObserver for AcpTurn {
     fn started(&mut self, _session: &Session, _turn: &TurnInfo) {}
 
     fn event(&mut self, session: &Session, _turn: &TurnInfo, event: &AgentEvent) {
-        for update in self.mapper.map(event) {
-            notify(&self.shared, &self.cx, &self.session_id, update);
-        }
+        let (shared, cx, sid) = (&self.shared, &self.cx, &self.sid);
+        self.mapper
+            .map_each(event, |update| notify(shared, cx, sid, update));
         match event {
             AgentEvent::ToolCall { id, .. } => self.shared.announced.add(&self.session_id, id),
             AgentEvent::ToolResult { .. } => {
@@ -615,7 +641,7 @@ impl TurnObserver for AcpTurn {
                     notify(
                         &self.shared,
                         &self.cx,
-                        &self.session_id,
+                        &self.sid,
                         SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str())),
                     );
                 }

@@ -254,6 +254,19 @@ pub struct TurnMapper {
     last_stop: Option<CoreStop>,
 }
 
+/// The chunk of a non-empty text or reasoning delta.
+fn delta_chunk(event: &AgentEvent) -> Option<SessionUpdate> {
+    match event {
+        AgentEvent::TextDelta { delta } if !delta.is_empty() => Some(
+            SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(delta.clone()))),
+        ),
+        AgentEvent::ReasoningDelta { delta } if !delta.is_empty() => Some(
+            SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(delta.clone()))),
+        ),
+        _ => None,
+    }
+}
+
 impl TurnMapper {
     /// A mapper for a session working in `cwd` on a model with `context_window` tokens.
     pub fn new(cwd: impl Into<PathBuf>, context_window: u64) -> Self {
@@ -270,19 +283,21 @@ impl TurnMapper {
         self.last_stop
     }
 
+    /// Hands `emit` the updates one event becomes (often none), in order: [`map`](Self::map)
+    /// without a `Vec` for the streamed deltas, the events of almost every turn.
+    pub fn map_each(&mut self, event: &AgentEvent, mut emit: impl FnMut(SessionUpdate)) {
+        match delta_chunk(event) {
+            Some(update) => emit(update),
+            None => self.map(event).into_iter().for_each(emit),
+        }
+    }
+
     /// The updates one event becomes (often none).
     pub fn map(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
+        if let Some(update) = delta_chunk(event) {
+            return vec![update];
+        }
         match event {
-            AgentEvent::TextDelta { delta } if !delta.is_empty() => {
-                vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(
-                    text_block(delta.clone()),
-                ))]
-            }
-            AgentEvent::ReasoningDelta { delta } if !delta.is_empty() => {
-                vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(
-                    text_block(delta.clone()),
-                ))]
-            }
             AgentEvent::ToolCall {
                 id,
                 name,
@@ -574,6 +589,33 @@ mod tests {
             })
             .is_empty());
         assert!(m.map(&AgentEvent::AssistantStarted).is_empty());
+    }
+
+    #[test]
+    fn map_each_hands_over_what_map_returns() {
+        let events = [
+            AgentEvent::TextDelta {
+                delta: "Hello".into(),
+            },
+            AgentEvent::ReasoningDelta {
+                delta: "hmm".into(),
+            },
+            AgentEvent::TextDelta {
+                delta: String::new(),
+            },
+            AgentEvent::AssistantStarted,
+            AgentEvent::ToolExecutionStarted {
+                id: "c1".into(),
+                name: "read_file".into(),
+            },
+        ];
+        let (mut a, mut b) = (TurnMapper::new(cwd(), 1000), TurnMapper::new(cwd(), 1000));
+        for event in &events {
+            let mut each = Vec::new();
+            a.map_each(event, |update| each.push(wire(&update)));
+            let all: Vec<Value> = b.map(event).iter().map(wire).collect();
+            assert_eq!(each, all, "{event:?}");
+        }
     }
 
     #[test]

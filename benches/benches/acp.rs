@@ -98,22 +98,16 @@ impl Client {
     /// lines read.
     async fn until(&mut self, mark: &str) -> (Value, u64, u64) {
         let (mut bytes, mut lines) = (0u64, 0u64);
+        let finder = memchr::memmem::Finder::new(mark.as_bytes());
         loop {
             let line = self.next().await;
             bytes += line.len() as u64;
             lines += 1;
-            if memfind(line, mark.as_bytes()) {
+            if finder.find(line).is_some() {
                 return (serde_json::from_slice(line).expect("json"), bytes, lines);
             }
         }
     }
-}
-
-/// Whether `needle` (non-empty) occurs in `hay`; compares whole windows only where the first
-/// byte matches, so the client's scan stays cheap beside the front end it measures.
-fn memfind(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len())
-        .any(|w| w[0] == needle[0] && w == needle)
 }
 
 fn duplex_pair() -> (Client, DuplexStream, DuplexStream) {

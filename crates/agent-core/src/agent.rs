@@ -161,7 +161,7 @@ impl AgentBuilder {
         Agent {
             inner: Arc::new(Inner {
                 provider: self.provider,
-                specs: self.tools.iter().map(|t| t.spec()).collect(),
+                specs: std::sync::OnceLock::new(),
                 tools: self.tools,
                 max_steps: self.max_steps,
                 cwd,
@@ -191,8 +191,9 @@ impl AgentBuilder {
 pub(crate) struct Inner {
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) tools: Vec<Arc<dyn Tool>>,
-    /// The tools' specs, built once: schemas can be costly to generate.
-    pub(crate) specs: Vec<ToolSpec>,
+    /// The tools' specs, built on first use and kept: schemas are costly to generate, and
+    /// an agent that never calls the model (an idle session) should not hold them.
+    specs: std::sync::OnceLock<Vec<ToolSpec>>,
     pub(crate) max_steps: u32,
     pub(crate) cwd: PathBuf,
     pub(crate) compact_keep_tail: usize,
@@ -220,6 +221,12 @@ pub(crate) struct State {
 }
 
 impl Inner {
+    /// The tools' specs (built on first use).
+    pub(crate) fn specs(&self) -> &[ToolSpec] {
+        self.specs
+            .get_or_init(|| self.tools.iter().map(|t| t.spec()).collect())
+    }
+
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         // Nothing panics while holding this lock; recover the data if that ever changes.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -413,7 +420,7 @@ impl Agent {
 
     /// The tool specs offered to the model.
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
-        self.inner.specs.clone()
+        self.inner.specs().to_vec()
     }
 
     /// The workspace directory.

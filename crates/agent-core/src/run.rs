@@ -278,7 +278,7 @@ fn build_request(inner: &Inner, with_tools: bool) -> ProviderRequest {
         system: state.system.clone(),
         messages: state.messages.clone(),
         tools: match with_tools {
-            true => inner.specs.clone(),
+            true => inner.specs().to_vec(),
             false => Vec::new(),
         },
         reasoning: state.reasoning,

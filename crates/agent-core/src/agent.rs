@@ -24,7 +24,7 @@ pub const DEFAULT_MAX_STEPS: u32 = 50;
 /// Default number of trailing messages a compaction keeps verbatim.
 pub const DEFAULT_COMPACT_KEEP_TAIL: usize = 4;
 /// Bursts (see `run::Batch`) a run's channel holds before the loop waits for its reader.
-const EVENT_BUFFER: usize = 128;
+const EVENT_BUFFER: usize = 32;
 
 /// Configures and builds an [`Agent`].
 pub struct AgentBuilder {

@@ -222,24 +222,13 @@ pub fn go_escape_tail(out: &mut Vec<u8>, start: usize) {
     out.extend_from_slice(&rest[plain..]);
 }
 
-/// Escapes `<`, `>`, `&`, U+2028 and U+2029 the way Go's JSON encoder does. In serialised
-/// JSON these characters can only occur inside strings, so the rewrite is safe.
+/// Escapes `<`, `>`, `&`, U+2028 and U+2029 the way Go's JSON encoder does (see
+/// [`go_escape_tail`]).
 pub fn go_escape(json: &str) -> String {
-    if !json.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
-        return json.to_string();
-    }
-    let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out
+    let mut out = json.as_bytes().to_vec();
+    go_escape_tail(&mut out, 0);
+    // Whole characters are replaced by ASCII escapes, so the bytes stay UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[cfg(test)]
@@ -357,14 +346,24 @@ mod tests {
 
     #[test]
     fn go_escape_tail_equals_go_escape_and_leaves_the_head_alone() {
-        for json in [
-            r#"{"t":"plain"}"#,
-            r#"{"t":"<a&b>"}"#,
-            "{\"t\":\"line\u{2028}para\u{2029}end\"}",
-            "{\"t\":\"euro \u{20ac} and \u{2028}<\"}",
-            "{\"<k>\":\"\u{2026}\"}",
-            r#"{"t":"&"}"#,
+        for (json, go) in [
+            (r#"{"t":"plain"}"#, r#"{"t":"plain"}"#),
+            (r#"{"t":"<a&b>"}"#, r#"{"t":"\u003ca\u0026b\u003e"}"#),
+            (
+                "{\"t\":\"line\u{2028}para\u{2029}end\"}",
+                r#"{"t":"line\u2028para\u2029end"}"#,
+            ),
+            (
+                "{\"t\":\"euro \u{20ac} and \u{2028}<\"}",
+                "{\"t\":\"euro \u{20ac} and \\u2028\\u003c\"}",
+            ),
+            (
+                "{\"<k>\":\"\u{2026}\"}",
+                "{\"\\u003ck\\u003e\":\"\u{2026}\"}",
+            ),
+            (r#"{"t":"&"}"#, r#"{"t":"\u0026"}"#),
         ] {
+            assert_eq!(go_escape(json), go);
             let mut out = b"<head>".to_vec();
             out.extend_from_slice(json.as_bytes());
             go_escape_tail(&mut out, 6);

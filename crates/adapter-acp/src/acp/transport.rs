@@ -473,9 +473,7 @@ where
             gate.close();
             return Err(Error::into_internal_error(err));
         }
-        for _ in 0..updates {
-            gate.written_one();
-        }
+        gate.written_many(updates);
     }
     let closed = async {
         output.flush().await?;

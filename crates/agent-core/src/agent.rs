@@ -3,18 +3,19 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use futures::Stream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{AgentEvent, ErrorCode, RunKind, RunStatus};
+use crate::emit::{Batch, Emitter};
+use crate::event::{AgentEvent, RunKind, RunStatus};
+use crate::inner::{Inner, State};
 use crate::message::{Message, UserInput};
 use crate::permission::{Approver, PermissionMode};
 use crate::provider::{ModelInfo, Provider, ReasoningLevel, ToolSpec};
-use crate::run::Batch;
 use crate::session::{SessionError, SessionRecord, SessionStore};
 use crate::tool::{PlanItem, Tool};
 use crate::usage::Usage;
@@ -188,55 +189,6 @@ impl AgentBuilder {
     }
 }
 
-pub(crate) struct Inner {
-    pub(crate) provider: Arc<dyn Provider>,
-    pub(crate) tools: Vec<Arc<dyn Tool>>,
-    /// The tools' specs, built on first use and kept: schemas are costly to generate, and
-    /// an agent that never calls the model (an idle session) should not hold them.
-    specs: std::sync::OnceLock<Vec<ToolSpec>>,
-    pub(crate) max_steps: u32,
-    pub(crate) cwd: PathBuf,
-    pub(crate) compact_keep_tail: usize,
-    pub(crate) session: Option<(Arc<dyn SessionStore>, String)>,
-    /// Serialises runs: a second prompt waits here, in FIFO order.
-    queue: tokio::sync::Mutex<()>,
-    state: Mutex<State>,
-}
-
-pub(crate) struct State {
-    pub(crate) messages: Vec<Message>,
-    pub(crate) system: Option<String>,
-    pub(crate) approver: Option<Arc<dyn Approver>>,
-    pub(crate) model: String,
-    pub(crate) reasoning: ReasoningLevel,
-    pub(crate) mode: PermissionMode,
-    pub(crate) usage: Usage,
-    busy: bool,
-    /// Runs created but still waiting for the queue.
-    queued: usize,
-    active: Option<CancellationToken>,
-    pub(crate) steering: Vec<Message>,
-    pub(crate) granted: HashSet<String>,
-    pub(crate) plan: Vec<PlanItem>,
-}
-
-impl Inner {
-    /// The tools' specs (built on first use).
-    pub(crate) fn specs(&self) -> &[ToolSpec] {
-        self.specs
-            .get_or_init(|| self.tools.iter().map(|t| t.spec()).collect())
-    }
-
-    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
-        // Nothing panics while holding this lock; recover the data if that ever changes.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name)
-    }
-}
-
 /// A snapshot of an agent's state, readable while a run streams.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentState {
@@ -320,13 +272,13 @@ impl Agent {
 
     fn spawn_run<F, Fut>(&self, kind: RunKind, body: F) -> Run
     where
-        F: FnOnce(Arc<Inner>, crate::run::Emitter) -> Fut + Send + 'static,
+        F: FnOnce(Arc<Inner>, Emitter) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = (RunStatus, Option<String>)> + Send + 'static,
     {
         let (tx, rx) = mpsc::channel(EVENT_BUFFER);
         let cancel = CancellationToken::new();
         let inner = self.inner.clone();
-        let em = crate::run::Emitter::new(tx, cancel.clone());
+        let em = Emitter::new(tx, cancel.clone());
         inner.state().queued += 1;
         tokio::spawn(async move {
             let _turn = inner.queue.lock().await;
@@ -655,14 +607,6 @@ impl Drop for Run {
     }
 }
 
-pub(crate) fn error_event(code: ErrorCode, message: impl Into<String>) -> AgentEvent {
-    AgentEvent::Error {
-        code,
-        message: message.into(),
-        recoverable: false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -670,8 +614,8 @@ mod tests {
     use futures::StreamExt;
 
     use super::*;
+    use crate::emit::MAX_BURST;
     use crate::provider::{ProviderEvent, ProviderRequest, ProviderStream};
-    use crate::run::MAX_BURST;
 
     /// Answers every request with 200 numbered text deltas, all ready at once.
     struct Counting;

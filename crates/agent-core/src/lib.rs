@@ -63,7 +63,9 @@
 #![warn(missing_docs)]
 
 mod agent;
+mod emit;
 pub mod event;
+mod inner;
 pub mod message;
 pub mod permission;
 pub mod provider;

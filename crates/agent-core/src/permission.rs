@@ -8,7 +8,63 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tool::{Permission, SideEffect};
+/// What a tool does to the world; drives permissions and protocol metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SideEffect {
+    /// Reads files or state.
+    Read,
+    /// Writes files.
+    Write,
+    /// Runs shell commands.
+    Shell,
+    /// Reaches the network.
+    Network,
+    /// Nothing outside the agent (e.g. the plan checklist).
+    None,
+}
+
+impl SideEffect {
+    /// The canonical name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Shell => "shell",
+            Self::Network => "network",
+            Self::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for SideEffect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tool's static permission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    /// Always runs.
+    Allow,
+    /// Runs when the mode or the approver allows it.
+    Prompt,
+    /// Never runs.
+    Deny,
+}
+
+impl Permission {
+    /// The canonical name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Prompt => "prompt",
+            Self::Deny => "deny",
+        }
+    }
+}
 
 /// How tool calls are gated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

@@ -7,13 +7,13 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
-use crate::agent::{error_event, Inner};
+use crate::emit::{Burst, Emitter};
 use crate::event::{
     AgentEvent, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunStatus, StopReason,
     ToolStatus,
 };
+use crate::inner::{error_event, Inner};
 use crate::message::{ContentBlock, Message, Role, ToolCall, UserInput};
 use crate::permission::{decide, Approval, ApprovalRequest, PermissionAction, Verdict};
 use crate::provider::{ProviderError, ProviderEvent, ProviderRequest, ProviderStop};
@@ -37,90 +37,6 @@ open problems and next steps. Be concise; use short sections and bullet points."
 
 const COMPACTION_REQUEST: &str =
     "Summarise the conversation so far for a continuation. Reply with the summary only.";
-
-/// What travels on a run's event channel: one event, or a burst the loop had ready at once.
-#[derive(Debug)]
-pub(crate) enum Batch {
-    One(AgentEvent),
-    Many(Vec<AgentEvent>),
-}
-
-/// Most events a burst carries: bounds what a slow reader can have queued (the channel holds
-/// `EVENT_BUFFER` bursts) while amortising the channel's cost over many text deltas.
-pub(crate) const MAX_BURST: usize = 64;
-
-/// Sends events to the run's stream and carries its cancellation token.
-#[derive(Clone)]
-pub(crate) struct Emitter {
-    tx: mpsc::Sender<Batch>,
-    pub(crate) cancel: CancellationToken,
-}
-
-impl Emitter {
-    pub(crate) fn new(tx: mpsc::Sender<Batch>, cancel: CancellationToken) -> Self {
-        Self { tx, cancel }
-    }
-
-    pub(crate) async fn emit(&self, event: AgentEvent) {
-        self.send(Batch::One(event)).await
-    }
-
-    async fn send(&self, batch: Batch) {
-        // The channel is rarely full: skip the send future unless it is.
-        let batch = match self.tx.try_send(batch) {
-            Ok(()) => return,
-            Err(mpsc::error::TrySendError::Full(batch)) => batch,
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                // The Run was dropped: nobody listens, so stop working.
-                self.cancel.cancel();
-                return;
-            }
-        };
-        if self.tx.send(batch).await.is_err() {
-            self.cancel.cancel();
-        }
-    }
-}
-
-/// Events a model call has ready, sent as one burst when the provider stream has nothing
-/// more ready (so nothing waits on the network), or when the burst is full.
-struct Burst<'a> {
-    em: &'a Emitter,
-    events: Vec<AgentEvent>,
-}
-
-impl<'a> Burst<'a> {
-    fn new(em: &'a Emitter) -> Self {
-        Self {
-            em,
-            events: Vec::new(),
-        }
-    }
-
-    /// Queues `event`; the caller flushes when [`Burst::full`].
-    fn push(&mut self, event: AgentEvent) {
-        self.events.push(event);
-    }
-
-    fn full(&self) -> bool {
-        self.events.len() >= MAX_BURST
-    }
-
-    async fn flush(&mut self) {
-        let batch = match self.events.len() {
-            0 => return,
-            1 => match self.events.pop() {
-                Some(event) => Batch::One(event),
-                None => return,
-            },
-            _ => Batch::Many(std::mem::replace(
-                &mut self.events,
-                Vec::with_capacity(MAX_BURST),
-            )),
-        };
-        self.em.send(batch).await;
-    }
-}
 
 async fn push_message(inner: &Inner, em: &Emitter, message: Message) {
     inner.state().messages.push(message.clone());

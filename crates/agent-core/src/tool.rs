@@ -1,6 +1,5 @@
 //! The [`Tool`] trait and what a tool gets and returns.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
@@ -11,65 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::message::ContentBlock;
 use crate::permission::{Assessment, Block, Risk};
+pub use crate::permission::{Permission, SideEffect};
 use crate::provider::ToolSpec;
-
-/// What a tool does to the world; drives permissions and protocol metadata.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SideEffect {
-    /// Reads files or state.
-    Read,
-    /// Writes files.
-    Write,
-    /// Runs shell commands.
-    Shell,
-    /// Reaches the network.
-    Network,
-    /// Nothing outside the agent (e.g. the plan checklist).
-    None,
-}
-
-impl SideEffect {
-    /// The canonical name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Read => "read",
-            Self::Write => "write",
-            Self::Shell => "shell",
-            Self::Network => "network",
-            Self::None => "none",
-        }
-    }
-}
-
-impl fmt::Display for SideEffect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A tool's static permission.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Permission {
-    /// Always runs.
-    Allow,
-    /// Runs when the mode or the approver allows it.
-    Prompt,
-    /// Never runs.
-    Deny,
-}
-
-impl Permission {
-    /// The canonical name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Allow => "allow",
-            Self::Prompt => "prompt",
-            Self::Deny => "deny",
-        }
-    }
-}
 
 /// Status of one plan item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,0 +1,90 @@
+//! The run's event channel: what travels on it and the loop's sending side.
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::AgentEvent;
+
+/// What travels on a run's event channel: one event, or a burst the loop had ready at once.
+#[derive(Debug)]
+pub(crate) enum Batch {
+    One(AgentEvent),
+    Many(Vec<AgentEvent>),
+}
+
+/// Most events a burst carries: bounds what a slow reader can have queued (the channel holds
+/// `EVENT_BUFFER` bursts) while amortising the channel's cost over many text deltas.
+pub(crate) const MAX_BURST: usize = 64;
+
+/// Sends events to the run's stream and carries its cancellation token.
+#[derive(Clone)]
+pub(crate) struct Emitter {
+    tx: mpsc::Sender<Batch>,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl Emitter {
+    pub(crate) fn new(tx: mpsc::Sender<Batch>, cancel: CancellationToken) -> Self {
+        Self { tx, cancel }
+    }
+
+    pub(crate) async fn emit(&self, event: AgentEvent) {
+        self.send(Batch::One(event)).await
+    }
+
+    pub(crate) async fn send(&self, batch: Batch) {
+        // The channel is rarely full: skip the send future unless it is.
+        let batch = match self.tx.try_send(batch) {
+            Ok(()) => return,
+            Err(mpsc::error::TrySendError::Full(batch)) => batch,
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                // The Run was dropped: nobody listens, so stop working.
+                self.cancel.cancel();
+                return;
+            }
+        };
+        if self.tx.send(batch).await.is_err() {
+            self.cancel.cancel();
+        }
+    }
+}
+
+/// Events a model call has ready, sent as one burst when the provider stream has nothing
+/// more ready (so nothing waits on the network), or when the burst is full.
+pub(crate) struct Burst<'a> {
+    em: &'a Emitter,
+    events: Vec<AgentEvent>,
+}
+
+impl<'a> Burst<'a> {
+    pub(crate) fn new(em: &'a Emitter) -> Self {
+        Self {
+            em,
+            events: Vec::new(),
+        }
+    }
+
+    /// Queues `event`; the caller flushes when [`Burst::full`].
+    pub(crate) fn push(&mut self, event: AgentEvent) {
+        self.events.push(event);
+    }
+
+    pub(crate) fn full(&self) -> bool {
+        self.events.len() >= MAX_BURST
+    }
+
+    pub(crate) async fn flush(&mut self) {
+        let batch = match self.events.len() {
+            0 => return,
+            1 => match self.events.pop() {
+                Some(event) => Batch::One(event),
+                None => return,
+            },
+            _ => Batch::Many(std::mem::replace(
+                &mut self.events,
+                Vec::with_capacity(MAX_BURST),
+            )),
+        };
+        self.em.send(batch).await;
+    }
+}

@@ -1390,6 +1390,7 @@ async fn tool_turn(api: Api, test: &str) {
         tools: vec![weather_tool()],
         reasoning: ReasoningLevel::Off,
         max_output_tokens: Some(160),
+        output_schema: None,
     };
 
     // 1. The prefilled request: two parallel calls.

@@ -89,8 +89,8 @@ pub use permission::{
     PermissionMode, Risk, RiskCategory, RiskLevel, Verdict,
 };
 pub use provider::{
-    ModelInfo, Pricing, Provider, ProviderError, ProviderErrorKind, ProviderEvent, ProviderRequest,
-    ProviderStop, ProviderStream, ReasoningLevel, ToolSpec,
+    ModelInfo, OutputSchema, Pricing, Provider, ProviderError, ProviderErrorKind, ProviderEvent,
+    ProviderRequest, ProviderStop, ProviderStream, ReasoningLevel, ToolSpec,
 };
 pub use run::{COMPACTION_PREFIX, RECOVERY_PROMPT};
 pub use secrets::register_secret;

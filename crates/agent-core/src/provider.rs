@@ -113,6 +113,21 @@ pub struct ProviderRequest {
     pub reasoning: ReasoningLevel,
     /// Output token limit, when the caller wants one; providers fall back to the catalogue.
     pub max_output_tokens: Option<u32>,
+    /// When set, the answer must be JSON matching this schema; each provider asks for it
+    /// the way its API supports (a JSON-schema response format, or a forced tool).
+    pub output_schema: Option<OutputSchema>,
+}
+
+/// A JSON schema the model's final answer must match (structured output).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputSchema {
+    /// A short name for the schema (`[A-Za-z0-9_-]`, at most 64 characters), as the APIs
+    /// require one.
+    pub name: String,
+    /// The JSON schema of the answer.
+    pub schema: Value,
+    /// Ask the provider to enforce the schema strictly where it can.
+    pub strict: bool,
 }
 
 /// Why the model stopped generating.

@@ -199,6 +199,7 @@ fn build_request(inner: &Inner, with_tools: bool) -> ProviderRequest {
         },
         reasoning: state.reasoning,
         max_output_tokens: None,
+        output_schema: None,
     }
 }
 

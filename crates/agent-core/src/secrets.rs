@@ -3,9 +3,14 @@
 //!
 //! Providers register the keys they are built with; tool-output scrubbers (such as
 //! `agent_tools::scrub_secrets`) replace every registered value. Values from sensitive
-//! environment variables need no registration.
+//! environment variables ([`is_sensitive_name`]) need no registration:
+//! [`scrub_known_values`] replaces both wherever they appear.
 
+use std::borrow::Cow;
 use std::sync::{OnceLock, RwLock};
+
+/// The replacement token for a removed secret.
+pub const REDACTED: &str = "[REDACTED]";
 
 /// Shortest value that is registered (shorter values such as `1` or `true` would hide
 /// ordinary words).
@@ -38,6 +43,76 @@ pub fn registered_secrets() -> Vec<String> {
         .unwrap_or_else(|e| e.into_inner().clone())
 }
 
+/// True when an assignment to `name` holds a secret: the name, lower-cased and reduced to
+/// `[a-z0-9]`, is a sensitive word or ends with one (`OPENAI_API_KEY`, `githubToken`,
+/// `db_password`), but not plural counters such as `promptTokens` or `max_tokens`.
+pub fn is_sensitive_name(name: &str) -> bool {
+    let norm: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    const EXACT: &[&str] = &[
+        "auth",
+        "bearer",
+        "credential",
+        "credentials",
+        "pwd",
+        "passphrase",
+    ];
+    const SUFFIXES: &[&str] = &[
+        "apikey",
+        "secret",
+        "secretkey",
+        "token",
+        "password",
+        "passwd",
+        "privatekey",
+        "accesskey",
+        "accesskeyid",
+        "clientsecret",
+        "credential",
+        "credentials",
+        "authorization",
+        "authkey",
+    ];
+    EXACT.contains(&norm.as_str()) || SUFFIXES.iter().any(|s| norm.ends_with(s))
+}
+
+/// Shortest environment value that is scrubbed by exact match (shorter values such as
+/// `1` or `true` would redact ordinary words).
+pub const MIN_ENV_SECRET_LEN: usize = 8;
+
+/// The values of this process's environment variables with sensitive names
+/// ([`is_sensitive_name`]: `OPENAI_API_KEY`, `ZUTCORE_RPC_TOKEN`, …) of at least
+/// [`MIN_ENV_SECRET_LEN`] bytes, longest first.
+pub fn sensitive_env_values() -> Vec<String> {
+    let mut values: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .filter(|(name, value)| is_sensitive_name(name) && value.trim().len() >= MIN_ENV_SECRET_LEN)
+        .map(|(_, value)| value.trim().to_string())
+        .collect();
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    values.dedup();
+    values
+}
+
+/// Replaces every registered secret ([`register_secret`]) and every sensitive environment
+/// value ([`sensitive_env_values`]) in `text` with [`REDACTED`], without allocating when
+/// there is none. Exact values only: pattern-based scrubbing is the tools crate's job.
+pub fn scrub_known_values(text: &str) -> Cow<'_, str> {
+    let mut out: Cow<'_, str> = Cow::Borrowed(text);
+    for value in registered_secrets()
+        .into_iter()
+        .chain(sensitive_env_values())
+    {
+        if out.contains(value.as_str()) {
+            out = Cow::Owned(out.replace(value.as_str(), REDACTED));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +129,39 @@ mod tests {
         let long = values.iter().position(|v| v == "abcdefghijkl");
         let short = values.iter().position(|v| v == "abcdefgh");
         assert!(long < short);
+    }
+
+    #[test]
+    fn sensitive_names() {
+        for yes in [
+            "OPENAI_API_KEY",
+            "githubToken",
+            "db_password",
+            "client-secret",
+            "pwd",
+        ] {
+            assert!(is_sensitive_name(yes), "{yes}");
+        }
+        for no in [
+            "promptTokens",
+            "max_tokens",
+            "tokens",
+            "keyboard",
+            "monkey",
+            "author",
+        ] {
+            assert!(!is_sensitive_name(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn known_values_are_replaced_exactly() {
+        let secret = "exact-known-value-0123456789";
+        assert!(matches!(scrub_known_values(secret), Cow::Borrowed(_)));
+        register_secret(secret);
+        assert_eq!(
+            scrub_known_values(&format!("open {secret}: no such file")),
+            "open [REDACTED]: no such file"
+        );
     }
 }

@@ -505,6 +505,7 @@ mod tests {
             tools: vec![],
             reasoning: Default::default(),
             max_output_tokens: None,
+            output_schema: None,
         }
     }
 

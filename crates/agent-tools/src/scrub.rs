@@ -12,11 +12,11 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+pub use agent_core::secrets::{
+    is_sensitive_name, sensitive_env_values, MIN_ENV_SECRET_LEN, REDACTED,
+};
 use agent_core::{ContentBlock, ToolOutput};
 use regex::{Captures, Regex};
-
-/// The replacement token for a removed secret.
-pub const REDACTED: &str = "[REDACTED]";
 
 /// Appended to output cut at the cap.
 pub const TRUNCATION_MARKER: &str = "\n[truncated]";
@@ -84,42 +84,6 @@ fn patterns() -> &'static Patterns {
     })
 }
 
-/// True when an assignment to `name` holds a secret: the name, lower-cased and reduced to
-/// `[a-z0-9]`, is a sensitive word or ends with one (`OPENAI_API_KEY`, `githubToken`,
-/// `db_password`), but not plural counters such as `promptTokens` or `max_tokens`.
-pub fn is_sensitive_name(name: &str) -> bool {
-    let norm: String = name
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    const EXACT: &[&str] = &[
-        "auth",
-        "bearer",
-        "credential",
-        "credentials",
-        "pwd",
-        "passphrase",
-    ];
-    const SUFFIXES: &[&str] = &[
-        "apikey",
-        "secret",
-        "secretkey",
-        "token",
-        "password",
-        "passwd",
-        "privatekey",
-        "accesskey",
-        "accesskeyid",
-        "clientsecret",
-        "credential",
-        "credentials",
-        "authorization",
-        "authkey",
-    ];
-    EXACT.contains(&norm.as_str()) || SUFFIXES.iter().any(|s| norm.ends_with(s))
-}
-
 /// Replaces secrets in `text` with [`REDACTED`]; the flag is true when anything changed.
 ///
 /// ```
@@ -135,24 +99,6 @@ pub fn scrub_secrets(text: &str) -> (String, bool) {
         Cow::Borrowed(s) => (s.to_string(), false),
         Cow::Owned(s) => (s, true),
     }
-}
-
-/// Shortest environment value that is scrubbed by exact match (shorter values such as
-/// `1` or `true` would redact ordinary words).
-pub const MIN_ENV_SECRET_LEN: usize = 8;
-
-/// The values of this process's environment variables with sensitive names
-/// ([`is_sensitive_name`]: `OPENAI_API_KEY`, `ZUTCORE_RPC_TOKEN`, …) of at least
-/// [`MIN_ENV_SECRET_LEN`] bytes, longest first.
-pub fn sensitive_env_values() -> Vec<String> {
-    let mut values: Vec<String> = std::env::vars_os()
-        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
-        .filter(|(name, value)| is_sensitive_name(name) && value.trim().len() >= MIN_ENV_SECRET_LEN)
-        .map(|(_, value)| value.trim().to_string())
-        .collect();
-    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-    values.dedup();
-    values
 }
 
 /// Registers a secret that did not come from the environment (an `--api-key` flag, a key
@@ -172,11 +118,8 @@ pub fn register_secret(secret: &str) {
 pub fn scrub_secrets_cow(text: &str) -> Cow<'_, str> {
     let p = patterns();
     let mut out: Cow<'_, str> = Cow::Borrowed(text);
-    let extra = agent_core::secrets::registered_secrets();
-    for value in extra.into_iter().chain(sensitive_env_values()) {
-        if out.contains(value.as_str()) {
-            out = Cow::Owned(out.replace(value.as_str(), REDACTED));
-        }
+    if let Cow::Owned(s) = agent_core::secrets::scrub_known_values(text) {
+        out = Cow::Owned(s);
     }
     fn apply(out: &mut Cow<'_, str>, re: &Regex, rep: &dyn Fn(&Captures<'_>) -> String) {
         if let Cow::Owned(s) = re.replace_all(out, |c: &Captures<'_>| rep(c)) {
@@ -318,29 +261,6 @@ mod tests {
         );
         let twice = finish_output(once.clone(), 10);
         assert_eq!(twice, once);
-    }
-
-    #[test]
-    fn sensitive_names() {
-        for yes in [
-            "OPENAI_API_KEY",
-            "githubToken",
-            "db_password",
-            "client-secret",
-            "pwd",
-        ] {
-            assert!(is_sensitive_name(yes), "{yes}");
-        }
-        for no in [
-            "promptTokens",
-            "max_tokens",
-            "tokens",
-            "keyboard",
-            "monkey",
-            "author",
-        ] {
-            assert!(!is_sensitive_name(no), "{no}");
-        }
     }
 }
 

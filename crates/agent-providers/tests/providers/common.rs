@@ -260,6 +260,7 @@ pub fn request(model: &str) -> ProviderRequest {
         tools: vec![],
         reasoning: ReasoningLevel::default(),
         max_output_tokens: None,
+        output_schema: None,
     }
 }
 

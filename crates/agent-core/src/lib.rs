@@ -68,6 +68,7 @@ pub mod event;
 mod inner;
 pub mod message;
 pub mod permission;
+pub mod progress;
 pub mod provider;
 mod run;
 pub mod secrets;
@@ -97,7 +98,7 @@ pub use secrets::register_secret;
 pub use session::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    Permission, PlanItem, PlanStatus, PlanUpdate, Progress, ProgressSink, ProgressStream,
-    SideEffect, Tool, ToolContext, ToolError, ToolOutput,
+    Permission, PlanItem, PlanStatus, PlanUpdate, Progress, ProgressReceiver, ProgressSink,
+    ProgressStream, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
 pub use usage::Usage;

@@ -5,7 +5,6 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::emit::{Burst, Emitter};
@@ -18,7 +17,9 @@ use crate::message::{ContentBlock, Message, Role, ToolCall, UserInput};
 use crate::permission::{decide, Approval, ApprovalRequest, PermissionAction, Verdict};
 use crate::provider::{ProviderError, ProviderEvent, ProviderRequest, ProviderStop};
 use crate::session::SessionRecord;
-use crate::tool::{Permission, Progress, ProgressSink, SideEffect, Tool, ToolContext, ToolOutput};
+use crate::tool::{
+    Permission, ProgressReceiver, ProgressSink, SideEffect, Tool, ToolContext, ToolOutput,
+};
 
 /// How long a cancelled tool may take to wind down before its task is dropped.
 const TOOL_CANCEL_GRACE: Duration = Duration::from_millis(500);
@@ -678,7 +679,7 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
 /// A spawned tool call; dropping it aborts the task.
 struct Running {
     handle: JoinHandle<(Result<ToolOutput, crate::tool::ToolError>, Duration)>,
-    progress: mpsc::UnboundedReceiver<Progress>,
+    progress: ProgressReceiver,
 }
 
 impl Drop for Running {

@@ -16,6 +16,7 @@ use crate::inner::{error_event, Inner};
 use crate::message::{ContentBlock, Message, Role, ToolCall, UserInput};
 use crate::permission::{decide, Approval, ApprovalRequest, PermissionAction, Verdict};
 use crate::provider::{ProviderError, ProviderEvent, ProviderRequest, ProviderStop};
+use crate::secrets::scrub_error_output;
 use crate::session::SessionRecord;
 use crate::tool::{
     Permission, ProgressReceiver, ProgressSink, SideEffect, Tool, ToolContext, ToolOutput,
@@ -539,14 +540,16 @@ fn parallel_safe(ready: &Ready) -> bool {
 
 /// Reports a call that did not run and records its error result.
 async fn finish_unrun(em: &Emitter, results: &mut Vec<ContentBlock>, call: ToolCall, text: &str) {
-    let content = vec![ContentBlock::text(text)];
+    let mut output = ToolOutput::error(text);
+    scrub_error_output(&mut output);
+    let content = output.content;
     em.emit(AgentEvent::ToolResult {
         id: call.id.clone(),
         name: call.name,
         status: ToolStatus::Error,
         content: content.clone(),
         truncated: false,
-        redacted: false,
+        redacted: output.redacted,
         changed_files: Vec::new(),
         duration_ms: 0,
     })
@@ -769,7 +772,7 @@ async fn execute(
             })
             .await;
         }
-        let (output, elapsed) = match outcome {
+        let (mut output, elapsed) = match outcome {
             Some(Ok((Ok(output), elapsed))) => (output, elapsed),
             Some(Ok((Err(err), elapsed))) => (ToolOutput::error(err.to_string()), elapsed),
             Some(Err(join)) if join.is_panic() => (
@@ -781,6 +784,8 @@ async fn execute(
                 Duration::ZERO,
             ),
         };
+        // The one place an error result of a run call becomes content.
+        scrub_error_output(&mut output);
         if em.cancel.is_cancelled() {
             aborted = true;
         }

@@ -77,7 +77,9 @@ async fn a_progress_flood_with_a_stalled_reader_stays_bounded() {
         progress.len()
     );
     assert!(
-        progress.iter().any(|t| t.contains("progress reports dropped")),
+        progress
+            .iter()
+            .any(|t| t.contains("progress reports dropped")),
         "the gap is announced"
     );
     let last_line = format!("line {} of the flood", LINES - 1);

@@ -10,13 +10,14 @@ use futures::Stream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::emit::{Batch, Emitter};
+use crate::emit::{Batch, Emitter, MessageLog};
 use crate::event::{AgentEvent, RunKind, RunStatus};
 use crate::inner::{Inner, State};
 use crate::message::{Message, UserInput};
 use crate::permission::{Approver, PermissionMode};
 use crate::provider::{ModelInfo, Provider, ReasoningLevel, ToolSpec};
 use crate::session::{SessionError, SessionRecord, SessionStore};
+use crate::structured::OutputSpec;
 use crate::tool::{PlanItem, Tool};
 use crate::usage::Usage;
 
@@ -256,9 +257,13 @@ impl Agent {
     /// aborted if the `Run` is dropped before it finishes. Must be called inside a Tokio
     /// runtime.
     pub fn prompt(&self, input: impl Into<UserInput>) -> Run {
-        let input = input.into();
+        self.prompt_with(input.into(), None)
+    }
+
+    /// A prompt run, with the structured output its answer must match, if any.
+    pub(crate) fn prompt_with(&self, input: UserInput, output: Option<Arc<OutputSpec>>) -> Run {
         self.spawn_run(RunKind::Prompt, move |inner, em| async move {
-            crate::run::prompt(inner, input, em).await
+            crate::run::prompt(inner, input, em, output).await
         })
     }
 
@@ -279,6 +284,7 @@ impl Agent {
         let cancel = CancellationToken::new();
         let inner = self.inner.clone();
         let em = Emitter::new(tx, cancel.clone());
+        let log = em.log.clone();
         inner.state().queued += 1;
         tokio::spawn(async move {
             let _turn = inner.queue.lock().await;
@@ -306,6 +312,7 @@ impl Agent {
             rx,
             burst: Vec::new().into_iter(),
             abort: AbortHandle(cancel),
+            log,
         }
     }
 
@@ -507,6 +514,8 @@ pub struct Run {
     /// The rest of the burst last received.
     burst: std::vec::IntoIter<AgentEvent>,
     abort: AbortHandle,
+    /// The messages the run added to the transcript.
+    pub(crate) log: MessageLog,
 }
 
 impl Run {

@@ -18,6 +18,7 @@ use crate::permission::{decide, Approval, ApprovalRequest, PermissionAction, Ver
 use crate::provider::{ProviderError, ProviderEvent, ProviderRequest, ProviderStop};
 use crate::secrets::scrub_error_output;
 use crate::session::SessionRecord;
+use crate::structured::OutputSpec;
 use crate::tool::{
     Permission, ProgressReceiver, ProgressSink, SideEffect, Tool, ToolContext, ToolOutput,
 };
@@ -42,6 +43,7 @@ const COMPACTION_REQUEST: &str =
 
 async fn push_message(inner: &Inner, em: &Emitter, message: Message) {
     inner.state().messages.push(message.clone());
+    em.log_message(&message);
     record(inner, em, SessionRecord::Message { message }).await;
 }
 
@@ -64,6 +66,7 @@ pub(crate) async fn prompt(
     inner: Arc<Inner>,
     input: UserInput,
     em: Emitter,
+    output: Option<Arc<OutputSpec>>,
 ) -> (RunStatus, Option<String>) {
     if input.is_empty() {
         em.emit(error_event(ErrorCode::EmptyPrompt, "prompt is empty"))
@@ -75,6 +78,7 @@ pub(crate) async fn prompt(
     em.emit(AgentEvent::UserMessage { message }).await;
 
     let mut recovered = false;
+    let mut repaired = false;
     let mut final_text: Option<String> = None;
     let mut step = 0u32;
     loop {
@@ -94,7 +98,8 @@ pub(crate) async fn prompt(
         step += 1;
         em.emit(AgentEvent::TurnStarted { step }).await;
 
-        let request = build_request(&inner, true);
+        let mut request = build_request(&inner, true);
+        request.output_schema = output.as_ref().map(|o| o.schema.clone());
         let call = stream_call(&inner, &em, request, true).await;
         let turn_end = |stop, error| AgentEvent::TurnEnded { step, stop, error };
         match call.end {
@@ -177,6 +182,16 @@ pub(crate) async fn prompt(
                     push_message(&inner, &em, Message::user_text(RECOVERY_PROMPT).synthetic())
                         .await;
                     continue;
+                }
+                // One repair turn for an answer that does not pass the run's output check.
+                if let Some(output) = output.as_ref().filter(|_| !repaired) {
+                    if let Err(error) = output.check(&text) {
+                        repaired = true;
+                        em.emit(turn_end(StopReason::Continue, None)).await;
+                        let repair = Message::user_text(output.repair_prompt(&error)).synthetic();
+                        push_message(&inner, &em, repair).await;
+                        continue;
+                    }
                 }
                 if !inner.state().steering.is_empty() {
                     em.emit(turn_end(StopReason::Continue, None)).await;

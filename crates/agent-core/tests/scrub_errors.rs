@@ -58,7 +58,7 @@ async fn a_secret_in_a_tool_error_is_redacted_everywhere() {
     let store = Arc::new(MemorySessionStore::new());
     let provider = ScriptedProvider::new([
         Turn::new()
-            .tool_call("c1", "read_file", &json!({ "path": key }).to_string())
+            .tool_call("c1", "read_file", json!({ "path": key }).to_string())
             .tool_call("c2", key, "{}"),
         Turn::new().text("could not read it"),
     ]);

@@ -285,29 +285,37 @@ impl Agent {
         let inner = self.inner.clone();
         let em = Emitter::new(tx, cancel.clone());
         let log = em.log.clone();
-        inner.state().queued += 1;
-        tokio::spawn(async move {
+        let span = {
+            let mut state = inner.state();
+            state.queued += 1;
+            crate::telemetry::run_span(kind, inner.provider.id(), &state.model)
+        };
+        let task = async move {
             let _turn = inner.queue.lock().await;
-            {
+            let usage_before = {
                 let mut state = inner.state();
                 state.queued -= 1;
                 state.busy = true;
                 state.active = Some(em.cancel.clone());
-            }
+                state.usage
+            };
             em.emit(AgentEvent::RunStarted { kind }).await;
             let (status, final_text) = if em.cancel.is_cancelled() {
                 (RunStatus::Aborted, None)
             } else {
                 body(inner.clone(), em.clone()).await
             };
-            {
+            let usage = {
                 let mut state = inner.state();
                 state.busy = false;
                 state.active = None;
-            }
+                crate::telemetry::usage_since(&usage_before, &state.usage)
+            };
+            crate::telemetry::finish_run(&tracing::Span::current(), status, &usage);
             em.emit(AgentEvent::RunFinished { status, final_text })
                 .await;
-        });
+        };
+        tokio::spawn(tracing::Instrument::instrument(task, span));
         Run {
             rx,
             burst: Vec::new().into_iter(),

@@ -86,6 +86,7 @@ pub mod schema;
 pub mod secrets;
 pub mod session;
 mod structured;
+pub mod telemetry;
 pub mod tool;
 mod tool_fn;
 pub mod usage;

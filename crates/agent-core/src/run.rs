@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde_json::Value;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::emit::{Burst, Emitter};
 use crate::event::{
@@ -19,6 +20,7 @@ use crate::provider::{ProviderError, ProviderEvent, ProviderRequest, ProviderSto
 use crate::secrets::scrub_error_output;
 use crate::session::SessionRecord;
 use crate::structured::OutputSpec;
+use crate::telemetry;
 use crate::tool::{
     Permission, ProgressReceiver, ProgressSink, SideEffect, Tool, ToolContext, ToolOutput,
 };
@@ -100,7 +102,11 @@ pub(crate) async fn prompt(
 
         let mut request = build_request(&inner, true);
         request.output_schema = output.as_ref().map(|o| o.schema.clone());
-        let call = stream_call(&inner, &em, request, true).await;
+        let turn = telemetry::turn_span(inner.provider.id(), &request.model, step);
+        let call = stream_call(&inner, &em, request, true)
+            .instrument(turn.clone())
+            .await;
+        telemetry::record_output(&turn, &call.message);
         let turn_end = |stop, error| AgentEvent::TurnEnded { step, stop, error };
         match call.end {
             CallEnd::Aborted => {
@@ -154,7 +160,7 @@ pub(crate) async fn prompt(
                 }
                 if !call.calls.is_empty() {
                     em.emit(turn_end(StopReason::ToolUse, None)).await;
-                    if !run_tools(&inner, &em, call.calls).await {
+                    if !run_tools(&inner, &em, call.calls).instrument(turn).await {
                         return (RunStatus::Aborted, final_text);
                     }
                     continue;
@@ -377,7 +383,10 @@ async fn stream_call(
         };
         let event = match item {
             None => break CallEnd::Completed(stop),
-            Some(Err(err)) => break CallEnd::Failed(err),
+            Some(Err(err)) => {
+                telemetry::record_call_error(&err);
+                break CallEnd::Failed(err);
+            }
             Some(Ok(event)) => event,
         };
         let content = matches!(
@@ -443,6 +452,7 @@ async fn stream_call(
             | ProviderEvent::ToolCallDelta { .. }
             | ProviderEvent::ToolCallEnd { .. } => {}
             ProviderEvent::Usage(mut turn) => {
+                telemetry::record_usage(&turn);
                 if turn.cost_usd.is_none() {
                     turn.cost_usd = pricing.map(|p| p.cost(&turn));
                 }
@@ -453,7 +463,10 @@ async fn stream_call(
                 };
                 burst.push(AgentEvent::Usage { turn, cumulative });
             }
-            ProviderEvent::Stop(reason) => stop = Some(reason),
+            ProviderEvent::Stop(reason) => {
+                telemetry::record_stop(reason);
+                stop = Some(reason)
+            }
         }
     };
     burst.flush().await;
@@ -698,6 +711,7 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
 struct Running {
     handle: JoinHandle<(Result<ToolOutput, crate::tool::ToolError>, Duration)>,
     progress: ProgressReceiver,
+    span: tracing::Span,
 }
 
 impl Drop for Running {
@@ -729,12 +743,18 @@ async fn execute(
             };
             let tool = ready.tool.clone();
             let args = ready.call.args.clone();
-            let handle = tokio::spawn(async move {
+            let span = telemetry::tool_span(&ready.call);
+            let task = async move {
                 let started = Instant::now();
                 let result = tool.call(args, ctx).await;
                 (result, started.elapsed())
-            });
-            Running { handle, progress }
+            };
+            let handle = tokio::spawn(task.instrument(span.clone()));
+            Running {
+                handle,
+                progress,
+                span,
+            }
         })
         .collect();
     let mut aborted = false;
@@ -801,6 +821,7 @@ async fn execute(
         };
         // The one place an error result of a run call becomes content.
         scrub_error_output(&mut output);
+        telemetry::finish_tool(&run.span, &output);
         if em.cancel.is_cancelled() {
             aborted = true;
         }

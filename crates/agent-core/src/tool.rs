@@ -137,6 +137,10 @@ impl ToolOutput {
 }
 
 /// Why a tool call failed.
+///
+/// The message becomes the call's error result. The loop scrubs it (registered secrets and
+/// sensitive environment values become `[REDACTED]`) before the model, the events or the
+/// session see it, so a path or a server's error body may be quoted as is.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// The arguments did not match the schema.

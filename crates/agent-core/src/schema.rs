@@ -366,6 +366,8 @@ fn rewrite(node: &mut Value, defs: &Value, strict: &mut bool, depth: usize) {
                     all.push(Value::String(name.clone()));
                 }
             }
+            // Sorted, so the schema is the same whether or not serde_json keeps key order.
+            all.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
             object.insert("required".into(), Value::Array(all));
         }
     }

@@ -16,6 +16,8 @@
 //!   [AssistantMessage]                   when the reply has content
 //!   ToolCall*                            one per call, in order
 //!   TurnEnded{stop}                      end | tool_use | length | continue | error | aborted
+//!                                        (continue: recovery, steering, or a structured
+//!                                        output repair turn)
 //!   [TurnRecovery]                       after a `continue` caused by a missing answer
 //!   for each call, in call order:
 //!     [PermissionRequested] [PermissionDecided]
@@ -74,7 +76,8 @@ pub enum StopReason {
     Error,
     /// The run was aborted during the call.
     Aborted,
-    /// The call ended but the run goes on with another call (recovery or steering).
+    /// The call ended but the run goes on with another call (recovery, steering, or the
+    /// one repair turn of a structured-output run whose answer failed its check).
     Continue,
     /// The provider refused to answer.
     Refusal,

@@ -9,15 +9,20 @@
 //! UserMessage
 //! repeat for step = 1..:
 //!   [UserMessage…]                       steering text queued while the run was in flight
+//!   [CompactionStarted{auto|overflow}    the context crossed the auto-compact threshold,
+//!    [Usage]                             or the previous call overflowed the window
+//!    (CompactionFinished ContextUsage | Error{compaction})]
 //!   TurnStarted{step}
 //!   RequestStarted{agent}  (RequestStarted{provider} | RetryScheduled{provider})*
 //!   AssistantStarted
 //!   (TextDelta | ReasoningDelta | ToolUseStarted ToolUseArgsDelta* ToolUseEnded | Usage)*
 //!   [AssistantMessage]                   when the reply has content
+//!   ContextUsage                         when the call completed: how full the window is
 //!   ToolCall*                            one per call, in order
 //!   TurnEnded{stop}                      end | tool_use | length | continue | error | aborted
-//!                                        (continue: recovery, steering, or a structured
-//!                                        output repair turn)
+//!                                        (continue: recovery, steering, a structured
+//!                                        output repair turn, or a context overflow, then
+//!                                        with `error` set: compaction and one retry follow)
 //!   [TurnRecovery]                       after a `continue` caused by a missing answer
 //!   for each call, in call order:
 //!     [PermissionRequested] [PermissionDecided]
@@ -28,9 +33,18 @@
 //! ```
 //!
 //! Read-only calls of one step may run in parallel, but their events are still emitted in
-//! call order. A compaction run emits `RunStarted`, `RequestStarted`, provider events,
-//! `AssistantStarted`, `TextDelta`s of the summary, `Usage`, then `CompactionFinished` (or
-//! `Error`) and `RunFinished`.
+//! call order. A compaction run ([`crate::Agent::compact`]) emits `RunStarted`,
+//! `CompactionStarted{manual}`, `RequestStarted`, provider events, `AssistantStarted`,
+//! `TextDelta`s of the summary, `Usage`, then `CompactionFinished` and `ContextUsage` (or
+//! `Error`) and `RunFinished`; a transcript too short to compact gets `Error` right after
+//! `RunStarted`.
+//!
+//! A compaction inside a prompt run (automatic at the threshold, or after a context
+//! overflow) streams nothing: its summary is not assistant output. Only the `Usage` of the
+//! summary call shows. An automatic compaction that fails is reported as a recoverable
+//! `Error{compaction}` and the run goes on; an overflow compaction that fails ends the run
+//! (`Error{compaction}`, `RunFinished{error}`), and so does a second overflow of the same
+//! call (`TurnEnded{error}`, `Error{provider}`, `RunFinished{error}`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -101,6 +115,30 @@ pub enum RecoveryReason {
     MissingAnswer,
     /// The model produced only reasoning.
     CommentaryOnly,
+}
+
+/// Why the transcript is being compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionReason {
+    /// The context crossed the auto-compact threshold after a model call.
+    Auto,
+    /// The host asked for it ([`crate::Agent::compact`]).
+    Manual,
+    /// The provider said the prompt did not fit the context window; the call is retried
+    /// once after the compaction.
+    Overflow,
+}
+
+impl CompactionReason {
+    /// The lower-case name (`auto`, `manual`, `overflow`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Manual => "manual",
+            Self::Overflow => "overflow",
+        }
+    }
 }
 
 /// Outcome of a tool call.
@@ -333,10 +371,33 @@ pub enum AgentEvent {
         /// Wall time of the call in milliseconds (0 when it did not run).
         duration_ms: u64,
     },
+    /// How full the model's context window is: after every model call that completed, and
+    /// after a compaction. `used` is the provider's reported input + output tokens of the
+    /// call when it reports usage, else an estimate from the transcript
+    /// ([`crate::context::estimate_request_tokens`]).
+    ContextUsage {
+        /// Tokens in the context.
+        used: u64,
+        /// The model's context window in tokens.
+        window: u64,
+        /// `used` as a percentage of `window`, to one decimal (may exceed 100).
+        percent: f64,
+    },
+    /// A compaction of the transcript begins.
+    CompactionStarted {
+        /// Why.
+        reason: CompactionReason,
+    },
     /// Compaction replaced the transcript with a summary.
     CompactionFinished {
-        /// The summary text.
+        /// The summary text (without the pinned notes the compacted transcript carries).
         summary: String,
+        /// Context tokens before the compaction (as the last `ContextUsage` counted them).
+        #[serde(default)]
+        before: u64,
+        /// Context tokens after it (estimated: no model call has seen the new transcript).
+        #[serde(default)]
+        after: u64,
     },
     /// Something failed; a [`AgentEvent::RunFinished`] follows when it is fatal.
     Error {

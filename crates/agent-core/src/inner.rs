@@ -24,6 +24,8 @@ pub(crate) struct Inner {
     pub(crate) cwd: PathBuf,
     pub(crate) compact_keep_tail: usize,
     pub(crate) session: Option<(Arc<dyn SessionStore>, String)>,
+    /// Context settings fixed at build time: summary prompt, tool-output budget, spill dir.
+    pub(crate) ctx: Arc<crate::context::ContextSettings>,
     /// Serialises runs: a second prompt waits here, in FIFO order.
     pub(crate) queue: tokio::sync::Mutex<()>,
     pub(crate) state: Mutex<State>,
@@ -44,6 +46,8 @@ pub(crate) struct State {
     pub(crate) steering: Vec<Message>,
     pub(crate) granted: HashSet<String>,
     pub(crate) plan: Vec<PlanItem>,
+    /// Context accounting, window, auto-compact setting and pinned notes.
+    pub(crate) ctx: crate::context::ContextState,
 }
 
 impl Inner {

@@ -73,10 +73,13 @@
 #![warn(missing_docs)]
 
 mod agent;
+pub mod compaction;
+pub mod context;
 mod emit;
 pub mod event;
 mod inner;
 pub mod message;
+pub mod notes;
 mod outcome;
 pub mod permission;
 pub mod progress;
@@ -85,6 +88,7 @@ mod run;
 pub mod schema;
 pub mod secrets;
 pub mod session;
+pub mod spill;
 mod structured;
 pub mod telemetry;
 pub mod tool;
@@ -95,11 +99,13 @@ pub use agent::{
     AbortHandle, Agent, AgentBuilder, AgentState, Run, DEFAULT_COMPACT_KEEP_TAIL, DEFAULT_MAX_STEPS,
 };
 pub use async_trait::async_trait;
+pub use context::{parse_context_window, AutoCompact, ContextTracker, ContextUsage};
 pub use event::{
-    AgentEvent, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunKind, RunStatus,
-    StopReason, ToolStatus,
+    AgentEvent, CompactionReason, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunKind,
+    RunStatus, StopReason, ToolStatus,
 };
 pub use message::{ContentBlock, Message, Role, ToolCall, UserInput};
+pub use notes::note_tool;
 pub use outcome::{AgentError, RunError, RunOutcome};
 pub use permission::{
     decide, Approval, ApprovalRequest, Approver, Assessment, Block, BlockCode, PermissionAction,
@@ -114,6 +120,7 @@ pub use schema::{SchemaError, StrictSchema};
 pub use schemars;
 pub use secrets::register_secret;
 pub use session::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
+pub use spill::OutputBudget;
 pub use structured::{parse_answer, OutputSpec};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{

@@ -104,6 +104,10 @@ pub struct ToolOutput {
     pub changed_files: Vec<String>,
     /// A new session checklist, for the plan tool.
     pub plan: Option<PlanUpdate>,
+    /// Notes to pin for the rest of the session (the `note` tool, [`crate::note_tool`]):
+    /// the loop adds them to the agent's pinned notes, which every compacted transcript
+    /// carries verbatim.
+    pub notes: Vec<String>,
 }
 
 impl ToolOutput {

@@ -199,7 +199,7 @@ impl EventProcessor {
                 is_error: status == agent_core::ToolStatus::Error,
                 content: blocks(&content),
             },
-            AgentEvent::CompactionFinished { summary } => Event::CompactDone {
+            AgentEvent::CompactionFinished { summary, .. } => Event::CompactDone {
                 summary: summary.trim().to_string(),
             },
             AgentEvent::Error { message, .. } => Event::Error { message },

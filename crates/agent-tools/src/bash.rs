@@ -29,8 +29,9 @@ pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(150);
 const PROGRESS_TAIL_BYTES: usize = 2048;
 /// Bytes before the progress tail that are scrubbed with it (longer than any credential).
 const PROGRESS_SCRUB_MARGIN: usize = 1024;
-/// Bytes of each stream kept in memory (the most recent).
-const CAPTURE_BYTES: usize = 1024 * 1024;
+/// Bytes a stream's capture may grow past its limit before the oldest are dropped (so
+/// they are dropped in chunks, not on every read).
+const CAPTURE_SLACK: usize = 1024 * 1024;
 /// How long to keep reading the pipes after the shell exited and its group was killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
@@ -105,7 +106,9 @@ impl Tool for Bash {
             Some(ms) => Duration::from_millis(ms).min(self.config.bash_max_timeout),
             None => self.config.bash_timeout,
         };
-        let cap = self.config.output_cap;
+        // The whole output (up to the full-output cap) goes to the agent, which cuts it for
+        // the model and spills it to a file.
+        let cap = self.config.full_output_cap;
         let output = run(
             &args.command,
             self.config.workspace.root(),
@@ -147,20 +150,37 @@ impl Drop for GroupGuard {
     }
 }
 
-/// The recent bytes of one output stream.
-#[derive(Debug, Default)]
+/// The recent bytes of one output stream: at most `limit` once the command is done.
+#[derive(Debug)]
 struct Capture {
     bytes: Vec<u8>,
+    limit: usize,
     dropped: usize,
     dirty: bool,
 }
 
 impl Capture {
+    fn new(limit: usize) -> Self {
+        Self {
+            bytes: Vec::new(),
+            limit,
+            dropped: 0,
+            dirty: false,
+        }
+    }
+
     fn push(&mut self, chunk: &[u8]) {
         self.bytes.extend_from_slice(chunk);
         self.dirty = true;
-        if self.bytes.len() > 2 * CAPTURE_BYTES {
-            let excess = self.bytes.len() - CAPTURE_BYTES;
+        if self.bytes.len() > self.limit.saturating_add(CAPTURE_SLACK) {
+            self.trim();
+        }
+    }
+
+    /// Drops the oldest bytes over the limit.
+    fn trim(&mut self) {
+        if self.bytes.len() > self.limit {
+            let excess = self.bytes.len() - self.limit;
             self.bytes.drain(..excess);
             self.dropped += excess;
         }
@@ -170,9 +190,12 @@ impl Capture {
         String::from_utf8_lossy(&self.bytes).into_owned()
     }
 
-    /// The last `max` bytes (on a character boundary), from the last line start.
+    /// The last `max` bytes (on a character boundary). Only those bytes are decoded, so a
+    /// large capture costs nothing extra per progress report.
     fn tail(&self, max: usize) -> String {
-        let text = self.text();
+        // A few bytes more, so a character cut at the start is dropped rather than mangled.
+        let start = self.bytes.len().saturating_sub(max + 3);
+        let text = String::from_utf8_lossy(&self.bytes[start..]);
         tail_str(&text, max).to_string()
     }
 }
@@ -232,8 +255,8 @@ async fn run(
     };
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
-    let mut out = Capture::default();
-    let mut err = Capture::default();
+    let mut out = Capture::new(cap);
+    let mut err = Capture::new(cap);
     let mut out_buf = vec![0u8; 16 * 1024];
     let mut err_buf = vec![0u8; 16 * 1024];
     let deadline = Instant::now() + timeout;
@@ -283,6 +306,8 @@ async fn run(
     }
     guard.disarm();
     send_progress(ctx, &mut out, &mut err);
+    out.trim();
+    err.trim();
     let header = match &ending {
         Ending::Cancelled => {
             return Err(ToolError::Cancelled(

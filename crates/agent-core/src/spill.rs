@@ -33,6 +33,9 @@ pub const DEFAULT_TOOL_OUTPUT_BUDGET: usize = 10 * 1024;
 /// Name of the directory under the temporary directory that holds default spill dirs.
 const SPILL_ROOT_NAME: &str = "agent-sdk-tool-output";
 
+/// File names tried before a spill gives up.
+const MAX_NAME_TRIES: usize = 1000;
+
 /// How far back (or forward) the head's end (or the tail's start) may move to fall on a
 /// line break.
 const LINE_SNAP: usize = 256;
@@ -162,7 +165,7 @@ pub(crate) fn default_spill_dir(session: Option<&str>) -> PathBuf {
 pub(crate) struct Spill {
     pub(crate) dir: PathBuf,
     pub(crate) budget: OutputBudget,
-    counter: AtomicU64,
+    counter: std::sync::Arc<AtomicU64>,
 }
 
 impl Spill {
@@ -171,7 +174,7 @@ impl Spill {
         Self {
             dir,
             budget,
-            counter: AtomicU64::new(0),
+            counter: Default::default(),
         }
     }
 }
@@ -222,6 +225,20 @@ fn write_file(dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
     file.write_all(text.as_bytes())?;
     file.flush()?;
     Ok(path)
+}
+
+/// Writes `text` to a new file `<stem>-<n>.txt` in `dir`, taking the next free `n` from
+/// `counter` (another process, or an earlier run of the session, may have used some).
+fn write_new(dir: &Path, stem: &str, counter: &AtomicU64, text: &str) -> std::io::Result<PathBuf> {
+    let mut last = None;
+    for _ in 0..MAX_NAME_TRIES {
+        let n = counter.fetch_add(1, Ordering::Relaxed);
+        match write_file(dir, &format!("{stem}-{n}.txt"), text) {
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => last = Some(err),
+            other => return other,
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free file name")))
 }
 
 /// The largest `end <= at` on a char boundary, moved back to just after a line break when
@@ -299,14 +316,11 @@ pub(crate) async fn apply(spill: &Spill, call: &ToolCall, output: &mut ToolOutpu
         std::borrow::Cow::Borrowed(_) => full,
     };
     let lines = full.bytes().filter(|b| *b == b'\n').count() + usize::from(!full.ends_with('\n'));
-    let name = format!(
-        "{}-{}.txt",
-        safe_name(&call.id),
-        spill.counter.fetch_add(1, Ordering::Relaxed)
-    );
+    let stem = safe_name(&call.id);
     let dir = spill.dir.clone();
+    let counter = spill.counter.clone();
     let (full, written) = tokio::task::spawn_blocking(move || {
-        let written = write_file(&dir, &name, &full);
+        let written = write_new(&dir, &stem, &counter, &full);
         (full, written)
     })
     .await
@@ -391,8 +405,26 @@ mod tests {
                 .join("a.txt")
         ));
         assert!(!is_spill_file(Path::new("a.txt")));
-        // A second file with the same name is refused rather than overwritten.
+        // A second file with the same name is refused rather than overwritten; spills take
+        // the next free name.
         assert!(write_file(&dir, "a.txt", "again").is_err());
+        std::fs::write(dir.join("c-0.txt"), "taken").expect("taken");
+        let counter = AtomicU64::new(0);
+        let next = write_new(&dir, "c", &counter, "mine").expect("written");
+        assert_eq!(next, dir.join("c-1.txt"));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("c-0.txt")).expect("kept"),
+            "taken"
+        );
+        #[cfg(unix)]
+        {
+            let link = dir.join("link.txt");
+            std::os::unix::fs::symlink("/etc/hostname", &link).expect("symlink");
+            assert!(
+                !is_spill_file(&link),
+                "a symlink in a spill dir is not a spill file"
+            );
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -9,7 +9,9 @@
 
 use agent_core::context::{estimate_preamble_tokens, estimate_request_tokens, estimate_tokens};
 use agent_core::{ContentBlock, ContextTracker, Message, Role, ToolCall, ToolSpec};
-use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use serde_json::json;
 
 /// A coding session: a prompt, then rounds of assistant text + a tool call and its result.

@@ -209,8 +209,8 @@ pub(crate) struct PreparedRequest {
     pub(crate) url: String,
     pub(crate) headers: HeaderMap,
     pub(crate) body: bytes::Bytes,
-    /// The key, kept only to scrub it from error messages.
-    pub(crate) secret: Option<SecretString>,
+    /// The credentials sent, kept only to scrub them from error messages.
+    pub(crate) secrets: Vec<SecretString>,
 }
 
 impl PreparedRequest {
@@ -219,7 +219,7 @@ impl PreparedRequest {
         url: String,
         mut headers: HeaderMap,
         body: &impl serde::Serialize,
-        secret: Option<SecretString>,
+        secrets: Vec<SecretString>,
     ) -> Result<Self, ProviderError> {
         let body = serde_json::to_vec(body).map_err(|e| {
             ProviderError::new(
@@ -240,13 +240,15 @@ impl PreparedRequest {
             url,
             headers,
             body: body.into(),
-            secret,
+            secrets,
         })
     }
 
-    /// Removes the API key from `text`, should a server echo it.
+    /// Removes the credentials from `text`, should a server echo them.
     pub(crate) fn scrub(&self, text: String) -> String {
-        scrub(text, self.secret.as_ref())
+        self.secrets
+            .iter()
+            .fold(text, |text, secret| scrub(text, Some(secret)))
     }
 }
 

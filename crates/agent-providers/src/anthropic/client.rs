@@ -5,7 +5,7 @@ use std::sync::Arc;
 use agent_core::{ModelInfo, Provider, ProviderError, ProviderRequest, ProviderStream};
 use reqwest::header::{HeaderMap, HeaderValue};
 
-use super::completion::{messages, system, MessagesRequest, Thinking, WireTool};
+use super::request::{messages, system, MessagesRequest, Thinking, WireTool};
 use super::streaming::AnthropicDecoder;
 use super::API_VERSION;
 use crate::catalog::{self, Family, Reasoning};
@@ -92,16 +92,13 @@ impl AnthropicProvider {
     fn prepare(&self, request: &ProviderRequest) -> Result<PreparedRequest, ProviderError> {
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        let mut secrets = Vec::new();
         if let Some(key) = &self.config.api_key {
             let (name, value) = secret_header("x-api-key", "", key)?;
             headers.insert(name, value);
+            secrets.push(key.clone());
         }
-        PreparedRequest::json(
-            self.url(),
-            headers,
-            &self.body(request),
-            self.config.api_key.clone(),
-        )
+        PreparedRequest::json(self.url(), headers, &self.body(request), secrets)
     }
 }
 

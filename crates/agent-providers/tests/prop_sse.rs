@@ -12,10 +12,12 @@ mod common;
 
 use agent_core::Provider;
 use agent_providers::{AnthropicProvider, OpenAiProvider, OpenAiResponsesProvider};
-use common::{client, err_of, ok_events, request, run, End, MockServer, Reply};
+use common::{client, err_of, ok_events, request, run, MockModel, Reply};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use test_support::Script;
 
 fn cases() -> u32 {
     std::env::var("AGENT_SDK_PROPTEST_CASES")
@@ -239,11 +241,11 @@ fn body(api: Api) -> impl Strategy<Value = Vec<Vec<u8>>> {
         })
 }
 
-fn provider(api: Api, server: &MockServer) -> Box<dyn Provider> {
+fn provider(api: Api, server: &MockModel) -> Box<dyn Provider> {
     match api {
         Api::Chat => Box::new(OpenAiProvider::new(client(&server.v1(), "m"))),
         Api::Responses => Box::new(OpenAiResponsesProvider::new(client(&server.v1(), "m"))),
-        Api::Anthropic => Box::new(AnthropicProvider::new(client(&server.base, "m"))),
+        Api::Anthropic => Box::new(AnthropicProvider::new(client(&server.url(), "m"))),
     }
 }
 
@@ -258,18 +260,18 @@ fn check(api: Api) {
         failure_persistence: None,
         ..ProptestConfig::default()
     });
+    // One server for every case; each case sets the body it plays.
+    let current: Arc<Mutex<Vec<bytes::Bytes>>> = Arc::default();
+    let playing = current.clone();
+    let server = MockModel::start(Script::respond(move |_, _| Reply {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: playing.lock().expect("lock").clone(),
+    }));
+    let provider = provider(api, &server);
     let result = runner.run(&body(api), |chunks| {
-        let items = rt.block_on(async {
-            let server = MockServer::start(vec![Reply {
-                status: 200,
-                headers: vec![("content-type".into(), "text/event-stream".into())],
-                chunks: chunks.clone(),
-                end: End::Complete,
-            }])
-            .await;
-            let provider = provider(api, &server);
-            run(provider.as_ref(), request("m")).await
-        });
+        *current.lock().expect("lock") = chunks.iter().cloned().map(bytes::Bytes::from).collect();
+        let items = rt.block_on(run(provider.as_ref(), request("m")));
         match items.iter().any(Result::is_err) {
             true => {
                 let err = err_of(&items);

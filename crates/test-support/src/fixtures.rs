@@ -1,5 +1,6 @@
-//! The recorded model-server streams in `../shared/fixtures/sse` (next to the repository),
-//! served as they were captured.
+//! The recorded model-server streams in `shared/fixtures/sse` (next to the repository, or
+//! next to any directory above it, so that git worktrees find it too), served as they were
+//! captured.
 
 use std::path::PathBuf;
 
@@ -8,18 +9,17 @@ use crate::sse::Sse;
 /// Environment variable naming another fixtures directory.
 pub const ENV_FIXTURES: &str = "AGENT_SDK_SSE_FIXTURES";
 
-/// The fixtures directory (`$AGENT_SDK_SSE_FIXTURES`, else `../shared/fixtures/sse` beside
-/// the repository), when it exists.
+/// The fixtures directory, when it exists: `$AGENT_SDK_SSE_FIXTURES`, else the first
+/// `shared/fixtures/sse` found beside the repository or one of the directories above it.
 pub fn dir() -> Option<PathBuf> {
-    let dir = std::env::var_os(ENV_FIXTURES)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/fixtures/sse"
-            ))
-        });
-    dir.is_dir().then_some(dir)
+    if let Some(dir) = std::env::var_os(ENV_FIXTURES) {
+        let dir = PathBuf::from(dir);
+        return dir.is_dir().then_some(dir);
+    }
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|a| a.join("shared/fixtures/sse"))
+        .find(|d| d.is_dir())
 }
 
 /// The text of fixture `name` (e.g. `llama-server-smollm2/smollm2.openai.stream.plain.sse`).

@@ -80,9 +80,9 @@ fn thinking_body() -> String {
 
 #[tokio::test]
 async fn thinking_text_signature_and_merged_cache_usage() {
-    let server = MockServer::start(vec![Reply::sse(&thinking_body())]).await;
+    let server = MockModel::start(vec![sse(&thinking_body())]);
     let provider =
-        AnthropicProvider::new(client(&server.base, "claude-sonnet-4-5").api_key("sk-ant-test"));
+        AnthropicProvider::new(client(&server.url(), "claude-sonnet-4-5").api_key("sk-ant-test"));
     let events = ok_events(run(&provider, request("claude-sonnet-4-5")).await);
     assert_eq!(
         events[2..],
@@ -104,7 +104,7 @@ async fn thinking_text_signature_and_merged_cache_usage() {
     assert_eq!(sent.header("x-api-key"), Some("sk-ant-test"));
     assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(
-        sent.body,
+        sent.json(),
         json!({
             "model": "claude-sonnet-4-5",
             "max_tokens": 64000,
@@ -173,7 +173,7 @@ async fn two_tool_uses_with_streamed_json_input() {
         ),
         ev("message_stop", json!({"type": "message_stop"})),
     ]);
-    let server = MockServer::start(vec![Reply::sse_fragmented(&body, 29)]).await;
+    let server = MockModel::start(vec![sse(&body).fragmented(29)]);
     let provider = AnthropicProvider::new(client(&server.v1(), "claude-haiku-4-5"));
     let mut req = request("claude-haiku-4-5");
     req.tools = vec![weather_tool()];
@@ -203,12 +203,12 @@ async fn two_tool_uses_with_streamed_json_input() {
     );
     assert_eq!(sent.header("x-api-key"), None);
     assert_eq!(
-        sent.body.get("thinking"),
+        sent.json().get("thinking"),
         None,
         "reasoning off: no thinking"
     );
     assert_eq!(
-        sent.body["tools"],
+        sent.json()["tools"],
         json!([{"name": "get_weather", "description": "Current weather of a city.",
                 "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}])
     );
@@ -235,8 +235,8 @@ async fn a_second_request_carries_thinking_tool_use_and_tool_results() {
         ),
         ev("message_stop", json!({"type": "message_stop"})),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "claude-opus-4-1").api_key("k"));
+    let server = MockModel::start(vec![sse(&body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-opus-4-1").api_key("k"));
     let mut req = request("claude-opus-4-1");
     req.reasoning = ReasoningLevel::Max;
     req.tools = vec![weather_tool()];
@@ -295,7 +295,7 @@ async fn a_second_request_carries_thinking_tool_use_and_tool_results() {
     ];
     let events = ok_events(run(&provider, req).await);
     assert_eq!(text(&events), "Done.");
-    let sent = &server.requests()[0].body;
+    let sent = &server.requests()[0].json();
     assert_eq!(sent["max_tokens"], json!(32000));
     assert_eq!(
         sent["thinking"],
@@ -337,8 +337,8 @@ async fn images_in_user_messages_are_base64_blocks() {
         ),
         ev("message_stop", json!({"type": "message_stop"})),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "some-new-claude"));
+    let server = MockModel::start(vec![sse(&body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "some-new-claude"));
     let mut req = request("some-new-claude");
     req.messages = vec![Message::new(
         Role::User,
@@ -349,7 +349,7 @@ async fn images_in_user_messages_are_base64_blocks() {
     )];
     let events = ok_events(run(&provider, req).await);
     assert_eq!(usage(&events), None, "no counts, no usage");
-    let sent = &server.requests()[0].body;
+    let sent = &server.requests()[0].json();
     assert_eq!(
         sent["max_tokens"],
         json!(8192),
@@ -382,8 +382,8 @@ async fn an_error_event_after_content_is_an_error() {
             json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
         ),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "claude-haiku-4-5"));
+    let server = MockModel::start(vec![sse(&body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-haiku-4-5"));
     let items = run(&provider, request("claude-haiku-4-5")).await;
     let err = err_of(&items);
     assert_eq!(err.kind, ProviderErrorKind::Overloaded);
@@ -395,8 +395,8 @@ async fn an_error_event_after_content_is_an_error() {
 #[tokio::test]
 async fn http_401_carries_the_api_message() {
     let body = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_1"}"#;
-    let server = MockServer::start(vec![Reply::json(401, body)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "claude-haiku-4-5").api_key("bad"));
+    let server = MockModel::start(vec![Reply::json(401, body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-haiku-4-5").api_key("bad"));
     let err = err_of(&run(&provider, request("claude-haiku-4-5")).await);
     assert_eq!(err.kind, ProviderErrorKind::Auth);
     assert_eq!(err.status, Some(401));
@@ -407,8 +407,8 @@ async fn http_401_carries_the_api_message() {
 #[tokio::test]
 async fn context_length_errors_are_typed() {
     let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
-    let server = MockServer::start(vec![Reply::json(400, body)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "claude-haiku-4-5"));
+    let server = MockModel::start(vec![Reply::json(400, body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-haiku-4-5"));
     let err = err_of(&run(&provider, request("claude-haiku-4-5")).await);
     assert_eq!(err.kind, ProviderErrorKind::ContextLength);
     assert!(err.message.contains("prompt is too long"));

@@ -28,6 +28,9 @@ pub enum Reasoning {
     Effort(&'static [&'static str]),
     /// Anthropic extended thinking with a token budget.
     Budget,
+    /// Anthropic extended thinking with a token budget, and `output_config.effort` with the
+    /// values the model accepts (from least to most).
+    BudgetAndEffort(&'static [&'static str]),
 }
 
 /// One catalogue entry.
@@ -60,6 +63,8 @@ const GPT5: &[&str] = &["minimal", "low", "medium", "high"];
 const GPT51: &[&str] = &["none", "low", "medium", "high"];
 const GPT52: &[&str] = &["none", "low", "medium", "high", "xhigh"];
 const O_SERIES: &[&str] = &["low", "medium", "high"];
+/// `output_config.effort` of Claude Opus 4.5 (the API's default is `high`).
+const CLAUDE_EFFORT: &[&str] = &["low", "medium", "high"];
 
 const fn openai(
     id: &'static str,
@@ -78,17 +83,18 @@ const fn openai(
     }
 }
 
-const fn claude(id: &'static str, max_output: u32, thinking: bool, pricing: Pricing) -> ModelSpec {
+const fn claude(
+    id: &'static str,
+    max_output: u32,
+    reasoning: Reasoning,
+    pricing: Pricing,
+) -> ModelSpec {
     ModelSpec {
         id,
         family: Family::Anthropic,
         context_window: 200_000,
         max_output,
-        reasoning: if thinking {
-            Reasoning::Budget
-        } else {
-            Reasoning::None
-        },
+        reasoning,
         pricing,
     }
 }
@@ -210,49 +216,49 @@ pub const MODELS: &[ModelSpec] = &[
     claude(
         "claude-opus-4-5",
         64_000,
-        true,
+        Reasoning::BudgetAndEffort(CLAUDE_EFFORT),
         price(5.0, 25.0, 0.50, 6.25),
     ),
     claude(
         "claude-sonnet-4-5",
         64_000,
-        true,
+        Reasoning::Budget,
         price(3.0, 15.0, 0.30, 3.75),
     ),
     claude(
         "claude-haiku-4-5",
         64_000,
-        true,
+        Reasoning::Budget,
         price(1.0, 5.0, 0.10, 1.25),
     ),
     claude(
         "claude-opus-4-1",
         32_000,
-        true,
+        Reasoning::Budget,
         price(15.0, 75.0, 1.50, 18.75),
     ),
     claude(
         "claude-opus-4-0",
         32_000,
-        true,
+        Reasoning::Budget,
         price(15.0, 75.0, 1.50, 18.75),
     ),
     claude(
         "claude-sonnet-4-0",
         64_000,
-        true,
+        Reasoning::Budget,
         price(3.0, 15.0, 0.30, 3.75),
     ),
     claude(
         "claude-3-7-sonnet",
         64_000,
-        true,
+        Reasoning::Budget,
         price(3.0, 15.0, 0.30, 3.75),
     ),
     claude(
         "claude-3-5-haiku",
         8_192,
-        false,
+        Reasoning::None,
         price(0.80, 4.0, 0.08, 1.0),
     ),
 ];

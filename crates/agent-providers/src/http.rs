@@ -132,8 +132,13 @@ impl HttpConfig {
 pub struct ClientConfig {
     /// Base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`.
     pub base_url: String,
-    /// API key; `None` sends no credentials (local OpenAI-compatible servers).
+    /// API key; `None` sends no credentials (local OpenAI-compatible servers). OpenAI sends
+    /// it as `Authorization: Bearer`, Anthropic as `x-api-key`.
     pub api_key: Option<SecretString>,
+    /// Anthropic only: a bearer token sent as `Authorization: Bearer` (what
+    /// `ANTHROPIC_AUTH_TOKEN` holds: gateway keys, OAuth tokens). The OpenAI providers ignore
+    /// it; their [`ClientConfig::api_key`] already is a bearer token.
+    pub auth_token: Option<SecretString>,
     /// Model used when the request names none, and listed first by `models()`.
     pub model: String,
     /// Timeouts and retries.
@@ -146,6 +151,7 @@ impl ClientConfig {
         Self {
             base_url: base_url.into(),
             api_key: None,
+            auth_token: None,
             model: model.into(),
             http: HttpConfig::default(),
         }
@@ -154,6 +160,12 @@ impl ClientConfig {
     /// Sets the API key.
     pub fn api_key(mut self, key: impl Into<SecretString>) -> Self {
         self.api_key = Some(key.into());
+        self
+    }
+
+    /// Sets the bearer token (Anthropic's `Authorization: Bearer`).
+    pub fn auth_token(mut self, token: impl Into<SecretString>) -> Self {
+        self.auth_token = Some(token.into());
         self
     }
 

@@ -38,9 +38,10 @@ where
             crate::openai::responses::streaming::ResponsesDecoder::new(),
             chunks,
         ),
-        StreamFormat::Anthropic => {
-            replay(crate::anthropic::streaming::AnthropicDecoder::new(), chunks)
-        }
+        StreamFormat::Anthropic => replay(
+            crate::anthropic::streaming::AnthropicDecoder::new(None),
+            chunks,
+        ),
     }
 }
 

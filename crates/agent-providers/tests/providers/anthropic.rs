@@ -413,3 +413,97 @@ async fn context_length_errors_are_typed() {
     assert_eq!(err.kind, ProviderErrorKind::ContextLength);
     assert!(err.message.contains("prompt is too long"));
 }
+
+#[tokio::test]
+async fn an_auth_token_is_sent_as_a_bearer_token_beside_any_key() {
+    let server = MockModel::start([Reply::sse(vendor::anthropic::text("ok"))]);
+    let token_only =
+        AnthropicProvider::new(client(&server.url(), "claude-haiku-4-5").auth_token("tok-123"));
+    let both = AnthropicProvider::new(
+        client(&server.url(), "claude-haiku-4-5")
+            .api_key("sk-ant-456")
+            .auth_token("tok-123"),
+    );
+    ok_events(run(&token_only, request("claude-haiku-4-5")).await);
+    ok_events(run(&both, request("claude-haiku-4-5")).await);
+    let requests = server.requests();
+    assert_eq!(requests[0].header("authorization"), Some("Bearer tok-123"));
+    assert_eq!(requests[0].header("x-api-key"), None);
+    assert_eq!(requests[1].header("authorization"), Some("Bearer tok-123"));
+    assert_eq!(requests[1].header("x-api-key"), Some("sk-ant-456"));
+    for sent in &requests {
+        assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+    }
+    assert!(
+        !format!("{both:?}").contains("tok-123"),
+        "the token stays out of Debug output"
+    );
+}
+
+#[tokio::test]
+async fn an_echoed_auth_token_is_scrubbed_from_errors() {
+    let server = FaultServer::start([Fault::EchoHeaders]);
+    let provider = AnthropicProvider::new(
+        client(&server.url(), "claude-haiku-4-5")
+            .api_key("sk-ant-echo-key")
+            .auth_token("tok-echo-secret"),
+    );
+    let err = err_of(&run(&provider, request("claude-haiku-4-5")).await);
+    let shown = format!("{} {}", err.message, err.raw.clone().unwrap_or_default());
+    assert!(shown.contains("[REDACTED]"), "{shown}");
+    assert!(!shown.contains("tok-echo-secret"), "{shown}");
+    assert!(!shown.contains("sk-ant-echo-key"), "{shown}");
+}
+
+#[tokio::test]
+async fn reasoning_levels_map_to_thinking_budgets_and_effort() {
+    let server = MockModel::start([Reply::sse(vendor::anthropic::text("ok"))]);
+    // (level, thinking budget, effort of Claude Opus 4.5)
+    let expected = [
+        (ReasoningLevel::Off, None, "low"),
+        (ReasoningLevel::Minimum, Some(1_024), "low"),
+        (ReasoningLevel::Low, Some(4_096), "low"),
+        (ReasoningLevel::Medium, Some(10_000), "medium"),
+        (ReasoningLevel::High, Some(20_000), "high"),
+        (ReasoningLevel::Xhigh, Some(32_000), "high"),
+        // At most max_tokens (64 000) minus 1 024 left for the answer.
+        (ReasoningLevel::Max, Some(62_976), "high"),
+    ];
+    for model in ["claude-opus-4-5", "claude-sonnet-4-5-20250929"] {
+        let provider = AnthropicProvider::new(client(&server.url(), model).api_key("k"));
+        for (level, budget, effort) in expected {
+            let mut req = request(model);
+            req.reasoning = level;
+            ok_events(run(&provider, req).await);
+            let sent = server.requests().last().expect("sent").json();
+            assert_eq!(sent["max_tokens"], 64_000, "{model} {level}");
+            let thinking = budget.map(|b| json!({"type": "enabled", "budget_tokens": b}));
+            assert_eq!(sent.get("thinking"), thinking.as_ref(), "{model} {level}");
+            let effort = (model == "claude-opus-4-5").then(|| json!({"effort": effort}));
+            assert_eq!(
+                sent.get("output_config"),
+                effort.as_ref(),
+                "{model} {level}"
+            );
+        }
+    }
+    // No room for the 1 024-token minimum below max_tokens: no thinking.
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-sonnet-4-5").api_key("k"));
+    let mut req = request("claude-sonnet-4-5");
+    req.reasoning = ReasoningLevel::High;
+    req.max_output_tokens = Some(2_000);
+    ok_events(run(&provider, req).await);
+    let sent = server.requests().last().expect("sent").json();
+    assert_eq!(sent["max_tokens"], 2_000);
+    assert_eq!(sent.get("thinking"), None);
+    // Models without extended thinking get neither.
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-3-5-haiku").api_key("k"));
+    let mut req = request("claude-3-5-haiku");
+    req.reasoning = ReasoningLevel::High;
+    ok_events(run(&provider, req).await);
+    let sent = server.requests().last().expect("sent").json();
+    assert_eq!(
+        (sent.get("thinking"), sent.get("output_config")),
+        (None, None)
+    );
+}

@@ -86,6 +86,35 @@ async fn retry_after_ms_takes_precedence() {
 }
 
 #[tokio::test]
+async fn retry_after_as_an_http_date_is_honoured_within_the_cap() {
+    let past = httpdate::fmt_http_date(std::time::SystemTime::now() - Duration::from_secs(60));
+    let far = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(3600));
+    let server = MockModel::start([
+        Reply::json(429, "{}").header("retry-after", &past),
+        Reply::json(503, "{}").header("retry-after", &far),
+        sse(&ok_body()),
+    ]);
+    let provider = OpenAiProvider::new(client(&server.v1(), "m"));
+    let items = run(&provider, request("m")).await;
+    let delays: Vec<Duration> = attempts(&items)
+        .into_iter()
+        .filter_map(|e| match e {
+            ProviderEvent::RetryScheduled { delay, .. } => Some(delay),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delays.len(), 2, "{items:?}");
+    assert_eq!(delays[0], Duration::ZERO, "a date already past: no wait");
+    assert!(
+        delays[1] <= Duration::from_millis(5),
+        "an hour is beyond the 60 s cap: the backoff instead: {:?}",
+        delays[1]
+    );
+    assert_eq!(text(&ok_events(items)), "fine");
+    assert_eq!(server.request_count(), 3);
+}
+
+#[tokio::test]
 async fn http_500_twice_then_success() {
     let server = MockModel::start(vec![
         Reply::json(500, r#"{"error":{"message":"internal"}}"#),

@@ -466,6 +466,9 @@ impl Provider for ScriptedProvider {
         Box::pin(state)
     }
 
+    /// The scripted model only. Its prices are fictitious (no vendor sells this model): they
+    /// exist so that the front ends' cost reporting runs offline. Any other model id is
+    /// unknown to this provider, so it is not priced.
     fn models(&self) -> Vec<ModelInfo> {
         vec![ModelInfo {
             id: self.model.clone(),

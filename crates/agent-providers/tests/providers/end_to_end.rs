@@ -273,3 +273,34 @@ async fn anthropic_two_step_tool_conversation() {
         ])
     );
 }
+
+/// The cost of each turn of a one-turn run on `model`.
+async fn turn_cost(model: &str) -> Option<f64> {
+    let server = MockModel::start([Reply::sse(
+        vendor::chat::Stream::new()
+            .text("Hi.")
+            .finish("stop")
+            .usage(1_000_000, 1_000_000, 0)
+            .done(),
+    )]);
+    let provider: Arc<dyn Provider> = Arc::new(OpenAiProvider::new(client(&server.v1(), model)));
+    let (events, _) = converse(provider, model).await;
+    let costs: Vec<Option<f64>> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Usage { turn, .. } => Some(turn.cost_usd),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(costs.len(), 1, "{events:?}");
+    costs[0]
+}
+
+#[tokio::test]
+async fn a_known_model_is_priced_and_an_unknown_one_costs_nothing_at_all() {
+    // gpt-4.1: $2 per million input tokens, $8 per million output tokens.
+    assert_eq!(turn_cost("gpt-4.1").await, Some(10.0));
+    // A local model, and a snapshot whose price the catalogue does not list: no guess.
+    assert_eq!(turn_cost("qwen3:8b").await, None);
+    assert_eq!(turn_cost("gpt-4o-2024-05-13").await, None);
+}

@@ -250,6 +250,11 @@ fn provider(api: Api, server: &MockModel) -> Box<dyn Provider> {
 }
 
 fn check(api: Api) {
+    check_with(api, None);
+}
+
+/// `check` with requests carrying `schema` (structured output).
+fn check_with(api: Api, schema: Option<agent_core::OutputSchema>) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -271,7 +276,9 @@ fn check(api: Api) {
     let provider = provider(api, &server);
     let result = runner.run(&body(api), |chunks| {
         *current.lock().expect("lock") = chunks.iter().cloned().map(bytes::Bytes::from).collect();
-        let items = rt.block_on(run(provider.as_ref(), request("m")));
+        let mut req = request("m");
+        req.output_schema = schema.clone();
+        let items = rt.block_on(run(provider.as_ref(), req));
         match items.iter().any(Result::is_err) {
             true => {
                 let err = err_of(&items);
@@ -301,4 +308,17 @@ fn responses_decoder_survives_arbitrary_streams() {
 #[test]
 fn anthropic_decoder_survives_arbitrary_streams() {
     check(Api::Anthropic);
+}
+
+/// The frames' tool `f` is the structured-output answer tool here: its input becomes text.
+#[test]
+fn anthropic_answer_tool_decoding_survives_arbitrary_streams() {
+    check_with(
+        Api::Anthropic,
+        Some(agent_core::OutputSchema {
+            name: "f".into(),
+            schema: json!({"type": "object"}),
+            strict: false,
+        }),
+    );
 }

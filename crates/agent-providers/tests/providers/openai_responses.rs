@@ -297,3 +297,44 @@ async fn http_401_carries_the_api_message() {
     assert_eq!(err.kind, ProviderErrorKind::Auth);
     assert!(err.message.contains("Missing bearer authentication"));
 }
+
+#[tokio::test]
+async fn one_openai_client_serves_chat_completions_and_responses() {
+    use agent_core::Provider;
+    use agent_providers::openai::OpenAiClient;
+
+    let server = MockModel::start(
+        Script::new()
+            .route(
+                |r| r.path.ends_with("/chat/completions"),
+                [Reply::sse(vendor::chat::text("from chat"))],
+            )
+            .route(
+                |r| r.path.ends_with("/responses"),
+                [Reply::sse(vendor::responses::text("from responses"))],
+            ),
+    );
+    let client = OpenAiClient::new(client(&server.v1(), "gpt-5.1").api_key("sk-shared"));
+    let chat = client.chat();
+    let responses = client.responses();
+    assert_eq!((chat.id(), responses.id()), ("openai", "openai-responses"));
+    assert_eq!(chat.config().base_url, responses.config().base_url);
+    assert_eq!(
+        text(&ok_events(run(&chat, request("gpt-5.1")).await)),
+        "from chat"
+    );
+    assert_eq!(
+        text(&ok_events(run(&responses, request("gpt-5.1")).await)),
+        "from responses"
+    );
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(requests[1].path, "/v1/responses");
+    for sent in &requests {
+        assert_eq!(sent.header("authorization"), Some("Bearer sk-shared"));
+    }
+    // The former path of the Responses provider still works.
+    let old =
+        agent_providers::openai_responses::OpenAiResponsesProvider::new(client.config().clone());
+    assert_eq!(old.id(), "openai-responses");
+}

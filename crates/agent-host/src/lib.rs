@@ -1,0 +1,14 @@
+//! Protocol-free host machinery under the agent-sdk front ends.
+//!
+//! Every front end (zut RPC, Zero stream-json, ZCode app-server, ACP) is a mapping
+//! `AgentEvent → wire frames` plus a dispatcher; what they share lives here:
+//!
+//! - [`fs`]: file-store primitives: atomic replacement, JSONL appends under an exclusive
+//!   lock with torn-tail repair, tolerant JSONL reading, the one session-id check.
+//!
+//! Dependencies point one way: the adapters depend on this crate, this crate on
+//! `agent-core`, `agent-providers` and `agent-tools`.
+
+#![warn(missing_docs)]
+
+pub mod fs;

@@ -5,10 +5,15 @@
 //!
 //! - [`fs`]: file-store primitives: atomic replacement, JSONL appends under an exclusive
 //!   lock with torn-tail repair, tolerant JSONL reading, the one session-id check.
+//! - [`text`]: text of content blocks, UTF-8 cutting, the JSON escapes of U+2028/U+2029
+//!   (and Go's `<`, `>`, `&`).
+//! - [`context_files`]: `AGENTS.md` and the like, read into the system prompt.
 //!
 //! Dependencies point one way: the adapters depend on this crate, this crate on
 //! `agent-core`, `agent-providers` and `agent-tools`.
 
 #![warn(missing_docs)]
 
+pub mod context_files;
 pub mod fs;
+pub mod text;

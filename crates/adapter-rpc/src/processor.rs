@@ -255,8 +255,19 @@ impl EventProcessor {
     }
 
     /// [`map`](Self::map) for an event the caller gives away: the frame owns its text.
+    /// The streaming deltas move their strings into the frame (no copy); other events are
+    /// mapped by [`map`](Self::map) and detached.
     pub fn process(&mut self, event: AgentEvent) -> Option<Event<'static>> {
-        self.map(&event).map(Event::into_owned)
+        match event {
+            AgentEvent::TextDelta { delta } => Some(Event::TextDelta {
+                delta: delta.into(),
+            }),
+            AgentEvent::ToolUseArgsDelta { id, delta } => Some(Event::ToolUseArgs {
+                id: id.into(),
+                delta: delta.into(),
+            }),
+            other => self.map(&other).map(Event::into_owned),
+        }
     }
 
     /// Appends the line of `event`'s frame, if it has one, to `frames` (a frame that cannot

@@ -70,6 +70,7 @@ pub mod message;
 pub mod permission;
 pub mod provider;
 mod run;
+pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod tool;
@@ -93,6 +94,10 @@ pub use provider::{
     ProviderRequest, ProviderStop, ProviderStream, ReasoningLevel, ToolSpec,
 };
 pub use run::{COMPACTION_PREFIX, RECOVERY_PROMPT};
+pub use sandbox::{
+    NetworkAccess, SandboxContext, SandboxEscalation, SandboxFallback, SandboxMode, SandboxPolicy,
+    SandboxReport, SandboxSupport,
+};
 pub use secrets::register_secret;
 pub use session::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
 pub use tokio_util::sync::CancellationToken;

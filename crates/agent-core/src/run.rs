@@ -454,6 +454,8 @@ struct Ready {
     tool: Arc<dyn Tool>,
     /// Permission event to emit before execution, if the decision is reported.
     decided: Option<AgentEvent>,
+    /// The sandbox escalation the approver allowed for this call.
+    escalation: Option<crate::sandbox::SandboxEscalation>,
 }
 
 /// The gate's outcome for one call.
@@ -615,6 +617,8 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
                 call,
                 tool,
                 decided,
+                // An escalation is never pre-approved (see `decide_escalation`).
+                escalation: None,
             }))
         }
         PermissionAction::Deny => {
@@ -678,6 +682,7 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
                         call,
                         tool,
                         decided: Some(decided(info, PermissionAction::Allow, true, always)),
+                        escalation,
                     }))
                 }
             }
@@ -717,9 +722,7 @@ async fn execute(
                 cwd: inner.cwd.clone(),
                 cancel: tool_cancel.clone(),
                 progress: sink,
-                sandbox: inner
-                    .sandbox
-                    .context(&inner.tools, &*ready.tool, &ready.call.args),
+                sandbox: inner.sandbox.context(&inner.tools, ready.escalation),
             };
             let tool = ready.tool.clone();
             let args = ready.call.args.clone();
@@ -737,6 +740,7 @@ async fn execute(
             call,
             tool: _,
             decided,
+            escalation: _,
         } = ready;
         if aborted {
             finish_unrun(

@@ -778,15 +778,12 @@ impl AgentSandbox {
         assessment
     }
 
-    /// The sandbox for running one call (escalated when the call asked and got here, which
-    /// only an approver's answer allows).
+    /// The sandbox for running one call, with the escalation the approver allowed for it.
     pub(crate) fn context(
         &self,
         tools: &[Arc<dyn Tool>],
-        tool: &dyn Tool,
-        args: &Value,
+        escalation: Option<SandboxEscalation>,
     ) -> SandboxContext {
-        let escalation = self.escalation(tool, args);
         let policy = self.policy();
         SandboxContext {
             policy: match escalation {

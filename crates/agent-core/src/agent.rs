@@ -16,6 +16,7 @@ use crate::inner::{Inner, State};
 use crate::message::{Message, UserInput};
 use crate::permission::{Approver, PermissionMode};
 use crate::provider::{ModelInfo, Provider, ReasoningLevel, ToolSpec};
+use crate::sandbox::{AgentSandbox, SandboxPolicy, SandboxReport, SandboxSupport};
 use crate::session::{SessionError, SessionRecord, SessionStore};
 use crate::structured::OutputSpec;
 use crate::tool::{PlanItem, Tool};
@@ -43,6 +44,8 @@ pub struct AgentBuilder {
     session: Option<(Arc<dyn SessionStore>, String)>,
     messages: Vec<Message>,
     compact_keep_tail: usize,
+    sandbox: Option<SandboxPolicy>,
+    sandbox_support: Option<SandboxSupport>,
 }
 
 impl AgentBuilder {
@@ -143,6 +146,22 @@ impl AgentBuilder {
         self
     }
 
+    /// The OS sandbox policy for the commands the agent's tools run (see
+    /// [`crate::sandbox`]). Without it commands run unconfined, as [`SandboxPolicy::off`];
+    /// front ends pass the `--sandbox` policy (default `workspace-write`).
+    pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
+        self.sandbox = Some(policy);
+        self
+    }
+
+    /// What the kernel lets the sandbox enforce, instead of asking the agent's tools (which
+    /// probe it): for hosts that probe once, and tests that simulate a kernel without
+    /// Landlock. Tools apply only what this says is available.
+    pub fn sandbox_support(mut self, support: SandboxSupport) -> Self {
+        self.sandbox_support = Some(support);
+        self
+    }
+
     /// Builds the agent.
     pub fn build(self) -> Agent {
         let model = self
@@ -169,6 +188,7 @@ impl AgentBuilder {
                 cwd,
                 compact_keep_tail: self.compact_keep_tail,
                 session: self.session,
+                sandbox: AgentSandbox::new(self.sandbox, self.sandbox_support),
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
                     messages: self.messages,
@@ -249,6 +269,8 @@ impl Agent {
             session: None,
             messages: Vec::new(),
             compact_keep_tail: DEFAULT_COMPACT_KEEP_TAIL,
+            sandbox: None,
+            sandbox_support: None,
         }
     }
 
@@ -263,6 +285,7 @@ impl Agent {
     /// A prompt run, with the structured output its answer must match, if any.
     pub(crate) fn prompt_with(&self, input: UserInput, output: Option<Arc<OutputSpec>>) -> Run {
         self.spawn_run(RunKind::Prompt, move |inner, em| async move {
+            inner.sandbox.announce(&inner.tools, &em).await;
             crate::run::prompt(inner, input, em, output).await
         })
     }
@@ -431,6 +454,22 @@ impl Agent {
         self.inner.state().mode = mode;
     }
 
+    /// The OS sandbox policy for commands.
+    pub fn sandbox(&self) -> SandboxPolicy {
+        self.inner.sandbox.policy()
+    }
+
+    /// Sets the OS sandbox policy for later calls; the next prompt run reports it.
+    pub fn set_sandbox(&self, policy: SandboxPolicy) {
+        self.inner.sandbox.set_policy(policy);
+    }
+
+    /// What the sandbox enforces for this agent's commands (the content of
+    /// [`AgentEvent::SandboxReport`]), for front ends that show it in their state.
+    pub fn sandbox_report(&self) -> SandboxReport {
+        self.inner.sandbox.report(&self.inner.tools)
+    }
+
     /// Drops the whole transcript (and the plan), recording the clear to the session.
     pub async fn clear(&self) -> Result<(), SessionError> {
         {
@@ -477,6 +516,7 @@ impl Agent {
                 cwd: inner.cwd.clone(),
                 compact_keep_tail: inner.compact_keep_tail,
                 session,
+                sandbox: inner.sandbox.fork(),
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
                     messages: state.messages.clone(),

@@ -6,6 +6,8 @@
 //!
 //! ```text
 //! RunStarted
+//! [SandboxReport]                        first prompt run of an agent that confines commands,
+//!                                        and the first one after `Agent::set_sandbox`
 //! UserMessage
 //! repeat for step = 1..:
 //!   [UserMessage…]                       steering text queued while the run was in flight
@@ -22,6 +24,7 @@
 //!   for each call, in call order:
 //!     [PermissionRequested] [PermissionDecided]
 //!     [ToolExecutionStarted ToolProgress* [PlanUpdated]]
+//!     [ToolBlocked]                      the sandbox refused something the call did
 //!     ToolResult
 //! [Error]
 //! RunFinished{status}
@@ -37,6 +40,7 @@ use serde_json::Value;
 
 use crate::message::{ContentBlock, Message};
 use crate::permission::{Block, PermissionAction, PermissionMode, Risk};
+use crate::sandbox::SandboxReport;
 use crate::tool::{Permission, PlanItem, ProgressStream, SideEffect};
 use crate::usage::Usage;
 
@@ -165,6 +169,10 @@ pub enum AgentEvent {
         /// Prompt or compaction.
         kind: RunKind,
     },
+    /// What the OS sandbox enforces on the commands this agent runs: after `RunStarted` of
+    /// the agent's first prompt run, and of the first one after the policy changed. Front
+    /// ends show it (a warning when `enforced` is not `full` or the fallback is active).
+    SandboxReport(SandboxReport),
     /// A user message was added to the transcript (the prompt, or steering text).
     UserMessage {
         /// The message as stored.
@@ -313,6 +321,17 @@ pub enum AgentEvent {
         explanation: Option<String>,
         /// The whole checklist.
         plan: Vec<PlanItem>,
+    },
+    /// The sandbox (or the tool's own confinement) refused something a running call did: a
+    /// path outside the writable roots, a connection. The call's `ToolResult` follows; front
+    /// ends attach the block to it.
+    ToolBlocked {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// What was refused, and how to recover.
+        block: Block,
     },
     /// A tool call finished (or was refused, or not run).
     ToolResult {

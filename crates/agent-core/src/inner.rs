@@ -24,6 +24,8 @@ pub(crate) struct Inner {
     pub(crate) cwd: PathBuf,
     pub(crate) compact_keep_tail: usize,
     pub(crate) session: Option<(Arc<dyn SessionStore>, String)>,
+    /// The OS sandbox policy for commands, and whether it was reported.
+    pub(crate) sandbox: crate::sandbox::AgentSandbox,
     /// Serialises runs: a second prompt waits here, in FIFO order.
     pub(crate) queue: tokio::sync::Mutex<()>,
     pub(crate) state: Mutex<State>,

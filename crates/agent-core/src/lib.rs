@@ -83,6 +83,7 @@ pub mod progress;
 pub mod provider;
 mod run;
 pub mod schema;
+pub mod sandbox;
 pub mod secrets;
 pub mod session;
 mod structured;
@@ -112,6 +113,10 @@ pub use provider::{
 pub use run::{COMPACTION_PREFIX, RECOVERY_PROMPT};
 pub use schema::{SchemaError, StrictSchema};
 pub use schemars;
+pub use sandbox::{
+    NetworkAccess, SandboxContext, SandboxEscalation, SandboxFallback, SandboxMode, SandboxPolicy,
+    SandboxReport, SandboxSupport,
+};
 pub use secrets::register_secret;
 pub use session::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
 pub use structured::{parse_answer, OutputSpec};

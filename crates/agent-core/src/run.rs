@@ -484,6 +484,8 @@ struct Ready {
     tool: Arc<dyn Tool>,
     /// Permission event to emit before execution, if the decision is reported.
     decided: Option<AgentEvent>,
+    /// The sandbox escalation the approver allowed for this call.
+    escalation: Option<crate::sandbox::SandboxEscalation>,
 }
 
 /// The gate's outcome for one call.
@@ -602,14 +604,24 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
         };
         return Gate::Refuse(call, text);
     }
-    let assessment = tool.assess(&call.args, &inner.cwd);
+    let escalation = inner.sandbox.escalation(&*tool, &call.args);
+    let assessment = inner.sandbox.assess(
+        &inner.tools,
+        &*tool,
+        escalation,
+        tool.assess(&call.args, &inner.cwd),
+    );
     let (mode, granted) = {
         let state = inner.state();
         (state.mode, state.granted.contains(tool.name()))
     };
     let permission = tool.permission();
     let side_effect = tool.side_effect();
-    let verdict = decide(mode, permission, side_effect, &assessment, granted);
+    let verdict = match escalation {
+        // Running outside the sandbox is the approver's call in every mode.
+        Some(_) => crate::sandbox::decide_escalation(mode, permission, &assessment),
+        None => decide(mode, permission, side_effect, &assessment, granted),
+    };
     let info = PermissionInfo {
         id: call.id.clone(),
         name: call.name.clone(),
@@ -637,6 +649,8 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
                 call,
                 tool,
                 decided,
+                // An escalation is never pre-approved (see `decide_escalation`).
+                escalation: None,
             }))
         }
         PermissionAction::Deny => {
@@ -700,6 +714,7 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
                         call,
                         tool,
                         decided: Some(decided(info, PermissionAction::Allow, true, always)),
+                        escalation,
                     }))
                 }
             }
@@ -740,6 +755,7 @@ async fn execute(
                 cwd: inner.cwd.clone(),
                 cancel: tool_cancel.clone(),
                 progress: sink,
+                sandbox: inner.sandbox.context(&inner.tools, ready.escalation),
             };
             let tool = ready.tool.clone();
             let args = ready.call.args.clone();
@@ -763,6 +779,7 @@ async fn execute(
             call,
             tool: _,
             decided,
+            escalation: _,
         } = ready;
         if aborted {
             finish_unrun(
@@ -809,7 +826,7 @@ async fn execute(
         }
         let (mut output, elapsed) = match outcome {
             Some(Ok((Ok(output), elapsed))) => (output, elapsed),
-            Some(Ok((Err(err), elapsed))) => (ToolOutput::error(err.to_string()), elapsed),
+            Some(Ok((Err(err), elapsed))) => (ToolOutput::from_error(err), elapsed),
             Some(Err(join)) if join.is_panic() => (
                 ToolOutput::error(format!("tool {} panicked", call.name)),
                 Duration::ZERO,
@@ -831,6 +848,14 @@ async fn execute(
                 id: Some(call.id.clone()),
                 explanation: update.explanation,
                 plan: update.plan,
+            })
+            .await;
+        }
+        if let Some(block) = output.block.clone() {
+            em.emit(AgentEvent::ToolBlocked {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                block,
             })
             .await;
         }

@@ -65,6 +65,7 @@
 mod agent;
 mod emit;
 pub mod event;
+pub mod hooks;
 mod inner;
 pub mod message;
 pub mod permission;
@@ -82,6 +83,11 @@ pub use async_trait::async_trait;
 pub use event::{
     AgentEvent, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunKind, RunStatus,
     StopReason, ToolStatus,
+};
+pub use hooks::{
+    CompactTrigger, HookContext, HookEvent, HookList, HookOutcome, HookReport, Hooks,
+    PromptDecision, ResultDecision, SessionEnd, SessionEndReason, SessionSource, StartDecision,
+    StopDecision, StopRequest, ToolDecision,
 };
 pub use message::{ContentBlock, Message, Role, ToolCall, UserInput};
 pub use permission::{

@@ -418,8 +418,9 @@ impl HookContext {
     }
 
     /// Reports a decision (or a failure) under `hook`'s name. The reason is scrubbed of
-    /// known secrets. When a hook reports the outcome its answer implies itself, the agent
-    /// does not report that answer a second time.
+    /// known secrets. A hook that reports any decision itself (any outcome but
+    /// [`HookOutcome::Failed`]) is taken to have reported its answer: the agent does not
+    /// report it a second time under [`Hooks::name`].
     pub fn report(&self, hook: impl Into<String>, outcome: HookOutcome, reason: Option<String>) {
         let report = HookReport {
             hook: hook.into(),
@@ -441,7 +442,7 @@ impl HookContext {
     }
 
     /// Adds `member`'s reports to this context, plus one for its `answer` unless it
-    /// reported that outcome itself.
+    /// reported a decision itself.
     fn absorb(
         &self,
         member: &dyn Hooks,
@@ -450,7 +451,9 @@ impl HookContext {
     ) {
         let mut own = sub.take_reports();
         if let Some((outcome, reason)) = answer {
-            if !own.iter().any(|r| r.outcome == outcome) {
+            // A hook that reported a decision of its own (a list, a command-hook file)
+            // stands by its reports.
+            if !own.iter().any(|r| r.outcome != HookOutcome::Failed) {
                 own.push(HookReport {
                     hook: member.name().to_string(),
                     event: self.event,
@@ -1227,6 +1230,61 @@ mod tests {
                 reason: None,
                 args: Some(expected)
             }
+        );
+    }
+
+    struct Appends(&'static str);
+
+    #[async_trait]
+    impl Hooks for Appends {
+        fn name(&self) -> &str {
+            self.0
+        }
+        async fn after_tool(
+            &self,
+            _: &HookContext,
+            _: &ToolCall,
+            _: &ToolOutput,
+        ) -> ResultDecision {
+            ResultDecision::Append {
+                text: self.0.into(),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_nested_list_reports_its_members_once() {
+        let inner: HookList = [
+            Arc::new(Appends("a")) as Arc<dyn Hooks>,
+            Arc::new(Appends("b")),
+        ]
+        .into_iter()
+        .collect();
+        let outer: HookList = [Arc::new(inner) as Arc<dyn Hooks>, Arc::new(Appends("c"))]
+            .into_iter()
+            .collect();
+        let ctx = HookContext::new(HookEvent::AfterTool, ".");
+        let decision = outer
+            .after_tool(&ctx, &call(), &ToolOutput::text("out"))
+            .await;
+        match decision {
+            ResultDecision::Replace { result } => {
+                assert_eq!(result.text_content(), "out\n\na\n\nb\n\nc")
+            }
+            other => panic!("{other:?}"),
+        }
+        let reports: Vec<(String, HookOutcome)> = ctx
+            .take_reports()
+            .into_iter()
+            .map(|r| (r.hook, r.outcome))
+            .collect();
+        assert_eq!(
+            reports,
+            vec![
+                ("a".into(), HookOutcome::Append),
+                ("b".into(), HookOutcome::Append),
+                ("c".into(), HookOutcome::Append)
+            ]
         );
     }
 

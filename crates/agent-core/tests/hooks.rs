@@ -622,6 +622,44 @@ async fn a_halt_refuses_the_rest_of_the_step_and_ends_the_run() {
 }
 
 #[tokio::test]
+async fn an_after_tool_halt_keeps_the_result_and_ends_the_run_after_the_step() {
+    let provider = ScriptedProvider::new([
+        Turn::new()
+            .tool_call("c1", "echo", r#"{"text":"kept"}"#)
+            .tool_call("c2", "echo", r#"{"text":"also ran"}"#),
+        Turn::new().tool_call("c3", "echo", r#"{"text":"again"}"#),
+    ]);
+    let agent = Agent::builder(provider.clone())
+        .tool(Echo)
+        .hook(Fixed {
+            after: Some(ResultDecision::Halt {
+                reason: "enough for today".into(),
+            }),
+            ..Fixed::named("halter")
+        })
+        .build();
+    let events = collect(agent.prompt("go")).await;
+    assert_eq!(finished(&events), RunStatus::Success);
+    assert_eq!(provider.requests().len(), 1);
+    let res = results(&events);
+    assert_eq!(res[0], ("c1".into(), ToolStatus::Ok, "kept".into()));
+    // Both read-only calls ran as one parallel batch; the halt ends the run after it.
+    assert_eq!(res.len(), 2);
+    let halts = decided(&events)
+        .iter()
+        .filter(|d| d.2 == HookOutcome::Halt)
+        .count();
+    assert_eq!(halts, 2);
+    // The next prompt starts with no halt pending: its call runs.
+    let events = collect(agent.prompt("again")).await;
+    assert_eq!(
+        results(&events),
+        vec![("c3".into(), ToolStatus::Ok, "again".into())]
+    );
+    assert_eq!(provider.requests().len(), 2);
+}
+
+#[tokio::test]
 async fn several_hooks_compose_first_deny_wins() {
     let provider = ScriptedProvider::new([
         Turn::new().tool_call("c1", "echo", r#"{"text":"x"}"#),

@@ -385,6 +385,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_hung_hook_is_killed_with_its_group_at_the_timeout() {
+        let config = RunConfig::new(std::env::temp_dir());
+        let script = "sleep 600 & echo $!; wait";
+        let done = run(&shell(script), b"", &config, Some(Duration::from_secs(2))).await;
+        assert_eq!(done.ending, Ending::TimedOut(Duration::from_secs(2)));
+        assert!(done.failure().unwrap().contains("timed out"));
+        let child: i32 = done
+            .stdout
+            .trim()
+            .parse()
+            .expect("the hook printed its child's pid");
+        let hook = i32::try_from(done.pid.expect("it started")).unwrap();
+        for pid in [hook, child] {
+            let gone = tokio::time::timeout(Duration::from_secs(10), async {
+                while alive(pid) {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            })
+            .await;
+            assert!(gone.is_ok(), "process {pid} survived its hook");
+        }
+    }
+
+    /// True while `pid` exists and is not a zombie.
+    fn alive(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        })
+    }
+
+    #[tokio::test]
     async fn a_missing_program_is_reported_not_started() {
         let config = RunConfig::new(std::env::temp_dir());
         let program = Program::Exec {

@@ -295,7 +295,8 @@ async fn zero_hanging_hook_is_killed_at_its_timeout_and_fails_closed() {
         &json!({"hooks": [{"id": "slow", "event": "beforeTool", "command": hang}]}),
     );
     let mut options = ws.options();
-    options.timeout = Duration::from_millis(500);
+    // Long enough for the script to record its pids on a busy machine.
+    options.timeout = Duration::from_secs(3);
     let hooks = load_file(&file, &options).unwrap().hooks;
     let events = collect(agent(&ws, touch_marker(), hooks).prompt("go")).await;
     assert_eq!(status(&events), RunStatus::Success);
@@ -572,7 +573,7 @@ async fn claude_hanging_or_missing_hooks_fail_open_and_leave_nothing_running() {
     let file = ws.write(
         "settings.json",
         &json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-            {"type": "command", "command": "./hang.sh", "timeout": 0.5},
+            {"type": "command", "command": "./hang.sh", "timeout": 3},
             {"type": "command", "command": "./missing-hook.sh"}
         ]}]}}),
     );

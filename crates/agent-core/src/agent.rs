@@ -10,7 +10,7 @@ use futures::Stream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::emit::{Batch, Emitter};
+use crate::emit::{Batch, Emitter, MessageLog};
 use crate::event::{AgentEvent, RunKind, RunStatus};
 use crate::hooks::{HookList, HookReport, Hooks, SessionEnd, SessionSource};
 use crate::inner::{Inner, State};
@@ -18,6 +18,7 @@ use crate::message::{Message, UserInput};
 use crate::permission::{Approver, PermissionMode};
 use crate::provider::{ModelInfo, Provider, ReasoningLevel, ToolSpec};
 use crate::session::{SessionError, SessionRecord, SessionStore};
+use crate::structured::OutputSpec;
 use crate::tool::{PlanItem, Tool};
 use crate::usage::Usage;
 
@@ -280,9 +281,13 @@ impl Agent {
     /// aborted if the `Run` is dropped before it finishes. Must be called inside a Tokio
     /// runtime.
     pub fn prompt(&self, input: impl Into<UserInput>) -> Run {
-        let input = input.into();
+        self.prompt_with(input.into(), None)
+    }
+
+    /// A prompt run, with the structured output its answer must match, if any.
+    pub(crate) fn prompt_with(&self, input: UserInput, output: Option<Arc<OutputSpec>>) -> Run {
         self.spawn_run(RunKind::Prompt, move |inner, em| async move {
-            crate::run::prompt(inner, input, em).await
+            crate::run::prompt(inner, input, em, output).await
         })
     }
 
@@ -303,33 +308,43 @@ impl Agent {
         let cancel = CancellationToken::new();
         let inner = self.inner.clone();
         let em = Emitter::new(tx, cancel.clone());
-        inner.state().queued += 1;
-        tokio::spawn(async move {
+        let log = em.log.clone();
+        let span = {
+            let mut state = inner.state();
+            state.queued += 1;
+            crate::telemetry::run_span(kind, inner.provider.id(), &state.model)
+        };
+        let task = async move {
             let _turn = inner.queue.lock().await;
-            {
+            let usage_before = {
                 let mut state = inner.state();
                 state.queued -= 1;
                 state.busy = true;
                 state.active = Some(em.cancel.clone());
-            }
+                state.usage
+            };
             em.emit(AgentEvent::RunStarted { kind }).await;
             let (status, final_text) = if em.cancel.is_cancelled() {
                 (RunStatus::Aborted, None)
             } else {
                 body(inner.clone(), em.clone()).await
             };
-            {
+            let usage = {
                 let mut state = inner.state();
                 state.busy = false;
                 state.active = None;
-            }
+                crate::telemetry::usage_since(&usage_before, &state.usage)
+            };
+            crate::telemetry::finish_run(&tracing::Span::current(), status, &usage);
             em.emit(AgentEvent::RunFinished { status, final_text })
                 .await;
-        });
+        };
+        tokio::spawn(tracing::Instrument::instrument(task, span));
         Run {
             rx,
             burst: Vec::new().into_iter(),
             abort: AbortHandle(cancel),
+            log,
         }
     }
 
@@ -564,6 +579,8 @@ pub struct Run {
     /// The rest of the burst last received.
     burst: std::vec::IntoIter<AgentEvent>,
     abort: AbortHandle,
+    /// The messages the run added to the transcript.
+    pub(crate) log: MessageLog,
 }
 
 impl Run {

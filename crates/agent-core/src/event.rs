@@ -19,6 +19,8 @@
 //!   ToolCall*                            one per call, in order
 //!   [HookDecided{stop}…]                 only when the run would end (stop = end)
 //!   TurnEnded{stop}                      end | tool_use | length | continue | error | aborted
+//!                                        (continue: recovery, steering, a structured
+//!                                        output repair turn, or a stop hook)
 //!   [TurnRecovery]                       after a `continue` caused by a missing answer
 //!   for each call, in call order:
 //!     [HookDecided{before_tool}…]        deny / ask / rewrite / halt / failed
@@ -85,7 +87,8 @@ pub enum StopReason {
     Error,
     /// The run was aborted during the call.
     Aborted,
-    /// The call ended but the run goes on with another call (recovery or steering).
+    /// The call ended but the run goes on with another call (recovery, steering, or the
+    /// one repair turn of a structured-output run whose answer failed its check).
     Continue,
     /// The provider refused to answer.
     Refusal,

@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::emit::{Burst, Emitter};
 use crate::event::{
@@ -17,8 +17,13 @@ use crate::inner::{error_event, Inner};
 use crate::message::{ContentBlock, Message, Role, ToolCall, UserInput};
 use crate::permission::{decide, Approval, ApprovalRequest, PermissionAction, Verdict};
 use crate::provider::{ProviderError, ProviderEvent, ProviderRequest, ProviderStop};
+use crate::secrets::scrub_error_output;
 use crate::session::SessionRecord;
-use crate::tool::{Permission, Progress, ProgressSink, SideEffect, Tool, ToolContext, ToolOutput};
+use crate::structured::OutputSpec;
+use crate::telemetry;
+use crate::tool::{
+    Permission, ProgressReceiver, ProgressSink, SideEffect, Tool, ToolContext, ToolOutput,
+};
 
 /// How long a cancelled tool may take to wind down before its task is dropped.
 const TOOL_CANCEL_GRACE: Duration = Duration::from_millis(500);
@@ -40,6 +45,7 @@ const COMPACTION_REQUEST: &str =
 
 async fn push_message(inner: &Inner, em: &Emitter, message: Message) {
     inner.state().messages.push(message.clone());
+    em.log_message(&message);
     record(inner, em, SessionRecord::Message { message }).await;
 }
 
@@ -62,6 +68,7 @@ pub(crate) async fn prompt(
     inner: Arc<Inner>,
     input: UserInput,
     em: Emitter,
+    output: Option<Arc<OutputSpec>>,
 ) -> (RunStatus, Option<String>) {
     if input.is_empty() {
         em.emit(error_event(ErrorCode::EmptyPrompt, "prompt is empty"))
@@ -85,6 +92,7 @@ pub(crate) async fn prompt(
     }
 
     let mut recovered = false;
+    let mut repaired = false;
     let mut continuations = 0u32;
     let mut final_text: Option<String> = None;
     let mut step = 0u32;
@@ -105,8 +113,13 @@ pub(crate) async fn prompt(
         step += 1;
         em.emit(AgentEvent::TurnStarted { step }).await;
 
-        let request = build_request(&inner, true);
-        let call = stream_call(&inner, &em, request, true).await;
+        let mut request = build_request(&inner, true);
+        request.output_schema = output.as_ref().map(|o| o.schema.clone());
+        let turn = telemetry::turn_span(inner.provider.id(), &request.model, step);
+        let call = stream_call(&inner, &em, request, true)
+            .instrument(turn.clone())
+            .await;
+        telemetry::record_output(&turn, &call.message);
         let turn_end = |stop, error| AgentEvent::TurnEnded { step, stop, error };
         match call.end {
             CallEnd::Aborted => {
@@ -160,7 +173,7 @@ pub(crate) async fn prompt(
                 }
                 if !call.calls.is_empty() {
                     em.emit(turn_end(StopReason::ToolUse, None)).await;
-                    if !run_tools(&inner, &em, call.calls).await {
+                    if !run_tools(&inner, &em, call.calls).instrument(turn).await {
                         return (RunStatus::Aborted, final_text);
                     }
                     if inner.hooks.take_halt() {
@@ -191,6 +204,16 @@ pub(crate) async fn prompt(
                     push_message(&inner, &em, Message::user_text(RECOVERY_PROMPT).synthetic())
                         .await;
                     continue;
+                }
+                // One repair turn for an answer that does not pass the run's output check.
+                if let Some(output) = output.as_ref().filter(|_| !repaired) {
+                    if let Err(error) = output.check(&text) {
+                        repaired = true;
+                        em.emit(turn_end(StopReason::Continue, None)).await;
+                        let repair = Message::user_text(output.repair_prompt(&error)).synthetic();
+                        push_message(&inner, &em, repair).await;
+                        continue;
+                    }
                 }
                 if !inner.state().steering.is_empty() {
                     em.emit(turn_end(StopReason::Continue, None)).await;
@@ -383,7 +406,10 @@ async fn stream_call(
         };
         let event = match item {
             None => break CallEnd::Completed(stop),
-            Some(Err(err)) => break CallEnd::Failed(err),
+            Some(Err(err)) => {
+                telemetry::record_call_error(&err);
+                break CallEnd::Failed(err);
+            }
             Some(Ok(event)) => event,
         };
         let content = matches!(
@@ -449,6 +475,7 @@ async fn stream_call(
             | ProviderEvent::ToolCallDelta { .. }
             | ProviderEvent::ToolCallEnd { .. } => {}
             ProviderEvent::Usage(mut turn) => {
+                telemetry::record_usage(&turn);
                 if turn.cost_usd.is_none() {
                     turn.cost_usd = pricing.map(|p| p.cost(&turn));
                 }
@@ -459,7 +486,10 @@ async fn stream_call(
                 };
                 burst.push(AgentEvent::Usage { turn, cumulative });
             }
-            ProviderEvent::Stop(reason) => stop = Some(reason),
+            ProviderEvent::Stop(reason) => {
+                telemetry::record_stop(reason);
+                stop = Some(reason)
+            }
         }
     };
     burst.flush().await;
@@ -561,14 +591,16 @@ fn parallel_safe(ready: &Ready) -> bool {
 
 /// Reports a call that did not run and records its error result.
 async fn finish_unrun(em: &Emitter, results: &mut Vec<ContentBlock>, call: ToolCall, text: &str) {
-    let content = vec![ContentBlock::text(text)];
+    let mut output = ToolOutput::error(text);
+    scrub_error_output(&mut output);
+    let content = output.content;
     em.emit(AgentEvent::ToolResult {
         id: call.id.clone(),
         name: call.name,
         status: ToolStatus::Error,
         content: content.clone(),
         truncated: false,
-        redacted: false,
+        redacted: output.redacted,
         changed_files: Vec::new(),
         duration_ms: 0,
     })
@@ -712,7 +744,8 @@ async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<Stri
 /// A spawned tool call; dropping it aborts the task.
 struct Running {
     handle: JoinHandle<(Result<ToolOutput, crate::tool::ToolError>, Duration)>,
-    progress: mpsc::UnboundedReceiver<Progress>,
+    progress: ProgressReceiver,
+    span: tracing::Span,
 }
 
 impl Drop for Running {
@@ -744,12 +777,18 @@ async fn execute(
             };
             let tool = ready.tool.clone();
             let args = ready.call.args.clone();
-            let handle = tokio::spawn(async move {
+            let span = telemetry::tool_span(&ready.call);
+            let task = async move {
                 let started = Instant::now();
                 let result = tool.call(args, ctx).await;
                 (result, started.elapsed())
-            });
-            Running { handle, progress }
+            };
+            let handle = tokio::spawn(task.instrument(span.clone()));
+            Running {
+                handle,
+                progress,
+                span,
+            }
         })
         .collect();
     let mut aborted = false;
@@ -802,7 +841,7 @@ async fn execute(
             })
             .await;
         }
-        let (output, elapsed) = match outcome {
+        let (mut output, elapsed) = match outcome {
             Some(Ok((Ok(output), elapsed))) => (output, elapsed),
             Some(Ok((Err(err), elapsed))) => (ToolOutput::error(err.to_string()), elapsed),
             Some(Err(join)) if join.is_panic() => (
@@ -814,6 +853,9 @@ async fn execute(
                 Duration::ZERO,
             ),
         };
+        // The one place an error result of a run call becomes content.
+        scrub_error_output(&mut output);
+        telemetry::finish_tool(&run.span, &output);
         if em.cancel.is_cancelled() {
             aborted = true;
         }

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::message::ContentBlock;
 use crate::permission::{Assessment, Block, Risk};
 pub use crate::permission::{Permission, SideEffect};
+pub use crate::progress::{ProgressReceiver, ProgressSink};
 use crate::provider::ToolSpec;
 
 /// Status of one plan item.
@@ -62,41 +62,6 @@ pub struct Progress {
     pub stream: ProgressStream,
     /// The text (for process streams, the recent tail).
     pub text: String,
-}
-
-/// Where a running tool sends progress. Cheap to clone; sending never blocks.
-#[derive(Debug, Clone)]
-pub struct ProgressSink {
-    tx: Option<mpsc::UnboundedSender<Progress>>,
-}
-
-impl ProgressSink {
-    /// A sink and the receiver its reports arrive on.
-    pub fn channel() -> (Self, mpsc::UnboundedReceiver<Progress>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (Self { tx: Some(tx) }, rx)
-    }
-
-    /// A sink that drops everything.
-    pub fn discard() -> Self {
-        Self { tx: None }
-    }
-
-    /// Reports a status line.
-    pub fn status(&self, text: impl Into<String>) {
-        self.send(ProgressStream::Status, text);
-    }
-
-    /// Reports output from a process stream.
-    pub fn send(&self, stream: ProgressStream, text: impl Into<String>) {
-        if let Some(tx) = &self.tx {
-            // A closed receiver means nobody listens any more; progress is best-effort.
-            let _ = tx.send(Progress {
-                stream,
-                text: text.into(),
-            });
-        }
-    }
 }
 
 /// What a tool call gets besides its arguments.
@@ -172,6 +137,10 @@ impl ToolOutput {
 }
 
 /// Why a tool call failed.
+///
+/// The message becomes the call's error result. The loop scrubs it (registered secrets and
+/// sensitive environment values become `[REDACTED]`) before the model, the events or the
+/// session see it, so a path or a server's error body may be quoted as is.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// The arguments did not match the schema.

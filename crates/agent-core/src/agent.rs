@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::emit::{Batch, Emitter, MessageLog};
 use crate::event::{AgentEvent, RunKind, RunStatus};
+use crate::hooks::{HookList, HookReport, Hooks, SessionEnd, SessionSource};
 use crate::inner::{Inner, State};
 use crate::message::{Message, UserInput};
 use crate::permission::{Approver, PermissionMode};
@@ -46,6 +47,7 @@ pub struct AgentBuilder {
     compact_keep_tail: usize,
     sandbox: Option<SandboxPolicy>,
     sandbox_support: Option<SandboxSupport>,
+    hooks: crate::hooks::HookSetup,
 }
 
 impl AgentBuilder {
@@ -162,6 +164,26 @@ impl AgentBuilder {
         self
     }
 
+    /// Adds lifecycle hooks (see [`crate::hooks`]); hooks added earlier are consulted
+    /// first.
+    pub fn hook(mut self, hooks: impl Hooks) -> Self {
+        self.hooks.list.push(Arc::new(hooks));
+        self
+    }
+
+    /// Adds shared lifecycle hooks, such as the command hooks a host loaded from a file.
+    pub fn hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
+        self.hooks.list.push(hooks);
+        self
+    }
+
+    /// How many times per run a stop hook may make the model go on (default
+    /// [`crate::hooks::DEFAULT_MAX_STOP_CONTINUATIONS`]).
+    pub fn max_stop_continuations(mut self, n: u32) -> Self {
+        self.hooks.max_continuations = n;
+        self
+    }
+
     /// Builds the agent.
     pub fn build(self) -> Agent {
         let model = self
@@ -189,6 +211,7 @@ impl AgentBuilder {
                 compact_keep_tail: self.compact_keep_tail,
                 session: self.session,
                 sandbox: AgentSandbox::new(self.sandbox, self.sandbox_support),
+                hooks: crate::hooks::AgentHooks::new(self.hooks),
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
                     messages: self.messages,
@@ -271,6 +294,7 @@ impl Agent {
             compact_keep_tail: DEFAULT_COMPACT_KEEP_TAIL,
             sandbox: None,
             sandbox_support: None,
+            hooks: crate::hooks::HookSetup::default(),
         }
     }
 
@@ -470,6 +494,38 @@ impl Agent {
         self.inner.sandbox.report(&self.inner.tools)
     }
 
+    /// Replaces the lifecycle hooks (see [`crate::hooks`]) for later hook points; an empty
+    /// list removes them. A fork keeps its parent's hooks until this is called on it.
+    pub fn set_hooks(&self, hooks: impl IntoIterator<Item = Arc<dyn Hooks>>) {
+        self.inner
+            .hooks
+            .set(hooks.into_iter().collect::<HookList>());
+    }
+
+    /// Sets how many times per run a stop hook may make the model go on.
+    pub fn set_max_stop_continuations(&self, n: u32) {
+        self.inner.hooks.set_max_continuations(n);
+    }
+
+    /// Runs the `session_start` hooks. A host calls this when it starts, resumes or
+    /// clears a session. Context they add is queued like [`Agent::steer`] text, so it
+    /// lands before the next model call. Returns the hooks' reports (there is no run
+    /// to carry them as events).
+    pub async fn session_start(&self, source: SessionSource) -> Vec<HookReport> {
+        let (reports, context) = crate::hooks::session_start(&self.inner, source).await;
+        if let Some(text) = context {
+            let message = Message::user_text(text).synthetic();
+            self.inner.state().steering.push(message);
+        }
+        reports
+    }
+
+    /// Runs the `session_end` hooks (advisory). A host calls this when a session ends
+    /// (its input closed, the session was cleared or closed). Returns the hooks' reports.
+    pub async fn session_end(&self, end: SessionEnd) -> Vec<HookReport> {
+        crate::hooks::session_end(&self.inner, &end).await
+    }
+
     /// Drops the whole transcript (and the plan), recording the clear to the session.
     pub async fn clear(&self) -> Result<(), SessionError> {
         {
@@ -517,6 +573,7 @@ impl Agent {
                 compact_keep_tail: inner.compact_keep_tail,
                 session,
                 sandbox: inner.sandbox.fork(),
+                hooks: inner.hooks.fork(),
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
                     messages: state.messages.clone(),

@@ -75,6 +75,7 @@
 mod agent;
 mod emit;
 pub mod event;
+pub mod hooks;
 mod inner;
 pub mod message;
 mod outcome;
@@ -82,8 +83,8 @@ pub mod permission;
 pub mod progress;
 pub mod provider;
 mod run;
-pub mod schema;
 pub mod sandbox;
+pub mod schema;
 pub mod secrets;
 pub mod session;
 mod structured;
@@ -100,6 +101,11 @@ pub use event::{
     AgentEvent, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunKind, RunStatus,
     StopReason, ToolStatus,
 };
+pub use hooks::{
+    CompactTrigger, HookContext, HookEvent, HookList, HookOutcome, HookReport, Hooks,
+    PromptDecision, ResultDecision, SessionEnd, SessionEndReason, SessionSource, StartDecision,
+    StopDecision, StopRequest, ToolDecision,
+};
 pub use message::{ContentBlock, Message, Role, ToolCall, UserInput};
 pub use outcome::{AgentError, RunError, RunOutcome};
 pub use permission::{
@@ -111,12 +117,12 @@ pub use provider::{
     ProviderRequest, ProviderStop, ProviderStream, ReasoningLevel, ToolSpec,
 };
 pub use run::{COMPACTION_PREFIX, RECOVERY_PROMPT};
-pub use schema::{SchemaError, StrictSchema};
-pub use schemars;
 pub use sandbox::{
     NetworkAccess, SandboxContext, SandboxEscalation, SandboxFallback, SandboxMode, SandboxPolicy,
     SandboxReport, SandboxSupport,
 };
+pub use schema::{SchemaError, StrictSchema};
+pub use schemars;
 pub use secrets::register_secret;
 pub use session::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
 pub use structured::{parse_answer, OutputSpec};

@@ -76,11 +76,24 @@ pub(crate) async fn prompt(
         return (RunStatus::Error, None);
     }
     let message = input.into_message();
+    let context = match crate::hooks::user_prompt(&inner, &em, &message).await {
+        crate::hooks::UserPrompt::Proceed(context) => context,
+        crate::hooks::UserPrompt::Stop if em.cancel.is_cancelled() => {
+            return (RunStatus::Aborted, None)
+        }
+        crate::hooks::UserPrompt::Stop => return (RunStatus::Success, None),
+    };
     push_message(&inner, &em, message.clone()).await;
     em.emit(AgentEvent::UserMessage { message }).await;
+    if let Some(text) = context {
+        let message = Message::user_text(text).synthetic();
+        push_message(&inner, &em, message.clone()).await;
+        em.emit(AgentEvent::UserMessage { message }).await;
+    }
 
     let mut recovered = false;
     let mut repaired = false;
+    let mut continuations = 0u32;
     let mut final_text: Option<String> = None;
     let mut step = 0u32;
     loop {
@@ -163,6 +176,9 @@ pub(crate) async fn prompt(
                     if !run_tools(&inner, &em, call.calls).instrument(turn).await {
                         return (RunStatus::Aborted, final_text);
                     }
+                    if inner.hooks.take_halt() {
+                        return (RunStatus::Success, final_text);
+                    }
                     continue;
                 }
                 match stop {
@@ -201,6 +217,13 @@ pub(crate) async fn prompt(
                 }
                 if !inner.state().steering.is_empty() {
                     em.emit(turn_end(StopReason::Continue, None)).await;
+                    continue;
+                }
+                let stop =
+                    crate::hooks::stop(&inner, &em, final_text.as_deref(), &mut continuations);
+                if let Some(reason) = stop.await {
+                    em.emit(turn_end(StopReason::Continue, None)).await;
+                    push_message(&inner, &em, Message::user_text(reason).synthetic()).await;
                     continue;
                 }
                 em.emit(turn_end(StopReason::End, None)).await;
@@ -592,7 +615,7 @@ async fn finish_unrun(em: &Emitter, results: &mut Vec<ContentBlock>, call: ToolC
 }
 
 /// The permission gate for one call: emits permission events and asks the approver.
-async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>) -> Gate {
+async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<String>) -> Gate {
     let Some(tool) = inner.tool(&call.name).cloned() else {
         let text = format!("unknown tool: {}", call.name);
         return Gate::Refuse(call, text);
@@ -603,6 +626,14 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
             Ok(_) => format!("invalid arguments for {}", call.name),
         };
         return Gate::Refuse(call, text);
+    }
+    let mut hook_ask = None;
+    if let Some(hooks) = inner.hooks.active() {
+        match crate::hooks::before_tool(inner, em, &hooks, &mut call).await {
+            crate::hooks::BeforeTool::Proceed { ask } => hook_ask = ask,
+            crate::hooks::BeforeTool::Refuse(text) => return Gate::Refuse(call, text),
+            crate::hooks::BeforeTool::Aborted => return Gate::Aborted(call),
+        }
     }
     let escalation = inner.sandbox.escalation(&*tool, &call.args);
     let assessment = inner.sandbox.assess(
@@ -617,11 +648,14 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
     };
     let permission = tool.permission();
     let side_effect = tool.side_effect();
-    let verdict = match escalation {
+    let mut verdict = match escalation {
         // Running outside the sandbox is the approver's call in every mode.
         Some(_) => crate::sandbox::decide_escalation(mode, permission, &assessment),
         None => decide(mode, permission, side_effect, &assessment, granted),
     };
+    if let Some(reason) = hook_ask {
+        crate::hooks::force_prompt(&mut verdict, reason);
+    }
     let info = PermissionInfo {
         id: call.id.clone(),
         name: call.name.clone(),
@@ -859,6 +893,7 @@ async fn execute(
             })
             .await;
         }
+        let output = crate::hooks::after_tool(inner, em, &call, output).await;
         em.emit(AgentEvent::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -900,6 +935,7 @@ pub(crate) async fn compact(inner: Arc<Inner>, em: Emitter) -> (RunStatus, Optio
         .await;
         return (RunStatus::Error, None);
     }
+    crate::hooks::pre_compact(&inner, &em, crate::hooks::CompactTrigger::Manual).await;
     let mut request = build_request(&inner, false);
     request.system = Some(COMPACTION_SYSTEM.to_string());
     request

@@ -27,6 +27,7 @@ use futures::StreamExt;
 use crate::context::{usage_now, BYTES_PER_TOKEN};
 use crate::emit::Emitter;
 use crate::event::{AgentEvent, CompactionReason, ErrorCode, RunStatus};
+use crate::hooks::CompactTrigger;
 use crate::inner::{error_event, Inner};
 use crate::message::{ContentBlock, Message, Role};
 use crate::provider::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderRequest};
@@ -270,6 +271,14 @@ pub(crate) async fn compact(
     }
     let before = usage_now(inner);
     em.emit(AgentEvent::CompactionStarted { reason }).await;
+    let trigger = match reason {
+        CompactionReason::Manual => CompactTrigger::Manual,
+        CompactionReason::Auto | CompactionReason::Overflow => CompactTrigger::Auto,
+    };
+    crate::hooks::pre_compact(inner, em, trigger).await;
+    if em.cancel.is_cancelled() {
+        return Err(Failure::Aborted);
+    }
 
     let max_bytes = usize::try_from(before.window.saturating_mul(BYTES_PER_TOKEN) / 2)
         .unwrap_or(usize::MAX)

@@ -6,11 +6,16 @@
 //!
 //! ```text
 //! RunStarted
+//! [SandboxReport]                        first prompt run of an agent that confines commands,
+//!                                        and the first one after `Agent::set_sandbox`
+//! [HookDecided{user_prompt}…]            a block ends the run here: RunFinished{success}
 //! UserMessage
+//! [UserMessage…]                         context added by user_prompt hooks (synthetic)
 //! repeat for step = 1..:
 //!   [UserMessage…]                       steering text queued while the run was in flight
 //!   [CompactionStarted{auto|overflow}    the context crossed the auto-compact threshold,
-//!    [Usage]                             or the previous call overflowed the window
+//!    [HookDecided{pre_compact}…]         or the previous call overflowed the window
+//!    [Usage]
 //!    (CompactionFinished ContextUsage | Error{compaction})]
 //!   TurnStarted{step}
 //!   RequestStarted{agent}  (RequestStarted{provider} | RetryScheduled{provider})*
@@ -19,28 +24,42 @@
 //!   [AssistantMessage]                   when the reply has content
 //!   ContextUsage                         when the call completed: how full the window is
 //!   ToolCall*                            one per call, in order
+//!   [HookDecided{stop}…]                 only when the run would end (stop = end)
 //!   TurnEnded{stop}                      end | tool_use | length | continue | error | aborted
 //!                                        (continue: recovery, steering, a structured
-//!                                        output repair turn, or a context overflow, then
-//!                                        with `error` set: compaction and one retry follow)
+//!                                        output repair turn, a stop hook, or a context
+//!                                        overflow, then with `error` set: compaction and
+//!                                        one retry follow)
 //!   [TurnRecovery]                       after a `continue` caused by a missing answer
 //!   for each call, in call order:
+//!     [HookDecided{before_tool}…]        deny / ask / rewrite / halt / failed
 //!     [PermissionRequested] [PermissionDecided]
 //!     [ToolExecutionStarted ToolProgress* [PlanUpdated]]
+//!     [ToolBlocked]                      the sandbox refused something the call did
+//!     [HookDecided{after_tool}…]         only when the tool ran
 //!     ToolResult
 //! [Error]
 //! RunFinished{status}
 //! ```
 //!
 //! Read-only calls of one step may run in parallel, but their events are still emitted in
-//! call order. A compaction run ([`crate::Agent::compact`]) emits `RunStarted`,
-//! `CompactionStarted{manual}`, `RequestStarted`, provider events, `AssistantStarted`,
-//! `TextDelta`s of the summary, `Usage`, then `CompactionFinished` and `ContextUsage` (or
-//! `Error`) and `RunFinished`; a transcript too short to compact gets `Error` right after
-//! `RunStarted`.
+//! call order; as with a permission denial, a call's `before_tool` decisions are reported
+//! when the call is checked, which for such a batch is before the earlier calls'
+//! execution events (match them by `call_id`). A `stop` hook that makes the model go on
+//! reports `HookDecided{stop, continue}` before `TurnEnded{continue}`; the next step
+//! follows. A hook that halts the run refuses the step's remaining calls and the run
+//! ends after the step with `RunFinished{success}`. See [`crate::hooks`] for what each hook
+//! decision does.
+//!
+//! A compaction run ([`crate::Agent::compact`]) emits `RunStarted`,
+//! `CompactionStarted{manual}`, `[HookDecided{pre_compact}…]`, `RequestStarted`, provider
+//! events, `AssistantStarted`, `TextDelta`s of the summary, `Usage`, then
+//! `CompactionFinished` and `ContextUsage` (or `Error`) and `RunFinished`; a transcript too
+//! short to compact gets `Error` right after `RunStarted`.
 //!
 //! A compaction inside a prompt run (automatic at the threshold, or after a context
-//! overflow) streams nothing: its summary is not assistant output. Only the `Usage` of the
+//! overflow) streams nothing: its summary is not assistant output. After
+//! `CompactionStarted` and the `pre_compact` hook's decisions, only the `Usage` of the
 //! summary call shows. An automatic compaction that fails is reported as a recoverable
 //! `Error{compaction}` and the run goes on; an overflow compaction that fails ends the run
 //! (`Error{compaction}`, `RunFinished{error}`), and so does a second overflow of the same
@@ -49,8 +68,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::hooks::{HookEvent, HookOutcome};
 use crate::message::{ContentBlock, Message};
 use crate::permission::{Block, PermissionAction, PermissionMode, Risk};
+use crate::sandbox::SandboxReport;
 use crate::tool::{Permission, PlanItem, ProgressStream, SideEffect};
 use crate::usage::Usage;
 
@@ -203,6 +224,10 @@ pub enum AgentEvent {
         /// Prompt or compaction.
         kind: RunKind,
     },
+    /// What the OS sandbox enforces on the commands this agent runs: after `RunStarted` of
+    /// the agent's first prompt run, and of the first one after the policy changed. Front
+    /// ends show it (a warning when `enforced` is not `full` or the fallback is active).
+    SandboxReport(SandboxReport),
     /// A user message was added to the transcript (the prompt, or steering text).
     UserMessage {
         /// The message as stored.
@@ -327,6 +352,22 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         always: bool,
     },
+    /// A lifecycle hook decided something (see [`crate::hooks`]); decisions that change
+    /// nothing (allow, keep, accept) are not reported.
+    HookDecided {
+        /// The hook that decided.
+        hook: String,
+        /// Where it ran.
+        event: HookEvent,
+        /// What it decided.
+        outcome: HookOutcome,
+        /// Why, scrubbed of known secrets.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The tool call, for `before_tool` and `after_tool`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
     /// Checks passed; the tool is about to run.
     ToolExecutionStarted {
         /// Call id.
@@ -351,6 +392,17 @@ pub enum AgentEvent {
         explanation: Option<String>,
         /// The whole checklist.
         plan: Vec<PlanItem>,
+    },
+    /// The sandbox (or the tool's own confinement) refused something a running call did: a
+    /// path outside the writable roots, a connection. The call's `ToolResult` follows; front
+    /// ends attach the block to it.
+    ToolBlocked {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// What was refused, and how to recover.
+        block: Block,
     },
     /// A tool call finished (or was refused, or not run).
     ToolResult {

@@ -77,6 +77,7 @@ pub mod compaction;
 pub mod context;
 mod emit;
 pub mod event;
+pub mod hooks;
 mod inner;
 pub mod message;
 pub mod notes;
@@ -85,6 +86,7 @@ pub mod permission;
 pub mod progress;
 pub mod provider;
 mod run;
+pub mod sandbox;
 pub mod schema;
 pub mod secrets;
 pub mod session;
@@ -104,6 +106,11 @@ pub use event::{
     AgentEvent, CompactionReason, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunKind,
     RunStatus, StopReason, ToolStatus,
 };
+pub use hooks::{
+    CompactTrigger, HookContext, HookEvent, HookList, HookOutcome, HookReport, Hooks,
+    PromptDecision, ResultDecision, SessionEnd, SessionEndReason, SessionSource, StartDecision,
+    StopDecision, StopRequest, ToolDecision,
+};
 pub use message::{ContentBlock, Message, Role, ToolCall, UserInput};
 pub use notes::note_tool;
 pub use outcome::{AgentError, RunError, RunOutcome};
@@ -116,6 +123,10 @@ pub use provider::{
     ProviderRequest, ProviderStop, ProviderStream, ReasoningLevel, ToolSpec,
 };
 pub use run::{COMPACTION_PREFIX, RECOVERY_PROMPT};
+pub use sandbox::{
+    NetworkAccess, SandboxContext, SandboxEscalation, SandboxFallback, SandboxMode, SandboxPolicy,
+    SandboxReport, SandboxSupport,
+};
 pub use schema::{SchemaError, StrictSchema};
 pub use schemars;
 pub use secrets::register_secret;

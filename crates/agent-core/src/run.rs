@@ -68,14 +68,27 @@ pub(crate) async fn prompt(
         return (RunStatus::Error, None);
     }
     let message = input.into_message();
+    let context = match crate::hooks::user_prompt(&inner, &em, &message).await {
+        crate::hooks::UserPrompt::Proceed(context) => context,
+        crate::hooks::UserPrompt::Stop if em.cancel.is_cancelled() => {
+            return (RunStatus::Aborted, None)
+        }
+        crate::hooks::UserPrompt::Stop => return (RunStatus::Success, None),
+    };
     push_message(&inner, &em, message.clone()).await;
     em.emit(AgentEvent::UserMessage { message }).await;
+    if let Some(text) = context {
+        let message = Message::user_text(text).synthetic();
+        push_message(&inner, &em, message.clone()).await;
+        em.emit(AgentEvent::UserMessage { message }).await;
+    }
 
     let mut recovered = false;
     let mut repaired = false;
     // A context overflow of the last call: compact, then retry it once.
     let mut overflowed = false;
     let mut overflow_retried = false;
+    let mut continuations = 0u32;
     let mut final_text: Option<String> = None;
     let mut step = 0u32;
     loop {
@@ -173,6 +186,9 @@ pub(crate) async fn prompt(
                     if !run_tools(&inner, &em, call.calls).instrument(turn).await {
                         return (RunStatus::Aborted, final_text);
                     }
+                    if inner.hooks.take_halt() {
+                        return (RunStatus::Success, final_text);
+                    }
                     continue;
                 }
                 match stop {
@@ -211,6 +227,13 @@ pub(crate) async fn prompt(
                 }
                 if !inner.state().steering.is_empty() {
                     em.emit(turn_end(StopReason::Continue, None)).await;
+                    continue;
+                }
+                let stop =
+                    crate::hooks::stop(&inner, &em, final_text.as_deref(), &mut continuations);
+                if let Some(reason) = stop.await {
+                    em.emit(turn_end(StopReason::Continue, None)).await;
+                    push_message(&inner, &em, Message::user_text(reason).synthetic()).await;
                     continue;
                 }
                 em.emit(turn_end(StopReason::End, None)).await;
@@ -499,6 +522,8 @@ struct Ready {
     tool: Arc<dyn Tool>,
     /// Permission event to emit before execution, if the decision is reported.
     decided: Option<AgentEvent>,
+    /// The sandbox escalation the approver allowed for this call.
+    escalation: Option<crate::sandbox::SandboxEscalation>,
 }
 
 /// The gate's outcome for one call.
@@ -605,7 +630,7 @@ async fn finish_unrun(em: &Emitter, results: &mut Vec<ContentBlock>, call: ToolC
 }
 
 /// The permission gate for one call: emits permission events and asks the approver.
-async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>) -> Gate {
+async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<String>) -> Gate {
     let Some(tool) = inner.tool(&call.name).cloned() else {
         let text = format!("unknown tool: {}", call.name);
         return Gate::Refuse(call, text);
@@ -617,14 +642,35 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
         };
         return Gate::Refuse(call, text);
     }
-    let assessment = tool.assess(&call.args, &inner.cwd);
+    let mut hook_ask = None;
+    if let Some(hooks) = inner.hooks.active() {
+        match crate::hooks::before_tool(inner, em, &hooks, &mut call).await {
+            crate::hooks::BeforeTool::Proceed { ask } => hook_ask = ask,
+            crate::hooks::BeforeTool::Refuse(text) => return Gate::Refuse(call, text),
+            crate::hooks::BeforeTool::Aborted => return Gate::Aborted(call),
+        }
+    }
+    let escalation = inner.sandbox.escalation(&*tool, &call.args);
+    let assessment = inner.sandbox.assess(
+        &inner.tools,
+        &*tool,
+        escalation,
+        tool.assess(&call.args, &inner.cwd),
+    );
     let (mode, granted) = {
         let state = inner.state();
         (state.mode, state.granted.contains(tool.name()))
     };
     let permission = tool.permission();
     let side_effect = tool.side_effect();
-    let verdict = decide(mode, permission, side_effect, &assessment, granted);
+    let mut verdict = match escalation {
+        // Running outside the sandbox is the approver's call in every mode.
+        Some(_) => crate::sandbox::decide_escalation(mode, permission, &assessment),
+        None => decide(mode, permission, side_effect, &assessment, granted),
+    };
+    if let Some(reason) = hook_ask {
+        crate::hooks::force_prompt(&mut verdict, reason);
+    }
     let info = PermissionInfo {
         id: call.id.clone(),
         name: call.name.clone(),
@@ -652,6 +698,8 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
                 call,
                 tool,
                 decided,
+                // An escalation is never pre-approved (see `decide_escalation`).
+                escalation: None,
             }))
         }
         PermissionAction::Deny => {
@@ -715,6 +763,7 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
                         call,
                         tool,
                         decided: Some(decided(info, PermissionAction::Allow, true, always)),
+                        escalation,
                     }))
                 }
             }
@@ -755,6 +804,7 @@ async fn execute(
                 cwd: inner.cwd.clone(),
                 cancel: tool_cancel.clone(),
                 progress: sink,
+                sandbox: inner.sandbox.context(&inner.tools, ready.escalation),
             };
             let tool = ready.tool.clone();
             let args = ready.call.args.clone();
@@ -778,6 +828,7 @@ async fn execute(
             call,
             tool: _,
             decided,
+            escalation: _,
         } = ready;
         if aborted {
             finish_unrun(
@@ -824,7 +875,7 @@ async fn execute(
         }
         let (mut output, elapsed) = match outcome {
             Some(Ok((Ok(output), elapsed))) => (output, elapsed),
-            Some(Ok((Err(err), elapsed))) => (ToolOutput::error(err.to_string()), elapsed),
+            Some(Ok((Err(err), elapsed))) => (ToolOutput::from_error(err), elapsed),
             Some(Err(join)) if join.is_panic() => (
                 ToolOutput::error(format!("tool {} panicked", call.name)),
                 Duration::ZERO,
@@ -854,6 +905,15 @@ async fn execute(
             })
             .await;
         }
+        if let Some(block) = output.block.clone() {
+            em.emit(AgentEvent::ToolBlocked {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                block,
+            })
+            .await;
+        }
+        let output = crate::hooks::after_tool(inner, em, &call, output).await;
         em.emit(AgentEvent::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),

@@ -12,6 +12,7 @@ use crate::permission::{Assessment, Block, Risk};
 pub use crate::permission::{Permission, SideEffect};
 pub use crate::progress::{ProgressReceiver, ProgressSink};
 use crate::provider::ToolSpec;
+use crate::sandbox::{SandboxContext, SandboxEscalation, SandboxSupport};
 
 /// Status of one plan item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -75,17 +76,27 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Progress reports.
     pub progress: ProgressSink,
+    /// The OS sandbox for the processes this call starts.
+    pub sandbox: SandboxContext,
 }
 
 impl ToolContext {
-    /// A context for calling a tool outside the agent loop (tests, custom hosts).
+    /// A context for calling a tool outside the agent loop (tests, custom hosts), with no
+    /// sandbox (see [`ToolContext::with_sandbox`]).
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         Self {
             call_id: String::new(),
             cwd: cwd.into(),
             cancel: CancellationToken::new(),
             progress: ProgressSink::discard(),
+            sandbox: SandboxContext::default(),
         }
+    }
+
+    /// The same context with `sandbox`.
+    pub fn with_sandbox(mut self, sandbox: SandboxContext) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 }
 
@@ -104,6 +115,9 @@ pub struct ToolOutput {
     pub changed_files: Vec<String>,
     /// A new session checklist, for the plan tool.
     pub plan: Option<PlanUpdate>,
+    /// What the sandbox refused while the call ran (a denied path, a refused connection);
+    /// reported as [`crate::AgentEvent::ToolBlocked`] before the result.
+    pub block: Option<Block>,
     /// Notes to pin for the rest of the session (the `note` tool, [`crate::note_tool`]):
     /// the loop adds them to the agent's pinned notes, which every compacted transcript
     /// carries verbatim.
@@ -126,6 +140,15 @@ impl ToolOutput {
             is_error: true,
             ..Self::default()
         }
+    }
+
+    /// The failed result for `err`; a [`ToolError::Blocked`] keeps its block.
+    pub fn from_error(err: ToolError) -> Self {
+        let mut output = Self::error(err.to_string());
+        if let ToolError::Blocked(block) = err {
+            output.block = Some(*block);
+        }
+        output
     }
 
     /// The concatenated text content.
@@ -236,6 +259,24 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs the call.
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// For a tool that starts processes under the OS sandbox (it applies
+    /// [`ToolContext::sandbox`]): what the kernel lets it enforce. The agent reports it
+    /// ([`crate::AgentEvent::SandboxReport`]) and applies the policy's fallback to this
+    /// tool's calls when the sandbox cannot be enforced. `None` (the default) for tools that
+    /// start no processes. A wrapper tool must forward this.
+    fn sandbox_support(&self) -> Option<SandboxSupport> {
+        None
+    }
+
+    /// The escalation this call asks for (e.g. bash's `sandbox_permissions`), if any. Such a
+    /// call always goes to the approver, whatever the permission mode, and runs with the
+    /// relaxed policy in [`ToolContext::sandbox`] only when allowed. A wrapper tool must
+    /// forward this.
+    fn sandbox_escalation(&self, args: &Value) -> Option<SandboxEscalation> {
+        let _ = args;
+        None
+    }
 
     /// The spec offered to the model.
     fn spec(&self) -> ToolSpec {

@@ -28,6 +28,7 @@ fn ctx(ws: &Path) -> (ToolContext, ProgressReceiver, CancellationToken) {
         cwd: ws.to_path_buf(),
         cancel: cancel.clone(),
         progress: sink,
+        sandbox: Default::default(),
     };
     (ctx, rx, cancel)
 }

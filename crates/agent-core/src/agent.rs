@@ -286,7 +286,9 @@ impl AgentBuilder {
             notes,
         } = self.context;
         let mut tools = self.tools;
-        if note_tool && !tools.iter().any(|t| t.name() == crate::notes::NOTE_TOOL) {
+        // A tool of the host's own called `note` wins; its calls pin nothing.
+        let note_tool = note_tool && !tools.iter().any(|t| t.name() == crate::notes::NOTE_TOOL);
+        if note_tool {
             tools.push(Arc::new(crate::notes::note_tool()));
         }
         let spill_dir = spill_dir.unwrap_or_else(|| {
@@ -295,6 +297,7 @@ impl AgentBuilder {
         let ctx = Arc::new(ContextSettings {
             compaction_prompt,
             spill: Spill::new(spill_dir, budget),
+            note_tool,
         });
         Agent {
             inner: Arc::new(Inner {

@@ -357,6 +357,8 @@ pub(crate) struct ContextSettings {
     pub(crate) compaction_prompt: Option<String>,
     /// The tool-output budget and where over-budget output goes.
     pub(crate) spill: crate::spill::Spill,
+    /// The built-in `note` tool is offered: its successful calls pin their text.
+    pub(crate) note_tool: bool,
 }
 
 /// The window of `inner`'s current model: the override, else the catalogue's (looked up

@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use crate::emit::Emitter;
 use crate::inner::Inner;
+use crate::message::ToolCall;
 use crate::permission::SideEffect;
 use crate::session::SessionRecord;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
@@ -34,8 +35,9 @@ pub struct NoteArgs {
     pub text: String,
 }
 
-/// The `note` tool: the model pins `{text}`; the loop adds it to the agent's notes
-/// ([`ToolOutput::notes`]). It has no side effect and needs no approval.
+/// The `note` tool: the model pins `{text}`. The tool itself only checks the text; when an
+/// agent offers it ([`crate::AgentBuilder::note_tool`]), the loop adds the text of every
+/// successful call to the agent's notes. It has no side effect and needs no approval.
 pub fn note_tool() -> impl Tool {
     crate::tool_fn::tool_fn(
         NOTE_TOOL,
@@ -46,11 +48,9 @@ pub fn note_tool() -> impl Tool {
                     "note: text is empty".to_string(),
                 ));
             }
-            let mut output = ToolOutput::text(
+            Ok(ToolOutput::text(
                 "Pinned. The note will be kept verbatim when the conversation is compacted.",
-            );
-            output.notes = vec![args.text];
-            Ok(output)
+            ))
         },
     )
     .side_effect(SideEffect::None)
@@ -77,14 +77,19 @@ pub(crate) fn strip_section(text: &str) -> &str {
     }
 }
 
-/// Adds notes pinned by a tool call and records the new list to the session.
-pub(crate) async fn pin_from_tool(inner: &Inner, em: &Emitter, notes: Vec<String>) {
+/// Pins the text of a successful `note` call and records the new list to the session.
+pub(crate) async fn pin_from_call(inner: &Inner, em: &Emitter, call: &ToolCall) {
+    let Some(text) = call
+        .args
+        .get("text")
+        .and_then(serde_json::Value::as_str)
+        .filter(|t| !t.trim().is_empty())
+    else {
+        return;
+    };
     let all = {
         let mut state = inner.state();
-        state
-            .ctx
-            .notes
-            .extend(notes.into_iter().filter(|n| !n.trim().is_empty()));
+        state.ctx.notes.push(text.to_string());
         state.ctx.notes.clone()
     };
     crate::run::record(inner, em, SessionRecord::Notes { notes: all }).await;

@@ -887,14 +887,15 @@ async fn execute(
         };
         // The one place an error result of a run call becomes content.
         scrub_error_output(&mut output);
-        // The one place a result is held to the tool-output budget.
+        // A result over its tool's budget is cut for the model (and the spans and hooks)
+        // and spilled to a file.
         crate::spill::apply(&inner.ctx.spill, &call, &mut output).await;
         telemetry::finish_tool(&run.span, &output);
         if em.cancel.is_cancelled() {
             aborted = true;
         }
-        if !output.notes.is_empty() {
-            crate::notes::pin_from_tool(inner, em, std::mem::take(&mut output.notes)).await;
+        if inner.ctx.note_tool && call.name == crate::notes::NOTE_TOOL && !output.is_error {
+            crate::notes::pin_from_call(inner, em, &call).await;
         }
         if let Some(update) = output.plan.clone() {
             inner.state().plan = update.plan.clone();
@@ -913,7 +914,9 @@ async fn execute(
             })
             .await;
         }
-        let output = crate::hooks::after_tool(inner, em, &call, output).await;
+        let mut output = crate::hooks::after_tool(inner, em, &call, output).await;
+        // Again, in case a hook made the result longer (a no-op otherwise).
+        crate::spill::apply(&inner.ctx.spill, &call, &mut output).await;
         em.emit(AgentEvent::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),

@@ -118,10 +118,6 @@ pub struct ToolOutput {
     /// What the sandbox refused while the call ran (a denied path, a refused connection);
     /// reported as [`crate::AgentEvent::ToolBlocked`] before the result.
     pub block: Option<Block>,
-    /// Notes to pin for the rest of the session (the `note` tool, [`crate::note_tool`]):
-    /// the loop adds them to the agent's pinned notes, which every compacted transcript
-    /// carries verbatim.
-    pub notes: Vec<String>,
 }
 
 impl ToolOutput {

@@ -593,5 +593,40 @@ async fn the_note_tool_rejects_empty_text() {
         .call(json!({"text": "keep me"}), ToolContext::new("."))
         .await
         .expect("pinned");
-    assert_eq!(ok.notes, ["keep me"]);
+    assert!(ok.text_content().starts_with("Pinned."));
+}
+
+/// A host tool of its own called `note`.
+struct HostNote;
+
+#[async_trait]
+impl Tool for HostNote {
+    fn name(&self) -> &str {
+        "note"
+    }
+    fn description(&self) -> &str {
+        "The host's own note tool."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn side_effect(&self) -> SideEffect {
+        SideEffect::None
+    }
+    async fn call(&self, _args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("host note taken"))
+    }
+}
+
+#[tokio::test]
+async fn a_host_tool_called_note_wins_and_pins_nothing() {
+    let provider = ScriptedProvider::new([
+        Turn::new().tool_call("n1", "note", r#"{"text":"not pinned"}"#),
+        Turn::new().text("ok"),
+    ]);
+    let agent = Agent::builder(provider).tool(HostNote).note_tool().build();
+    assert_eq!(agent.tools().len(), 1);
+    let events = collect(agent.prompt("go")).await;
+    assert_eq!(result_text(&events, "n1").0, "host note taken");
+    assert!(agent.notes().is_empty());
 }

@@ -73,6 +73,7 @@ mod run;
 pub mod secrets;
 pub mod session;
 pub mod tool;
+pub mod tool_source;
 pub mod usage;
 
 pub use agent::{
@@ -100,4 +101,5 @@ pub use tool::{
     Permission, PlanItem, PlanStatus, PlanUpdate, Progress, ProgressSink, ProgressStream,
     SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
+pub use tool_source::ToolSource;
 pub use usage::Usage;

@@ -31,6 +31,8 @@ use crate::process::{self, ServerProcess};
 const MAX_PAGES: usize = 100;
 /// How long a closing connection may take before its process group is killed.
 const CLOSE_GRACE: Duration = Duration::from_millis(500);
+/// How long a broken connection's server gets to exit and flush stderr for the error.
+const SETTLE: Duration = Duration::from_millis(500);
 
 /// Hints a server gives about a tool (all optional, none trusted for safety).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -169,10 +171,13 @@ pub(crate) async fn connect(
             match handler.serve(transport).await {
                 Ok(service) => Ok(Arc::new(RmcpConnection::new(service, Some(process)))),
                 Err(err) => {
-                    let mut reason = format!("initialize failed: {err}");
-                    if let Some(status) = process.exit_status() {
-                        reason.push_str(&format!("; the server exited with {status}"));
-                    }
+                    process.settle(SETTLE).await;
+                    let mut reason = match process.exit_status() {
+                        Some(status) => {
+                            format!("the server exited with {status} before it initialized")
+                        }
+                        None => format!("initialize failed: {}", init_error(&err)),
+                    };
                     let stderr = process.stderr_tail();
                     if !stderr.is_empty() {
                         reason.push_str(&format!("; stderr: {}", last_lines(&stderr, 5)));
@@ -189,10 +194,9 @@ pub(crate) async fn connect(
                 inner: StreamableHttpClientTransport::with_client(client, transport_config),
                 on_list_changed,
             };
-            let service = handler
-                .serve(transport)
-                .await
-                .map_err(|err| ClientError::Failed(format!("initialize failed: {err}")))?;
+            let service = handler.serve(transport).await.map_err(|err| {
+                ClientError::Failed(format!("initialize failed: {}", init_error(&err)))
+            })?;
             Ok(Arc::new(RmcpConnection::new(service, None)))
         }
         McpTransport::Sse { .. } => Err(ClientError::Failed(
@@ -201,6 +205,31 @@ pub(crate) async fn connect(
                 .into(),
         )),
     }
+}
+
+/// An initialize error in words, without rmcp's transport type names.
+fn init_error(err: &rmcp::service::ClientInitializeError) -> String {
+    match err {
+        rmcp::service::ClientInitializeError::TransportError { error, context } => {
+            format!("{context}: {}", error_chain(error.error.as_ref()))
+        }
+        other => error_chain(other),
+    }
+}
+
+/// An error and its sources, joined with `: `.
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 fn last_lines(text: &str, n: usize) -> String {
@@ -314,19 +343,30 @@ impl RmcpConnection {
         }
     }
 
-    fn failure(&self, err: rmcp::ServiceError) -> ClientError {
-        match err {
-            rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
-                if self.is_closed() =>
-            {
-                ClientError::Closed(self.closed_reason())
+    async fn failure(&self, err: rmcp::ServiceError) -> ClientError {
+        let closed = matches!(err, rmcp::ServiceError::TransportClosed)
+            || (matches!(err, rmcp::ServiceError::TransportSend(_)) && self.is_closed());
+        if closed {
+            let process = self
+                .process
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            if let Some(mut process) = process {
+                process.settle(SETTLE).await;
+                *self.process.lock().unwrap_or_else(|e| e.into_inner()) = Some(process);
             }
-            rmcp::ServiceError::TransportClosed => ClientError::Closed(self.closed_reason()),
+            return ClientError::Closed(self.closed_reason());
+        }
+        match err {
             rmcp::ServiceError::McpError(data) => ClientError::Failed(format!(
                 "the server answered with error {}: {}",
                 data.code.0, data.message
             )),
-            other => ClientError::Failed(other.to_string()),
+            rmcp::ServiceError::TransportSend(error) => {
+                ClientError::Failed(error_chain(error.error.as_ref()))
+            }
+            other => ClientError::Failed(error_chain(&other)),
         }
     }
 }
@@ -342,11 +382,11 @@ impl Connection for RmcpConnection {
                 params.cursor = Some(c);
                 params
             });
-            let page = self
-                .peer
-                .list_tools(params)
-                .await
-                .map_err(|e| self.failure(e))?;
+            let page = self.peer.list_tools(params).await;
+            let page = match page {
+                Ok(page) => page,
+                Err(err) => return Err(self.failure(err).await),
+            };
             tools.extend(page.tools.into_iter().map(remote_tool));
             match page.next_cursor {
                 Some(next) if !next.is_empty() => cursor = Some(next),
@@ -379,7 +419,7 @@ impl Connection for RmcpConnection {
                     structured: result.structured_content,
                     is_error: result.is_error.unwrap_or(false),
                 })),
-                Err(err) => Err(self.failure(err)),
+                Err(err) => Err(self.failure(err).await),
             },
         }
     }

@@ -23,6 +23,8 @@ pub(crate) struct ServerProcess {
     child: Child,
     pgid: Option<i32>,
     stderr: Arc<Mutex<String>>,
+    /// Fires when the server's stderr reached its end.
+    stderr_done: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 /// What [`spawn`] hands over.
@@ -79,6 +81,7 @@ pub(crate) fn spawn(
         return Err(std::io::Error::other("child stdio was not piped"));
     };
     let stderr = Arc::new(Mutex::new(String::new()));
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     if let Some(pipe) = child.stderr.take() {
         let tail = stderr.clone();
         let server = server.to_string();
@@ -98,6 +101,7 @@ pub(crate) fn spawn(
                     tail.drain(..cut);
                 }
             }
+            let _ = done_tx.send(());
         });
     }
     Ok(Spawned {
@@ -105,6 +109,7 @@ pub(crate) fn spawn(
             child,
             pgid,
             stderr,
+            stderr_done: Some(done_rx),
         },
         stdin,
         stdout,
@@ -121,6 +126,15 @@ impl ServerProcess {
     pub(crate) fn stderr_tail(&self) -> String {
         let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         tail.trim().to_string()
+    }
+
+    /// After the connection broke: waits up to `grace` for the server to exit and for its
+    /// last stderr lines, so that errors can say why.
+    pub(crate) async fn settle(&mut self, grace: Duration) {
+        let _ = tokio::time::timeout(grace, self.child.wait()).await;
+        if let Some(done) = self.stderr_done.take() {
+            let _ = tokio::time::timeout(grace, done).await;
+        }
     }
 
     /// The exit status, if the server has exited.
@@ -140,6 +154,7 @@ impl ServerProcess {
         // Helpers the server left in its group go too.
         self.kill_group();
         let _ = tokio::time::timeout(grace, self.child.wait()).await;
+        self.pgid = None;
     }
 
     fn kill_group(&mut self) {

@@ -16,7 +16,10 @@ use rmcp::model::{
 };
 use rmcp::service::{RoleClient, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use rmcp::{ClientHandler, ServiceExt};
 use secrecy::ExposeSecret;
@@ -31,6 +34,8 @@ use crate::process::{self, ServerProcess};
 const MAX_PAGES: usize = 100;
 /// How long a closing connection may take before its process group is killed.
 const CLOSE_GRACE: Duration = Duration::from_millis(500);
+/// How often a broken SSE stream is resumed before its requests fail.
+const SSE_RETRIES: usize = 3;
 /// How long a broken connection's server gets to exit and flush stderr for the error.
 const SETTLE: Duration = Duration::from_millis(500);
 
@@ -190,6 +195,13 @@ pub(crate) async fn connect(
             let client = http_client().map_err(ClientError::Failed)?;
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             transport_config.custom_headers = header_map(headers)?;
+            // A broken event stream is resumed a few times, not forever: a server that went
+            // away must end the calls waiting on it.
+            let mut retry = ExponentialBackoff::default();
+            retry.max_times = Some(SSE_RETRIES);
+            retry.base_duration = Duration::from_millis(200);
+            retry.max_delay = Some(Duration::from_secs(2));
+            transport_config.retry_config = Arc::new(retry);
             let transport = Watched {
                 inner: StreamableHttpClientTransport::with_client(client, transport_config),
                 on_list_changed,
@@ -217,17 +229,25 @@ fn init_error(err: &rmcp::service::ClientInitializeError) -> String {
     }
 }
 
-/// An error and its sources, joined with `: `.
+/// An error and its sources, joined with `: ` (looking through rmcp's HTTP error wrapper,
+/// which does not expose the reqwest error as a source).
 fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
+    let mut next = Some(err);
+    while let Some(current) = next {
+        next = match current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::Client(inner)) => {
+                Some(inner as &(dyn std::error::Error + 'static))
+            }
+            _ => current.source(),
+        };
+        if let Some(cause) = next {
+            let cause_text = cause.to_string();
+            if !text.contains(&cause_text) {
+                text.push_str(": ");
+                text.push_str(&cause_text);
+            }
         }
-        source = cause.source();
     }
     text
 }

@@ -221,13 +221,10 @@ impl Shared {
                 continue;
             };
             if slot.closed.swap(false, Ordering::SeqCst) || connection.is_closed() {
-                let reason = scrub(&format!(
-                    "the server exited{}",
-                    match connection.closed_reason() {
-                        r if r.is_empty() => String::new(),
-                        r => format!(": {r}"),
-                    }
-                ));
+                let reason = scrub(&match connection.closed_reason() {
+                    r if r.is_empty() => "the connection to the server closed".to_string(),
+                    r => r,
+                });
                 tracing::warn!(server = %slot.name, %reason, "MCP server disconnected; its tools are removed");
                 *state = SlotState::Failed(reason);
                 changed = true;
@@ -263,7 +260,10 @@ impl Shared {
                         }
                     }
                     Ok(Err(ClientError::Closed(reason))) => {
-                        let reason = scrub(&format!("the server exited: {reason}"));
+                        let reason = scrub(&match reason {
+                            r if r.is_empty() => "the connection to the server closed".to_string(),
+                            r => r,
+                        });
                         tracing::warn!(server = %slot.name, %reason, "MCP server disconnected; its tools are removed");
                         *state = SlotState::Failed(reason);
                         changed = true;

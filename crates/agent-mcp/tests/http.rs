@@ -115,12 +115,11 @@ impl ServerHandler for TestServer {
             .unwrap_or(0);
         let tools = self.tools();
         let end = (start + 2).min(tools.len());
-        let mut result = ListToolsResult::default();
-        result.tools = tools[start.min(end)..end].to_vec();
-        if end < tools.len() {
-            result.next_cursor = Some(end.to_string());
-        }
-        Ok(result)
+        Ok(ListToolsResult {
+            tools: tools[start.min(end)..end].to_vec(),
+            next_cursor: (end < tools.len()).then(|| end.to_string()),
+            ..Default::default()
+        })
     }
 
     async fn call_tool(

@@ -807,7 +807,7 @@ pub struct McpConfigFile {
 ///     "docs": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}}
 /// }}"#).unwrap();
 /// let names: Vec<_> = servers.iter().map(|s| s.name.as_str()).collect();
-/// assert_eq!(names, ["docs", "files"]);
+/// assert_eq!(names, ["files", "docs"]); // in the file's order
 /// ```
 pub fn parse_mcp_config_file(text: &str) -> Result<Vec<McpServerConfig>, ConfigError> {
     #[derive(Deserialize)]

@@ -420,3 +420,56 @@ async fn an_invalid_configuration_is_an_error_and_starts_nothing() {
         .expect("empty is fine");
     assert!(empty.is_empty() && empty.tools().is_empty() && empty.status().is_empty());
 }
+
+/// The test binary re-runs this test as a child process hosting a manager (marked by
+/// this variable); the parent SIGKILLs it, so no destructor runs.
+const HOST_CHILD: &str = "AGENT_MCP_TEST_HOST_CHILD";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_dies_with_a_host_that_is_killed() {
+    if std::env::var_os(HOST_CHILD).is_some() {
+        // A server that would outlive its closed stdin: only the death signal ends it.
+        let manager = one(fixture("fx").arg("--linger")).await;
+        let pid = manager.status()[0].pid.expect("pid");
+        println!("AGENT_MCP_SERVER_PID={pid}");
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        // Wait to be killed (bounded, should the parent die first).
+        tokio::time::sleep(WAIT).await;
+        return;
+    }
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut host = tokio::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "a_server_dies_with_a_host_that_is_killed",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(HOST_CHILD, "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("host starts");
+    let stdout = host.stdout.take().expect("piped");
+    let pid = tokio::time::timeout(WAIT, async move {
+        let mut lines = BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            // libtest may print the test's name on the same line.
+            if let Some((_, pid)) = line.split_once("AGENT_MCP_SERVER_PID=") {
+                return pid.trim().parse::<u32>().ok();
+            }
+        }
+        None
+    })
+    .await
+    .expect("the host reported its server in time")
+    .expect("a pid");
+    assert!(!process_gone(pid));
+    host.kill().await.expect("SIGKILL the host");
+    assert!(
+        wait_gone(&[pid]).await.is_empty(),
+        "the server died with its host"
+    );
+}

@@ -394,6 +394,14 @@ impl RmcpConnection {
 #[async_trait]
 impl Connection for RmcpConnection {
     async fn list_tools(&self) -> Result<Vec<RemoteTool>, ClientError> {
+        // A server without the tools capability (resources or prompts only) has none.
+        if self
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.tools.is_none())
+        {
+            return Ok(Vec::new());
+        }
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {

@@ -127,8 +127,9 @@ impl<'de> Deserialize<'de> for SecretMap {
     }
 }
 
-/// How to reach one server.
-#[derive(Debug, Clone)]
+/// How to reach one server. Debug output hides environment and header values and the
+/// credentials and query of URLs.
+#[derive(Clone)]
 pub enum McpTransport {
     /// A child process speaking MCP on its stdin and stdout. It inherits this process's
     /// environment plus `env`, runs in its own process group and is killed with it.
@@ -157,6 +158,80 @@ pub enum McpTransport {
         /// Headers sent with every request.
         headers: SecretMap,
     },
+}
+
+impl fmt::Debug for McpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", env)
+                .field("cwd", cwd)
+                .finish(),
+            Self::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", &redact_url(url))
+                .field("headers", headers)
+                .finish(),
+            Self::Sse { url, headers } => f
+                .debug_struct("Sse")
+                .field("url", &redact_url(url))
+                .field("headers", headers)
+                .finish(),
+        }
+    }
+}
+
+/// `url` without user credentials, query or fragment values (for display).
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, path) = match rest.find(['/', '?', '#']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("[REDACTED]@{host}"),
+        None => authority.to_string(),
+    };
+    let path = match path.find(['?', '#']) {
+        Some(i) => format!("{}{}[REDACTED]", &path[..i], &path[i..=i]),
+        None => path.to_string(),
+    };
+    match scheme.is_empty() {
+        true => format!("{authority}{path}"),
+        false => format!("{scheme}://{authority}{path}"),
+    }
+}
+
+/// The secret parts of a URL: the password of its user info and the values of query
+/// parameters with sensitive names (`key`, `token`, `api_key`, …).
+pub(crate) fn url_secrets(url: &str) -> Vec<String> {
+    let mut secrets = Vec::new();
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        if let Some((_, password)) = userinfo.split_once(':') {
+            secrets.push(password.to_string());
+        }
+    }
+    if let Some((_, query)) = rest.split_once('?') {
+        let query = query.split('#').next().unwrap_or_default();
+        for pair in query.split('&') {
+            if let Some((key, value)) = pair.split_once('=') {
+                if key.eq_ignore_ascii_case("key") || agent_core::secrets::is_sensitive_name(key) {
+                    secrets.push(value.to_string());
+                }
+            }
+        }
+    }
+    secrets
 }
 
 impl McpTransport {

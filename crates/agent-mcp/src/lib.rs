@@ -72,8 +72,9 @@ mod process;
 mod tool;
 
 pub use config::{
-    parse_mcp_config_file, parse_zero_config, ConfigError, McpConfigFile, McpServerConfig,
-    McpServerEntry, McpServers, McpTransport, SecretMap, TransportKind, ZeroMcpConfig,
+    parse_mcp_config_file, parse_zero_config, redact_url, ConfigError, McpConfigFile,
+    McpServerConfig, McpServerEntry, McpServers, McpTransport, SecretMap, TransportKind,
+    ZeroMcpConfig,
 };
 pub use manager::{
     McpManager, McpOptions, McpToolInfo, ServerState, ServerStatus, DEFAULT_CALL_TIMEOUT,

@@ -193,6 +193,10 @@ impl Shared {
                 SlotState::Failed(_) => continue,
             };
             for remote in remote {
+                if remote.name.trim().is_empty() {
+                    tracing::warn!(server = %slot.name, "MCP server listed a tool without a name; ignored");
+                    continue;
+                }
                 let name = naming::tool_name(&slot.name, &remote.name, &|candidate| {
                     tools.iter().any(|t| t.name == candidate)
                 });
@@ -551,7 +555,10 @@ fn register_secrets(server: &McpServerConfig) {
                 }
             }
         }
-        McpTransport::Http { headers, .. } | McpTransport::Sse { headers, .. } => {
+        McpTransport::Http { headers, url } | McpTransport::Sse { headers, url } => {
+            for secret in crate::config::url_secrets(url) {
+                agent_core::register_secret(&secret);
+            }
             for (name, value) in &headers.0 {
                 let lower = name.to_ascii_lowercase();
                 if agent_core::secrets::is_sensitive_name(name)

@@ -254,3 +254,17 @@ fn builders_validate() {
         Err(ConfigError::InvalidField { field: "url", .. })
     ));
 }
+
+#[test]
+fn urls_are_shown_without_credentials_or_query() {
+    assert_eq!(
+        agent_mcp::redact_url("https://user:pw@example.com/mcp?key=abc&x=1#frag"),
+        "https://[REDACTED]@example.com/mcp?[REDACTED]"
+    );
+    assert_eq!(
+        agent_mcp::redact_url("http://127.0.0.1:8080/mcp"),
+        "http://127.0.0.1:8080/mcp"
+    );
+    let config = McpServerConfig::http("h", "https://example.com/mcp?api_key=very-secret-key");
+    assert!(!format!("{config:?}").contains("very-secret-key"));
+}

@@ -24,6 +24,31 @@ async fn one(config: agent_mcp::McpServerConfig) -> McpManager {
         .expect("valid config")
 }
 
+/// Our child processes whose command line has `arg`.
+fn children_with_arg(arg: &str) -> Vec<u32> {
+    let me = std::process::id().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let ppid = stat
+                .rsplit_once(") ")
+                .and_then(|(_, rest)| rest.split(' ').nth(1))
+                .unwrap_or_default()
+                .to_string();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            ppid == me
+                && cmdline
+                    .split(|b| *b == 0)
+                    .any(|part| part == arg.as_bytes())
+        })
+        .collect()
+}
+
 fn last_tool_message(messages: &[Message]) -> Vec<ContentBlock> {
     messages
         .iter()
@@ -322,6 +347,9 @@ async fn servers_that_fail_to_start_or_time_out_are_skipped() {
     assert!(status[..3]
         .iter()
         .all(|s| s.tools.is_empty() && s.pid.is_none()));
+    // The server that timed out was killed, not left behind.
+    let hanging = children_with_arg("--hang-initialize");
+    assert!(wait_gone(&hanging).await.is_empty(), "{hanging:?}");
 
     let provider = ScriptedProvider::new([
         Turn::new().tool_call("e", "mcp_good_echo", r#"{"text":"fine"}"#),

@@ -9,6 +9,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_sandbox::ProcessGroup;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -21,7 +22,8 @@ const STDERR_TAIL: usize = 4096;
 #[derive(Debug)]
 pub(crate) struct ServerProcess {
     child: Child,
-    pgid: Option<i32>,
+    /// Killed with the server (agent-sandbox's group guard, shared with `bash` and hooks).
+    group: ProcessGroup,
     stderr: Arc<Mutex<String>>,
     /// Fires when the server's stderr reached its end.
     stderr_done: Option<tokio::sync::oneshot::Receiver<()>>,
@@ -76,7 +78,7 @@ pub(crate) fn spawn(
         }
     }
     let mut child = cmd.spawn()?;
-    let pgid = child.id().and_then(|pid| i32::try_from(pid).ok());
+    let group = ProcessGroup::of(&child);
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(std::io::Error::other("child stdio was not piped"));
     };
@@ -107,7 +109,7 @@ pub(crate) fn spawn(
     Ok(Spawned {
         process: ServerProcess {
             child,
-            pgid,
+            group,
             stderr,
             stderr_done: Some(done_rx),
         },
@@ -154,18 +156,11 @@ impl ServerProcess {
         // Helpers the server left in its group go too.
         self.kill_group();
         let _ = tokio::time::timeout(grace, self.child.wait()).await;
-        self.pgid = None;
+        self.group.disarm();
     }
 
     fn kill_group(&mut self) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.pgid {
-            // SAFETY: killpg has no memory-safety preconditions; a group that is gone
-            // yields ESRCH, which is ignored.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
+        self.group.kill();
         let _ = self.child.start_kill();
     }
 }

@@ -84,9 +84,26 @@ fn claude_and_cursor_maps_deserialize() {
         "off": {"command": "x", "disabled": true}
     });
     let servers: McpServers = serde_json::from_value(map).unwrap();
-    let names: Vec<_> = servers.0.iter().map(|s| s.name.as_str()).collect();
+    // A json! map's order depends on serde_json's preserve_order feature; sort.
+    let mut names: Vec<_> = servers.0.iter().map(|s| s.name.as_str()).collect();
+    names.sort_unstable();
     assert_eq!(names, ["cursor-style", "github", "remote"]);
-    assert_eq!(servers.0[0].transport.kind(), TransportKind::Http);
+    let kind = |name: &str| {
+        servers
+            .0
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.transport.kind())
+    };
+    assert_eq!(kind("cursor-style"), Some(TransportKind::Http));
+    assert_eq!(kind("github"), Some(TransportKind::Stdio));
+    // Parsed from text, the file's order is kept.
+    let ordered = parse_mcp_config_file(
+        r#"{"mcpServers": {"z": {"command": "a"}, "a": {"command": "b"}, "m": {"url": "http://h/mcp"}}}"#,
+    )
+    .unwrap();
+    let ordered: Vec<_> = ordered.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(ordered, ["z", "a", "m"]);
 
     let file = parse_mcp_config_file(
         r#"{"mcpServers": {"a": {"command": "mcp-a", "cwd": "/tmp"}}, "otherKey": 1}"#,

@@ -721,8 +721,8 @@ impl McpServerEntry {
 }
 
 /// A list of servers the way hosts pass them: ACP's array of named entries, or a
-/// `{name: entry}` map (Claude, Cursor, ZCode). Disabled entries are dropped; names are
-/// unique.
+/// `{name: entry}` map (Claude, Cursor, ZCode), in the order given. Disabled entries are
+/// dropped; names are unique.
 #[derive(Debug, Clone, Default)]
 pub struct McpServers(pub Vec<McpServerConfig>);
 

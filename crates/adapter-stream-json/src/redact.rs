@@ -6,7 +6,8 @@
 //!   `"[REDACTED]"`. A key is normalised by lower-casing it and keeping only `[a-z0-9]`; it is
 //!   sensitive when the result is one of a fixed set of names (`apikey`, `token`, `password`,
 //!   …) or ends with `apikey`, `clientsecret`, `accesstoken`, `refreshtoken`, `idtoken` or
-//!   `privatekey`. So `api_key`, `accessToken` and `OPENAI_API_KEY` are redacted, while
+//!   `privatekey` (the [`NameRules::ProtocolKeys`] column of
+//!   [`agent_core::secrets::SENSITIVE_WORDS`], the table the tool scrubber reads too). So `api_key`, `accessToken` and `OPENAI_API_KEY` are redacted, while
 //!   `promptTokens` is not.
 //! - **Secret-shaped strings** in every string value: OpenAI-style `sk-…` keys, `api_key=…`
 //!   assignments with a credential-length value and `Bearer …` tokens. Prose such as
@@ -17,38 +18,12 @@
 
 use std::sync::OnceLock;
 
+use agent_core::secrets::{is_sensitive_normalized, NameRules};
 use regex::{Captures, Regex};
 use serde_json::{Map, Value};
 
 /// The replacement token.
-pub const REDACTED: &str = "[REDACTED]";
-
-const SENSITIVE_NAMES: [&str; 15] = [
-    "accesstoken",
-    "apikey",
-    "authorization",
-    "bearer",
-    "clientsecret",
-    "credential",
-    "credentials",
-    "idtoken",
-    "password",
-    "passwd",
-    "privatekey",
-    "pwd",
-    "refreshtoken",
-    "secret",
-    "token",
-];
-
-const SENSITIVE_SUFFIXES: [&str; 6] = [
-    "apikey",
-    "clientsecret",
-    "accesstoken",
-    "refreshtoken",
-    "idtoken",
-    "privatekey",
-];
+pub const REDACTED: &str = agent_core::secrets::REDACTED;
 
 /// True when `key` names a secret (see the module docs).
 pub fn is_sensitive_key(key: &str) -> bool {
@@ -75,9 +50,9 @@ pub fn is_sensitive_key(key: &str) -> bool {
     sensitive_normalized(&normalized)
 }
 
+/// Zero's fixed key rules, read from the one table of sensitive words in agent-core.
 fn sensitive_normalized(normalized: &str) -> bool {
-    SENSITIVE_NAMES.contains(&normalized)
-        || SENSITIVE_SUFFIXES.iter().any(|s| normalized.ends_with(s))
+    is_sensitive_normalized(NameRules::ProtocolKeys, normalized)
 }
 
 struct Patterns {
@@ -290,6 +265,52 @@ mod tests {
         assert_eq!(out["list"][0]["OPENAI_API_KEY"], "[REDACTED]");
         assert_eq!(out["list"][0]["pwd"], "[REDACTED]");
         assert_eq!(out["list"][0]["path"], "a");
+    }
+
+    #[test]
+    fn zeros_key_list_is_exactly_the_specs() {
+        // Spec §4.3 (a): these names, and these endings.
+        for key in [
+            "accesstoken",
+            "apikey",
+            "authorization",
+            "bearer",
+            "clientsecret",
+            "credential",
+            "credentials",
+            "idtoken",
+            "password",
+            "passwd",
+            "privatekey",
+            "pwd",
+            "refreshtoken",
+            "secret",
+            "token",
+            "OPENAI_API_KEY",
+            "my-client-secret",
+            "x_access_token",
+            "googleRefreshToken",
+            "firebase_id_token",
+            "rsa.private.key",
+            "Authorization",
+        ] {
+            assert!(is_sensitive_key(key), "{key}");
+        }
+        // The tool scrubber's broader list is not Zero's: these stay visible on the wire.
+        for key in [
+            "promptTokens",
+            "tokens",
+            "githubToken",
+            "auth",
+            "passphrase",
+            "db_password",
+            "awsAccessKeyId",
+            "secretKey",
+            "myCredentials",
+            "authorizationHeader",
+        ] {
+            assert!(!is_sensitive_key(key), "{key}");
+        }
     }
 
     #[test]

@@ -1,19 +1,23 @@
 //! The three output formats: `stream-json` (the protocol), `json` (Zero's snake_case NDJSON
 //! ending in `done`) and `text` (the answer on stdout, diagnostics on stderr).
+//!
+//! Lines are the typed structs of [`crate::wire`] and [`crate::wire::json`], serialised with
+//! their keys sorted and their fields redacted, then Go-escaped ([`go_escape_tail`]) so the
+//! bytes equal Zero's.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
-use serde_json::{json, Value};
 
 use crate::cli::OutputFormat;
 use crate::ids::valid_run_id;
-use crate::redact::{go_escape, go_escape_tail, redact_str, redact_value};
+use crate::redact::{go_escape_tail, redact_str};
 use crate::session::cut_utf8;
+use crate::wire::json::JsonLine;
 use crate::wire::{EventBody, OutputEvent, SCHEMA_VERSION};
 
-/// Serialises one stream-json line (without the newline): round-trip through a JSON value,
-/// redaction, sorted keys, Go-style escaping.
+/// Serialises one stream-json line (without the newline): keys sorted, fields redacted,
+/// Go-style escaping.
 pub fn format_line(event: &OutputEvent) -> io::Result<String> {
     let mut out = Vec::new();
     let run_id = RunId::new(&event.run_id);
@@ -21,38 +25,8 @@ pub fn format_line(event: &OutputEvent) -> io::Result<String> {
     String::from_utf8(out).map_err(io::Error::other)
 }
 
-/// The envelope of a line, borrowing the run id and the body.
-#[derive(Serialize)]
-struct LineRef<'a> {
-    #[serde(rename = "schemaVersion")]
-    schema_version: u32,
-    #[serde(rename = "runId")]
-    run_id: &'a str,
-    #[serde(flatten)]
-    body: &'a EventBody,
-}
-
-/// A `text` or `reasoning` line, its fields declared in sorted key order so it serialises
-/// directly, without the round trip through a JSON value.
-#[derive(Serialize)]
-struct DeltaLine<'a> {
-    #[serde(skip_serializing_if = "str::is_empty")]
-    delta: &'a str,
-    #[serde(rename = "runId")]
-    run_id: &'a str,
-    #[serde(rename = "schemaVersion")]
-    schema_version: u32,
-    #[serde(rename = "type")]
-    kind: &'static str,
-}
-
 /// Appends one stream-json line for `body` of run `run_id` (without the newline) to `out`:
-/// redacted, keys sorted, Go-style escaping — exactly [`format_line`]'s text.
-///
-/// `text` and `reasoning` lines, nearly every line of a run, take a direct path: their only
-/// free-form field is redacted as a string (their key names are fixed and not sensitive)
-/// and the struct is serialised straight into `out`. Every other line goes through a JSON
-/// value, [`redact_value`] and the same Go-escaping serialiser.
+/// exactly [`format_line`]'s text.
 pub fn write_line(run_id: &str, body: &EventBody, out: &mut Vec<u8>) -> io::Result<()> {
     write_versioned(SCHEMA_VERSION, &RunId::new(run_id), body, out)
 }
@@ -75,6 +49,17 @@ impl RunId {
     }
 }
 
+/// Appends `line` serialised and Go-escaped to `out`; on error `out` is left as it was.
+fn append_json<T: Serialize + ?Sized>(line: &T, out: &mut Vec<u8>) -> io::Result<()> {
+    let start = out.len();
+    if let Err(err) = serde_json::to_writer(&mut *out, line) {
+        out.truncate(start);
+        return Err(io::Error::other(err));
+    }
+    go_escape_tail(out, start);
+    Ok(())
+}
+
 fn write_versioned(
     schema_version: u32,
     run_id: &RunId,
@@ -87,37 +72,23 @@ fn write_versioned(
             "runId is required",
         ));
     }
-    let start = out.len();
-    let mut ser = serde_json::Serializer::new(&mut *out);
-    match body {
-        EventBody::Text(d) | EventBody::Reasoning(d) => {
-            let delta = redact_str(&d.delta);
-            DeltaLine {
-                delta: &delta,
-                run_id: &run_id.redacted,
-                schema_version,
-                kind: body.type_name(),
-            }
-            .serialize(&mut ser)
-        }
-        _ => {
-            let value = serde_json::to_value(LineRef {
-                schema_version,
-                run_id: &run_id.raw,
-                body,
-            })
-            .map_err(io::Error::other)?;
-            redact_value(value).serialize(&mut ser)
-        }
-    }
-    .map_err(io::Error::other)?;
-    go_escape_tail(out, start);
-    Ok(())
+    append_json(&body.with_envelope(&run_id.redacted, schema_version), out)
 }
 
 /// The queue buffer kept between flushes; a larger one (after a burst of big lines) is
 /// shrunk back so a long run holds no more than this.
 const MAX_KEPT_BUFFER: usize = 64 * 1024;
+
+/// What the text format has written to stdout so far.
+#[derive(Debug, Default)]
+struct TextState {
+    /// Some answer text was written.
+    streamed: bool,
+    /// The last byte written was a newline.
+    at_line_start: bool,
+    /// A model call ended since the last text: the next text starts a new message.
+    new_message: bool,
+}
 
 /// Writes a run's events in one output format. The first write error is returned; callers
 /// treat it as a crash (exit 1).
@@ -128,7 +99,7 @@ pub struct Writer {
     stderr: Box<dyn Write + Send>,
     /// Zero's permission mode name, for the `json` format's `run_start`.
     permission_mode: String,
-    streamed: String,
+    text: TextState,
     /// stream-json lines queued by [`Writer::queue`], not yet written to stdout.
     pending: Vec<u8>,
 }
@@ -163,14 +134,30 @@ impl Writer {
             stdout,
             stderr,
             permission_mode: permission_mode.into(),
-            streamed: String::new(),
+            text: TextState::default(),
             pending: Vec::new(),
         }
+    }
+
+    /// The output format.
+    pub fn format(&self) -> OutputFormat {
+        self.format
     }
 
     /// The run id.
     pub fn run_id(&self) -> &str {
         &self.run_id.raw
+    }
+
+    /// Sets Zero's permission mode name, reported by the `json` format's `run_start`.
+    pub fn set_permission_mode(&mut self, mode: impl Into<String>) {
+        self.permission_mode = mode.into();
+    }
+
+    /// A model call ended: under `text`, answer text that follows belongs to a new assistant
+    /// message and starts on a new line.
+    pub fn end_message(&mut self) {
+        self.text.new_message = true;
     }
 
     /// Writes a raw line to stdout (after any queued lines).
@@ -188,9 +175,14 @@ impl Writer {
         self.stderr.flush()
     }
 
-    fn json_line(&mut self, value: Value) -> io::Result<()> {
-        let line = serde_json::to_string(&redact_value(value)).map_err(io::Error::other)?;
-        self.stdout_line(&go_escape(&line))
+    /// Writes one `-o json` line (keys sorted, redacted, Go-escaped) and flushes it.
+    pub fn write_json_line(&mut self, line: &JsonLine<'_>) -> io::Result<()> {
+        let mut out = Vec::new();
+        append_json(line, &mut out)?;
+        out.push(b'\n');
+        self.write_pending()?;
+        self.stdout.write_all(&out)?;
+        self.stdout.flush()
     }
 
     /// Writes one event and flushes it (with any queued before it) to stdout.
@@ -206,20 +198,19 @@ impl Writer {
     pub fn queue(&mut self, body: &EventBody) -> io::Result<()> {
         match self.format {
             OutputFormat::StreamJson => {
-                let start = self.pending.len();
-                let result = write_versioned(SCHEMA_VERSION, &self.run_id, body, &mut self.pending);
-                match result {
-                    Ok(()) => {
-                        self.pending.push(b'\n');
-                        Ok(())
-                    }
-                    Err(err) => {
-                        self.pending.truncate(start);
-                        Err(err)
-                    }
-                }
+                write_versioned(SCHEMA_VERSION, &self.run_id, body, &mut self.pending)?;
+                self.pending.push(b'\n');
+                Ok(())
             }
-            OutputFormat::Json => self.write_json(body),
+            OutputFormat::Json => {
+                let line = JsonLine::from_event(body, &self.permission_mode);
+                let mut out = Vec::new();
+                append_json(&line, &mut out)?;
+                out.push(b'\n');
+                self.write_pending()?;
+                self.stdout.write_all(&out)?;
+                self.stdout.flush()
+            }
             OutputFormat::Text => self.write_text(body),
         }
     }
@@ -247,75 +238,27 @@ impl Writer {
         result
     }
 
-    fn write_json(&mut self, body: &EventBody) -> io::Result<()> {
-        let value = match body {
-            EventBody::RunStart(e) => json!({
-                "type": "run_start", "cwd": e.cwd, "provider": e.provider, "model": e.model,
-                "api_model": e.api_model, "permission_mode": self.permission_mode,
-            }),
-            EventBody::Reasoning(d) => json!({"type": "reasoning", "delta": d.delta}),
-            EventBody::Text(d) => json!({"type": "text", "delta": d.delta}),
-            EventBody::ToolCall(c) => {
-                let arguments = match &c.args {
-                    Some(Value::String(raw)) => raw.clone(),
-                    Some(args) => args.to_string(),
-                    None => String::new(),
-                };
-                json!({"type": "tool_call", "id": c.id, "name": c.name, "arguments": arguments})
-            }
-            EventBody::Checkpoint(c) => json!({
-                "type": "checkpoint", "sequence": c.checkpoint.sequence,
-                "tool": c.checkpoint.tool, "files": c.checkpoint.files,
-            }),
-            EventBody::PermissionRequest(p)
-            | EventBody::PermissionDecision(p)
-            | EventBody::Permission(p) => {
-                let mut v = json!({
-                    "type": "permission", "tool_call_id": p.id, "name": p.name,
-                    "action": p.action, "permission": p.permission,
-                    "permission_granted": p.permission_granted,
-                    "permission_mode": p.permission_mode, "autonomy": p.autonomy,
-                    "side_effect": p.side_effect, "reason": p.reason,
-                    "decision_reason": p.decision_reason, "risk": p.risk,
-                });
-                if let Some(block) = &p.block {
-                    v["block"] = serde_json::to_value(block).unwrap_or(Value::Null);
-                }
-                v
-            }
-            EventBody::ToolResult(r) => {
-                let mut v = json!({
-                    "type": "tool_result", "tool_call_id": r.id, "name": r.name,
-                    "status": r.status, "output": r.output,
-                });
-                if !r.meta.is_empty() {
-                    v["meta"] = json!(r.meta);
-                }
-                if r.redacted == Some(true) {
-                    v["redacted"] = json!(true);
-                }
-                if !r.changed_files.is_empty() {
-                    v["changed_files"] = json!(r.changed_files);
-                }
-                v
-            }
-            EventBody::Usage(u) => json!({
-                "type": "usage", "prompt_tokens": u.prompt_tokens,
-                "completion_tokens": u.completion_tokens, "total_tokens": u.total_tokens,
-            }),
-            EventBody::Final(f) => json!({"type": "final", "text": f.text}),
-            EventBody::Warning(w) => json!({"type": "warning", "message": w.message}),
-            EventBody::Error(e) => json!({"type": "error", "code": e.code, "message": e.message}),
-            EventBody::RunEnd(r) => json!({"type": "done", "exit_code": r.exit_code}),
-        };
-        self.json_line(value)
+    /// Answer text on stdout, as it streams.
+    fn write_answer(&mut self, text: &str) -> io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.stdout.write_all(text.as_bytes())?;
+        self.text.streamed = true;
+        self.text.at_line_start = text.ends_with('\n');
+        Ok(())
     }
 
     fn write_text(&mut self, body: &EventBody) -> io::Result<()> {
         match body {
             EventBody::Text(d) => {
-                self.streamed.push_str(&d.delta);
-                self.stdout.write_all(d.delta.as_bytes())?;
+                if std::mem::take(&mut self.text.new_message)
+                    && self.text.streamed
+                    && !self.text.at_line_start
+                {
+                    self.write_answer("\n")?;
+                }
+                self.write_answer(&d.delta)?;
                 self.stdout.flush()
             }
             EventBody::Warning(w) => self.stderr_line(&format!("[zero] WARNING: {}", w.message)),
@@ -335,12 +278,11 @@ impl Writer {
                 ))
             }
             EventBody::Final(f) => {
-                if self.streamed.is_empty() && !f.text.is_empty() {
-                    self.stdout.write_all(f.text.as_bytes())?;
-                    self.streamed.push_str(&f.text);
+                if !self.text.streamed {
+                    self.write_answer(&f.text)?;
                 }
-                if !self.streamed.is_empty() && !self.streamed.ends_with('\n') {
-                    self.stdout.write_all(b"\n")?;
+                if self.text.streamed && !self.text.at_line_start {
+                    self.write_answer("\n")?;
                 }
                 self.stdout.flush()
             }
@@ -364,69 +306,207 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{ErrorEvent, RunEnd, ToolResultEvent};
+    use crate::redact::{go_escape, redact_value};
+    use crate::wire::{
+        CheckpointEvent, CheckpointInfo, Delta, Display, ErrorEvent, FinalEvent, PermissionEvent,
+        RunEnd, RunStart, ToolCallEvent, ToolResultEvent, UsageEvent, WarningEvent, WireBlock,
+        WireRisk,
+    };
+    use serde_json::json;
+    use std::sync::{Arc, Mutex};
 
-    /// The line as first specified: a JSON value, redacted, serialised, Go-escaped.
-    fn reference_line(event: &OutputEvent) -> String {
-        let value = serde_json::to_value(event).expect("value");
+    /// A line as first specified: a JSON value, redacted, serialised, Go-escaped.
+    fn reference<T: Serialize>(line: &T) -> String {
+        let value = serde_json::to_value(line).expect("value");
         go_escape(&serde_json::to_string(&redact_value(value)).expect("json"))
     }
 
+    fn risk(text: &str) -> WireRisk {
+        WireRisk {
+            categories: vec![text.into(), "network".into()],
+            level: text.into(),
+            reason: text.into(),
+        }
+    }
+
+    fn permission(text: &str) -> Box<PermissionEvent> {
+        Box::new(PermissionEvent {
+            action: text.into(),
+            autonomy: text.into(),
+            block: Some(WireBlock {
+                action: text.into(),
+                code: text.into(),
+                path: text.into(),
+                reason: text.into(),
+                recoverable: true,
+                risk: risk(text),
+                tool_name: text.into(),
+            }),
+            decision_reason: text.into(),
+            grant: Some(json!({"toolName": text, "token": "t0ken-value", "scope": [text]})),
+            grant_matched: true,
+            id: text.into(),
+            name: text.into(),
+            permission: text.into(),
+            permission_granted: true,
+            permission_mode: text.into(),
+            reason: text.into(),
+            risk: risk(text),
+            session_id: text.into(),
+            side_effect: text.into(),
+        })
+    }
+
+    /// Every event, every field filled (strings with `text`).
+    fn every_body(text: &str) -> Vec<EventBody> {
+        vec![
+            EventBody::RunStart(RunStart {
+                api_model: text.into(),
+                cwd: text.into(),
+                model: text.into(),
+                provider: text.into(),
+                session_id: text.into(),
+            }),
+            EventBody::Reasoning(Delta { delta: text.into() }),
+            EventBody::Text(Delta { delta: text.into() }),
+            EventBody::ToolCall(ToolCallEvent {
+                args: Some(json!({
+                    "command": text, "api_key": "x", "b": 1, "a": [text],
+                    "nested": {"accessToken": {"deep": text}, "promptTokens": 3}
+                })),
+                id: text.into(),
+                name: text.into(),
+                side_effect: text.into(),
+            }),
+            EventBody::ToolCall(ToolCallEvent {
+                args: Some(serde_json::Value::String(text.into())),
+                ..ToolCallEvent::default()
+            }),
+            EventBody::Checkpoint(CheckpointEvent {
+                checkpoint: CheckpointInfo {
+                    files: vec![text.into(), text.into()],
+                    sequence: 7,
+                    tool: text.into(),
+                },
+            }),
+            EventBody::PermissionRequest(permission(text)),
+            EventBody::PermissionDecision(permission(text)),
+            EventBody::Permission(permission(text)),
+            EventBody::ToolResult(ToolResultEvent {
+                changed_files: vec![text.into()],
+                display: Some(Display {
+                    kind: text.into(),
+                    summary: text.into(),
+                }),
+                id: text.into(),
+                meta: [
+                    ("sandbox_backend".to_string(), text.to_string()),
+                    ("api_key".to_string(), "value".to_string()),
+                ]
+                .into(),
+                name: text.into(),
+                output: text.into(),
+                redacted: Some(true),
+                status: text.into(),
+                truncated: true,
+            }),
+            EventBody::Usage(UsageEvent {
+                completion_tokens: 1,
+                prompt_tokens: 2,
+                total_tokens: 3,
+            }),
+            EventBody::Final(FinalEvent {
+                meta: Some(json!({"status": text, "password": 1, "z": [text]})),
+                text: text.into(),
+            }),
+            EventBody::Warning(WarningEvent {
+                message: text.into(),
+            }),
+            EventBody::Error(ErrorEvent {
+                code: text.into(),
+                message: text.into(),
+                recoverable: true,
+            }),
+            EventBody::RunEnd(RunEnd {
+                exit_code: 130,
+                status: text.into(),
+            }),
+        ]
+    }
+
+    const AWKWARD: [&str; 11] = [
+        "",
+        "plain",
+        "a <b> & c",
+        "line\u{2028}sep\u{2029}end",
+        "quote \" back \\ tab \t nl \n ctl \u{1}",
+        "key sk-abcdefghijklmnopqrstuv here",
+        "Authorization: Bearer abcdefghijklmnopqrstuvwx",
+        "API_KEY=abcdefghijklmnop123",
+        "the api is fine, bearer of news",
+        "ünïcödé 😀 \u{2027}\u{202a}",
+        "Zebra and aardvark",
+    ];
+
     #[test]
-    fn direct_lines_equal_the_value_round_trip() {
-        use crate::wire::{Delta, FinalEvent, ToolCallEvent};
-        let awkward = [
-            "",
-            "plain",
-            "a <b> & c",
-            "line\u{2028}sep\u{2029}end",
-            "quote \" back \\ tab \t nl \n ctl \u{1}",
-            "key sk-abcdefghijklmnopqrstuv here",
-            "Authorization: Bearer abcdefghijklmnopqrstuvwx",
-            "API_KEY=abcdefghijklmnop123",
-            "the api is fine, bearer of news",
-            "ünïcödé 😀 \u{2027}\u{202a}",
-        ];
-        for text in awkward {
-            for body in [
-                EventBody::Text(Delta { delta: text.into() }),
-                EventBody::Reasoning(Delta { delta: text.into() }),
-                EventBody::Final(FinalEvent {
-                    text: text.into(),
-                    meta: None,
-                }),
-                EventBody::ToolCall(ToolCallEvent {
-                    id: "c1".into(),
-                    name: "bash".into(),
-                    args: Some(
-                        serde_json::json!({"command": text, "api_key": "x", "b": 1, "a": [text]}),
-                    ),
-                    side_effect: "execute".into(),
-                }),
-            ] {
+    fn every_line_has_sorted_keys_redaction_and_go_escapes() {
+        for text in AWKWARD {
+            for body in every_body(text) {
                 let event = OutputEvent::new("run_20260101000000_abcdef", body);
                 assert_eq!(
                     format_line(&event).expect("valid"),
-                    reference_line(&event),
+                    reference(&event),
+                    "{text:?}"
+                );
+                let json = JsonLine::from_event(&event.body, text);
+                let mut line = Vec::new();
+                append_json(&json, &mut line).expect("serialise");
+                assert_eq!(
+                    String::from_utf8(line).expect("utf-8"),
+                    reference(&json),
                     "{text:?}"
                 );
             }
         }
     }
 
+    /// Every string field of every line is redacted: a secret in each one leaves no trace.
+    #[test]
+    fn no_field_escapes_redaction() {
+        let secret = "sk-abcdefghijklmnopqrstuv0123456789";
+        for body in every_body(secret) {
+            let line = format_line(&OutputEvent::new("run_x", body.clone())).expect("valid");
+            assert!(!line.contains("abcdefghijklmnop"), "{line}");
+            assert!(!line.contains("t0ken-value"), "{line}");
+            let json = JsonLine::from_event(&body, secret);
+            let mut out = Vec::new();
+            append_json(&json, &mut out).expect("serialise");
+            let line = String::from_utf8(out).expect("utf-8");
+            assert!(!line.contains("abcdefghijklmnop"), "{line}");
+        }
+    }
+
+    #[derive(Clone, Default)]
+    struct Writes(Arc<Mutex<Vec<Vec<u8>>>>);
+
+    impl Write for Writes {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().expect("lock").push(buf.to_vec());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Writes {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().expect("lock").concat()).expect("utf-8")
+        }
+    }
+
     #[test]
     fn queued_lines_reach_stdout_on_flush_in_one_write() {
-        #[derive(Clone, Default)]
-        struct Writes(std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
-        impl Write for Writes {
-            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-                self.0.lock().expect("lock").push(buf.to_vec());
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> io::Result<()> {
-                Ok(())
-            }
-        }
         let out = Writes::default();
         let mut w = Writer::new(
             OutputFormat::StreamJson,
@@ -436,7 +516,7 @@ mod tests {
             "auto",
         );
         for delta in ["a", "b", "c"] {
-            w.queue(&EventBody::Text(crate::wire::Delta {
+            w.queue(&EventBody::Text(Delta {
                 delta: delta.into(),
             }))
             .expect("queue");
@@ -460,7 +540,7 @@ mod tests {
             "auto",
         );
         assert!(bad
-            .queue(&EventBody::Text(crate::wire::Delta { delta: "x".into() }))
+            .queue(&EventBody::Text(Delta { delta: "x".into() }))
             .is_err());
         assert_eq!(bad.queued_bytes(), 0);
     }
@@ -500,5 +580,66 @@ mod tests {
             }),
         );
         assert!(format_line(&bad).is_err());
+    }
+
+    fn text_writer() -> (Writer, Writes) {
+        let out = Writes::default();
+        let w = Writer::new(
+            OutputFormat::Text,
+            "run_x",
+            Box::new(out.clone()),
+            Box::new(io::sink()),
+            "auto",
+        );
+        (w, out)
+    }
+
+    fn text(delta: &str) -> EventBody {
+        EventBody::Text(Delta {
+            delta: delta.into(),
+        })
+    }
+
+    fn final_line(answer: &str) -> EventBody {
+        EventBody::Final(FinalEvent {
+            meta: None,
+            text: answer.into(),
+        })
+    }
+
+    /// Text of two assistant messages is separated by a newline; one message's deltas are not.
+    #[test]
+    fn text_of_separate_messages_starts_on_a_new_line() {
+        let (mut w, out) = text_writer();
+        w.end_message(); // a model call with no text before the first
+        for body in [text("I'll look at "), text("the workspace.")] {
+            w.write(&body).expect("write");
+        }
+        w.end_message();
+        w.end_message(); // a call with tools only
+        for body in [
+            text("This is the workspace."),
+            final_line("This is the workspace."),
+        ] {
+            w.write(&body).expect("write");
+        }
+        assert_eq!(
+            out.text(),
+            "I'll look at the workspace.\nThis is the workspace.\n"
+        );
+
+        // A message that already ends its line gets no second newline.
+        let (mut w, out) = text_writer();
+        w.write(&text("Line one.\n")).expect("write");
+        w.end_message();
+        w.write(&text("Two.")).expect("write");
+        w.write(&final_line("Two.")).expect("write");
+        assert_eq!(out.text(), "Line one.\nTwo.\n");
+
+        // Nothing streamed: the final answer is printed, once.
+        let (mut w, out) = text_writer();
+        w.end_message();
+        w.write(&final_line("Only final.")).expect("write");
+        assert_eq!(out.text(), "Only final.\n");
     }
 }

@@ -1,32 +1,17 @@
-//! Sessions on disk in Zero's layout, with resume and fork.
-//!
-//! `<root>/<sessionId>/metadata.json` (pretty JSON, replaced atomically), an append-only
-//! `events.jsonl` (one `{id, sessionId, sequence, type, createdAt, payload}` per line, fsynced
-//! after every append) and `session.lock` (an advisory lock held while appending). Directories
-//! are created 0700 and files 0600. A crash in the middle of an append leaves a last line
-//! without its newline: readers drop it, and the next append cuts it off first, so a session
-//! never becomes unreadable.
-//!
-//! The root is `$XDG_DATA_HOME/zero/sessions`, falling back to `$HOME/.local/share/zero/sessions`.
+//! The session store: create, list, read, append and fork sessions in Zero's layout.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use chrono::{SecondsFormat, Utc};
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
+use serde::Serialize;
+
+use super::records::{Appended, ForkRecord, Metadata, SessionEvent, SessionEventLine};
+use super::{BLOBS_DIR, EVENTS_FILE, LOCK_FILE, METADATA_FILE};
 use crate::ids::{session_id, valid_session_id};
 use crate::input::go_quote;
-
-/// The metadata file name.
-pub const METADATA_FILE: &str = "metadata.json";
-/// The events file name.
-pub const EVENTS_FILE: &str = "events.jsonl";
-/// The lock file name.
-pub const LOCK_FILE: &str = "session.lock";
-const BLOBS_DIR: &str = "blobs";
 
 /// A session store failure. `Display` is the message shown to users.
 #[derive(Debug, thiserror::Error)]
@@ -57,94 +42,6 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError
     let context = context.into();
     move |source| SessionError::Io { context, source }
 }
-
-/// `metadata.json`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Metadata {
-    /// Session id.
-    pub session_id: String,
-    /// `""` (normal), `fork`, `child`, `spec-draft` or `spec-impl`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub session_kind: String,
-    /// Title.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub title: String,
-    /// Workspace root.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub cwd: String,
-    /// Model.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub model_id: String,
-    /// Provider kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub provider: String,
-    /// Tag.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub tag: String,
-    /// Depth of a child session.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub depth: u64,
-    /// Parent session (forks and children).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub parent_session_id: String,
-    /// Root of the lineage.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub root_session_id: String,
-    /// Id of the parent's last event when forked.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub forked_from_event_id: String,
-    /// Sequence of the parent's last event when forked.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub forked_from_sequence: u64,
-    /// RFC 3339 UTC.
-    #[serde(default)]
-    pub created_at: String,
-    /// RFC 3339 UTC.
-    #[serde(default)]
-    pub updated_at: String,
-    /// Number of events appended.
-    #[serde(default)]
-    pub event_count: u64,
-    /// Type of the last event.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub last_event_type: String,
-    /// Fields written by other versions, kept as they are.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-impl Metadata {
-    /// Whether `--resume` may continue this session (normal sessions and forks).
-    pub fn is_resumable(&self) -> bool {
-        matches!(self.session_kind.as_str(), "" | "fork")
-    }
-}
-
-/// One line of `events.jsonl`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionEvent {
-    /// `<sessionId>:<sequence>`.
-    pub id: String,
-    /// Session id.
-    pub session_id: String,
-    /// 1-based sequence.
-    pub sequence: u64,
-    /// Event type (`message`, `tool_call`, …).
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// RFC 3339 UTC.
-    pub created_at: String,
-    /// Payload.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub payload: Option<Value>,
-}
-
 /// What a new session is created with.
 #[derive(Debug, Clone, Default)]
 pub struct CreateInput {
@@ -178,24 +75,6 @@ fn now_rfc3339() -> String {
 #[derive(Debug, Clone)]
 pub struct SessionStore {
     root: PathBuf,
-}
-
-/// Resolves the default root from an environment lookup.
-pub fn default_root(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
-    let data_home = env("XDG_DATA_HOME")
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty());
-    let base = match data_home {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let home = env("HOME")
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-                .unwrap_or_else(|| ".".to_string());
-            PathBuf::from(home).join(".local").join("share")
-        }
-    };
-    base.join("zero").join("sessions")
 }
 
 #[cfg(unix)]
@@ -498,12 +377,12 @@ impl SessionStore {
     }
 
     /// Appends one event (fsynced) and updates the metadata.
-    pub fn append(
+    pub fn append<P: Serialize>(
         &self,
         id: &str,
         kind: &str,
-        payload: Option<Value>,
-    ) -> Result<SessionEvent, SessionError> {
+        payload: Option<P>,
+    ) -> Result<Appended, SessionError> {
         Self::check_id(id)?;
         let dir = self.session_dir(id);
         let _lock = SessionLock::acquire(&dir)?;
@@ -520,12 +399,12 @@ impl SessionStore {
         let last_sequence = recover_tail(&mut file).map_err(io("recover zero session events"))?;
         let sequence = meta.event_count.max(last_sequence) + 1;
         let created_at = now_rfc3339();
-        let event = SessionEvent {
+        let event = SessionEventLine {
             id: format!("{id}:{sequence}"),
-            session_id: id.to_string(),
+            session_id: id,
             sequence,
-            kind: kind.to_string(),
-            created_at: created_at.clone(),
+            kind,
+            created_at: &created_at,
             payload,
         };
         let mut line = serde_json::to_string(&event)
@@ -535,11 +414,14 @@ impl SessionStore {
             .and_then(|_| file.write_all(line.as_bytes()))
             .and_then(|_| file.sync_all())
             .map_err(io("append zero session event"))?;
-        meta.updated_at = created_at;
+        meta.updated_at = created_at.clone();
         meta.event_count = sequence;
         meta.last_event_type = kind.to_string();
         self.write_metadata(&meta)?;
-        Ok(event)
+        Ok(Appended {
+            id: event.id,
+            sequence,
+        })
     }
 
     /// Stores a checkpoint blob; returns its name.
@@ -598,7 +480,7 @@ impl SessionStore {
         })?;
         let mut copied = 0u64;
         for event in events.iter().filter(|e| e.kind != "provider_usage") {
-            self.append(&fork.session_id, &event.kind, event.payload.clone())?;
+            self.append(&fork.session_id, &event.kind, event.payload.as_ref())?;
             copied += 1;
         }
         let blobs = self.session_dir(parent_id).join(BLOBS_DIR);
@@ -615,281 +497,24 @@ impl SessionStore {
         self.append(
             &fork.session_id,
             "session_fork",
-            Some(serde_json::json!({
-                "parentSessionId": parent.session_id,
-                "parentEventCount": parent.event_count,
-                "copiedEventCount": copied,
-                "forkedFromEventId": last.map(|e| e.id.clone()).unwrap_or_default(),
-                "forkedFromSequence": last.map(|e| e.sequence).unwrap_or(0),
-            })),
+            Some(&ForkRecord {
+                copied_event_count: copied,
+                forked_from_event_id: last.map_or("", |e| e.id.as_str()),
+                forked_from_sequence: last.map_or(0, |e| e.sequence),
+                parent_event_count: parent.event_count,
+                parent_session_id: &parent.session_id,
+            }),
         )?;
         self.get(&fork.session_id)?
             .ok_or_else(|| SessionError::NotFound(fork.session_id.clone()))
     }
 }
 
-/// How the run uses its session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExecMode {
-    /// A new session.
-    New,
-    /// `--resume`.
-    Resume,
-    /// `--fork`.
-    Fork,
-}
-
-/// A session ready for a run.
-#[derive(Debug, Clone)]
-pub struct PreparedSession {
-    /// New, resumed or forked.
-    pub mode: ExecMode,
-    /// The session the run records to.
-    pub meta: Metadata,
-    /// Prior events used as model context.
-    pub context: Vec<SessionEvent>,
-}
-
-/// What the command line asked of sessions.
-#[derive(Debug, Clone, Default)]
-pub struct SessionRequest {
-    /// `--resume <id>`.
-    pub resume: Option<String>,
-    /// `--resume` alone.
-    pub resume_latest: bool,
-    /// `--fork <id>`.
-    pub fork: Option<String>,
-    /// `--init-session-id`.
-    pub init_session_id: Option<String>,
-}
-
-/// A user-facing session error (reported as `usage_error`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PreflightError(pub String);
-
-impl From<SessionError> for PreflightError {
-    fn from(err: SessionError) -> Self {
-        Self(err.to_string())
-    }
-}
-
-/// Checks that a resume or fork target exists and may be used, before anything is created.
-pub fn preflight(store: &SessionStore, req: &SessionRequest) -> Result<(), PreflightError> {
-    if let Some(fork) = &req.fork {
-        if store.get(fork)?.is_none() {
-            return Err(PreflightError(format!("Zero session not found: {fork}")));
-        }
-        return Ok(());
-    }
-    if req.resume.is_some() || req.resume_latest {
-        let meta = match &req.resume {
-            Some(id) => store
-                .get(id)?
-                .ok_or_else(|| PreflightError(format!("Zero session not found: {id}")))?,
-            None => store
-                .latest_resumable()?
-                .ok_or_else(|| PreflightError("No Zero sessions available to resume.".into()))?,
-        };
-        if !meta.is_resumable() {
-            return Err(PreflightError(format!(
-                "Zero session is not resumable: {}",
-                meta.session_id
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Details of a new session.
-#[derive(Debug, Clone, Default)]
-pub struct NewSessionInfo {
-    /// Title.
-    pub title: String,
-    /// Workspace root.
-    pub cwd: String,
-    /// Model.
-    pub model_id: String,
-    /// Provider.
-    pub provider: String,
-}
-
-/// Creates, resumes or forks the run's session.
-pub fn prepare(
-    store: &SessionStore,
-    req: &SessionRequest,
-    info: NewSessionInfo,
-) -> Result<PreparedSession, PreflightError> {
-    preflight(store, req)?;
-    if let Some(parent) = &req.fork {
-        let context = store.read_events(parent)?;
-        let meta = store.fork(
-            parent,
-            req.init_session_id.clone(),
-            None,
-            info.cwd,
-            info.model_id,
-            info.provider,
-        )?;
-        return Ok(PreparedSession {
-            mode: ExecMode::Fork,
-            meta,
-            context,
-        });
-    }
-    if req.resume.is_some() || req.resume_latest {
-        let meta = match &req.resume {
-            Some(id) => store.get(id)?,
-            None => store.latest_resumable()?,
-        }
-        .ok_or_else(|| PreflightError("No Zero sessions available to resume.".into()))?;
-        let context = store.read_events(&meta.session_id)?;
-        return Ok(PreparedSession {
-            mode: ExecMode::Resume,
-            meta,
-            context,
-        });
-    }
-    let meta = store.create(CreateInput {
-        session_id: req.init_session_id.clone(),
-        title: info.title,
-        cwd: info.cwd,
-        model_id: info.model_id,
-        provider: info.provider,
-        ..CreateInput::default()
-    })?;
-    Ok(PreparedSession {
-        mode: ExecMode::New,
-        meta,
-        context: Vec::new(),
-    })
-}
-
-/// A new session's title: the whitespace-collapsed prompt cut to 80 bytes, or a default.
-pub fn session_title(explicit: Option<&str>, prompt: &str) -> String {
-    if let Some(title) = explicit.map(str::trim).filter(|t| !t.is_empty()) {
-        return title.to_string();
-    }
-    let collapsed = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
-    if collapsed.is_empty() {
-        return "Zero exec session".into();
-    }
-    cut_utf8(&collapsed, 80).to_string()
-}
-
-/// The longest prefix of `s` of at most `n` bytes that ends on a character boundary.
-pub fn cut_utf8(s: &str, mut n: usize) -> &str {
-    if s.len() <= n {
-        return s;
-    }
-    while n > 0 && !s.is_char_boundary(n) {
-        n -= 1;
-    }
-    &s[..n]
-}
-
-const CONTEXT_TYPES: [&str; 7] = [
-    "message",
-    "session_compaction",
-    "session_fork",
-    "session_child",
-    "specialist_start",
-    "specialist_stop",
-    "error",
-];
-
-fn extract_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Array(items) => items
-            .iter()
-            .map(extract_text)
-            .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-            .join(" "),
-        Value::Object(map) => {
-            if let Some(Value::String(summary)) = map.get("summary") {
-                if !summary.trim().is_empty() {
-                    return summary.clone();
-                }
-            }
-            // Zero walks the map in Go's random order; the role goes first here, then the
-            // rest by key, so the summary is stable.
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_by_key(|k| (k.as_str() != "role", k.as_str()));
-            keys.iter()
-                .map(|k| extract_text(&map[*k]))
-                .filter(|t| !t.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
-        Value::Null => String::new(),
-    }
-}
-
-fn summarize(payload: Option<&Value>) -> String {
-    let text = payload.map(extract_text).unwrap_or_default();
-    let mut text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if text.is_empty() {
-        text = payload
-            .map(Value::to_string)
-            .unwrap_or_else(|| "{}".to_string());
-    }
-    cut_utf8(&text, 500).to_string()
-}
-
-/// The model prompt of a resumed or forked run: the prior context, then the request. A new
-/// session, or one with no events, gets the prompt unchanged.
-pub fn format_exec_prompt(prompt: &str, prepared: &PreparedSession) -> String {
-    if prepared.mode == ExecMode::New || prepared.context.is_empty() {
-        return prompt.to_string();
-    }
-    let mut events: Vec<&SessionEvent> = prepared
-        .context
-        .iter()
-        .filter(|e| CONTEXT_TYPES.contains(&e.kind.as_str()))
-        .collect();
-    if events.is_empty() {
-        events = prepared.context.iter().collect();
-    }
-    if events.len() > 80 {
-        events.drain(..events.len() - 80);
-    }
-    let lines: Vec<String> = events
-        .iter()
-        .map(|e| {
-            format!(
-                "- #{} {}: {}",
-                e.sequence,
-                e.kind,
-                summarize(e.payload.as_ref())
-            )
-        })
-        .collect();
-    let (label, id) = match prepared.mode {
-        ExecMode::Fork if !prepared.meta.parent_session_id.is_empty() => {
-            ("Forked from", prepared.meta.parent_session_id.as_str())
-        }
-        ExecMode::Fork => ("Forked from", prepared.meta.session_id.as_str()),
-        _ => ("Continuing", prepared.meta.session_id.as_str()),
-    };
-    [
-        format!("{label} Zero session {id}."),
-        "Previous session context:".to_string(),
-        lines.join("\n"),
-        String::new(),
-        "Current user request:".to_string(),
-        prompt.to_string(),
-    ]
-    .join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::session::default_root;
+    use serde_json::{json, Value};
 
     fn store() -> (tempfile::TempDir, SessionStore) {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -980,7 +605,9 @@ mod tests {
         let mut meta = store.get("big").expect("get").expect("exists");
         meta.event_count = 0;
         store.write_metadata(&meta).expect("write");
-        let third = store.append("big", "message", None).expect("third");
+        let third = store
+            .append("big", "message", None::<Value>)
+            .expect("third");
         assert_eq!(third.sequence, 3);
 
         let events_path = store.session_dir("big").join(EVENTS_FILE);
@@ -988,12 +615,13 @@ mod tests {
         let mut meta = store.get("big").expect("get").expect("exists");
         meta.event_count = 0;
         store.write_metadata(&meta).expect("write");
-        let event = store.append("big", "message", None).expect("append");
+        let event = store
+            .append("big", "message", None::<Value>)
+            .expect("append");
         assert_eq!(event.sequence, 1);
         assert_eq!(store.read_events("big").expect("read").len(), 1);
     }
 
-    #[cfg(unix)]
     #[test]
     fn files_are_private() {
         use std::os::unix::fs::PermissionsExt;
@@ -1004,7 +632,7 @@ mod tests {
                 ..Default::default()
             })
             .expect("create");
-        store.append("p", "error", None).expect("append");
+        store.append("p", "error", None::<Value>).expect("append");
         let mode = |p: PathBuf| fs::metadata(p).expect("stat").permissions().mode() & 0o777;
         assert_eq!(mode(store.session_dir("p")), 0o700);
         assert_eq!(mode(store.session_dir("p").join(EVENTS_FILE)), 0o600);
@@ -1062,88 +690,5 @@ mod tests {
             events[2].payload.as_ref().expect("payload")["copiedEventCount"],
             2
         );
-    }
-
-    #[test]
-    fn preflight_errors_use_zeros_words() {
-        let (_dir, store) = store();
-        let req = |resume: Option<&str>, latest: bool, fork: Option<&str>| SessionRequest {
-            resume: resume.map(Into::into),
-            resume_latest: latest,
-            fork: fork.map(Into::into),
-            init_session_id: None,
-        };
-        let msg = |r: SessionRequest| preflight(&store, &r).expect_err("must fail").0;
-        assert_eq!(
-            msg(req(Some("nope"), false, None)),
-            "Zero session not found: nope"
-        );
-        assert_eq!(
-            msg(req(None, true, None)),
-            "No Zero sessions available to resume."
-        );
-        assert_eq!(
-            msg(req(Some("../escape"), false, None)),
-            "invalid zero session id \"../escape\""
-        );
-        assert_eq!(
-            msg(req(None, false, Some("gone"))),
-            "Zero session not found: gone"
-        );
-        store
-            .create(CreateInput {
-                session_id: Some("kid".into()),
-                session_kind: "child".into(),
-                ..Default::default()
-            })
-            .expect("create");
-        assert_eq!(
-            msg(req(Some("kid"), false, None)),
-            "Zero session is not resumable: kid"
-        );
-    }
-
-    #[test]
-    fn exec_prompt_carries_prior_context() {
-        let event = |seq: u64, kind: &str, payload: Value| SessionEvent {
-            id: format!("s:{seq}"),
-            session_id: "s".into(),
-            sequence: seq,
-            kind: kind.into(),
-            created_at: String::new(),
-            payload: Some(payload),
-        };
-        let prepared = PreparedSession {
-            mode: ExecMode::Resume,
-            meta: Metadata {
-                session_id: "s".into(),
-                ..Default::default()
-            },
-            context: vec![
-                event(
-                    1,
-                    "message",
-                    json!({"role": "user", "content": "first   question"}),
-                ),
-                event(2, "tool_call", json!({"id": "c", "name": "read_file"})),
-                event(
-                    3,
-                    "message",
-                    json!({"role": "assistant", "content": "answer"}),
-                ),
-            ],
-        };
-        assert_eq!(
-            format_exec_prompt("next", &prepared),
-            "Continuing Zero session s.\nPrevious session context:\n- #1 message: user first question\n- #3 message: assistant answer\n\nCurrent user request:\nnext"
-        );
-        let new = PreparedSession {
-            mode: ExecMode::New,
-            ..prepared
-        };
-        assert_eq!(format_exec_prompt("next", &new), "next");
-        assert_eq!(session_title(None, "  a\n b  "), "a b");
-        assert_eq!(session_title(None, ""), "Zero exec session");
-        assert_eq!(session_title(None, &"é".repeat(60)).len(), 80);
     }
 }

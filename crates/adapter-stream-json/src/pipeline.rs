@@ -54,6 +54,9 @@ impl Pipeline {
 
     fn drain(&mut self, writer: &mut Writer) -> io::Result<()> {
         for event in self.ordered.drain(..) {
+            if let AgentEvent::TurnEnded { .. } = event {
+                writer.end_message();
+            }
             let checkpoint = self.recorder.as_mut().and_then(|r| r.observe(&event));
             self.mapper.map(event, &mut self.bodies);
             if let Some(checkpoint) = checkpoint {

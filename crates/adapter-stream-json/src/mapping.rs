@@ -8,9 +8,10 @@
 use std::collections::BTreeMap;
 
 use agent_core::{
-    AgentEvent, Block, ContentBlock, ErrorCode, PermissionAction, PermissionInfo, Risk, RunStatus,
-    SideEffect, StopReason, ToolStatus,
+    AgentEvent, Block, ErrorCode, PermissionAction, PermissionInfo, Risk, RunStatus, SideEffect,
+    StopReason, ToolStatus,
 };
+use agent_host::text::text_of;
 use serde_json::Value;
 
 use crate::wire::{
@@ -77,7 +78,7 @@ pub fn cap_output(output: &str) -> (String, bool) {
     if output.len() <= TOOL_OUTPUT_LIMIT {
         return (output.to_string(), false);
     }
-    let cut = crate::session::cut_utf8(output, TOOL_OUTPUT_LIMIT);
+    let cut = agent_host::text::cut_utf8(output, TOOL_OUTPUT_LIMIT);
     (format!("{cut}\n[truncated]"), true)
 }
 
@@ -251,17 +252,6 @@ pub fn permission_event(
         session_id: config.session_id.clone(),
         side_effect: info.side_effect.as_str().to_string(),
     }
-}
-
-/// The text of a result's content blocks, joined without a separator.
-pub fn text_of(content: &[ContentBlock]) -> String {
-    let mut out = String::new();
-    for block in content {
-        if let ContentBlock::Text { text } = block {
-            out.push_str(text);
-        }
-    }
-    out
 }
 
 /// The `status` string of a tool result.
@@ -471,8 +461,8 @@ mod tests {
     use super::*;
     use crate::order::ZeroOrder;
     use agent_core::{
-        Message, Permission, PermissionMode, PlanItem, PlanStatus, ProgressStream, RecoveryReason,
-        RequestScope, RunKind, Usage,
+        ContentBlock, Message, Permission, PermissionMode, PlanItem, PlanStatus, ProgressStream,
+        RecoveryReason, RequestScope, RunKind, Usage,
     };
     use serde_json::json;
 

@@ -2,7 +2,8 @@
 //! ending in `done`) and `text` (the answer on stdout, diagnostics on stderr).
 //!
 //! Lines are the typed structs of [`crate::wire`] and [`crate::wire::json`], serialised with
-//! their keys sorted and their fields redacted, then Go-escaped ([`go_escape_tail`]) so the
+//! their keys sorted and their fields redacted, then Go-escaped
+//! ([`agent_host::text::escape_json_tail`] with [`JsonEscapes::Go`]) so the
 //! bytes equal Zero's.
 
 use std::io::{self, Write};
@@ -11,8 +12,9 @@ use serde::Serialize;
 
 use crate::cli::OutputFormat;
 use crate::ids::valid_run_id;
-use crate::redact::{go_escape_tail, redact_str};
-use crate::session::cut_utf8;
+use agent_host::text::{cut_utf8, escape_json_tail, JsonEscapes};
+
+use crate::redact::redact_str;
 use crate::wire::json::JsonLine;
 use crate::wire::{EventBody, OutputEvent, SCHEMA_VERSION};
 
@@ -56,7 +58,7 @@ fn append_json<T: Serialize + ?Sized>(line: &T, out: &mut Vec<u8>) -> io::Result
         out.truncate(start);
         return Err(io::Error::other(err));
     }
-    go_escape_tail(out, start);
+    escape_json_tail(out, start, JsonEscapes::Go);
     Ok(())
 }
 
@@ -306,7 +308,7 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::redact::{go_escape, redact_value};
+    use crate::redact::redact_value;
     use crate::wire::{
         CheckpointEvent, CheckpointInfo, Delta, Display, ErrorEvent, FinalEvent, PermissionEvent,
         RunEnd, RunStart, ToolCallEvent, ToolResultEvent, UsageEvent, WarningEvent, WireBlock,
@@ -318,7 +320,9 @@ mod tests {
     /// A line as first specified: a JSON value, redacted, serialised, Go-escaped.
     fn reference<T: Serialize>(line: &T) -> String {
         let value = serde_json::to_value(line).expect("value");
-        go_escape(&serde_json::to_string(&redact_value(value)).expect("json"))
+        let mut out = serde_json::to_vec(&redact_value(value)).expect("json");
+        escape_json_tail(&mut out, 0, JsonEscapes::Go);
+        String::from_utf8(out).expect("utf-8")
     }
 
     fn risk(text: &str) -> WireRisk {

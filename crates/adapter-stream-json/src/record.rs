@@ -11,7 +11,9 @@ use agent_core::{AgentEvent, PermissionAction};
 use serde::Serialize;
 
 use crate::checkpoint::{changed_paths, FileSnapshot, Snapshots};
-use crate::mapping::{permission_event, status_name, text_of, MapperConfig, Outcome};
+use agent_host::text::text_of;
+
+use crate::mapping::{permission_event, status_name, MapperConfig, Outcome};
 use crate::session::records::{
     CheckpointFile, CheckpointRecord, ErrorRecord, MessageRecord, PermissionRecord, ToolCallRecord,
     ToolResultRecord, UsageRecord,

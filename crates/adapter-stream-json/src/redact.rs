@@ -158,54 +158,6 @@ pub fn redact_value(value: Value) -> Value {
     }
 }
 
-/// Escapes `<`, `>`, `&`, U+2028 and U+2029 in `out[start..]`, which holds serialised JSON,
-/// the way Go's JSON encoder does: plain serde_json output followed by this equals Go's.
-///
-/// In serialised JSON these characters can only occur inside strings (keys included), so
-/// rewriting the bytes is exact. Almost no line holds one: the common case is two SIMD scans
-/// of the line, far cheaper than checking every string fragment in a serde formatter.
-pub fn go_escape_tail(out: &mut Vec<u8>, start: usize) {
-    let tail = &out[start..];
-    let first = match (
-        memchr::memchr3(b'<', b'>', b'&', tail),
-        memchr::memchr(0xE2, tail),
-    ) {
-        (None, None) => return,
-        (Some(a), Some(b)) => a.min(b),
-        (Some(a), None) | (None, Some(a)) => a,
-    };
-    let rest = out.split_off(start + first);
-    let (mut i, mut plain) = (0, 0);
-    while i < rest.len() {
-        // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
-        let (escape, len): (&[u8], usize) = match rest[i..] {
-            [b'<', ..] => (b"\\u003c", 1),
-            [b'>', ..] => (b"\\u003e", 1),
-            [b'&', ..] => (b"\\u0026", 1),
-            [0xE2, 0x80, 0xA8, ..] => (b"\\u2028", 3),
-            [0xE2, 0x80, 0xA9, ..] => (b"\\u2029", 3),
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        out.extend_from_slice(&rest[plain..i]);
-        out.extend_from_slice(escape);
-        i += len;
-        plain = i;
-    }
-    out.extend_from_slice(&rest[plain..]);
-}
-
-/// Escapes `<`, `>`, `&`, U+2028 and U+2029 the way Go's JSON encoder does (see
-/// [`go_escape_tail`]).
-pub fn go_escape(json: &str) -> String {
-    let mut out = json.as_bytes().to_vec();
-    go_escape_tail(&mut out, 0);
-    // Whole characters are replaced by ASCII escapes, so the bytes stay UTF-8.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,43 +318,8 @@ mod tests {
     }
 
     #[test]
-    fn go_escape_tail_equals_go_escape_and_leaves_the_head_alone() {
-        for (json, go) in [
-            (r#"{"t":"plain"}"#, r#"{"t":"plain"}"#),
-            (r#"{"t":"<a&b>"}"#, r#"{"t":"\u003ca\u0026b\u003e"}"#),
-            (
-                "{\"t\":\"line\u{2028}para\u{2029}end\"}",
-                r#"{"t":"line\u2028para\u2029end"}"#,
-            ),
-            (
-                "{\"t\":\"euro \u{20ac} and \u{2028}<\"}",
-                "{\"t\":\"euro \u{20ac} and \\u2028\\u003c\"}",
-            ),
-            (
-                "{\"<k>\":\"\u{2026}\"}",
-                "{\"\\u003ck\\u003e\":\"\u{2026}\"}",
-            ),
-            (r#"{"t":"&"}"#, r#"{"t":"\u0026"}"#),
-        ] {
-            assert_eq!(go_escape(json), go);
-            let mut out = b"<head>".to_vec();
-            out.extend_from_slice(json.as_bytes());
-            go_escape_tail(&mut out, 6);
-            assert_eq!(&out[..6], b"<head>");
-            assert_eq!(
-                std::str::from_utf8(&out[6..]).expect("utf-8"),
-                go_escape(json)
-            );
-        }
-    }
-
-    #[test]
-    fn keys_come_out_sorted_and_go_escapes_apply() {
+    fn keys_come_out_sorted() {
         let out = redact_value(json!({"b": 1, "a": {"d": 1, "c": 2}}));
         assert_eq!(out.to_string(), r#"{"a":{"c":2,"d":1},"b":1}"#);
-        assert_eq!(
-            go_escape(r#"{"t":"<a&b>"}"#),
-            r#"{"t":"\u003ca\u0026b\u003e"}"#
-        );
     }
 }

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{Agent, PermissionMode, Provider, ReasoningLevel, SideEffect, Tool, UserInput};
-use agent_providers::{build_provider, ProviderConfig, ProviderId};
+use agent_host::cli::{build_provider, ProviderEnv};
+use agent_providers::ProviderConfig;
 use agent_tools::ToolSet;
 use bytes::Bytes;
 
@@ -296,23 +297,21 @@ pub(super) fn reasoning_level(effort: &str) -> ReasoningLevel {
     }
 }
 
-/// The provider id: `--provider`, else `$ZERO_PROVIDER`, else `scripted`.
+/// The variables Zero reads for the provider flags it leaves out: `$ZERO_PROVIDER` names the
+/// provider (then the providers' standard key and URL variables apply).
+const ZERO_PROVIDER_ENV: ProviderEnv = ProviderEnv {
+    provider: Some("ZERO_PROVIDER"),
+    model: None,
+    base_url: None,
+    script: None,
+};
+
+/// The provider settings: `--provider`, else `$ZERO_PROVIDER`, else `scripted` (agent-host's
+/// provider flags, with Zero's variable).
 pub(super) fn provider_config(o: &ExecOptions, env: &EnvLookup) -> Result<ProviderConfig, String> {
-    let id = o
-        .provider
-        .clone()
-        .or_else(|| env("ZERO_PROVIDER").filter(|v| !v.trim().is_empty()))
-        .unwrap_or_else(|| "scripted".into());
-    let id: ProviderId = id
-        .trim()
-        .parse()
-        .map_err(|err: agent_providers::config::ParseProviderIdError| err.to_string())?;
-    let mut config = ProviderConfig::new(id);
-    config.model = o.model.clone();
-    config.base_url = o.base_url.clone();
-    config.api_key = o.api_key.clone();
-    config.script = o.script.as_ref().map(PathBuf::from);
-    Ok(config)
+    o.provider
+        .config(&ZERO_PROVIDER_ENV, &**env)
+        .map_err(|err| err.to_string())
 }
 
 /// Zero's name for a provider kind.
@@ -424,7 +423,7 @@ fn build_agent(
         .tools(tools)
         .permission_mode(plan.mode.core)
         .cwd(plan.workspace);
-    if let Some(model) = &o.model {
+    if let Some(model) = &o.provider.model {
         builder = builder.model(model.clone());
     }
     if let Some(turns) = o.max_turns {

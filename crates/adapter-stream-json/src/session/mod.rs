@@ -20,7 +20,7 @@ pub mod records;
 pub mod store;
 
 pub use prepare::{
-    cut_utf8, format_exec_prompt, preflight, prepare, session_title, ExecMode, NewSessionInfo,
+    format_exec_prompt, preflight, prepare, session_title, ExecMode, NewSessionInfo,
     PreflightError, PreparedSession, SessionRequest,
 };
 pub use records::{Metadata, SessionEvent};

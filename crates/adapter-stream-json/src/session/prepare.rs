@@ -1,6 +1,7 @@
 //! How an exec run uses its session: preflight checks, creating, resuming or forking it, and
 //! the prior context a resumed run's prompt carries.
 
+use agent_host::text::cut_utf8;
 use serde_json::Value;
 
 use super::records::{Metadata, SessionEvent};
@@ -153,17 +154,6 @@ pub fn session_title(explicit: Option<&str>, prompt: &str) -> String {
         return "Zero exec session".into();
     }
     cut_utf8(&collapsed, 80).to_string()
-}
-
-/// The longest prefix of `s` of at most `n` bytes that ends on a character boundary.
-pub fn cut_utf8(s: &str, mut n: usize) -> &str {
-    if s.len() <= n {
-        return s;
-    }
-    while n > 0 && !s.is_char_boundary(n) {
-        n -= 1;
-    }
-    &s[..n]
 }
 
 const CONTEXT_TYPES: [&str; 7] = [

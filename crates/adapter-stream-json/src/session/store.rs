@@ -1,11 +1,13 @@
 //! The session store: create, list, read, append and fork sessions in Zero's layout.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::fs;
 use std::path::{Path, PathBuf};
 
+use agent_host::fs::{
+    create_dir_all_private, create_dir_private, parse_jsonl, private_options, write_atomic,
+    FileLock, JsonlFile,
+};
 use chrono::{SecondsFormat, Utc};
-
 use serde::Serialize;
 
 use super::records::{Appended, ForkRecord, Metadata, SessionEvent, SessionEventLine};
@@ -77,165 +79,17 @@ pub struct SessionStore {
     root: PathBuf,
 }
 
-#[cfg(unix)]
-fn create_dir_private(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    fs::DirBuilder::new().mode(0o700).create(path)
-}
-
-#[cfg(not(unix))]
-fn create_dir_private(path: &Path) -> std::io::Result<()> {
-    fs::create_dir(path)
-}
-
-#[cfg(unix)]
-fn create_dir_all_private(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(path)
-}
-
-#[cfg(not(unix))]
-fn create_dir_all_private(path: &Path) -> std::io::Result<()> {
-    fs::create_dir_all(path)
-}
-
-fn private_options() -> OpenOptions {
-    let mut options = OpenOptions::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options
-}
-
-/// Writes `data` to `path` atomically (temp file, fsync, rename).
-fn write_atomic(path: &Path, data: &[u8]) -> Result<(), SessionError> {
-    let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
-    let mut file = private_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp)
-        .map_err(io("write zero session metadata"))?;
-    file.write_all(data)
-        .and_then(|_| file.sync_all())
-        .map_err(io("write zero session metadata"))?;
-    fs::rename(&tmp, path).map_err(|err| {
-        let _ = fs::remove_file(&tmp);
-        SessionError::Io {
-            context: "replace zero session metadata".into(),
-            source: err,
-        }
-    })
-}
-
-/// An advisory exclusive lock on `session.lock`, released on drop.
-struct SessionLock {
-    #[cfg_attr(not(unix), allow(dead_code))]
-    file: File,
-}
-
-impl SessionLock {
-    fn acquire(dir: &Path) -> Result<Self, SessionError> {
-        let file = private_options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(dir.join(LOCK_FILE))
-            .map_err(io("open zero session lock"))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::io::AsRawFd;
-            // SAFETY: flock on a file descriptor we own; no memory is shared.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if rc != 0 {
-                return Err(SessionError::Io {
-                    context: "lock zero session".into(),
-                    source: std::io::Error::last_os_error(),
-                });
-            }
-        }
-        Ok(Self { file })
-    }
-}
-
-impl Drop for SessionLock {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        {
-            use std::os::unix::io::AsRawFd;
-            // SAFETY: unlocking the descriptor we locked; closing would release it anyway.
-            unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
-        }
-    }
-}
-
-/// Parses `events.jsonl` text, dropping a torn last line (one without its newline).
-fn parse_events(id: &str, data: &str) -> Result<Vec<SessionEvent>, SessionError> {
-    let torn_possible = !data.is_empty() && !data.ends_with('\n');
-    let lines: Vec<&str> = data.split('\n').collect();
-    let last_non_empty = lines.iter().rposition(|l| !l.trim().is_empty());
-    let mut events = Vec::new();
-    for (index, line) in lines.iter().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<SessionEvent>(line) {
-            Ok(event) => events.push(event),
-            Err(_) if torn_possible && Some(index) == last_non_empty => break,
-            Err(err) => {
-                return Err(SessionError::Corrupt(format!(
-                    "invalid json in zero session {id} {EVENTS_FILE} at line {}: {err}",
-                    index + 1
-                )))
-            }
-        }
-    }
-    Ok(events)
-}
-
-/// Cuts off a torn last line left by a crash (so the next line starts clean) and returns the
-/// sequence of the last complete event. Only the tail of the file is read.
-fn recover_tail(file: &mut File) -> std::io::Result<u64> {
-    const CHUNK: u64 = 64 * 1024;
-    let len = file.metadata()?.len();
-    let mut start = len.saturating_sub(CHUNK);
-    loop {
-        file.seek(SeekFrom::Start(start))?;
-        let mut tail = Vec::new();
-        Read::by_ref(file)
-            .take(len - start)
-            .read_to_end(&mut tail)?;
-        // Keep only complete lines: everything up to the last newline.
-        let keep = tail.iter().rposition(|b| *b == b'\n').map(|i| i + 1);
-        let Some(keep) = keep else {
-            if start == 0 {
-                // No complete line at all: the whole file is one torn line.
-                file.set_len(0)?;
-                return Ok(0);
-            }
-            start = start.saturating_sub(CHUNK);
-            continue;
-        };
-        if (keep as u64) < tail.len() as u64 {
-            file.set_len(start + keep as u64)?;
-        }
-        let complete = &tail[..keep];
-        let body = &complete[..complete.len() - 1];
-        let line_start = body.iter().rposition(|b| *b == b'\n').map(|i| i + 1);
-        match line_start {
-            Some(at) => return Ok(last_sequence_of(&body[at..])),
-            None if start == 0 => return Ok(last_sequence_of(body)),
-            // The last complete line starts before this chunk: read further back.
-            None => start = start.saturating_sub(CHUNK),
-        }
-    }
+/// Parses `events.jsonl`, dropping a torn last line (agent-host's rule, which the append's
+/// repair follows too).
+fn parse_events(id: &str, data: &[u8]) -> Result<Vec<SessionEvent>, SessionError> {
+    parse_jsonl::<SessionEvent>(data)
+        .map(|jsonl| jsonl.records)
+        .map_err(|err| {
+            SessionError::Corrupt(format!(
+                "invalid json in zero session {id} {EVENTS_FILE} at line {}: {}",
+                err.line, err.message
+            ))
+        })
 }
 
 fn last_sequence_of(line: &[u8]) -> u64 {
@@ -287,6 +141,7 @@ impl SessionStore {
             &self.session_dir(&meta.session_id).join(METADATA_FILE),
             &data,
         )
+        .map_err(io("write zero session metadata"))
     }
 
     /// A session's metadata; `Ok(None)` when it does not exist.
@@ -369,14 +224,16 @@ impl SessionStore {
     /// Every complete event of a session, in order.
     pub fn read_events(&self, id: &str) -> Result<Vec<SessionEvent>, SessionError> {
         Self::check_id(id)?;
-        match fs::read_to_string(self.session_dir(id).join(EVENTS_FILE)) {
+        match fs::read(self.session_dir(id).join(EVENTS_FILE)) {
             Ok(data) => parse_events(id, &data),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
             Err(err) => Err(io("read zero session events")(err)),
         }
     }
 
-    /// Appends one event (fsynced) and updates the metadata.
+    /// Appends one event (fsynced) and updates the metadata, under the session's lock. A torn
+    /// last line left by a crash is cut off first, and the sequence goes on from the last
+    /// whole event (or the metadata's count, whichever is higher).
     pub fn append<P: Serialize>(
         &self,
         id: &str,
@@ -385,18 +242,16 @@ impl SessionStore {
     ) -> Result<Appended, SessionError> {
         Self::check_id(id)?;
         let dir = self.session_dir(id);
-        let _lock = SessionLock::acquire(&dir)?;
+        let _lock = FileLock::exclusive(&dir.join(LOCK_FILE)).map_err(io("lock zero session"))?;
         let mut meta = self
             .read_metadata(id)?
             .ok_or_else(|| SessionError::NotFound(id.to_string()))?;
-        let mut file = private_options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(dir.join(EVENTS_FILE))
-            .map_err(io("append zero session event"))?;
-        let last_sequence = recover_tail(&mut file).map_err(io("recover zero session events"))?;
+        let mut file =
+            JsonlFile::open(&dir.join(EVENTS_FILE)).map_err(io("append zero session event"))?;
+        let tail = file
+            .repair_tail()
+            .map_err(io("recover zero session events"))?;
+        let last_sequence = tail.last_line.as_deref().map_or(0, last_sequence_of);
         let sequence = meta.event_count.max(last_sequence) + 1;
         let created_at = now_rfc3339();
         let event = SessionEventLine {
@@ -407,12 +262,11 @@ impl SessionStore {
             created_at: &created_at,
             payload,
         };
-        let mut line = serde_json::to_string(&event)
+        let mut line = serde_json::to_vec(&event)
             .map_err(|err| SessionError::Corrupt(format!("encode zero session event: {err}")))?;
-        line.push('\n');
-        file.seek(SeekFrom::End(0))
-            .and_then(|_| file.write_all(line.as_bytes()))
-            .and_then(|_| file.sync_all())
+        line.push(b'\n');
+        file.append(&line)
+            .and_then(|()| file.sync())
             .map_err(io("append zero session event"))?;
         meta.updated_at = created_at.clone();
         meta.event_count = sequence;
@@ -424,20 +278,12 @@ impl SessionStore {
         })
     }
 
-    /// Stores a checkpoint blob; returns its name.
+    /// Stores a checkpoint blob `name` (atomically, fsynced).
     pub fn write_blob(&self, id: &str, name: &str, data: &[u8]) -> Result<(), SessionError> {
         Self::check_id(id)?;
         let dir = self.session_dir(id).join(BLOBS_DIR);
         create_dir_all_private(&dir).map_err(io("create zero session blobs"))?;
-        let mut file = private_options()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(dir.join(name))
-            .map_err(io("write zero session blob"))?;
-        file.write_all(data)
-            .and_then(|_| file.sync_all())
-            .map_err(io("write zero session blob"))
+        write_atomic(&dir.join(name), data).map_err(io("write zero session blob"))
     }
 
     /// Forks `parent` into a new session: every event but `provider_usage` is copied and
@@ -515,6 +361,7 @@ mod tests {
     use super::*;
     use crate::session::default_root;
     use serde_json::{json, Value};
+    use std::io::Write;
 
     fn store() -> (tempfile::TempDir, SessionStore) {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -557,7 +404,7 @@ mod tests {
             .expect("append");
         // Simulate a crash mid-append.
         let events_path = store.session_dir("s1").join(EVENTS_FILE);
-        let mut f = OpenOptions::new()
+        let mut f = fs::OpenOptions::new()
             .append(true)
             .open(&events_path)
             .expect("open");
@@ -622,6 +469,30 @@ mod tests {
         assert_eq!(store.read_events("big").expect("read").len(), 1);
     }
 
+    /// agent-host's rule, which readers and the append share: a last event that is whole
+    /// but lost its newline is kept (and terminated before the next line), not cut off.
+    #[test]
+    fn a_whole_last_line_without_its_newline_is_kept() {
+        let (_dir, store) = store();
+        store
+            .create(CreateInput {
+                session_id: Some("w".into()),
+                ..Default::default()
+            })
+            .expect("create");
+        store.append("w", "message", None::<Value>).expect("first");
+        let events_path = store.session_dir("w").join(EVENTS_FILE);
+        let whole = fs::read(&events_path).expect("read");
+        fs::write(&events_path, &whole[..whole.len() - 1]).expect("drop the newline");
+        assert_eq!(store.read_events("w").expect("read").len(), 1);
+        let second = store.append("w", "error", None::<Value>).expect("second");
+        assert_eq!(second.sequence, 2);
+        let events = store.read_events("w").expect("read");
+        let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["message", "error"]);
+    }
+
+    #[cfg(unix)]
     #[test]
     fn files_are_private() {
         use std::os::unix::fs::PermissionsExt;

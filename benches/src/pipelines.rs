@@ -9,7 +9,7 @@ use adapter_rpc::wire::Frame;
 use adapter_stream_json::cli::OutputFormat;
 use adapter_stream_json::mapping::{Mapper, MapperConfig};
 use adapter_stream_json::order::ZeroOrder;
-use adapter_stream_json::output::Writer;
+use adapter_stream_json::output::{Frames, Renderer};
 use adapter_stream_json::pipeline::Pipeline;
 use adapter_stream_json::wire::OutputEvent;
 use agent_core::AgentEvent;
@@ -19,28 +19,32 @@ use crate::CountingSink;
 /// The run id of every stream-json line.
 pub const RUN_ID: &str = "run_20260101000000_abcdef";
 
-/// stream-json: order → mapping → `Writer` (stream-json format) → sink, queued and flushed
-/// the way `exec` does when events arrive faster than they are written (every 32 KiB, and at
-/// the end).
+/// stream-json: order → mapping → `Renderer` (stream-json format) → sink: each event lent
+/// to the pipeline the way agent-host's turn driver lends it, the lines handed to the sink
+/// every 64 KiB and at the end (the driver's batching).
 pub fn zero_pipeline(events: Vec<AgentEvent>, sink: &CountingSink) {
     let mut pipeline = Pipeline::new(MapperConfig::default(), None);
-    let mut writer = Writer::new(
+    let mut renderer = Renderer::new(
         OutputFormat::StreamJson,
         RUN_ID,
-        Box::new(sink.clone()),
         Box::new(std::io::sink()),
-        "auto",
+        Box::new(std::io::sink()),
     );
-    for event in events {
-        pipeline.push(event, &mut writer).expect("sink never fails");
-        if writer.queued_bytes() >= 32 * 1024 {
-            writer.flush().expect("sink never fails");
+    let mut frames = Frames::new();
+    let mut sink = sink.clone();
+    for event in &events {
+        pipeline
+            .map(event, &mut renderer, &mut frames)
+            .expect("renders");
+        if frames.len_bytes() >= 64 * 1024 {
+            sink.write_all(frames.bytes()).expect("sink never fails");
+            frames.clear();
         }
     }
     pipeline
-        .finish(false, &mut writer)
-        .expect("sink never fails");
-    writer.flush().expect("sink never fails");
+        .finish(false, &mut renderer, &mut frames)
+        .expect("renders");
+    sink.write_all(frames.bytes()).expect("sink never fails");
 }
 
 /// The stream-json frames of `events`, for the baseline.

@@ -18,13 +18,6 @@ pub struct ZeroOrder {
     usage: Vec<AgentEvent>,
 }
 
-fn call_id(event: &AgentEvent) -> Option<&str> {
-    match event {
-        AgentEvent::ToolCall { id, .. } => Some(id),
-        _ => None,
-    }
-}
-
 impl ZeroOrder {
     /// An empty order.
     pub fn new() -> Self {
@@ -52,7 +45,24 @@ impl ZeroOrder {
                 self.release_calls(id, out)
             }
             AgentEvent::RunFinished { .. } => self.finish(out),
-            _ => {}
+            // Due at once, and releasing nothing.
+            AgentEvent::RunStarted { .. }
+            | AgentEvent::UserMessage { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::RequestStarted { .. }
+            | AgentEvent::RetryScheduled { .. }
+            | AgentEvent::AssistantStarted
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::ToolUseStarted { .. }
+            | AgentEvent::ToolUseArgsDelta { .. }
+            | AgentEvent::ToolUseEnded { .. }
+            | AgentEvent::TurnRecovery { .. }
+            | AgentEvent::ToolProgress { .. }
+            | AgentEvent::PlanUpdated { .. }
+            | AgentEvent::CompactionFinished { .. } => {}
+            // `AgentEvent` is `#[non_exhaustive]`: a variant added later passes through.
+            _added_later => {}
         }
         out.push(event);
     }
@@ -65,7 +75,9 @@ impl ZeroOrder {
 
     /// Releases held calls up to and including `id` (none when `id` is not held).
     fn release_calls(&mut self, id: &str, out: &mut Vec<AgentEvent>) {
-        if let Some(index) = self.calls.iter().position(|c| call_id(c) == Some(id)) {
+        let held =
+            |c: &AgentEvent| matches!(c, AgentEvent::ToolCall { id: held, .. } if held == id);
+        if let Some(index) = self.calls.iter().position(held) {
             out.extend(self.calls.drain(..=index));
         }
     }

@@ -14,10 +14,13 @@ use std::sync::Arc;
 
 use agent_core::{CancellationToken, Provider, Tool};
 
-use crate::cli::{parse_exec_args, OutputFormat, Parsed, HELP};
+use agent_host::output::Frames;
+
+use crate::cli::{parse_exec_args, OutputFormat, Parsed, UsageError, HELP};
 use crate::ids::run_id;
 use crate::mapping::exit;
-use crate::output::Writer;
+use crate::output::lines::Stdout;
+use crate::output::Renderer;
 use crate::wire::json::{JsonLine, JsonToolInfo, JsonTools};
 use crate::wire::{ErrorEvent, EventBody, FinalEvent, RunEnd, RunStart};
 
@@ -85,15 +88,52 @@ enum Failure {
     Provider(String),
 }
 
+/// Where a run's output goes: the renderer, the burst being rendered, and the line writer
+/// over stdout (which the text format, writing stdout itself, leaves idle).
+struct Output {
+    renderer: Renderer,
+    frames: Frames,
+    stdout: Stdout,
+}
+
+impl Output {
+    fn start(
+        format: OutputFormat,
+        stdout: Box<dyn Write + Send>,
+        stderr: Box<dyn Write + Send>,
+    ) -> Self {
+        let (text, lines): (Box<dyn Write + Send>, Box<dyn Write + Send>) = match format {
+            OutputFormat::Text => (stdout, Box::new(std::io::sink())),
+            _ => (Box::new(std::io::sink()), stdout),
+        };
+        Self {
+            renderer: Renderer::new(format, run_id(chrono::Utc::now()), text, stderr),
+            frames: Frames::new(),
+            stdout: Stdout::start(lines),
+        }
+    }
+
+    /// Renders `body` and hands it to the writer.
+    fn write(&mut self, body: &EventBody) -> std::io::Result<()> {
+        self.renderer.render(body, &mut self.frames)?;
+        self.stdout.send(&mut self.frames)
+    }
+
+    /// Writes everything; the first error of stdout, if any.
+    async fn close(mut self) -> std::io::Result<()> {
+        self.stdout.close(&mut self.frames).await
+    }
+}
+
 /// Reports a failure before the run: `error` then `run_end` inside the protocol; under the
 /// other formats a usage error is `[zero] …` on stderr, a provider error goes through the
-/// format's writer. Returns the exit code.
-fn report(writer: &mut Writer, failure: Failure) -> i32 {
+/// format's renderer. Returns the exit code.
+fn report(out: &mut Output, failure: Failure) -> i32 {
     let (code, message, exit_code) = match failure {
         Failure::Usage(message) => {
-            if writer.format() != OutputFormat::StreamJson {
+            if out.renderer.format() != OutputFormat::StreamJson {
                 return finished(
-                    writer.stderr_line(&format!("[zero] {message}")),
+                    out.renderer.stderr_line(&format!("[zero] {message}")),
                     exit::USAGE,
                 );
             }
@@ -112,7 +152,7 @@ fn report(writer: &mut Writer, failure: Failure) -> i32 {
             status: "error".into(),
         }),
     ];
-    finished(lines.iter().try_for_each(|l| writer.write(l)), exit_code)
+    finished(lines.iter().try_for_each(|l| out.write(l)), exit_code)
 }
 
 /// `code` when the output was written, else a crash.
@@ -125,9 +165,9 @@ fn finished(written: std::io::Result<()>, code: i32) -> i32 {
 
 /// `--list-tools`: the tools the model can see, in the output format; the provider is never
 /// built.
-fn list_tools(writer: &mut Writer, plan: &setup::Plan) -> i32 {
+fn list_tools(out: &mut Output, plan: &setup::Plan) -> i32 {
     let text = setup::format_tool_list(&plan.tools);
-    let written = match writer.format() {
+    let written = match out.renderer.format() {
         OutputFormat::StreamJson => [
             EventBody::RunStart(RunStart {
                 cwd: plan.workspace.display().to_string(),
@@ -140,7 +180,7 @@ fn list_tools(writer: &mut Writer, plan: &setup::Plan) -> i32 {
             }),
         ]
         .iter()
-        .try_for_each(|e| writer.write(e)),
+        .try_for_each(|e| out.write(e)),
         OutputFormat::Json => {
             let tools = plan
                 .tools
@@ -152,11 +192,42 @@ fn list_tools(writer: &mut Writer, plan: &setup::Plan) -> i32 {
                     side_effect: t.side_effect().as_str().to_string(),
                 })
                 .collect();
-            writer.write_json_line(&JsonLine::Tools(JsonTools { tools }))
+            out.renderer
+                .render_json(&JsonLine::Tools(JsonTools { tools }), &mut out.frames)
         }
-        OutputFormat::Text => writer.stdout_line(&text),
+        OutputFormat::Text => out.renderer.stdout_line(&text, &mut out.frames),
     };
     finished(written, exit::SUCCESS)
+}
+
+/// The steps of `exec` after the arguments are parsed; returns the exit code.
+async fn exec(
+    parsed: Result<Parsed, UsageError>,
+    out: &mut Output,
+    hooks: &ExecHooks,
+    stdin: &mut dyn Read,
+) -> i32 {
+    let options = match parsed {
+        Ok(Parsed::Run(o)) => *o,
+        Ok(Parsed::Help) => {
+            let help = out.renderer.stdout_line(HELP.trim_end(), &mut out.frames);
+            return finished(help, exit::SUCCESS);
+        }
+        Err(err) => return report(out, Failure::Usage(err.message)),
+    };
+    let plan = match setup::plan(&options, hooks) {
+        Ok(plan) => plan,
+        Err(failure) => return report(out, failure),
+    };
+    out.renderer.set_permission_mode(plan.mode.name);
+    if options.list_tools {
+        return list_tools(out, &plan);
+    }
+    let ready = match setup::ready(&options, hooks, plan, stdin) {
+        Ok(ready) => ready,
+        Err(failure) => return report(out, failure),
+    };
+    run::run(ready, out, &hooks.interrupt).await
 }
 
 /// Runs `exec` with the arguments after the word `exec`; returns the exit code.
@@ -172,25 +243,7 @@ pub async fn run_exec(args: &[String], io: ExecIo, hooks: ExecHooks) -> i32 {
         Ok(Parsed::Help) => OutputFormat::Text,
         Err(err) => err.format,
     };
-    let mut writer = Writer::new(format, run_id(chrono::Utc::now()), stdout, stderr, "");
-    let options = match parsed {
-        Ok(Parsed::Run(o)) => *o,
-        Ok(Parsed::Help) => {
-            return finished(writer.stdout_line(HELP.trim_end()), exit::SUCCESS);
-        }
-        Err(err) => return report(&mut writer, Failure::Usage(err.message)),
-    };
-    let plan = match setup::plan(&options, &hooks) {
-        Ok(plan) => plan,
-        Err(failure) => return report(&mut writer, failure),
-    };
-    writer.set_permission_mode(plan.mode.name);
-    if options.list_tools {
-        return list_tools(&mut writer, &plan);
-    }
-    let ready = match setup::ready(&options, &hooks, plan, &mut *stdin) {
-        Ok(ready) => ready,
-        Err(failure) => return report(&mut writer, failure),
-    };
-    run::run(ready, writer, &hooks.interrupt).await
+    let mut out = Output::start(format, stdout, stderr);
+    let code = exec(parsed, &mut out, &hooks, &mut *stdin).await;
+    finished(out.close().await, code)
 }

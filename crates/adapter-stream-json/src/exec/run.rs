@@ -1,14 +1,14 @@
-//! The run: `run_start` (and the unsafe-mode warning), then the agent's events streamed
-//! through the [`Pipeline`] in bursts, then the terminal lines.
+//! The run: `run_start` (and the unsafe-mode warning), then the agent's events driven
+//! through the [`Pipeline`] by agent-host's turn driver, then the terminal lines.
 
 use std::time::Duration;
 
-use agent_core::{Agent, CancellationToken, UserInput};
+use agent_core::{Agent, AgentEvent, CancellationToken, UserInput};
+use agent_host::driver::drive;
 
-use super::finished;
 use super::setup::Ready;
+use super::{finished, Output};
 use crate::mapping::exit;
-use crate::output::Writer;
 use crate::pipeline::Pipeline;
 use crate::wire::{EventBody, WarningEvent};
 
@@ -16,13 +16,8 @@ use crate::wire::{EventBody, WarningEvent};
 /// anyway.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 
-/// Most events taken from the run at once.
-const MAX_BATCH_EVENTS: usize = 1024;
-/// Most bytes queued before stdout is written, when more keep arriving.
-const MAX_BATCH_BYTES: usize = 32 * 1024;
-
-/// Starts the run and streams it to `writer`; returns the exit code.
-pub(super) async fn run(ready: Ready, mut writer: Writer, interrupt: &CancellationToken) -> i32 {
+/// Starts the run and streams it to `out`; returns the exit code.
+pub(super) async fn run(ready: Ready, out: &mut Output, interrupt: &CancellationToken) -> i32 {
     let Ready {
         agent,
         input,
@@ -32,7 +27,9 @@ pub(super) async fn run(ready: Ready, mut writer: Writer, interrupt: &Cancellati
         mapping,
         mut recorder,
     } = ready;
-    if writer.write(&EventBody::RunStart(start)).is_err() {
+    // `run_start` is on stdout before the agent starts; if it cannot be written, the agent
+    // never runs.
+    if out.write(&EventBody::RunStart(start)).is_err() {
         return exit::CRASH;
     }
     if let Some(reason) = unsafe_reason {
@@ -41,87 +38,84 @@ pub(super) async fn run(ready: Ready, mut writer: Writer, interrupt: &Cancellati
                 "Unsafe permissions are active for this run because {reason} was passed."
             ),
         });
-        if writer.write(&warning).is_err() {
+        if out.write(&warning).is_err() {
             return exit::CRASH;
         }
+    }
+    if out.stdout.send_and_wait(&mut out.frames).await.is_err() {
+        return exit::CRASH;
     }
     if let Some(recorder) = &mut recorder {
         recorder.user_message(&prompt);
     }
     let mut pipeline = Pipeline::new(mapping, recorder);
-    let code = drive(&agent, input, &mut pipeline, &mut writer, interrupt).await;
+    let code = stream(&agent, input, &mut pipeline, out, interrupt).await;
     if let Some(failure) = pipeline.recorder().and_then(|r| r.failure()) {
-        let _ = writer.stderr_line(&format!(
+        let _ = out.renderer.stderr_line(&format!(
             "[zero] WARNING: session not fully recorded: {failure}"
         ));
     }
     code
 }
 
-/// Streams the run to the writer and writes its terminal lines; returns the exit code.
+/// Drives the run to its end through the pipeline and renders its terminal lines; returns
+/// the exit code.
 ///
-/// Every event already waiting is taken at once and queued, then the queue is flushed: a
-/// burst costs one write, and the last line of it is on stdout before the loop waits again.
-/// A signal aborts the run; if it has not wound down within [`INTERRUPT_GRACE`], the
-/// terminal lines are written anyway.
-async fn drive(
+/// agent-host's driver takes every event already waiting, maps the burst and hands it to the
+/// line writer as one message, which writes and flushes it before the next burst is taken. A
+/// signal aborts the run; if it has not wound down within [`INTERRUPT_GRACE`], the terminal
+/// lines are written anyway. When stdout fails, the run is aborted too and the exit is a
+/// crash.
+async fn stream(
     agent: &Agent,
     input: UserInput,
     pipeline: &mut Pipeline,
-    w: &mut Writer,
+    out: &mut Output,
     interrupt: &CancellationToken,
 ) -> i32 {
     let mut run = agent.prompt(input);
-    let mut events = Vec::with_capacity(MAX_BATCH_EVENTS);
-    let mut interrupted = false;
-    let mut deadline: Option<tokio::time::Instant> = None;
-    loop {
-        let grace = async {
-            match deadline {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
+    let abort = run.abort_handle();
+    let Output {
+        renderer,
+        frames,
+        stdout,
+    } = out;
+    let sender = stdout.sender();
+    let mut failed = false;
+    let interrupted = {
+        let driving = drive(&mut run, sender, frames, |event, frames| {
+            if failed {
+                return;
             }
-        };
-        let received = tokio::select! {
+            let delta = matches!(
+                event,
+                AgentEvent::TextDelta { .. } | AgentEvent::ReasoningDelta { .. }
+            );
+            // A closed stdout is noticed at the next event that is not a delta (a delta has
+            // no side effect), or when the run has ended.
+            if pipeline.map(event, renderer, frames).is_err() || (!delta && sender.is_closed()) {
+                failed = true;
+                abort.abort();
+            }
+        });
+        tokio::pin!(driving);
+        let interrupted = tokio::select! {
             biased;
-            _ = interrupt.cancelled(), if !interrupted => {
-                interrupted = true;
-                run.abort();
-                deadline = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
-                continue;
-            }
-            _ = grace => break,
-            n = run.recv_many(&mut events, MAX_BATCH_EVENTS) => n,
+            _ = interrupt.cancelled() => true,
+            _ = &mut driving => false,
         };
-        if received == 0 {
-            break;
+        if interrupted {
+            abort.abort();
+            let _ = tokio::time::timeout(INTERRUPT_GRACE, &mut driving).await;
         }
-        for event in events.drain(..) {
-            let queued =
-                pipeline
-                    .push(event, w)
-                    .and_then(|()| match w.queued_bytes() >= MAX_BATCH_BYTES {
-                        true => w.flush(),
-                        false => Ok(()),
-                    });
-            if queued.is_err() {
-                run.abort();
-                return exit::CRASH;
-            }
-            if pipeline.is_finished() {
-                break;
-            }
-        }
-        if w.flush().is_err() {
-            run.abort();
-            return exit::CRASH;
-        }
-        if pipeline.is_finished() {
-            break;
-        }
+        interrupted
+    };
+    if failed || sender.is_closed() {
+        return exit::CRASH;
     }
-    match pipeline.finish(interrupted, w) {
-        Ok(code) => code,
-        Err(err) => finished(Err(err), exit::CRASH),
+    let code = pipeline.finish(interrupted, renderer, frames);
+    match code {
+        Ok(code) => finished(stdout.send(frames), code),
+        Err(_) => exit::CRASH,
     }
 }

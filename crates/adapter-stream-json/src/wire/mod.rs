@@ -63,8 +63,13 @@ impl Serialize for OutputEvent {
     /// The line as Zero writes it: keys sorted, every field redacted (the run id too).
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let run_id = crate::redact::redact_str(&self.run_id);
-        let line = self.body.with_envelope(&run_id, self.schema_version);
-        line.serialize(serializer)
+        Line {
+            run_id: &run_id,
+            schema_version: self.schema_version,
+            kind: self.body.type_name(),
+            body: &self.body,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -125,35 +130,33 @@ impl EventBody {
             Self::RunEnd(_) => "run_end",
         }
     }
+}
 
-    /// Serialises as a whole line of run `run_id` (already redacted): the envelope merged in
-    /// at its sorted places.
-    pub(crate) fn with_envelope<'a>(
-        &'a self,
-        run_id: &'a str,
-        schema_version: u32,
-    ) -> impl Serialize + 'a {
-        struct Line<'a> {
-            extra: [(&'static str, Scalar<'a>); 3],
-            body: &'a EventBody,
+/// A whole stream-json line: `body` (one event's fields) with the envelope of run `run_id`
+/// (already redacted) merged in at its sorted places.
+pub(crate) struct Line<'a, T: ?Sized> {
+    /// The run id, redacted.
+    pub run_id: &'a str,
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The event's `type`.
+    pub kind: &'static str,
+    /// The event's fields.
+    pub body: &'a T,
+}
+
+impl<T: Serialize + ?Sized> Serialize for Line<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let extra = [
+            ("runId", Scalar::Str(self.run_id)),
+            ("schemaVersion", Scalar::Int(i64::from(self.schema_version))),
+            ("type", Scalar::Str(self.kind)),
+        ];
+        Merged {
+            extra: &extra,
+            body: self.body,
         }
-        impl Serialize for Line<'_> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                Merged {
-                    extra: &self.extra,
-                    body: self.body,
-                }
-                .serialize(serializer)
-            }
-        }
-        Line {
-            extra: [
-                ("runId", Scalar::Str(run_id)),
-                ("schemaVersion", Scalar::Int(i64::from(schema_version))),
-                ("type", Scalar::Str(self.type_name())),
-            ],
-            body: self,
-        }
+        .serialize(serializer)
     }
 }
 

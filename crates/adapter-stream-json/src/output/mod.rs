@@ -1,40 +1,48 @@
 //! The three output formats: `stream-json` (the protocol), `json` (Zero's snake_case NDJSON
 //! ending in `done`) and `text` (the answer on stdout, diagnostics on stderr).
 //!
-//! Lines are the typed structs of [`crate::wire`] and [`crate::wire::json`], serialised with
-//! their keys sorted and their fields redacted, then Go-escaped
-//! ([`agent_host::text::escape_json_tail`] with [`JsonEscapes::Go`]) so the
-//! bytes equal Zero's.
+//! A [`Renderer`] turns output events into lines: the typed structs of [`crate::wire`] and
+//! [`crate::wire::json`], serialised with their keys sorted and their fields redacted, then
+//! Go-escaped ([`agent_host::text::escape_json_tail`] with [`JsonEscapes::Go`]) so the bytes
+//! equal Zero's. The lines go into agent-host [`Frames`]; [`lines::Stdout`] hands them to
+//! agent-host's batching line writer. The text format is not lines: it writes the answer to
+//! stdout as it streams.
 
 use std::io::{self, Write};
 
+pub use agent_host::output::Frames;
+use agent_host::text::{cut_utf8, escape_json_tail, JsonEscapes};
 use serde::Serialize;
 
 use crate::cli::OutputFormat;
 use crate::ids::valid_run_id;
-use agent_host::text::{cut_utf8, escape_json_tail, JsonEscapes};
-
 use crate::redact::redact_str;
-use crate::wire::json::JsonLine;
-use crate::wire::{EventBody, OutputEvent, SCHEMA_VERSION};
+use crate::wire::json::{JsonDelta, JsonLine};
+use crate::wire::ser::redacted;
+use crate::wire::{EventBody, Line, OutputEvent, SCHEMA_VERSION};
+
+pub mod lines;
 
 /// Serialises one stream-json line (without the newline): keys sorted, fields redacted,
 /// Go-style escaping.
 pub fn format_line(event: &OutputEvent) -> io::Result<String> {
     let mut out = Vec::new();
     let run_id = RunId::new(&event.run_id);
-    write_versioned(event.schema_version, &run_id, &event.body, &mut out)?;
+    let line = run_id.line(event.schema_version, event.body.type_name(), &event.body)?;
+    append_json(&line, &mut out)?;
     String::from_utf8(out).map_err(io::Error::other)
 }
 
 /// Appends one stream-json line for `body` of run `run_id` (without the newline) to `out`:
 /// exactly [`format_line`]'s text.
 pub fn write_line(run_id: &str, body: &EventBody, out: &mut Vec<u8>) -> io::Result<()> {
-    write_versioned(SCHEMA_VERSION, &RunId::new(run_id), body, out)
+    let run_id = RunId::new(run_id);
+    append_json(&run_id.line(SCHEMA_VERSION, body.type_name(), body)?, out)
 }
 
-/// A run id with its validity and redacted form worked out once (a writer writes thousands
-/// of lines with the same id).
+/// A run id with its validity and redacted form worked out once (a run writes thousands of
+/// lines with the same id).
+#[derive(Debug)]
 struct RunId {
     raw: String,
     valid: bool,
@@ -49,6 +57,27 @@ impl RunId {
             redacted: redact_str(raw).into_owned(),
         }
     }
+
+    /// A line of this run; Zero refuses to write one for an invalid run id.
+    fn line<'a, T: ?Sized>(
+        &'a self,
+        schema_version: u32,
+        kind: &'static str,
+        body: &'a T,
+    ) -> io::Result<Line<'a, T>> {
+        if !self.valid {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "runId is required",
+            ));
+        }
+        Ok(Line {
+            run_id: &self.redacted,
+            schema_version,
+            kind,
+            body,
+        })
+    }
 }
 
 /// Appends `line` serialised and Go-escaped to `out`; on error `out` is left as it was.
@@ -62,24 +91,33 @@ fn append_json<T: Serialize + ?Sized>(line: &T, out: &mut Vec<u8>) -> io::Result
     Ok(())
 }
 
-fn write_versioned(
-    schema_version: u32,
-    run_id: &RunId,
-    body: &EventBody,
-    out: &mut Vec<u8>,
-) -> io::Result<()> {
-    if !run_id.valid {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "runId is required",
-        ));
-    }
-    append_json(&body.with_envelope(&run_id.redacted, schema_version), out)
+/// Pushes `line` onto `frames` as one JSON line (Go-escaped).
+fn push_json<T: Serialize + ?Sized>(frames: &mut Frames, line: &T) -> io::Result<()> {
+    frames.push_with(|buf| append_json(line, buf))
 }
 
-/// The queue buffer kept between flushes; a larger one (after a burst of big lines) is
-/// shrunk back so a long run holds no more than this.
-const MAX_KEPT_BUFFER: usize = 64 * 1024;
+/// A whole `text` or `reasoning` line, its fields (envelope included) declared in sorted
+/// order so it serialises directly.
+#[derive(Serialize)]
+struct DeltaLine<'a> {
+    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    delta: &'a str,
+    #[serde(rename = "runId")]
+    run_id: &'a str,
+    #[serde(rename = "schemaVersion")]
+    schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// Which delta a [`Renderer::render_delta`] line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeltaKind {
+    /// Answer text (`text`).
+    Text,
+    /// Reasoning (`reasoning`).
+    Reasoning,
+}
 
 /// What the text format has written to stdout so far.
 #[derive(Debug, Default)]
@@ -92,27 +130,6 @@ struct TextState {
     new_message: bool,
 }
 
-/// Writes a run's events in one output format. The first write error is returned; callers
-/// treat it as a crash (exit 1).
-pub struct Writer {
-    format: OutputFormat,
-    run_id: RunId,
-    stdout: Box<dyn Write + Send>,
-    stderr: Box<dyn Write + Send>,
-    /// Zero's permission mode name, for the `json` format's `run_start`.
-    permission_mode: String,
-    text: TextState,
-    /// stream-json lines queued by [`Writer::queue`], not yet written to stdout.
-    pending: Vec<u8>,
-}
-
-impl Drop for Writer {
-    fn drop(&mut self) {
-        // Every path flushes before it ends; this only guards against a forgotten flush.
-        let _ = self.flush();
-    }
-}
-
 fn compact_status(value: &str) -> String {
     let compact = value.split_whitespace().collect::<Vec<_>>().join(" ");
     if compact.len() > 200 {
@@ -121,23 +138,45 @@ fn compact_status(value: &str) -> String {
     compact
 }
 
-impl Writer {
-    /// A writer for run `run_id`.
+/// Renders a run's events in one output format: `stream-json` and `json` as lines pushed
+/// onto [`Frames`], `text` straight to stdout (and diagnostics to stderr). An error is a
+/// crash (exit 1): stdout failed, or the run id is invalid.
+pub struct Renderer {
+    format: OutputFormat,
+    run_id: RunId,
+    /// Zero's permission mode name, for the `json` format's `run_start`.
+    permission_mode: String,
+    /// Where the text format writes (the line formats do not use it).
+    stdout: Box<dyn Write + Send>,
+    stderr: Box<dyn Write + Send>,
+    text: TextState,
+}
+
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer")
+            .field("format", &self.format)
+            .field("run_id", &self.run_id.raw)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Renderer {
+    /// A renderer for run `run_id`. `stdout` is where the text format writes; under the
+    /// line formats the lines go onto the [`Frames`] given to each call instead.
     pub fn new(
         format: OutputFormat,
         run_id: impl Into<String>,
         stdout: Box<dyn Write + Send>,
         stderr: Box<dyn Write + Send>,
-        permission_mode: impl Into<String>,
     ) -> Self {
         Self {
             format,
             run_id: RunId::new(&run_id.into()),
+            permission_mode: String::new(),
             stdout,
             stderr,
-            permission_mode: permission_mode.into(),
             text: TextState::default(),
-            pending: Vec::new(),
         }
     }
 
@@ -151,6 +190,11 @@ impl Writer {
         &self.run_id.raw
     }
 
+    /// Whether the format writes lines (`stream-json`, `json`) rather than text.
+    pub fn writes_lines(&self) -> bool {
+        self.format != OutputFormat::Text
+    }
+
     /// Sets Zero's permission mode name, reported by the `json` format's `run_start`.
     pub fn set_permission_mode(&mut self, mode: impl Into<String>) {
         self.permission_mode = mode.into();
@@ -162,9 +206,76 @@ impl Writer {
         self.text.new_message = true;
     }
 
-    /// Writes a raw line to stdout (after any queued lines).
-    pub fn stdout_line(&mut self, line: &str) -> io::Result<()> {
-        self.write_pending()?;
+    /// Renders one event.
+    pub fn render(&mut self, body: &EventBody, frames: &mut Frames) -> io::Result<()> {
+        match self.format {
+            OutputFormat::StreamJson => {
+                let line = self.run_id.line(SCHEMA_VERSION, body.type_name(), body)?;
+                push_json(frames, &line)
+            }
+            OutputFormat::Json => {
+                push_json(frames, &JsonLine::from_event(body, &self.permission_mode))
+            }
+            OutputFormat::Text => self.write_text(body),
+        }
+    }
+
+    /// Renders a non-empty text or reasoning delta straight from the agent's event: the
+    /// line [`Renderer::render`] gives for the same delta, without building the event.
+    pub fn render_delta(
+        &mut self,
+        kind: DeltaKind,
+        delta: &str,
+        frames: &mut Frames,
+    ) -> io::Result<()> {
+        let name = match kind {
+            DeltaKind::Text => "text",
+            DeltaKind::Reasoning => "reasoning",
+        };
+        match self.format {
+            OutputFormat::StreamJson => {
+                // Nearly every line of a run: its keys are already in order, no merge needed.
+                if !self.run_id.valid {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "runId is required",
+                    ));
+                }
+                let line = DeltaLine {
+                    delta,
+                    run_id: &self.run_id.redacted,
+                    schema_version: SCHEMA_VERSION,
+                    kind: name,
+                };
+                push_json(frames, &line)
+            }
+            OutputFormat::Json => {
+                let body = JsonDelta { delta };
+                push_json(
+                    frames,
+                    &match kind {
+                        DeltaKind::Text => JsonLine::Text(body),
+                        DeltaKind::Reasoning => JsonLine::Reasoning(body),
+                    },
+                )
+            }
+            OutputFormat::Text if kind == DeltaKind::Text => self.write_answer_text(delta),
+            OutputFormat::Text => Ok(()),
+        }
+    }
+
+    /// Renders one `-o json` line that is not an event (`--list-tools`).
+    pub fn render_json(&mut self, line: &JsonLine<'_>, frames: &mut Frames) -> io::Result<()> {
+        push_json(frames, line)
+    }
+
+    /// Writes a raw line to stdout: onto `frames` under the line formats, at once under
+    /// `text`.
+    pub fn stdout_line(&mut self, line: &str, frames: &mut Frames) -> io::Result<()> {
+        if self.writes_lines() {
+            frames.push_line(line.as_bytes());
+            return Ok(());
+        }
         self.stdout.write_all(line.as_bytes())?;
         self.stdout.write_all(b"\n")?;
         self.stdout.flush()
@@ -175,69 +286,6 @@ impl Writer {
         self.stderr.write_all(line.as_bytes())?;
         self.stderr.write_all(b"\n")?;
         self.stderr.flush()
-    }
-
-    /// Writes one `-o json` line (keys sorted, redacted, Go-escaped) and flushes it.
-    pub fn write_json_line(&mut self, line: &JsonLine<'_>) -> io::Result<()> {
-        let mut out = Vec::new();
-        append_json(line, &mut out)?;
-        out.push(b'\n');
-        self.write_pending()?;
-        self.stdout.write_all(&out)?;
-        self.stdout.flush()
-    }
-
-    /// Writes one event and flushes it (with any queued before it) to stdout.
-    pub fn write(&mut self, body: &EventBody) -> io::Result<()> {
-        self.queue(body)?;
-        self.flush()
-    }
-
-    /// Queues one event: under `stream-json` its line is kept in memory until
-    /// [`Writer::flush`] (or the next [`Writer::write`]), so a burst of events costs one
-    /// write to stdout; the other formats write at once. A caller queues every event that is
-    /// ready and flushes when none is, so no line waits for a later event.
-    pub fn queue(&mut self, body: &EventBody) -> io::Result<()> {
-        match self.format {
-            OutputFormat::StreamJson => {
-                write_versioned(SCHEMA_VERSION, &self.run_id, body, &mut self.pending)?;
-                self.pending.push(b'\n');
-                Ok(())
-            }
-            OutputFormat::Json => {
-                let line = JsonLine::from_event(body, &self.permission_mode);
-                let mut out = Vec::new();
-                append_json(&line, &mut out)?;
-                out.push(b'\n');
-                self.write_pending()?;
-                self.stdout.write_all(&out)?;
-                self.stdout.flush()
-            }
-            OutputFormat::Text => self.write_text(body),
-        }
-    }
-
-    /// Bytes queued and not yet written.
-    pub fn queued_bytes(&self) -> usize {
-        self.pending.len()
-    }
-
-    /// Writes the queued lines to stdout in one write, and flushes stdout.
-    pub fn flush(&mut self) -> io::Result<()> {
-        self.write_pending()?;
-        self.stdout.flush()
-    }
-
-    fn write_pending(&mut self) -> io::Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let result = self.stdout.write_all(&self.pending);
-        self.pending.clear();
-        if self.pending.capacity() > MAX_KEPT_BUFFER {
-            self.pending.shrink_to(MAX_KEPT_BUFFER);
-        }
-        result
     }
 
     /// Answer text on stdout, as it streams.
@@ -251,18 +299,24 @@ impl Writer {
         Ok(())
     }
 
+    /// A text delta under `text`: on a new line when it starts a new assistant message.
+    fn write_answer_text(&mut self, delta: &str) -> io::Result<()> {
+        if delta.is_empty() {
+            return Ok(());
+        }
+        if std::mem::take(&mut self.text.new_message)
+            && self.text.streamed
+            && !self.text.at_line_start
+        {
+            self.write_answer("\n")?;
+        }
+        self.write_answer(delta)?;
+        self.stdout.flush()
+    }
+
     fn write_text(&mut self, body: &EventBody) -> io::Result<()> {
         match body {
-            EventBody::Text(d) => {
-                if std::mem::take(&mut self.text.new_message)
-                    && self.text.streamed
-                    && !self.text.at_line_start
-                {
-                    self.write_answer("\n")?;
-                }
-                self.write_answer(&d.delta)?;
-                self.stdout.flush()
-            }
+            EventBody::Text(d) => self.write_answer_text(&d.delta),
             EventBody::Warning(w) => self.stderr_line(&format!("[zero] WARNING: {}", w.message)),
             EventBody::ToolCall(c) => self.stderr_line(&format!("[tool] {}", c.name)),
             EventBody::ToolResult(r) => {
@@ -509,44 +563,65 @@ mod tests {
         }
     }
 
-    #[test]
-    fn queued_lines_reach_stdout_on_flush_in_one_write() {
+    fn renderer(format: OutputFormat, run_id: &str) -> (Renderer, Writes) {
         let out = Writes::default();
-        let mut w = Writer::new(
-            OutputFormat::StreamJson,
-            "run_20260101000000_abcdef",
-            Box::new(out.clone()),
-            Box::new(io::sink()),
-            "auto",
-        );
+        let r = Renderer::new(format, run_id, Box::new(out.clone()), Box::new(io::sink()));
+        (r, out)
+    }
+
+    #[test]
+    fn lines_go_onto_the_frames_and_a_bad_run_id_adds_none() {
+        let (mut r, out) = renderer(OutputFormat::StreamJson, "run_20260101000000_abcdef");
+        let mut frames = Frames::new();
         for delta in ["a", "b", "c"] {
-            w.queue(&EventBody::Text(Delta {
-                delta: delta.into(),
-            }))
-            .expect("queue");
+            r.render(
+                &EventBody::Text(Delta {
+                    delta: delta.into(),
+                }),
+                &mut frames,
+            )
+            .expect("render");
         }
-        assert!(
-            out.0.lock().expect("lock").is_empty(),
-            "nothing before flush"
-        );
-        w.flush().expect("flush");
-        let writes = out.0.lock().expect("lock").clone();
-        assert_eq!(writes.len(), 1, "one write for the burst");
-        let text = String::from_utf8(writes[0].clone()).expect("utf8");
-        assert_eq!(text.lines().count(), 3);
+        assert!(out.text().is_empty(), "line formats do not write stdout");
+        assert_eq!(frames.lines(), 3);
+        let text = String::from_utf8(frames.bytes().to_vec()).expect("utf8");
         assert!(text.ends_with("\"type\":\"text\"}\n"), "{text}");
-        // A bad run id is an error and leaves nothing half-queued.
-        let mut bad = Writer::new(
+        let (mut bad, _) = renderer(OutputFormat::StreamJson, "bad id");
+        let mut frames = Frames::new();
+        let delta = EventBody::Text(Delta { delta: "x".into() });
+        assert!(bad.render(&delta, &mut frames).is_err());
+        assert!(bad.render_delta(DeltaKind::Text, "x", &mut frames).is_err());
+        assert!(frames.is_empty());
+    }
+
+    /// The borrowed path for deltas gives exactly the line of the event path, in every format.
+    #[test]
+    fn deltas_rendered_from_the_agent_event_equal_the_event_lines() {
+        for format in [
             OutputFormat::StreamJson,
-            "bad id",
-            Box::new(out.clone()),
-            Box::new(io::sink()),
-            "auto",
-        );
-        assert!(bad
-            .queue(&EventBody::Text(Delta { delta: "x".into() }))
-            .is_err());
-        assert_eq!(bad.queued_bytes(), 0);
+            OutputFormat::Json,
+            OutputFormat::Text,
+        ] {
+            for text in AWKWARD.iter().filter(|t| !t.is_empty()) {
+                for kind in [DeltaKind::Text, DeltaKind::Reasoning] {
+                    let body = match kind {
+                        DeltaKind::Text => EventBody::Text(Delta {
+                            delta: text.to_string(),
+                        }),
+                        DeltaKind::Reasoning => EventBody::Reasoning(Delta {
+                            delta: text.to_string(),
+                        }),
+                    };
+                    let (mut a, out_a) = renderer(format, "run_20260101000000_abcdef");
+                    let (mut b, out_b) = renderer(format, "run_20260101000000_abcdef");
+                    let (mut fa, mut fb) = (Frames::new(), Frames::new());
+                    a.render(&body, &mut fa).expect("event path");
+                    b.render_delta(kind, text, &mut fb).expect("delta path");
+                    assert_eq!(fa.bytes(), fb.bytes(), "{format:?} {text:?}");
+                    assert_eq!(out_a.text(), out_b.text(), "{format:?} {text:?}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -586,18 +661,6 @@ mod tests {
         assert!(format_line(&bad).is_err());
     }
 
-    fn text_writer() -> (Writer, Writes) {
-        let out = Writes::default();
-        let w = Writer::new(
-            OutputFormat::Text,
-            "run_x",
-            Box::new(out.clone()),
-            Box::new(io::sink()),
-            "auto",
-        );
-        (w, out)
-    }
-
     fn text(delta: &str) -> EventBody {
         EventBody::Text(Delta {
             delta: delta.into(),
@@ -614,10 +677,11 @@ mod tests {
     /// Text of two assistant messages is separated by a newline; one message's deltas are not.
     #[test]
     fn text_of_separate_messages_starts_on_a_new_line() {
-        let (mut w, out) = text_writer();
+        let mut frames = Frames::new();
+        let (mut w, out) = renderer(OutputFormat::Text, "run_x");
         w.end_message(); // a model call with no text before the first
         for body in [text("I'll look at "), text("the workspace.")] {
-            w.write(&body).expect("write");
+            w.render(&body, &mut frames).expect("write");
         }
         w.end_message();
         w.end_message(); // a call with tools only
@@ -625,7 +689,7 @@ mod tests {
             text("This is the workspace."),
             final_line("This is the workspace."),
         ] {
-            w.write(&body).expect("write");
+            w.render(&body, &mut frames).expect("write");
         }
         assert_eq!(
             out.text(),
@@ -633,17 +697,20 @@ mod tests {
         );
 
         // A message that already ends its line gets no second newline.
-        let (mut w, out) = text_writer();
-        w.write(&text("Line one.\n")).expect("write");
+        let (mut w, out) = renderer(OutputFormat::Text, "run_x");
+        w.render(&text("Line one.\n"), &mut frames).expect("write");
         w.end_message();
-        w.write(&text("Two.")).expect("write");
-        w.write(&final_line("Two.")).expect("write");
+        w.render_delta(DeltaKind::Text, "Two.", &mut frames)
+            .expect("write");
+        w.render(&final_line("Two."), &mut frames).expect("write");
         assert_eq!(out.text(), "Line one.\nTwo.\n");
 
         // Nothing streamed: the final answer is printed, once.
-        let (mut w, out) = text_writer();
+        let (mut w, out) = renderer(OutputFormat::Text, "run_x");
         w.end_message();
-        w.write(&final_line("Only final.")).expect("write");
+        w.render(&final_line("Only final."), &mut frames)
+            .expect("write");
         assert_eq!(out.text(), "Only final.\n");
+        assert!(frames.is_empty(), "the text format writes no lines");
     }
 }

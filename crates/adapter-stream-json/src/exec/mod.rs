@@ -5,8 +5,8 @@
 //! provider, then the session. Every failure before the agent starts gives exactly `error`
 //! then `run_end` (under `-o stream-json`) with no `run_start`.
 //!
-//! - [`setup`]: the steps before the run, each failing with Zero's message.
-//! - [`run`]: the run itself, streamed through the [`crate::pipeline::Pipeline`].
+//! - `setup`: the steps before the run, each failing with Zero's message.
+//! - `run`: the run itself, streamed through the [`crate::pipeline::Pipeline`].
 
 use std::io::{Read, Write};
 use std::path::PathBuf;

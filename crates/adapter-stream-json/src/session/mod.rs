@@ -11,7 +11,7 @@
 //!
 //! - [`records`]: what the files hold.
 //! - [`store`]: the store.
-//! - [`prepare`]: what an exec run does with its session.
+//! - [`prepare`](mod@prepare): what an exec run does with its session.
 
 use std::path::PathBuf;
 

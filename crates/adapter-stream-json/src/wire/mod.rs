@@ -9,7 +9,7 @@
 //!
 //! Zero round-trips each event through a map, so its keys come out sorted: the fields of every
 //! type here are declared in byte order of their JSON names, and [`OutputEvent`] merges the
-//! envelope in at its sorted places ([`ser::Merged`]). Serialising applies Zero's protocol
+//! envelope in at its sorted places (`ser::Merged`). Serialising applies Zero's protocol
 //! redaction field by field (`serialize_with` helpers of [`ser`]); the fields of unknown shape
 //! (`args`, `grant`, `meta`) are walked as values. [`json`] holds the `-o json` lines.
 

@@ -1,7 +1,7 @@
 //! How Zero's lines are serialised: keys in byte order, as Go's encoder writes a map, and
 //! protocol redaction applied field by field while serialising.
 //!
-//! - [`Merged`] writes a struct (or a variant of an internally tagged enum) as one JSON object
+//! - `Merged` writes a struct (or a variant of an internally tagged enum) as one JSON object
 //!   with extra entries (the envelope: `runId`, `schemaVersion`, `type`) merged in at their
 //!   sorted places. The struct's fields must be declared in byte order of their JSON names;
 //!   the tests compare every line with a sorted reference.

@@ -14,11 +14,16 @@
 //! - [`mapping`]: [`agent_core::AgentEvent`]s to output events, nothing else.
 //! - [`record`]: the session recorder, an observer of the same events.
 //! - [`checkpoint`]: file snapshots taken before a file-changing tool runs.
-//! - [`pipeline`]: order, recorder and mapping in one step per event.
-//! - [`output`]: the `stream-json`, `json` and `text` writers.
+//! - [`pipeline`]: order, recorder, mapping and rendering in one step per event.
+//! - [`output`]: the `stream-json`, `json` and `text` renderers, and stdout through
+//!   agent-host's line writer.
 //! - [`session`]: sessions on disk in Zero's layout, with resume and fork.
 //! - [`cli`]: the `exec` command line, errors in Zero's words.
-//! - [`exec`]: [`run_exec`], one run from arguments to exit code.
+//! - [`exec`]: [`run_exec`], one run from arguments to exit code, driven by agent-host's turn
+//!   driver.
+//!
+//! Host machinery (session files, provider flags, line writer, turn driver, text helpers)
+//! comes from `agent-host`; this crate keeps Zero's wire types, its mapping and its `exec`.
 //!
 //! ```no_run
 //! # async fn demo() {

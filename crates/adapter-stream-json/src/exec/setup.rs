@@ -33,7 +33,7 @@ pub(super) struct ZeroMode {
     pub(super) unsafe_reason: Option<&'static str>,
 }
 
-pub(super) fn resolve_permission_mode(o: &ExecOptions) -> Result<ZeroMode, String> {
+fn resolve_permission_mode(o: &ExecOptions) -> Result<ZeroMode, String> {
     let mode = |name, core| ZeroMode {
         name,
         core,
@@ -80,7 +80,7 @@ pub(super) fn resolve_permission_mode(o: &ExecOptions) -> Result<ZeroMode, Strin
     Ok(by_autonomy)
 }
 
-pub(super) fn valid_tool_name(name: &str) -> bool {
+fn valid_tool_name(name: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()
@@ -89,7 +89,7 @@ pub(super) fn valid_tool_name(name: &str) -> bool {
 
 /// The tools the model can see: the defaults plus the host's, filtered by the flags; in plan
 /// mode only tools without side effects beyond reading.
-pub(super) fn build_tools(
+fn build_tools(
     workspace: &Path,
     o: &ExecOptions,
     mode: &ZeroMode,
@@ -143,7 +143,7 @@ pub(super) fn format_tool_list(tools: &[Arc<dyn Tool>]) -> String {
     lines.join("\n")
 }
 
-pub(super) fn resolve_workspace(cwd: Option<&str>, base: Option<&Path>) -> Result<PathBuf, String> {
+fn resolve_workspace(cwd: Option<&str>, base: Option<&Path>) -> Result<PathBuf, String> {
     let current = match base {
         Some(dir) => dir.to_path_buf(),
         None => {
@@ -166,7 +166,7 @@ pub(super) fn resolve_workspace(cwd: Option<&str>, base: Option<&Path>) -> Resul
 }
 
 /// Lexically cleans a path (`.` and `..` components), like Go's `filepath.Clean`.
-pub(super) fn clean_path(path: &Path) -> PathBuf {
+fn clean_path(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
     for component in path.components() {
@@ -183,7 +183,7 @@ pub(super) fn clean_path(path: &Path) -> PathBuf {
     out
 }
 
-pub(super) fn resolve_against(workspace: &Path, path: &str) -> PathBuf {
+fn resolve_against(workspace: &Path, path: &str) -> PathBuf {
     match Path::new(path).is_absolute() {
         true => PathBuf::from(path),
         false => workspace.join(path),
@@ -191,7 +191,7 @@ pub(super) fn resolve_against(workspace: &Path, path: &str) -> PathBuf {
 }
 
 /// The prompt text and stream-json images.
-pub(super) fn resolve_exec_prompt(
+fn resolve_exec_prompt(
     o: &ExecOptions,
     workspace: &Path,
     stdin: &mut dyn Read,
@@ -244,7 +244,7 @@ pub(super) fn resolve_exec_prompt(
     Ok((prompt, Vec::new()))
 }
 
-pub(super) fn sniff_image(data: &[u8], path: &Path) -> Option<&'static str> {
+fn sniff_image(data: &[u8], path: &Path) -> Option<&'static str> {
     if data.starts_with(b"\x89PNG\r\n\x1a\n") {
         return Some("image/png");
     }
@@ -267,10 +267,7 @@ pub(super) fn sniff_image(data: &[u8], path: &Path) -> Option<&'static str> {
 }
 
 /// Loads `--image` files (relative paths against the workspace).
-pub(super) fn load_images(
-    paths: &[String],
-    workspace: &Path,
-) -> Result<Vec<(String, Bytes)>, String> {
+fn load_images(paths: &[String], workspace: &Path) -> Result<Vec<(String, Bytes)>, String> {
     let mut images = Vec::new();
     for path in paths {
         let full = resolve_against(workspace, path);
@@ -289,7 +286,7 @@ pub(super) fn load_images(
     Ok(images)
 }
 
-pub(super) fn reasoning_level(effort: &str) -> ReasoningLevel {
+fn reasoning_level(effort: &str) -> ReasoningLevel {
     match effort.trim().to_ascii_lowercase().as_str() {
         "low" => ReasoningLevel::Low,
         "high" => ReasoningLevel::High,
@@ -308,22 +305,21 @@ const ZERO_PROVIDER_ENV: ProviderEnv = ProviderEnv {
 
 /// The provider settings: `--provider`, else `$ZERO_PROVIDER`, else `scripted` (agent-host's
 /// provider flags, with Zero's variable).
-pub(super) fn provider_config(o: &ExecOptions, env: &EnvLookup) -> Result<ProviderConfig, String> {
+fn provider_config(o: &ExecOptions, env: &EnvLookup) -> Result<ProviderConfig, String> {
     o.provider
         .config(&ZERO_PROVIDER_ENV, &**env)
         .map_err(|err| err.to_string())
 }
 
 /// Zero's name for a provider kind.
-pub(super) fn provider_kind(id: &str) -> String {
+fn provider_kind(id: &str) -> String {
     match id {
         "openai" => "openai-compatible".into(),
         other => other.into(),
     }
 }
 
-pub(super) const SYSTEM_PROMPT: &str =
-    "You are Zero, a coding agent running headless. Work in the \
+const SYSTEM_PROMPT: &str = "You are Zero, a coding agent running headless. Work in the \
 workspace with the tools you are given, then answer the user concisely. Nobody can answer \
 questions during this run: when something is ambiguous, proceed with your best assumption.";
 

@@ -7,9 +7,11 @@ use adapter_rpc::framing::to_line;
 use adapter_rpc::processor::{EventProcessor as RpcProcessor, SharedMeter, UsageMeter};
 use adapter_rpc::wire::Frame;
 use adapter_stream_json::cli::OutputFormat;
-use adapter_stream_json::output::Writer;
-use adapter_stream_json::processor::{EventProcessor as ZeroProcessor, ProcessorConfig};
-use adapter_stream_json::wire::{EventBody, OutputEvent};
+use adapter_stream_json::mapping::{Mapper, MapperConfig};
+use adapter_stream_json::order::ZeroOrder;
+use adapter_stream_json::output::{Frames, Renderer};
+use adapter_stream_json::pipeline::Pipeline;
+use adapter_stream_json::wire::OutputEvent;
 use agent_core::AgentEvent;
 
 use crate::CountingSink;
@@ -17,49 +19,52 @@ use crate::CountingSink;
 /// The run id of every stream-json line.
 pub const RUN_ID: &str = "run_20260101000000_abcdef";
 
-/// stream-json: processor → `Writer` (stream-json format) → sink, queued and flushed the way
-/// `exec` does when events arrive faster than they are written (every 32 KiB, and at the end).
+/// stream-json: order → mapping → `Renderer` (stream-json format) → sink: each event lent
+/// to the pipeline the way agent-host's turn driver lends it, the lines handed to the sink
+/// every 64 KiB and at the end (the driver's batching).
 pub fn zero_pipeline(events: Vec<AgentEvent>, sink: &CountingSink) {
-    let mut processor = ZeroProcessor::new(ProcessorConfig::default(), None);
-    let mut writer = Writer::new(
+    let mut pipeline = Pipeline::new(MapperConfig::default(), None);
+    let mut renderer = Renderer::new(
         OutputFormat::StreamJson,
         RUN_ID,
-        Box::new(sink.clone()),
         Box::new(std::io::sink()),
-        "auto",
+        Box::new(std::io::sink()),
     );
-    let mut bodies = Vec::new();
-    for event in events {
-        match event {
-            AgentEvent::RunFinished { status, final_text } => {
-                bodies.extend(processor.finish(status, final_text, false).events)
-            }
-            event => processor.on_event_into(event, &mut bodies),
-        }
-        for body in bodies.drain(..) {
-            writer.queue(&body).expect("sink never fails");
-        }
-        if writer.queued_bytes() >= 32 * 1024 {
-            writer.flush().expect("sink never fails");
+    let mut frames = Frames::new();
+    let mut sink = sink.clone();
+    for event in &events {
+        pipeline
+            .map(event, &mut renderer, &mut frames)
+            .expect("renders");
+        if frames.len_bytes() >= 64 * 1024 {
+            sink.write_all(frames.bytes()).expect("sink never fails");
+            frames.clear();
         }
     }
-    writer.flush().expect("sink never fails");
+    pipeline
+        .finish(false, &mut renderer, &mut frames)
+        .expect("renders");
+    sink.write_all(frames.bytes()).expect("sink never fails");
 }
 
 /// The stream-json frames of `events`, for the baseline.
 pub fn zero_frames(events: &[AgentEvent]) -> Vec<OutputEvent> {
-    let mut processor = ZeroProcessor::new(ProcessorConfig::default(), None);
-    let mut out = Vec::new();
+    let mut order = ZeroOrder::new();
+    let mut mapper = Mapper::new(MapperConfig::default());
+    let mut ordered = Vec::new();
+    let mut bodies = Vec::new();
     for event in events.iter().cloned() {
-        let bodies: Vec<EventBody> = match event {
-            AgentEvent::RunFinished { status, final_text } => {
-                processor.finish(status, final_text, false).events
-            }
-            event => processor.on_event(event),
-        };
-        out.extend(bodies.into_iter().map(|b| OutputEvent::new(RUN_ID, b)));
+        order.push(event, &mut ordered);
     }
-    out
+    order.finish(&mut ordered);
+    for event in ordered {
+        mapper.map(event, &mut bodies);
+    }
+    bodies.extend(mapper.outcome(false).terminal().events);
+    bodies
+        .into_iter()
+        .map(|b| OutputEvent::new(RUN_ID, b))
+        .collect()
 }
 
 /// zut RPC: processor → line serialiser → sink.

@@ -6,6 +6,7 @@
 //! protocol only when `-o stream-json` was parsed before the failing token. A generic parser
 //! cannot reproduce that, so this module walks the arguments by hand, like the original.
 
+use agent_host::cli::ProviderArgs;
 use secrecy::SecretString;
 
 use crate::input::go_quote;
@@ -51,8 +52,6 @@ pub struct ExecOptions {
     pub file: Option<String>,
     /// `--image`, repeatable.
     pub image_paths: Vec<String>,
-    /// `-m/--model`.
-    pub model: Option<String>,
     /// `-r/--reasoning-effort` (validated: low, medium or high).
     pub reasoning_effort: Option<String>,
     /// `--max-turns`.
@@ -87,14 +86,9 @@ pub struct ExecOptions {
     pub init_session_id: Option<String>,
     /// `--session-title`.
     pub session_title: Option<String>,
-    /// `--provider`.
-    pub provider: Option<String>,
-    /// `--base-url`.
-    pub base_url: Option<String>,
-    /// `--api-key`.
-    pub api_key: Option<SecretString>,
-    /// `--script` (scripted provider).
-    pub script: Option<String>,
+    /// `-m/--model` (in `provider.model`), `--provider`, `--base-url`, `--api-key` and
+    /// `--script`: agent-host's provider flags, filled by this parser.
+    pub provider: ProviderArgs,
 }
 
 /// What the command line asks for.
@@ -284,7 +278,7 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 "--disabled-tools" => o.disabled_tools = parse_tool_list(&a.next_value(arg)?),
                 "-f" | "--file" => o.file = Some(a.next_value(arg)?),
                 "--image" => o.image_paths.push(a.next_value(arg)?),
-                "-m" | "--model" => o.model = Some(a.next_value(arg)?),
+                "-m" | "--model" => o.provider.model = Some(a.next_value(arg)?),
                 "-r" | "--reasoning-effort" => o.reasoning_effort = Some(a.next_value(arg)?),
                 "--max-turns" => o.max_turns = Some(parse_max_turns(&a.next_value(arg)?)?),
                 "-C" | "--cwd" => o.cwd = Some(a.next_value(arg)?),
@@ -305,10 +299,12 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 "--fork" => o.fork = Some(a.next_value(arg)?),
                 "--init-session-id" => o.init_session_id = Some(a.next_value(arg)?),
                 "--session-title" => o.session_title = Some(a.next_value(arg)?),
-                "--provider" => o.provider = Some(a.next_value(arg)?),
-                "--base-url" => o.base_url = Some(a.next_value(arg)?),
-                "--api-key" => o.api_key = Some(SecretString::from(a.next_value(arg)?)),
-                "--script" => o.script = Some(a.next_value(arg)?),
+                "--provider" => o.provider.provider = Some(a.next_value(arg)?),
+                "--base-url" => o.provider.base_url = Some(a.next_value(arg)?),
+                "--api-key" => {
+                    o.provider.api_key = Some(SecretString::from(a.next_value(arg)?));
+                }
+                "--script" => o.provider.script = Some(a.next_value(arg)?.into()),
                 "--" => {
                     o.prompt_parts.extend(args[a.index + 1..].iter().cloned());
                     a.index = args.len();
@@ -327,7 +323,7 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                     } else if let Some(v) = inline("--image=") {
                         o.image_paths.push(required_inline(&v, "--image")?);
                     } else if let Some(v) = inline("--model=") {
-                        o.model = (!v.is_empty()).then_some(v);
+                        o.provider.model = (!v.is_empty()).then_some(v);
                     } else if let Some(v) = inline("--reasoning-effort=") {
                         check_reasoning_effort(&v)?;
                         o.reasoning_effort = Some(v);
@@ -353,13 +349,14 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                     } else if let Some(v) = inline("--session-title=") {
                         o.session_title = Some(required_inline(&v, "--session-title")?);
                     } else if let Some(v) = inline("--provider=") {
-                        o.provider = Some(required_inline(&v, "--provider")?);
+                        o.provider.provider = Some(required_inline(&v, "--provider")?);
                     } else if let Some(v) = inline("--base-url=") {
-                        o.base_url = Some(required_inline(&v, "--base-url")?);
+                        o.provider.base_url = Some(required_inline(&v, "--base-url")?);
                     } else if let Some(v) = inline("--api-key=") {
-                        o.api_key = Some(SecretString::from(required_inline(&v, "--api-key")?));
+                        o.provider.api_key =
+                            Some(SecretString::from(required_inline(&v, "--api-key")?));
                     } else if let Some(v) = inline("--script=") {
-                        o.script = Some(required_inline(&v, "--script")?);
+                        o.provider.script = Some(required_inline(&v, "--script")?.into());
                     } else if let Some(v) = [
                         "--notify=",
                         "--profile=",
@@ -567,7 +564,7 @@ mod tests {
             "hello",
             "world",
         ]);
-        assert_eq!(o.model.as_deref(), Some("m1"));
+        assert_eq!(o.provider.model.as_deref(), Some("m1"));
         assert_eq!(o.cwd.as_deref(), Some("/tmp"));
         assert_eq!(o.max_turns, Some(3));
         assert_eq!(o.prompt_parts, ["hello", "world"]);

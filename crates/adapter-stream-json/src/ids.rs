@@ -38,16 +38,10 @@ pub fn session_id(now: DateTime<Utc>) -> String {
     format!("zero_{}_{nanos}_{n}", now.format("%Y%m%d%H%M%S"))
 }
 
-/// `^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$` (after trimming, as Zero checks it).
+/// `^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$` after trimming, as Zero checks it: agent-host's one
+/// session-id rule ([`agent_host::fs::valid_session_id`]) on the trimmed id.
 pub fn valid_session_id(id: &str) -> bool {
-    let id = id.trim();
-    let bytes = id.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 128
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes[1..]
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+    agent_host::fs::valid_session_id(id.trim())
 }
 
 /// `^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`: the check every output line's `runId` passes.

@@ -6,7 +6,8 @@
 //!   `"[REDACTED]"`. A key is normalised by lower-casing it and keeping only `[a-z0-9]`; it is
 //!   sensitive when the result is one of a fixed set of names (`apikey`, `token`, `password`,
 //!   …) or ends with `apikey`, `clientsecret`, `accesstoken`, `refreshtoken`, `idtoken` or
-//!   `privatekey`. So `api_key`, `accessToken` and `OPENAI_API_KEY` are redacted, while
+//!   `privatekey` (the [`NameRules::ProtocolKeys`] column of
+//!   [`agent_core::secrets::SENSITIVE_WORDS`], the table the tool scrubber reads too). So `api_key`, `accessToken` and `OPENAI_API_KEY` are redacted, while
 //!   `promptTokens` is not.
 //! - **Secret-shaped strings** in every string value: OpenAI-style `sk-…` keys, `api_key=…`
 //!   assignments with a credential-length value and `Bearer …` tokens. Prose such as
@@ -17,38 +18,12 @@
 
 use std::sync::OnceLock;
 
+use agent_core::secrets::{is_sensitive_normalized, NameRules};
 use regex::{Captures, Regex};
 use serde_json::{Map, Value};
 
 /// The replacement token.
-pub const REDACTED: &str = "[REDACTED]";
-
-const SENSITIVE_NAMES: [&str; 15] = [
-    "accesstoken",
-    "apikey",
-    "authorization",
-    "bearer",
-    "clientsecret",
-    "credential",
-    "credentials",
-    "idtoken",
-    "password",
-    "passwd",
-    "privatekey",
-    "pwd",
-    "refreshtoken",
-    "secret",
-    "token",
-];
-
-const SENSITIVE_SUFFIXES: [&str; 6] = [
-    "apikey",
-    "clientsecret",
-    "accesstoken",
-    "refreshtoken",
-    "idtoken",
-    "privatekey",
-];
+pub const REDACTED: &str = agent_core::secrets::REDACTED;
 
 /// True when `key` names a secret (see the module docs).
 pub fn is_sensitive_key(key: &str) -> bool {
@@ -75,9 +50,9 @@ pub fn is_sensitive_key(key: &str) -> bool {
     sensitive_normalized(&normalized)
 }
 
+/// Zero's fixed key rules, read from the one table of sensitive words in agent-core.
 fn sensitive_normalized(normalized: &str) -> bool {
-    SENSITIVE_NAMES.contains(&normalized)
-        || SENSITIVE_SUFFIXES.iter().any(|s| normalized.ends_with(s))
+    is_sensitive_normalized(NameRules::ProtocolKeys, normalized)
 }
 
 struct Patterns {
@@ -183,54 +158,6 @@ pub fn redact_value(value: Value) -> Value {
     }
 }
 
-/// Escapes `<`, `>`, `&`, U+2028 and U+2029 in `out[start..]`, which holds serialised JSON,
-/// the way Go's JSON encoder does: plain serde_json output followed by this equals Go's.
-///
-/// In serialised JSON these characters can only occur inside strings (keys included), so
-/// rewriting the bytes is exact. Almost no line holds one: the common case is two SIMD scans
-/// of the line, far cheaper than checking every string fragment in a serde formatter.
-pub fn go_escape_tail(out: &mut Vec<u8>, start: usize) {
-    let tail = &out[start..];
-    let first = match (
-        memchr::memchr3(b'<', b'>', b'&', tail),
-        memchr::memchr(0xE2, tail),
-    ) {
-        (None, None) => return,
-        (Some(a), Some(b)) => a.min(b),
-        (Some(a), None) | (None, Some(a)) => a,
-    };
-    let rest = out.split_off(start + first);
-    let (mut i, mut plain) = (0, 0);
-    while i < rest.len() {
-        // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
-        let (escape, len): (&[u8], usize) = match rest[i..] {
-            [b'<', ..] => (b"\\u003c", 1),
-            [b'>', ..] => (b"\\u003e", 1),
-            [b'&', ..] => (b"\\u0026", 1),
-            [0xE2, 0x80, 0xA8, ..] => (b"\\u2028", 3),
-            [0xE2, 0x80, 0xA9, ..] => (b"\\u2029", 3),
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        out.extend_from_slice(&rest[plain..i]);
-        out.extend_from_slice(escape);
-        i += len;
-        plain = i;
-    }
-    out.extend_from_slice(&rest[plain..]);
-}
-
-/// Escapes `<`, `>`, `&`, U+2028 and U+2029 the way Go's JSON encoder does (see
-/// [`go_escape_tail`]).
-pub fn go_escape(json: &str) -> String {
-    let mut out = json.as_bytes().to_vec();
-    go_escape_tail(&mut out, 0);
-    // Whole characters are replaced by ASCII escapes, so the bytes stay UTF-8.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,6 +220,52 @@ mod tests {
     }
 
     #[test]
+    fn zeros_key_list_is_exactly_the_specs() {
+        // Spec §4.3 (a): these names, and these endings.
+        for key in [
+            "accesstoken",
+            "apikey",
+            "authorization",
+            "bearer",
+            "clientsecret",
+            "credential",
+            "credentials",
+            "idtoken",
+            "password",
+            "passwd",
+            "privatekey",
+            "pwd",
+            "refreshtoken",
+            "secret",
+            "token",
+            "OPENAI_API_KEY",
+            "my-client-secret",
+            "x_access_token",
+            "googleRefreshToken",
+            "firebase_id_token",
+            "rsa.private.key",
+            "Authorization",
+        ] {
+            assert!(is_sensitive_key(key), "{key}");
+        }
+        // The tool scrubber's broader list is not Zero's: these stay visible on the wire.
+        for key in [
+            "promptTokens",
+            "tokens",
+            "githubToken",
+            "auth",
+            "passphrase",
+            "db_password",
+            "awsAccessKeyId",
+            "secretKey",
+            "myCredentials",
+            "authorizationHeader",
+        ] {
+            assert!(!is_sensitive_key(key), "{key}");
+        }
+    }
+
+    #[test]
     fn ascii_fast_path_and_unicode_keys_agree() {
         assert!(is_sensitive_key("OPENAI_API_KEY"));
         assert!(is_sensitive_key("x-Access-Token"));
@@ -345,43 +318,8 @@ mod tests {
     }
 
     #[test]
-    fn go_escape_tail_equals_go_escape_and_leaves_the_head_alone() {
-        for (json, go) in [
-            (r#"{"t":"plain"}"#, r#"{"t":"plain"}"#),
-            (r#"{"t":"<a&b>"}"#, r#"{"t":"\u003ca\u0026b\u003e"}"#),
-            (
-                "{\"t\":\"line\u{2028}para\u{2029}end\"}",
-                r#"{"t":"line\u2028para\u2029end"}"#,
-            ),
-            (
-                "{\"t\":\"euro \u{20ac} and \u{2028}<\"}",
-                "{\"t\":\"euro \u{20ac} and \\u2028\\u003c\"}",
-            ),
-            (
-                "{\"<k>\":\"\u{2026}\"}",
-                "{\"\\u003ck\\u003e\":\"\u{2026}\"}",
-            ),
-            (r#"{"t":"&"}"#, r#"{"t":"\u0026"}"#),
-        ] {
-            assert_eq!(go_escape(json), go);
-            let mut out = b"<head>".to_vec();
-            out.extend_from_slice(json.as_bytes());
-            go_escape_tail(&mut out, 6);
-            assert_eq!(&out[..6], b"<head>");
-            assert_eq!(
-                std::str::from_utf8(&out[6..]).expect("utf-8"),
-                go_escape(json)
-            );
-        }
-    }
-
-    #[test]
-    fn keys_come_out_sorted_and_go_escapes_apply() {
+    fn keys_come_out_sorted() {
         let out = redact_value(json!({"b": 1, "a": {"d": 1, "c": 2}}));
         assert_eq!(out.to_string(), r#"{"a":{"c":2,"d":1},"b":1}"#);
-        assert_eq!(
-            go_escape(r#"{"t":"<a&b>"}"#),
-            r#"{"t":"\u003ca\u0026b\u003e"}"#
-        );
     }
 }

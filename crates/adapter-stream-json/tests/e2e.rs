@@ -1292,6 +1292,44 @@ fn text_and_json_formats() {
     assert_eq!(run.stderr, "[zero] boom\n");
 }
 
+/// Text of two assistant messages is separated by a newline (it once ran together as
+/// `…the workspace.This is…`); the stream-json deltas stay exactly as streamed.
+#[test]
+fn text_output_separates_assistant_messages() {
+    let sb = Sandbox::new();
+    let script = sb.script(
+        "s.json",
+        &json!({"turns": [
+            {"steps": [
+                {"text": "I'll look at the workspace."},
+                {"tool_call": {"id": "c1", "name": "list_dir", "args": ["{}"]}}
+            ]},
+            {"steps": [{"text": "This is "}, {"text": "the workspace."}]}
+        ]}),
+    );
+    let p = script.to_str().expect("p");
+    let run = sb.run(&["exec", "--script", p, "go"], "");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "I'll look at the workspace.\nThis is the workspace.\n"
+    );
+    let run = sb.run(&["exec", "What is here?"], "");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .starts_with("Let me look at the workspace.\nThis is "),
+        "{}",
+        run.stdout
+    );
+    let run = sb.run(&["exec", "-o", "stream-json", "--script", p, "go"], "");
+    let deltas: Vec<Value> = run.of("text").iter().map(|e| e["delta"].clone()).collect();
+    assert_eq!(
+        deltas,
+        ["I'll look at the workspace.", "This is ", "the workspace."]
+    );
+}
+
 #[test]
 fn closed_stdout_does_not_panic() {
     let sb = Sandbox::new();

@@ -23,6 +23,7 @@ use crate::session::{SessionError, SessionRecord, SessionStore};
 use crate::spill::{OutputBudget, Spill};
 use crate::structured::OutputSpec;
 use crate::tool::{PlanItem, Tool};
+use crate::tool_source::{DynamicTools, ToolSource};
 use crate::usage::Usage;
 
 /// Default number of model calls one prompt may make.
@@ -40,6 +41,7 @@ pub struct AgentBuilder {
     system_prompt: Option<String>,
     append_system_prompt: Vec<String>,
     tools: Vec<Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
     mode: PermissionMode,
     approver: Option<Arc<dyn Approver>>,
     max_steps: u32,
@@ -99,6 +101,19 @@ impl AgentBuilder {
     /// Adds shared tools.
     pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
         self.tools.extend(tools);
+        self
+    }
+
+    /// Adds a source of tools that may change between model calls (such as the tools of
+    /// MCP servers); it is consulted before every model call. The agent's own tools win
+    /// over a source's tool of the same name.
+    pub fn tool_source(self, source: impl ToolSource) -> Self {
+        self.tool_source_arc(Arc::new(source))
+    }
+
+    /// Adds a shared tool source.
+    pub fn tool_source_arc(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.sources.push(source);
         self
     }
 
@@ -303,6 +318,7 @@ impl AgentBuilder {
             inner: Arc::new(Inner {
                 provider: self.provider,
                 specs: std::sync::OnceLock::new(),
+                sources: DynamicTools::new(self.sources),
                 tools,
                 max_steps: self.max_steps,
                 cwd,
@@ -385,6 +401,7 @@ impl Agent {
             system_prompt: None,
             append_system_prompt: Vec::new(),
             tools: Vec::new(),
+            sources: Vec::new(),
             mode: PermissionMode::default(),
             approver: None,
             max_steps: DEFAULT_MAX_STEPS,
@@ -602,14 +619,16 @@ impl Agent {
         self.inner.provider.model_info(&model)
     }
 
-    /// The tools offered to the model.
+    /// The agent's own tools (without those of its tool sources, which
+    /// [`Agent::tool_specs`] includes).
     pub fn tools(&self) -> &[Arc<dyn Tool>] {
         &self.inner.tools
     }
 
-    /// The tool specs offered to the model.
+    /// The tool specs offered to the model: the agent's own tools and the current tools of
+    /// its tool sources (changes a source has not applied yet show after its next refresh).
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
-        self.inner.specs().to_vec()
+        self.inner.all_specs()
     }
 
     /// The workspace directory.
@@ -749,6 +768,7 @@ impl Agent {
             inner: Arc::new(Inner {
                 provider: inner.provider.clone(),
                 specs: inner.specs.clone(),
+                sources: inner.sources.fork(),
                 tools: inner.tools.clone(),
                 max_steps: inner.max_steps,
                 cwd: inner.cwd.clone(),

@@ -387,11 +387,18 @@ pub(crate) fn window(inner: &Inner) -> u64 {
 /// How full the context is now.
 pub(crate) fn usage_now(inner: &Inner) -> ContextUsage {
     let window = window(inner);
+    // Without a reported figure the system prompt and every offered tool spec (tool
+    // sources' included) are estimated, outside the state lock.
+    let system = {
+        let state = inner.state();
+        (!state.ctx.tracker.has_report()).then(|| state.system.clone())
+    };
+    let preamble = system.map_or(0, |system| {
+        estimate_preamble_tokens(system.as_deref(), &inner.all_specs())
+    });
     let mut guard = inner.state();
     let state = &mut *guard;
-    let used = state.ctx.tracker.used(&state.messages, || {
-        estimate_preamble_tokens(state.system.as_deref(), inner.specs())
-    });
+    let used = state.ctx.tracker.used(&state.messages, || preamble);
     ContextUsage::new(used, window)
 }
 

@@ -12,6 +12,7 @@ use crate::permission::{Approver, PermissionMode};
 use crate::provider::{Provider, ReasoningLevel, ToolSpec};
 use crate::session::SessionStore;
 use crate::tool::{PlanItem, Tool};
+use crate::tool_source::DynamicTools;
 use crate::usage::Usage;
 
 pub(crate) struct Inner {
@@ -20,6 +21,8 @@ pub(crate) struct Inner {
     /// The tools' specs, built on first use and kept: schemas are costly to generate, and
     /// an agent that never calls the model (an idle session) should not hold them.
     pub(crate) specs: std::sync::OnceLock<Vec<ToolSpec>>,
+    /// Tools that may change between model calls (empty for most agents).
+    pub(crate) sources: DynamicTools,
     pub(crate) max_steps: u32,
     pub(crate) cwd: PathBuf,
     pub(crate) compact_keep_tail: usize,
@@ -66,8 +69,42 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name)
+    /// The agent's tool called `name`, or else its tool sources'.
+    pub(crate) fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        match self.tools.iter().find(|t| t.name() == name) {
+            Some(tool) => Some(tool.clone()),
+            None if self.sources.is_empty() => None,
+            None => self.sources.tool(name, &|n| self.is_static(n)),
+        }
+    }
+
+    /// Every tool spec offered to the model: the agent's own, then its tool sources'.
+    pub(crate) fn all_specs(&self) -> Vec<ToolSpec> {
+        let specs = self.specs();
+        if self.sources.is_empty() {
+            return specs.to_vec();
+        }
+        let dynamic = self.sources.specs(&|n| self.is_static(n));
+        let mut all = Vec::with_capacity(specs.len() + dynamic.len());
+        all.extend_from_slice(specs);
+        all.extend_from_slice(&dynamic);
+        all
+    }
+
+    /// Lets the tool sources apply pending changes before a model call; an abort stops the
+    /// wait.
+    pub(crate) async fn refresh_sources(&self, cancel: &CancellationToken) {
+        if self.sources.is_empty() {
+            return;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => {}
+            _ = self.sources.refresh() => {}
+        }
+    }
+
+    fn is_static(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| t.name() == name)
     }
 }
 

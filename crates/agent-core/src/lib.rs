@@ -95,6 +95,7 @@ mod structured;
 pub mod telemetry;
 pub mod tool;
 mod tool_fn;
+pub mod tool_source;
 pub mod usage;
 
 pub use agent::{
@@ -139,4 +140,5 @@ pub use tool::{
     ProgressStream, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
 pub use tool_fn::{tool_fn, FnTool};
+pub use tool_source::ToolSource;
 pub use usage::Usage;

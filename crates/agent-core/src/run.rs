@@ -113,6 +113,7 @@ pub(crate) async fn prompt(
         step += 1;
         em.emit(AgentEvent::TurnStarted { step }).await;
 
+        inner.refresh_sources(&em.cancel).await;
         let mut request = build_request(&inner, true);
         request.output_schema = output.as_ref().map(|o| o.schema.clone());
         let turn = telemetry::turn_span(inner.provider.id(), &request.model, step);
@@ -250,7 +251,7 @@ fn build_request(inner: &Inner, with_tools: bool) -> ProviderRequest {
         system: state.system.clone(),
         messages: state.messages.clone(),
         tools: match with_tools {
-            true => inner.specs().to_vec(),
+            true => inner.all_specs(),
             false => Vec::new(),
         },
         reasoning: state.reasoning,
@@ -631,7 +632,7 @@ async fn finish_unrun(em: &Emitter, results: &mut Vec<ContentBlock>, call: ToolC
 
 /// The permission gate for one call: emits permission events and asks the approver.
 async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<String>) -> Gate {
-    let Some(tool) = inner.tool(&call.name).cloned() else {
+    let Some(tool) = inner.tool(&call.name) else {
         let text = format!("unknown tool: {}", call.name);
         return Gate::Refuse(call, text);
     };

@@ -43,40 +43,104 @@ pub fn registered_secrets() -> Vec<String> {
         .unwrap_or_else(|e| e.into_inner().clone())
 }
 
-/// True when an assignment to `name` holds a secret: the name, lower-cased and reduced to
-/// `[a-z0-9]`, is a sensitive word or ends with one (`OPENAI_API_KEY`, `githubToken`,
-/// `db_password`), but not plural counters such as `promptTokens` or `max_tokens`.
+/// The two rule sets that decide whether a name (an environment variable, an assignment, a
+/// JSON key) holds a secret. Both read the one table [`SENSITIVE_WORDS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRules {
+    /// The tool-output scrubber's rules ([`is_sensitive_name`]): broad, for environment
+    /// variables and `key=value` assignments in tool output.
+    Scrubber,
+    /// Zero stream-json's protocol-level key redaction (its spec §4.3): a fixed, narrower
+    /// set that must not change, since clients see which keys come out as `[REDACTED]`.
+    ProtocolKeys,
+}
+
+/// How one rule set matches a [`SensitiveWord`] against a normalised name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WordMatch {
+    /// Not used by this rule set.
+    Unused,
+    /// The whole normalised name equals the word.
+    Exact,
+    /// The normalised name ends with the word (so also equals it).
+    Suffix,
+}
+
+/// One entry of the table of sensitive words, saying how each rule set uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SensitiveWord {
+    /// The word, lower-case `[a-z0-9]` only.
+    pub word: &'static str,
+    /// How [`NameRules::Scrubber`] uses it.
+    pub scrubber: WordMatch,
+    /// How [`NameRules::ProtocolKeys`] uses it.
+    pub protocol_keys: WordMatch,
+}
+
+const fn word(word: &'static str, scrubber: WordMatch, protocol_keys: WordMatch) -> SensitiveWord {
+    SensitiveWord {
+        word,
+        scrubber,
+        protocol_keys,
+    }
+}
+
+/// Every sensitive word of every rule set, in one table so the sets cannot drift apart
+/// unnoticed: a word added for one set shows, on the same line, whether the other uses it.
+pub const SENSITIVE_WORDS: &[SensitiveWord] = {
+    use WordMatch::{Exact, Suffix, Unused};
+    &[
+        word("accesskey", Suffix, Unused),
+        word("accesskeyid", Suffix, Unused),
+        word("accesstoken", Unused, Suffix),
+        word("apikey", Suffix, Suffix),
+        word("auth", Exact, Unused),
+        word("authkey", Suffix, Unused),
+        word("authorization", Suffix, Exact),
+        word("bearer", Exact, Exact),
+        word("clientsecret", Suffix, Suffix),
+        word("credential", Suffix, Exact),
+        word("credentials", Suffix, Exact),
+        word("idtoken", Unused, Suffix),
+        word("passphrase", Exact, Unused),
+        word("passwd", Suffix, Exact),
+        word("password", Suffix, Exact),
+        word("privatekey", Suffix, Suffix),
+        word("pwd", Exact, Exact),
+        word("refreshtoken", Unused, Suffix),
+        word("secret", Suffix, Exact),
+        word("secretkey", Suffix, Unused),
+        word("token", Suffix, Exact),
+    ]
+};
+
+/// True when `normalized` (already lower-cased and reduced to `[a-z0-9]` the way the rule
+/// set's caller does it) is sensitive under `rules`.
+pub fn is_sensitive_normalized(rules: NameRules, normalized: &str) -> bool {
+    SENSITIVE_WORDS.iter().any(|entry| {
+        let how = match rules {
+            NameRules::Scrubber => entry.scrubber,
+            NameRules::ProtocolKeys => entry.protocol_keys,
+        };
+        match how {
+            WordMatch::Unused => false,
+            WordMatch::Exact => normalized == entry.word,
+            WordMatch::Suffix => normalized.ends_with(entry.word),
+        }
+    })
+}
+
+/// True when an assignment to `name` holds a secret ([`NameRules::Scrubber`]): the name,
+/// reduced to ASCII `[a-z0-9]` and lower-cased, is a sensitive word or ends with one
+/// (`OPENAI_API_KEY`, `githubToken`, `db_password`), but not plural counters such as
+/// `promptTokens` or `max_tokens`.
 pub fn is_sensitive_name(name: &str) -> bool {
     let norm: String = name
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .map(|c| c.to_ascii_lowercase())
         .collect();
-    const EXACT: &[&str] = &[
-        "auth",
-        "bearer",
-        "credential",
-        "credentials",
-        "pwd",
-        "passphrase",
-    ];
-    const SUFFIXES: &[&str] = &[
-        "apikey",
-        "secret",
-        "secretkey",
-        "token",
-        "password",
-        "passwd",
-        "privatekey",
-        "accesskey",
-        "accesskeyid",
-        "clientsecret",
-        "credential",
-        "credentials",
-        "authorization",
-        "authkey",
-    ];
-    EXACT.contains(&norm.as_str()) || SUFFIXES.iter().any(|s| norm.ends_with(s))
+    is_sensitive_normalized(NameRules::Scrubber, &norm)
 }
 
 /// Shortest environment value that is scrubbed by exact match (shorter values such as
@@ -171,6 +235,114 @@ mod tests {
         ] {
             assert!(!is_sensitive_name(no), "{no}");
         }
+    }
+
+    /// The rule sets as they were before they shared one table, word for word.
+    fn old_rules(rules: NameRules, norm: &str) -> bool {
+        let (exact, suffixes): (&[&str], &[&str]) = match rules {
+            NameRules::Scrubber => (
+                &[
+                    "auth",
+                    "bearer",
+                    "credential",
+                    "credentials",
+                    "pwd",
+                    "passphrase",
+                ],
+                &[
+                    "apikey",
+                    "secret",
+                    "secretkey",
+                    "token",
+                    "password",
+                    "passwd",
+                    "privatekey",
+                    "accesskey",
+                    "accesskeyid",
+                    "clientsecret",
+                    "credential",
+                    "credentials",
+                    "authorization",
+                    "authkey",
+                ],
+            ),
+            NameRules::ProtocolKeys => (
+                &[
+                    "accesstoken",
+                    "apikey",
+                    "authorization",
+                    "bearer",
+                    "clientsecret",
+                    "credential",
+                    "credentials",
+                    "idtoken",
+                    "password",
+                    "passwd",
+                    "privatekey",
+                    "pwd",
+                    "refreshtoken",
+                    "secret",
+                    "token",
+                ],
+                &[
+                    "apikey",
+                    "clientsecret",
+                    "accesstoken",
+                    "refreshtoken",
+                    "idtoken",
+                    "privatekey",
+                ],
+            ),
+        };
+        exact.contains(&norm) || suffixes.iter().any(|s| norm.ends_with(s))
+    }
+
+    #[test]
+    fn one_table_keeps_both_rule_sets_exactly() {
+        let mut names: Vec<String> = Vec::new();
+        for entry in SENSITIVE_WORDS {
+            for prefix in ["", "x", "my", "openai", "tokens", "api"] {
+                for suffix in ["", "s", "x", "id", "key", "token"] {
+                    names.push(format!("{prefix}{}{suffix}", entry.word));
+                }
+            }
+        }
+        names.extend(
+            [
+                "",
+                "a",
+                "tokens",
+                "prompttokens",
+                "maxtokens",
+                "key",
+                "keyboard",
+                "author",
+                "monkey",
+                "passwords",
+                "secrets",
+                "authkeys",
+            ]
+            .map(String::from),
+        );
+        for rules in [NameRules::Scrubber, NameRules::ProtocolKeys] {
+            for name in &names {
+                assert_eq!(
+                    is_sensitive_normalized(rules, name),
+                    old_rules(rules, name),
+                    "{rules:?} {name}"
+                );
+            }
+        }
+        // Where the two sets differ, on purpose.
+        assert!(is_sensitive_normalized(NameRules::Scrubber, "githubtoken"));
+        assert!(!is_sensitive_normalized(
+            NameRules::ProtocolKeys,
+            "githubtoken"
+        ));
+        assert!(is_sensitive_normalized(NameRules::ProtocolKeys, "idtoken"));
+        assert!(!is_sensitive_normalized(NameRules::Scrubber, "auths"));
+        // The table is sorted and holds each word once.
+        assert!(SENSITIVE_WORDS.windows(2).all(|w| w[0].word < w[1].word));
     }
 
     #[test]

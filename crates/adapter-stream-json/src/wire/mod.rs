@@ -5,12 +5,23 @@
 //! encoder uses `omitempty` on every field, so empty strings, empty lists, zero numbers and
 //! `false` plain booleans are left out; the fields Zero keeps as pointers (for example
 //! `permissionGranted`, `truncated`, `recoverable`, `exitCode` and the token counts) are always
-//! written. Lines are serialised through [`crate::redact`], which also sorts keys.
+//! written.
+//!
+//! Zero round-trips each event through a map, so its keys come out sorted: the fields of every
+//! type here are declared in byte order of their JSON names, and [`OutputEvent`] merges the
+//! envelope in at its sorted places (`ser::Merged`). Serialising applies Zero's protocol
+//! redaction field by field (`serialize_with` helpers of [`ser`]); the fields of unknown shape
+//! (`args`, `grant`, `meta`) are walked as values. [`json`] holds the `-o json` lines.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
+
+pub mod json;
+pub mod ser;
+
+use ser::{redacted, redacted_list, redacted_map, redacted_value, Merged, Scalar};
 
 /// The protocol's schema version.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -24,7 +35,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// One output line: the envelope plus the event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct OutputEvent {
     /// Always [`SCHEMA_VERSION`].
     #[serde(rename = "schemaVersion")]
@@ -45,6 +56,20 @@ impl OutputEvent {
             run_id: run_id.into(),
             body,
         }
+    }
+}
+
+impl Serialize for OutputEvent {
+    /// The line as Zero writes it: keys sorted, every field redacted (the run id too).
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let run_id = crate::redact::redact_str(&self.run_id);
+        Line {
+            run_id: &run_id,
+            schema_version: self.schema_version,
+            kind: self.body.type_name(),
+            body: &self.body,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -107,32 +132,84 @@ impl EventBody {
     }
 }
 
+/// A whole stream-json line: `body` (one event's fields) with the envelope of run `run_id`
+/// (already redacted) merged in at its sorted places.
+pub(crate) struct Line<'a, T: ?Sized> {
+    /// The run id, redacted.
+    pub run_id: &'a str,
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The event's `type`.
+    pub kind: &'static str,
+    /// The event's fields.
+    pub body: &'a T,
+}
+
+impl<T: Serialize + ?Sized> Serialize for Line<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let extra = [
+            ("runId", Scalar::Str(self.run_id)),
+            ("schemaVersion", Scalar::Int(i64::from(self.schema_version))),
+            ("type", Scalar::Str(self.kind)),
+        ];
+        Merged {
+            extra: &extra,
+            body: self.body,
+        }
+        .serialize(serializer)
+    }
+}
+
 /// `run_start` fields.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunStart {
-    /// Session the run records to (absent on the `--list-tools` path).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub session_id: String,
-    /// Absolute workspace root.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub cwd: String,
-    /// Resolved provider kind.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub provider: String,
-    /// Logical model.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub model: String,
     /// API model id.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub api_model: String,
+    /// Absolute workspace root.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub cwd: String,
+    /// Logical model.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub model: String,
+    /// Resolved provider kind.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub provider: String,
+    /// Session the run records to (absent on the `--list-tools` path).
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub session_id: String,
 }
 
 /// `text` / `reasoning` fields.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Delta {
     /// The chunk (omitted when empty).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub delta: String,
 }
 
@@ -140,33 +217,57 @@ pub struct Delta {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallEvent {
-    /// The provider's call id.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub id: String,
-    /// Tool name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub name: String,
     /// Parsed arguments; the raw string when they were not valid JSON; omitted when blank or
     /// `null`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_value"
+    )]
     pub args: Option<Value>,
+    /// The provider's call id.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub id: String,
+    /// Tool name.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub name: String,
     /// `read`, `write`, `shell`, `network`, `none` or `unknown`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub side_effect: String,
 }
 
 /// The `checkpoint` object.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CheckpointInfo {
+    /// Files snapshotted.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "redacted_list"
+    )]
+    pub files: Vec<String>,
     /// Session event sequence of the checkpoint record.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sequence: u64,
     /// Tool that will change the files.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub tool: String,
-    /// Files snapshotted.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<String>,
 }
 
 /// `checkpoint` fields.
@@ -179,14 +280,26 @@ pub struct CheckpointEvent {
 /// The `risk` object.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct WireRisk {
-    /// `low`, `medium`, `high` or `critical`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub level: String,
     /// Sorted, de-duplicated categories.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "redacted_list"
+    )]
     pub categories: Vec<String>,
+    /// `low`, `medium`, `high` or `critical`.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub level: String,
     /// `"<level> risk: <cat>, <cat>"`, or the level alone.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub reason: String,
 }
 
@@ -194,124 +307,211 @@ pub struct WireRisk {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WireBlock {
-    /// Machine-readable block code.
-    pub code: String,
-    /// Tool the call was for.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub tool_name: String,
     /// `allow`, `prompt` or `deny`.
+    #[serde(serialize_with = "redacted")]
     pub action: String,
-    /// Risk of the call.
-    pub risk: WireRisk,
+    /// Machine-readable block code.
+    #[serde(serialize_with = "redacted")]
+    pub code: String,
     /// Offending path.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub path: String,
     /// Human-readable reason.
+    #[serde(serialize_with = "redacted")]
     pub reason: String,
     /// Whether the model can recover.
     pub recoverable: bool,
+    /// Risk of the call.
+    pub risk: WireRisk,
+    /// Tool the call was for.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub tool_name: String,
 }
 
 /// Fields shared by `permission_request`, `permission_decision` and `permission`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionEvent {
+    /// `prompt`, `allow`, `deny` or `cancel`.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub action: String,
+    /// The `--auto` level (default `low`).
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub autonomy: String,
+    /// Sandbox metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<WireBlock>,
+    /// Why a decision was made (denials).
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub decision_reason: String,
+    /// The grant that matched.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_value"
+    )]
+    pub grant: Option<Value>,
+    /// A standing grant matched (only `true` is written).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub grant_matched: bool,
     /// Tool call id.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub id: String,
     /// Tool name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub name: String,
-    /// `prompt`, `allow`, `deny` or `cancel`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub action: String,
     /// The tool's static permission: `allow`, `prompt` or `deny`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub permission: String,
     /// Whether the call was pre-approved or allowed (always present).
     pub permission_granted: bool,
     /// `auto`, `ask`, `unsafe`, `plan`, `spec-draft` or `member-auto`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub permission_mode: String,
-    /// The `--auto` level (default `low`).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub autonomy: String,
-    /// The tool's raw side effect.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub side_effect: String,
     /// Why the gate came out as it did.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub reason: String,
-    /// Why a decision was made (denials).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub decision_reason: String,
     /// Risk classification (always present).
     pub risk: WireRisk,
-    /// Sandbox metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block: Option<WireBlock>,
-    /// A standing grant matched (only `true` is written).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub grant_matched: bool,
-    /// The grant that matched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grant: Option<Value>,
     /// Session id.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub session_id: String,
+    /// The tool's raw side effect.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub side_effect: String,
 }
 
 /// The `display` object of a tool result.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Display {
-    /// One-line summary.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub summary: String,
     /// Kind of display.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub kind: String,
+    /// One-line summary.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub summary: String,
 }
 
 /// `tool_result` fields.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultEvent {
-    /// Tool call id.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub id: String,
-    /// Tool name.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub name: String,
-    /// `ok` or `error`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub status: String,
-    /// Output text, capped at 10240 bytes (omitted when empty).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub output: String,
-    /// The output was cut (always present).
-    pub truncated: bool,
-    /// A secret was removed at the tool boundary (only `true` is written).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub redacted: Option<bool>,
     /// Files the call changed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "redacted_list"
+    )]
     pub changed_files: Vec<String>,
-    /// Display summary.
+    /// Human display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<Display>,
+    /// Tool call id.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub id: String,
     /// String metadata.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        serialize_with = "redacted_map"
+    )]
     pub meta: BTreeMap<String, String>,
+    /// Tool name.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub name: String,
+    /// Output text, capped at 10240 bytes (omitted when empty).
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub output: String,
+    /// A secret was removed from the output at the tool boundary (only `true` is written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<bool>,
+    /// `ok` or `error`.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub status: String,
+    /// The output was cut (always present).
+    pub truncated: bool,
 }
 
 /// `usage` fields (all three always present).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageEvent {
-    /// Input tokens, cache reads and writes included.
-    pub prompt_tokens: u64,
     /// Output tokens.
     pub completion_tokens: u64,
+    /// Input tokens, cache reads and writes included.
+    pub prompt_tokens: u64,
     /// Their sum.
     pub total_tokens: u64,
 }
@@ -319,19 +519,31 @@ pub struct UsageEvent {
 /// `final` fields.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct FinalEvent {
-    /// The final answer (omitted when empty).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub text: String,
     /// Extra metadata (spec drafts only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_value"
+    )]
     pub meta: Option<Value>,
+    /// The final answer (omitted when empty).
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub text: String,
 }
 
 /// `warning` fields.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct WarningEvent {
     /// The notice.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub message: String,
 }
 
@@ -339,10 +551,18 @@ pub struct WarningEvent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ErrorEvent {
     /// `usage_error`, `provider_error`, `interrupted`, `incomplete`, …
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub code: String,
     /// Human-readable message.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
     pub message: String,
     /// Always present; always `false` in exec.
     pub recoverable: bool,
@@ -352,11 +572,15 @@ pub struct ErrorEvent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunEnd {
-    /// `success`, `error`, `interrupted` or `incomplete`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub status: String,
     /// The process exit code (always present).
     pub exit_code: i32,
+    /// `success`, `error`, `interrupted` or `incomplete`.
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        serialize_with = "redacted"
+    )]
+    pub status: String,
 }
 
 /// One input line (`prompt` or `message`).

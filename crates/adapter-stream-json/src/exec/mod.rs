@@ -1,0 +1,249 @@
+//! `exec`: one headless run, from the command line to the exit code.
+//!
+//! The order of checks follows Zero: flags, workspace, permission mode, tool filters,
+//! `--list-tools`, session preflight, the prompt (stream-json input or text), images, the
+//! provider, then the session. Every failure before the agent starts gives exactly `error`
+//! then `run_end` (under `-o stream-json`) with no `run_start`.
+//!
+//! - `setup`: the steps before the run, each failing with Zero's message.
+//! - `run`: the run itself, streamed through the [`crate::pipeline::Pipeline`].
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_core::{CancellationToken, Provider, Tool};
+
+use agent_host::output::Frames;
+
+use crate::cli::{parse_exec_args, OutputFormat, Parsed, UsageError, HELP};
+use crate::ids::run_id;
+use crate::mapping::exit;
+use crate::output::lines::Stdout;
+use crate::output::Renderer;
+use crate::wire::json::{JsonLine, JsonToolInfo, JsonTools};
+use crate::wire::{ErrorEvent, EventBody, FinalEvent, RunEnd, RunStart};
+
+mod run;
+mod setup;
+
+/// Environment lookup (injectable for tests).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// The process's standard streams.
+pub struct ExecIo {
+    /// Standard input (stream-json input).
+    pub stdin: Box<dyn Read + Send>,
+    /// Standard output (protocol lines only under stream-json).
+    pub stdout: Box<dyn Write + Send>,
+    /// Standard error (notices).
+    pub stderr: Box<dyn Write + Send>,
+}
+
+impl ExecIo {
+    /// The real standard streams.
+    pub fn stdio() -> Self {
+        Self {
+            stdin: Box::new(std::io::stdin()),
+            stdout: Box::new(std::io::stdout()),
+            stderr: Box::new(std::io::stderr()),
+        }
+    }
+}
+
+/// What a host can inject into a run: a provider in place of the command line's, extra
+/// tools, an interrupt, the environment and the working directory.
+#[derive(Clone)]
+pub struct ExecHooks {
+    /// Use this provider instead of building one from `--provider`.
+    pub provider: Option<Arc<dyn Provider>>,
+    /// Tools added to the default set.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// Cancelled on SIGINT/SIGTERM: the run ends `interrupted` with exit code 130.
+    pub interrupt: CancellationToken,
+    /// Environment lookup.
+    pub env: EnvLookup,
+    /// Directory a relative `--cwd` resolves against (default: the process's).
+    pub cwd: Option<PathBuf>,
+}
+
+impl Default for ExecHooks {
+    fn default() -> Self {
+        Self {
+            provider: None,
+            tools: Vec::new(),
+            interrupt: CancellationToken::new(),
+            env: Arc::new(|k| std::env::var(k).ok()),
+            cwd: None,
+        }
+    }
+}
+
+/// Why a run could not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Failure {
+    /// Bad flags, workspace, input, images or sessions: `usage_error`, exit 2.
+    Usage(String),
+    /// The provider could not be built: `provider_error`, exit 3.
+    Provider(String),
+}
+
+/// Where a run's output goes: the renderer, the burst being rendered, and the line writer
+/// over stdout (which the text format, writing stdout itself, leaves idle).
+struct Output {
+    renderer: Renderer,
+    frames: Frames,
+    stdout: Stdout,
+}
+
+impl Output {
+    fn start(
+        format: OutputFormat,
+        stdout: Box<dyn Write + Send>,
+        stderr: Box<dyn Write + Send>,
+    ) -> Self {
+        let (text, lines): (Box<dyn Write + Send>, Box<dyn Write + Send>) = match format {
+            OutputFormat::Text => (stdout, Box::new(std::io::sink())),
+            _ => (Box::new(std::io::sink()), stdout),
+        };
+        Self {
+            renderer: Renderer::new(format, run_id(chrono::Utc::now()), text, stderr),
+            frames: Frames::new(),
+            stdout: Stdout::start(lines),
+        }
+    }
+
+    /// Renders `body` and hands it to the writer.
+    fn write(&mut self, body: &EventBody) -> std::io::Result<()> {
+        self.renderer.render(body, &mut self.frames)?;
+        self.stdout.send(&mut self.frames)
+    }
+
+    /// Writes everything; the first error of stdout, if any.
+    async fn close(mut self) -> std::io::Result<()> {
+        self.stdout.close(&mut self.frames).await
+    }
+}
+
+/// Reports a failure before the run: `error` then `run_end` inside the protocol; under the
+/// other formats a usage error is `[zero] …` on stderr, a provider error goes through the
+/// format's renderer. Returns the exit code.
+fn report(out: &mut Output, failure: Failure) -> i32 {
+    let (code, message, exit_code) = match failure {
+        Failure::Usage(message) => {
+            if out.renderer.format() != OutputFormat::StreamJson {
+                return finished(
+                    out.renderer.stderr_line(&format!("[zero] {message}")),
+                    exit::USAGE,
+                );
+            }
+            ("usage_error", message, exit::USAGE)
+        }
+        Failure::Provider(message) => ("provider_error", message, exit::PROVIDER),
+    };
+    let lines = [
+        EventBody::Error(ErrorEvent {
+            code: code.into(),
+            message,
+            recoverable: false,
+        }),
+        EventBody::RunEnd(RunEnd {
+            exit_code,
+            status: "error".into(),
+        }),
+    ];
+    finished(lines.iter().try_for_each(|l| out.write(l)), exit_code)
+}
+
+/// `code` when the output was written, else a crash.
+fn finished(written: std::io::Result<()>, code: i32) -> i32 {
+    match written {
+        Ok(()) => code,
+        Err(_) => exit::CRASH,
+    }
+}
+
+/// `--list-tools`: the tools the model can see, in the output format; the provider is never
+/// built.
+fn list_tools(out: &mut Output, plan: &setup::Plan) -> i32 {
+    let text = setup::format_tool_list(&plan.tools);
+    let written = match out.renderer.format() {
+        OutputFormat::StreamJson => [
+            EventBody::RunStart(RunStart {
+                cwd: plan.workspace.display().to_string(),
+                ..RunStart::default()
+            }),
+            EventBody::Final(FinalEvent { meta: None, text }),
+            EventBody::RunEnd(RunEnd {
+                exit_code: exit::SUCCESS,
+                status: "success".into(),
+            }),
+        ]
+        .iter()
+        .try_for_each(|e| out.write(e)),
+        OutputFormat::Json => {
+            let tools = plan
+                .tools
+                .iter()
+                .map(|t| JsonToolInfo {
+                    description: t.description().to_string(),
+                    name: t.name().to_string(),
+                    permission: t.permission().as_str().to_string(),
+                    side_effect: t.side_effect().as_str().to_string(),
+                })
+                .collect();
+            out.renderer
+                .render_json(&JsonLine::Tools(JsonTools { tools }), &mut out.frames)
+        }
+        OutputFormat::Text => out.renderer.stdout_line(&text, &mut out.frames),
+    };
+    finished(written, exit::SUCCESS)
+}
+
+/// The steps of `exec` after the arguments are parsed; returns the exit code.
+async fn exec(
+    parsed: Result<Parsed, UsageError>,
+    out: &mut Output,
+    hooks: &ExecHooks,
+    stdin: &mut dyn Read,
+) -> i32 {
+    let options = match parsed {
+        Ok(Parsed::Run(o)) => *o,
+        Ok(Parsed::Help) => {
+            let help = out.renderer.stdout_line(HELP.trim_end(), &mut out.frames);
+            return finished(help, exit::SUCCESS);
+        }
+        Err(err) => return report(out, Failure::Usage(err.message)),
+    };
+    let plan = match setup::plan(&options, hooks) {
+        Ok(plan) => plan,
+        Err(failure) => return report(out, failure),
+    };
+    out.renderer.set_permission_mode(plan.mode.name);
+    if options.list_tools {
+        return list_tools(out, &plan);
+    }
+    let ready = match setup::ready(&options, hooks, plan, stdin) {
+        Ok(ready) => ready,
+        Err(failure) => return report(out, failure),
+    };
+    run::run(ready, out, &hooks.interrupt).await
+}
+
+/// Runs `exec` with the arguments after the word `exec`; returns the exit code.
+pub async fn run_exec(args: &[String], io: ExecIo, hooks: ExecHooks) -> i32 {
+    let ExecIo {
+        mut stdin,
+        stdout,
+        stderr,
+    } = io;
+    let parsed = parse_exec_args(args);
+    let format = match &parsed {
+        Ok(Parsed::Run(o)) => o.output_format,
+        Ok(Parsed::Help) => OutputFormat::Text,
+        Err(err) => err.format,
+    };
+    let mut out = Output::start(format, stdout, stderr);
+    let code = exec(parsed, &mut out, &hooks, &mut *stdin).await;
+    finished(out.close().await, code)
+}

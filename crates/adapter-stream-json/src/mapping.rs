@@ -1,0 +1,810 @@
+//! The mapping: [`AgentEvent`]s in (already in [`crate::order::ZeroOrder`]'s order), Zero
+//! stream-json events out. Nothing else happens here: the session recorder and file
+//! checkpoints are separate observers of the same events ([`crate::record`]).
+//!
+//! Every [`AgentEvent`] variant is matched by name: the ones Zero shows are in [`SHOWN`], the
+//! ones it has no line for in [`NOT_SHOWN`], and a test fails when a variant is in neither.
+
+use std::collections::BTreeMap;
+
+use agent_core::{
+    AgentEvent, Block, ErrorCode, PermissionAction, PermissionInfo, Risk, RunStatus, SideEffect,
+    StopReason, ToolStatus,
+};
+use agent_host::text::text_of;
+use serde_json::Value;
+
+use crate::wire::{
+    Delta, ErrorEvent, EventBody, FinalEvent, PermissionEvent, RunEnd, ToolCallEvent,
+    ToolResultEvent, UsageEvent, WarningEvent, WireBlock, WireRisk,
+};
+
+/// Largest `tool_result.output`, in bytes, before `\n[truncated]` is appended.
+pub const TOOL_OUTPUT_LIMIT: usize = 10 * 1024;
+
+/// Exit codes and their `run_end.status`.
+pub mod exit {
+    /// Success.
+    pub const SUCCESS: i32 = 0;
+    /// Crash (stdout write failure); no protocol guarantee.
+    pub const CRASH: i32 = 1;
+    /// Usage error.
+    pub const USAGE: i32 = 2;
+    /// Provider or runtime error.
+    pub const PROVIDER: i32 = 3;
+    /// The run stopped with work unfinished.
+    pub const INCOMPLETE: i32 = 4;
+    /// Interrupted by a signal.
+    pub const INTERRUPTED: i32 = 130;
+}
+
+/// The [`AgentEvent`] variants (by their serde tag) that show up on the wire, alone or in a
+/// later line (usage, tool calls, the length warning, errors, the terminal lines).
+pub const SHOWN: &[&str] = &[
+    "text_delta",
+    "reasoning_delta",
+    "usage",
+    "tool_call",
+    "turn_ended",
+    "permission_requested",
+    "permission_decided",
+    "tool_result",
+    "error",
+    "run_finished",
+];
+
+/// The [`AgentEvent`] variants deliberately not shown: Zero has no line for them.
+pub const NOT_SHOWN: &[&str] = &[
+    "run_started",
+    "user_message",
+    "turn_started",
+    "request_started",
+    "retry_scheduled",
+    "assistant_started",
+    "tool_use_started",
+    "tool_use_args_delta",
+    "tool_use_ended",
+    "assistant_message",
+    "turn_recovery",
+    "tool_execution_started",
+    "tool_progress",
+    "plan_updated",
+    "compaction_finished",
+    // Not yet shown: the front-end mapping of the context events (issue 20) is a later
+    // task (a `warning` line for a compaction).
+    "context_usage",
+    "compaction_started",
+];
+
+/// Cuts `output` to [`TOOL_OUTPUT_LIMIT`] bytes on a character boundary and appends
+/// `\n[truncated]`; returns whether it cut.
+pub fn cap_output(output: &str) -> (String, bool) {
+    if output.len() <= TOOL_OUTPUT_LIMIT {
+        return (output.to_string(), false);
+    }
+    let cut = agent_host::text::cut_utf8(output, TOOL_OUTPUT_LIMIT);
+    (format!("{cut}\n[truncated]"), true)
+}
+
+/// What the mapping needs to know about the run.
+#[derive(Debug, Clone, Default)]
+pub struct MapperConfig {
+    /// Session id written on permission events (empty without a session).
+    pub session_id: String,
+    /// Zero's name of the permission mode (`auto`, `ask`, `unsafe`, `plan`, …).
+    pub permission_mode: String,
+    /// The `--auto` level.
+    pub autonomy: String,
+}
+
+/// How a run ended, as Zero reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The model finished: `final`, then `run_end{success}`.
+    Success {
+        /// The final answer.
+        text: String,
+        /// The output token limit cut an answer (a warning precedes `final`).
+        cut_by_length: bool,
+    },
+    /// The step limit stopped the run: `final`, `error{incomplete}`, `run_end{incomplete}`.
+    Incomplete {
+        /// The last answer text.
+        text: String,
+        /// Why.
+        message: String,
+    },
+    /// A provider or runtime error: `error{provider_error}`, `run_end{error}`.
+    Failed {
+        /// The error.
+        message: String,
+    },
+    /// A signal or an abort: `error{interrupted}`, `run_end{interrupted}`.
+    Interrupted,
+}
+
+/// The terminal lines of a run and the process exit code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Terminal {
+    /// The terminal events (ending with `run_end`).
+    pub events: Vec<EventBody>,
+    /// The process exit code.
+    pub exit_code: i32,
+}
+
+impl Outcome {
+    /// The process exit code.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Success { .. } => exit::SUCCESS,
+            Self::Incomplete { .. } => exit::INCOMPLETE,
+            Self::Failed { .. } => exit::PROVIDER,
+            Self::Interrupted => exit::INTERRUPTED,
+        }
+    }
+
+    /// The terminal lines: `[warning] final run_end`, `final error run_end` or `error run_end`.
+    pub fn terminal(&self) -> Terminal {
+        let error = |code: &str, message: &str| {
+            EventBody::Error(ErrorEvent {
+                code: code.into(),
+                message: message.into(),
+                recoverable: false,
+            })
+        };
+        let final_text = |text: &str| {
+            EventBody::Final(FinalEvent {
+                meta: None,
+                text: text.into(),
+            })
+        };
+        let mut events = Vec::with_capacity(3);
+        let status = match self {
+            Self::Success {
+                text,
+                cut_by_length,
+            } => {
+                if *cut_by_length {
+                    events.push(EventBody::Warning(WarningEvent {
+                        message: "The model's answer was cut off by its output token limit.".into(),
+                    }));
+                }
+                events.push(final_text(text));
+                "success"
+            }
+            Self::Incomplete { text, message } => {
+                events.push(final_text(text));
+                events.push(error("incomplete", message));
+                "incomplete"
+            }
+            Self::Failed { message } => {
+                events.push(error("provider_error", message));
+                "error"
+            }
+            Self::Interrupted => {
+                events.push(error("interrupted", "run cancelled by signal"));
+                "interrupted"
+            }
+        };
+        let exit_code = self.exit_code();
+        events.push(EventBody::RunEnd(RunEnd {
+            exit_code,
+            status: status.into(),
+        }));
+        Terminal { events, exit_code }
+    }
+}
+
+fn side_effect_name(side_effect: Option<SideEffect>) -> &'static str {
+    side_effect.map(SideEffect::as_str).unwrap_or("unknown")
+}
+
+/// The name serde gives a unit enum value (`"prompt"`, `"network"`, …).
+fn enum_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
+fn wire_risk(risk: &Risk) -> WireRisk {
+    WireRisk {
+        categories: risk.categories.iter().map(enum_name).collect(),
+        level: risk.level.as_str().to_string(),
+        reason: risk.reason(),
+    }
+}
+
+fn wire_block(block: &Block) -> WireBlock {
+    WireBlock {
+        action: enum_name(&block.action),
+        code: enum_name(&block.code),
+        path: block.path.clone().unwrap_or_default(),
+        reason: block.reason.clone(),
+        recoverable: block.recoverable,
+        risk: wire_risk(&block.risk),
+        tool_name: block.tool_name.clone().unwrap_or_default(),
+    }
+}
+
+/// The permission fields Zero shows for a check of `info` that came out as `action`.
+pub fn permission_event(
+    config: &MapperConfig,
+    info: &PermissionInfo,
+    action: PermissionAction,
+    granted: bool,
+) -> PermissionEvent {
+    let reason = info.reason.clone().unwrap_or_default();
+    let decision_reason = match action {
+        PermissionAction::Deny | PermissionAction::Cancel => reason.clone(),
+        _ => String::new(),
+    };
+    PermissionEvent {
+        action: enum_name(&action),
+        autonomy: config.autonomy.clone(),
+        block: info.block.as_ref().map(wire_block),
+        decision_reason,
+        grant: None,
+        grant_matched: false,
+        id: info.id.clone(),
+        name: info.name.clone(),
+        permission: info.permission.as_str().to_string(),
+        permission_granted: granted,
+        permission_mode: config.permission_mode.clone(),
+        reason,
+        risk: wire_risk(&info.risk),
+        session_id: config.session_id.clone(),
+        side_effect: info.side_effect.as_str().to_string(),
+    }
+}
+
+/// The `status` string of a tool result.
+pub fn status_name(status: ToolStatus) -> &'static str {
+    match status {
+        ToolStatus::Ok => "ok",
+        ToolStatus::Error => "error",
+    }
+}
+
+/// The `tool_call` line of a call.
+pub fn tool_call_event(
+    id: &str,
+    name: &str,
+    args: &Value,
+    raw_args: Option<&str>,
+    side_effect: Option<SideEffect>,
+) -> ToolCallEvent {
+    let args = match (raw_args, args) {
+        (Some(raw), _) if raw.trim().is_empty() => None,
+        (Some(raw), _) => Some(Value::String(raw.to_string())),
+        (None, Value::Null) => None,
+        (None, args) => Some(args.clone()),
+    };
+    ToolCallEvent {
+        args,
+        id: id.to_string(),
+        name: name.to_string(),
+        side_effect: side_effect_name(side_effect).to_string(),
+    }
+}
+
+/// Maps one run's [`AgentEvent`]s (in Zero's order) to Zero output events.
+#[derive(Debug)]
+pub struct Mapper {
+    config: MapperConfig,
+    /// The first fatal error, reported when the run ends.
+    fatal: Option<(ErrorCode, String)>,
+    /// A turn stopped at the output token limit.
+    cut_by_length: bool,
+    /// `RunFinished`'s status and final text.
+    finished: Option<(RunStatus, Option<String>)>,
+}
+
+impl Mapper {
+    /// A mapper for one run.
+    pub fn new(config: MapperConfig) -> Self {
+        Self {
+            config,
+            fatal: None,
+            cut_by_length: false,
+            finished: None,
+        }
+    }
+
+    /// The run's settings.
+    pub fn config(&self) -> &MapperConfig {
+        &self.config
+    }
+
+    /// Appends the lines of `event` to `out` (often none: see [`NOT_SHOWN`]; the terminal
+    /// lines come from [`Mapper::outcome`]).
+    pub fn map(&mut self, event: AgentEvent, out: &mut Vec<EventBody>) {
+        match event {
+            AgentEvent::TextDelta { delta } if !delta.is_empty() => {
+                out.push(EventBody::Text(Delta { delta }));
+            }
+            AgentEvent::ReasoningDelta { delta } if !delta.is_empty() => {
+                out.push(EventBody::Reasoning(Delta { delta }));
+            }
+            // An empty delta has no line.
+            AgentEvent::TextDelta { .. } | AgentEvent::ReasoningDelta { .. } => {}
+            AgentEvent::Usage { turn, .. } => {
+                let prompt = turn.prompt_tokens();
+                out.push(EventBody::Usage(UsageEvent {
+                    completion_tokens: turn.output,
+                    prompt_tokens: prompt,
+                    total_tokens: prompt + turn.output,
+                }));
+            }
+            AgentEvent::ToolCall {
+                id,
+                name,
+                args,
+                raw_args,
+                side_effect,
+            } => out.push(EventBody::ToolCall(tool_call_event(
+                &id,
+                &name,
+                &args,
+                raw_args.as_deref(),
+                side_effect,
+            ))),
+            AgentEvent::TurnEnded { stop, .. } => {
+                self.cut_by_length |= stop == StopReason::Length;
+            }
+            AgentEvent::PermissionRequested(info) => {
+                let event = permission_event(&self.config, &info, PermissionAction::Prompt, false);
+                out.push(EventBody::PermissionRequest(Box::new(event)));
+            }
+            AgentEvent::PermissionDecided {
+                info,
+                action,
+                granted,
+                ..
+            } => {
+                let event = Box::new(permission_event(&self.config, &info, action, granted));
+                out.push(match action {
+                    PermissionAction::Prompt => EventBody::Permission(event),
+                    _ => EventBody::PermissionDecision(event),
+                });
+            }
+            AgentEvent::ToolResult {
+                id,
+                name,
+                status,
+                content,
+                truncated,
+                redacted,
+                changed_files,
+                ..
+            } => {
+                let (output, cut) = cap_output(&text_of(&content));
+                out.push(EventBody::ToolResult(ToolResultEvent {
+                    changed_files,
+                    display: None,
+                    id,
+                    meta: BTreeMap::new(),
+                    name,
+                    output,
+                    redacted: redacted.then_some(true),
+                    status: status_name(status).to_string(),
+                    truncated: cut || truncated,
+                }));
+            }
+            AgentEvent::Error {
+                code,
+                message,
+                recoverable,
+            } => {
+                if recoverable {
+                    out.push(EventBody::Warning(WarningEvent { message }));
+                } else if self.fatal.is_none() {
+                    self.fatal = Some((code, message));
+                }
+            }
+            // The end of the run: its lines come from `outcome`.
+            AgentEvent::RunFinished { status, final_text } => {
+                self.finished = Some((status, final_text));
+            }
+            // Zero has no line for these (`NOT_SHOWN`).
+            AgentEvent::RunStarted { .. }
+            | AgentEvent::UserMessage { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::RequestStarted { .. }
+            | AgentEvent::RetryScheduled { .. }
+            | AgentEvent::AssistantStarted
+            | AgentEvent::ToolUseStarted { .. }
+            | AgentEvent::ToolUseArgsDelta { .. }
+            | AgentEvent::ToolUseEnded { .. }
+            | AgentEvent::AssistantMessage { .. }
+            | AgentEvent::TurnRecovery { .. }
+            | AgentEvent::ToolExecutionStarted { .. }
+            | AgentEvent::ToolProgress { .. }
+            | AgentEvent::PlanUpdated { .. }
+            | AgentEvent::CompactionFinished { .. } => {}
+            // `AgentEvent` is `#[non_exhaustive]`, so the compiler demands an arm for variants
+            // added to agent-core later; the test `every_variant_is_shown_or_not_shown` fails
+            // until such a variant is mapped above or listed in `NOT_SHOWN`.
+            // Zero clients ignore event types they do not know; so does this mapping.
+            _added_later => {}
+        }
+    }
+
+    /// Whether `RunFinished` was mapped.
+    pub fn is_finished(&self) -> bool {
+        self.finished.is_some()
+    }
+
+    /// How the run ended: from `RunFinished` (an abort when the stream ended without one), or
+    /// `interrupted` by a signal.
+    pub fn outcome(&mut self, interrupted: bool) -> Outcome {
+        let (status, final_text) = self.finished.take().unwrap_or((RunStatus::Aborted, None));
+        let text = final_text.unwrap_or_default();
+        if interrupted || status == RunStatus::Aborted {
+            return Outcome::Interrupted;
+        }
+        if status == RunStatus::Error {
+            let (code, message) = self
+                .fatal
+                .take()
+                .unwrap_or((ErrorCode::Provider, "agent run failed".into()));
+            return match code {
+                ErrorCode::MaxSteps => Outcome::Incomplete { text, message },
+                _ => Outcome::Failed { message },
+            };
+        }
+        Outcome::Success {
+            text,
+            cut_by_length: self.cut_by_length,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::order::ZeroOrder;
+    use agent_core::{
+        ContentBlock, Message, Permission, PermissionMode, PlanItem, PlanStatus, ProgressStream,
+        RecoveryReason, RequestScope, RunKind, Usage,
+    };
+    use serde_json::json;
+
+    fn config() -> MapperConfig {
+        MapperConfig {
+            session_id: "s".into(),
+            permission_mode: "ask".into(),
+            autonomy: "low".into(),
+        }
+    }
+
+    fn info(id: &str) -> Box<PermissionInfo> {
+        Box::new(PermissionInfo {
+            id: id.into(),
+            name: "read_file".into(),
+            args: json!({}),
+            mode: PermissionMode::Ask,
+            permission: Permission::Prompt,
+            side_effect: SideEffect::Read,
+            reason: Some("why".into()),
+            risk: Risk::for_side_effect(SideEffect::Read),
+            block: None,
+        })
+    }
+
+    fn call(id: &str) -> AgentEvent {
+        AgentEvent::ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            args: json!({"path": "a"}),
+            raw_args: None,
+            side_effect: Some(SideEffect::Read),
+        }
+    }
+
+    fn result(id: &str, text: &str) -> AgentEvent {
+        AgentEvent::ToolResult {
+            id: id.into(),
+            name: "read_file".into(),
+            status: ToolStatus::Ok,
+            content: vec![ContentBlock::text(text)],
+            truncated: false,
+            redacted: false,
+            changed_files: vec![],
+            duration_ms: 1,
+        }
+    }
+
+    fn finished(status: RunStatus, text: Option<&str>) -> AgentEvent {
+        AgentEvent::RunFinished {
+            status,
+            final_text: text.map(str::to_string),
+        }
+    }
+
+    /// Orders, maps and ends `events` the way exec does; returns every line.
+    fn lines(events: Vec<AgentEvent>) -> (Vec<EventBody>, i32) {
+        let mut order = ZeroOrder::new();
+        let mut mapper = Mapper::new(config());
+        let mut ordered = Vec::new();
+        let mut out = Vec::new();
+        for event in events {
+            order.push(event, &mut ordered);
+        }
+        order.finish(&mut ordered);
+        for event in ordered {
+            mapper.map(event, &mut out);
+        }
+        let terminal = mapper.outcome(false).terminal();
+        out.extend(terminal.events);
+        (out, terminal.exit_code)
+    }
+
+    fn types(events: &[EventBody]) -> Vec<&'static str> {
+        events.iter().map(EventBody::type_name).collect()
+    }
+
+    #[test]
+    fn calls_are_regrouped_per_call() {
+        let (all, code) = lines(vec![
+            AgentEvent::TextDelta { delta: "hi".into() },
+            AgentEvent::Usage {
+                turn: Usage {
+                    input: 10,
+                    cache_read: 5,
+                    output: 3,
+                    ..Usage::default()
+                },
+                cumulative: Usage::default(),
+            },
+            AgentEvent::AssistantMessage {
+                message: Message::assistant_text("hi"),
+            },
+            call("c1"),
+            call("c2"),
+            AgentEvent::TurnEnded {
+                step: 1,
+                stop: StopReason::ToolUse,
+                error: None,
+            },
+            AgentEvent::ToolExecutionStarted {
+                id: "c1".into(),
+                name: "read_file".into(),
+            },
+            result("c1", "one"),
+            AgentEvent::PermissionRequested(info("c2")),
+            result("c2", "Error: no"),
+            finished(RunStatus::Success, Some("done")),
+        ]);
+        assert_eq!(
+            types(&all),
+            [
+                "text",
+                "usage",
+                "tool_call",
+                "tool_result",
+                "tool_call",
+                "permission_request",
+                "tool_result",
+                "final",
+                "run_end"
+            ]
+        );
+        assert_eq!(
+            all[1],
+            EventBody::Usage(UsageEvent {
+                completion_tokens: 3,
+                prompt_tokens: 15,
+                total_tokens: 18
+            })
+        );
+        let EventBody::PermissionRequest(req) = &all[5] else {
+            panic!("expected a permission request");
+        };
+        assert!(!req.permission_granted);
+        assert_eq!(req.action, "prompt");
+        assert_eq!(req.risk.level, "low");
+        assert_eq!(req.session_id, "s");
+        assert_eq!(code, 0);
+    }
+
+    #[test]
+    fn output_is_capped_on_a_char_boundary() {
+        let long = "é".repeat(TOOL_OUTPUT_LIMIT);
+        let (out, cut) = cap_output(&long);
+        assert!(cut);
+        assert!(out.ends_with("\n[truncated]"));
+        assert!(out.len() <= TOOL_OUTPUT_LIMIT + "\n[truncated]".len());
+        assert_eq!(cap_output("short"), ("short".into(), false));
+    }
+
+    #[test]
+    fn errors_map_to_exit_codes() {
+        let error = |code| AgentEvent::Error {
+            code,
+            message: "boom".into(),
+            recoverable: false,
+        };
+        let (t, code) = lines(vec![
+            error(ErrorCode::Provider),
+            finished(RunStatus::Error, None),
+        ]);
+        assert_eq!(code, 3);
+        assert_eq!(types(&t), ["error", "run_end"]);
+        let (t, code) = lines(vec![
+            error(ErrorCode::MaxSteps),
+            finished(RunStatus::Error, Some("partial")),
+        ]);
+        assert_eq!(code, 4);
+        assert_eq!(types(&t), ["final", "error", "run_end"]);
+        let (t, code) = lines(vec![finished(RunStatus::Aborted, None)]);
+        assert_eq!(code, 130);
+        assert_eq!(types(&t), ["error", "run_end"]);
+        // A stream that ends without `RunFinished` was aborted.
+        let (_, code) = lines(vec![]);
+        assert_eq!(code, 130);
+    }
+
+    /// Every variant's serde tag, read from serde's own list of the enum's variants.
+    fn every_variant_name() -> Vec<String> {
+        let err = serde_json::from_value::<AgentEvent>(json!({"type": "\u{1}"}))
+            .expect_err("not a variant");
+        let message = err.to_string();
+        let list = message
+            .split("expected one of")
+            .nth(1)
+            .unwrap_or_else(|| panic!("serde's message changed: {message}"));
+        list.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// One of every variant, shaped so that a shown one shows something.
+    fn one_of_each() -> Vec<AgentEvent> {
+        vec![
+            AgentEvent::RunStarted {
+                kind: RunKind::Prompt,
+            },
+            AgentEvent::UserMessage {
+                message: Message::user_text("hi"),
+            },
+            AgentEvent::TurnStarted { step: 1 },
+            AgentEvent::RequestStarted {
+                scope: RequestScope::Agent,
+                provider: "p".into(),
+                model: "m".into(),
+                attempt: 1,
+                max_attempts: 2,
+            },
+            AgentEvent::RetryScheduled {
+                scope: RequestScope::Provider,
+                attempt: 2,
+                max_attempts: 2,
+                delay_ms: 10,
+            },
+            AgentEvent::AssistantStarted,
+            AgentEvent::TextDelta { delta: "t".into() },
+            AgentEvent::ReasoningDelta { delta: "r".into() },
+            AgentEvent::ToolUseStarted {
+                id: "c".into(),
+                name: "read_file".into(),
+            },
+            AgentEvent::ToolUseArgsDelta {
+                id: "c".into(),
+                delta: "{}".into(),
+            },
+            AgentEvent::ToolUseEnded { id: "c".into() },
+            AgentEvent::Usage {
+                turn: Usage {
+                    input: 1,
+                    output: 1,
+                    ..Usage::default()
+                },
+                cumulative: Usage::default(),
+            },
+            AgentEvent::AssistantMessage {
+                message: Message::assistant_text("t"),
+            },
+            call("c"),
+            AgentEvent::TurnEnded {
+                step: 1,
+                stop: StopReason::Length,
+                error: None,
+            },
+            AgentEvent::TurnRecovery {
+                reason: RecoveryReason::MissingAnswer,
+                attempt: 1,
+            },
+            AgentEvent::PermissionRequested(info("c")),
+            AgentEvent::PermissionDecided {
+                info: info("c"),
+                action: PermissionAction::Allow,
+                granted: true,
+                always: false,
+            },
+            AgentEvent::ToolExecutionStarted {
+                id: "c".into(),
+                name: "read_file".into(),
+            },
+            AgentEvent::ToolProgress {
+                id: "c".into(),
+                stream: ProgressStream::Stdout,
+                text: "p".into(),
+            },
+            AgentEvent::PlanUpdated {
+                id: Some("c".into()),
+                explanation: None,
+                plan: vec![PlanItem {
+                    step: "s".into(),
+                    status: PlanStatus::Pending,
+                }],
+            },
+            result("c", "out"),
+            AgentEvent::ContextUsage {
+                used: 1,
+                window: 2,
+                percent: 50.0,
+            },
+            AgentEvent::CompactionStarted {
+                reason: agent_core::CompactionReason::Auto,
+            },
+            AgentEvent::CompactionFinished {
+                summary: "s".into(),
+                before: 2,
+                after: 1,
+            },
+            AgentEvent::Error {
+                code: ErrorCode::Provider,
+                message: "m".into(),
+                recoverable: true,
+            },
+            finished(RunStatus::Success, Some("the answer")),
+        ]
+    }
+
+    fn tag(event: &AgentEvent) -> String {
+        let value = serde_json::to_value(event).expect("serialise");
+        value["type"].as_str().expect("tagged").to_string()
+    }
+
+    /// Fails when agent-core gains a variant that is neither mapped (`SHOWN`) nor listed as
+    /// deliberately not shown (`NOT_SHOWN`), or when a listed one shows nothing or something.
+    #[test]
+    fn every_variant_is_shown_or_not_shown() {
+        let names = every_variant_name();
+        assert!(names.len() >= 25, "{names:?}");
+        for name in &names {
+            let listed =
+                SHOWN.contains(&name.as_str()) as u8 + NOT_SHOWN.contains(&name.as_str()) as u8;
+            assert_eq!(
+                listed, 1,
+                "{name} must be in exactly one of SHOWN and NOT_SHOWN"
+            );
+        }
+        assert_eq!(SHOWN.len() + NOT_SHOWN.len(), names.len());
+        let samples = one_of_each();
+        let mut sampled: Vec<String> = samples.iter().map(tag).collect();
+        sampled.sort();
+        let mut all = names.clone();
+        all.sort();
+        assert_eq!(sampled, all, "one_of_each has one of every variant");
+
+        // A run of nothing but its end; each sample is fed before that end.
+        let baseline = lines(vec![finished(RunStatus::Success, None)]).0;
+        for sample in samples {
+            let name = tag(&sample);
+            let events = match sample {
+                end @ AgentEvent::RunFinished { .. } => vec![end],
+                other => vec![other, finished(RunStatus::Success, None)],
+            };
+            let shown = lines(events).0 != baseline;
+            assert_eq!(
+                shown,
+                SHOWN.contains(&name.as_str()),
+                "{name}: shown {shown}, listed the other way"
+            );
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! The records of a Zero session on disk: `metadata.json`, the lines of `events.jsonl`, and
+//! the typed payloads exec records.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::wire::ser::{redacted, redacted_list, redacted_some, redacted_value};
+use crate::wire::{PermissionEvent, WireBlock, WireRisk};
+
+/// `metadata.json`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    /// Session id.
+    pub session_id: String,
+    /// `""` (normal), `fork`, `child`, `spec-draft` or `spec-impl`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub session_kind: String,
+    /// Title.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    /// Workspace root.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cwd: String,
+    /// Model.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model_id: String,
+    /// Provider kind.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub provider: String,
+    /// Tag.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tag: String,
+    /// Depth of a child session.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub depth: u64,
+    /// Parent session (forks and children).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub parent_session_id: String,
+    /// Root of the lineage.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub root_session_id: String,
+    /// Id of the parent's last event when forked.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub forked_from_event_id: String,
+    /// Sequence of the parent's last event when forked.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub forked_from_sequence: u64,
+    /// RFC 3339 UTC.
+    #[serde(default)]
+    pub created_at: String,
+    /// RFC 3339 UTC.
+    #[serde(default)]
+    pub updated_at: String,
+    /// Number of events appended.
+    #[serde(default)]
+    pub event_count: u64,
+    /// Type of the last event.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub last_event_type: String,
+    /// Fields written by other versions, kept as they are.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Metadata {
+    /// Whether `--resume` may continue this session (normal sessions and forks).
+    pub fn is_resumable(&self) -> bool {
+        matches!(self.session_kind.as_str(), "" | "fork")
+    }
+}
+
+/// One line of `events.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEvent {
+    /// `<sessionId>:<sequence>`.
+    pub id: String,
+    /// Session id.
+    pub session_id: String,
+    /// 1-based sequence.
+    pub sequence: u64,
+    /// Event type (`message`, `tool_call`, …).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// RFC 3339 UTC.
+    pub created_at: String,
+    /// Payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+}
+
+/// One line of `events.jsonl` as it is written, with a typed payload.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEventLine<'a, P> {
+    /// `<sessionId>:<sequence>`.
+    pub id: String,
+    /// Session id.
+    pub session_id: &'a str,
+    /// 1-based sequence.
+    pub sequence: u64,
+    /// Event type.
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    /// RFC 3339 UTC.
+    pub created_at: &'a str,
+    /// Payload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<P>,
+}
+
+/// What an append wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    /// The event id, `<sessionId>:<sequence>`.
+    pub id: String,
+    /// Its sequence.
+    pub sequence: u64,
+}
+
+// The payloads exec records. Zero's recorder writes them redacted like an output line, with
+// keys sorted: fields are declared in byte order of their names, and strings are redacted as
+// they are serialised (`serialize_with`), the one value of unknown shape (a grant) as a value.
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `message`: the user's prompt (first) or the assistant's final answer (last).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessageRecord<'a> {
+    /// The text.
+    #[serde(serialize_with = "redacted")]
+    pub content: &'a str,
+    /// `user` or `assistant`.
+    #[serde(serialize_with = "redacted")]
+    pub role: &'a str,
+}
+
+/// `tool_call`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallRecord<'a> {
+    /// The arguments as text (the raw text when they were not valid JSON).
+    #[serde(serialize_with = "redacted")]
+    pub arguments: Cow<'a, str>,
+    /// Call id.
+    #[serde(serialize_with = "redacted")]
+    pub id: &'a str,
+    /// Tool name.
+    #[serde(serialize_with = "redacted")]
+    pub name: &'a str,
+}
+
+/// One file of a [`CheckpointRecord`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckpointFile {
+    /// Blob holding the before-content (absent when the file did not exist).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_some"
+    )]
+    pub blob: Option<String>,
+    /// Whether the file existed before the call.
+    pub existed: bool,
+    /// The path as the call named it.
+    #[serde(serialize_with = "redacted")]
+    pub path: String,
+}
+
+/// `session_checkpoint`: the before-state of the files a call changes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointRecord<'a> {
+    /// The files.
+    pub files: Vec<CheckpointFile>,
+    /// Tool name.
+    #[serde(serialize_with = "redacted")]
+    pub tool: &'a str,
+    /// Call id.
+    #[serde(serialize_with = "redacted")]
+    pub tool_call_id: &'a str,
+}
+
+/// `permission_request` / `permission_decision`: the fields of the output line, with the call
+/// id as `toolCallId` and no session id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRecord<'a> {
+    /// `prompt`, `allow`, `deny` or `cancel`.
+    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    pub action: &'a str,
+    /// The `--auto` level.
+    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    pub autonomy: &'a str,
+    /// Sandbox metadata.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<&'a WireBlock>,
+    /// Why a decision was made.
+    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    pub decision_reason: &'a str,
+    /// The grant that matched.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_value"
+    )]
+    pub grant: Option<&'a Value>,
+    /// A standing grant matched.
+    #[serde(skip_serializing_if = "is_false")]
+    pub grant_matched: bool,
+    /// Tool name.
+    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    pub name: &'a str,
+    /// The tool's static permission.
+    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    pub permission: &'a str,
+    /// Whether the call was granted.
+    pub permission_granted: bool,
+    /// Zero's permission mode name.
+    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    pub permission_mode: &'a str,
+    /// Why the gate came out as it did.
+    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    pub reason: &'a str,
+    /// Risk classification.
+    pub risk: &'a WireRisk,
+    /// The tool's raw side effect.
+    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    pub side_effect: &'a str,
+    /// Call id.
+    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    pub tool_call_id: &'a str,
+}
+
+impl<'a> From<&'a PermissionEvent> for PermissionRecord<'a> {
+    fn from(p: &'a PermissionEvent) -> Self {
+        Self {
+            action: &p.action,
+            autonomy: &p.autonomy,
+            block: p.block.as_ref(),
+            decision_reason: &p.decision_reason,
+            grant: p.grant.as_ref(),
+            grant_matched: p.grant_matched,
+            name: &p.name,
+            permission: &p.permission,
+            permission_granted: p.permission_granted,
+            permission_mode: &p.permission_mode,
+            reason: &p.reason,
+            risk: &p.risk,
+            side_effect: &p.side_effect,
+            tool_call_id: &p.id,
+        }
+    }
+}
+
+/// `tool_result`: the whole output (the output line is capped, this is not).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultRecord<'a> {
+    /// Files the call changed.
+    #[serde(
+        skip_serializing_if = "<[String]>::is_empty",
+        serialize_with = "redacted_list"
+    )]
+    pub changed_files: &'a [String],
+    /// Tool name.
+    #[serde(serialize_with = "redacted")]
+    pub name: &'a str,
+    /// The output text.
+    #[serde(serialize_with = "redacted")]
+    pub output: &'a str,
+    /// Secrets were removed at the tool boundary.
+    #[serde(skip_serializing_if = "is_false")]
+    pub redacted: bool,
+    /// `ok` or `error`.
+    #[serde(serialize_with = "redacted")]
+    pub status: &'a str,
+    /// Call id.
+    #[serde(serialize_with = "redacted")]
+    pub tool_call_id: &'a str,
+    /// The tool cut its output.
+    #[serde(skip_serializing_if = "is_false")]
+    pub truncated: bool,
+}
+
+/// `provider_usage`: one completion's tokens.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageRecord {
+    /// Tokens written to the cache.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// Tokens read from the cache.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Output tokens.
+    pub completion_tokens: u64,
+    /// Input tokens, cache reads and writes included.
+    pub prompt_tokens: u64,
+    /// Reasoning tokens, when the provider reports them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// Input plus output.
+    pub total_tokens: u64,
+}
+
+/// `error`: why the run did not succeed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorRecord<'a> {
+    /// The message.
+    #[serde(serialize_with = "redacted")]
+    pub message: &'a str,
+}
+
+/// `session_fork`: the lineage of a fork, appended after the copied events.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkRecord<'a> {
+    /// Events copied from the parent.
+    pub copied_event_count: u64,
+    /// Id of the parent's last event.
+    pub forked_from_event_id: &'a str,
+    /// Sequence of the parent's last event.
+    pub forked_from_sequence: u64,
+    /// Events the parent had.
+    pub parent_event_count: u64,
+    /// The parent session.
+    pub parent_session_id: &'a str,
+}

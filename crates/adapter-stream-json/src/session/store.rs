@@ -1,0 +1,565 @@
+//! The session store: create, list, read, append and fork sessions in Zero's layout.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use agent_host::fs::{
+    create_dir_all_private, create_dir_private, parse_jsonl, private_options, write_atomic,
+    FileLock, JsonlFile,
+};
+use chrono::{SecondsFormat, Utc};
+use serde::Serialize;
+
+use super::records::{Appended, ForkRecord, Metadata, SessionEvent, SessionEventLine};
+use super::{BLOBS_DIR, EVENTS_FILE, LOCK_FILE, METADATA_FILE};
+use crate::ids::{session_id, valid_session_id};
+use crate::input::go_quote;
+
+/// A session store failure. `Display` is the message shown to users.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The id does not match `^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`.
+    #[error("invalid zero session id {}", go_quote(.0))]
+    InvalidId(String),
+    /// `--init-session-id` names an existing session.
+    #[error("zero session already exists: {0}")]
+    Exists(String),
+    /// A session that was expected is missing.
+    #[error("zero session not found: {0}")]
+    NotFound(String),
+    /// I/O failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A stored file could not be decoded.
+    #[error("{0}")]
+    Corrupt(String),
+}
+
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError {
+    let context = context.into();
+    move |source| SessionError::Io { context, source }
+}
+/// What a new session is created with.
+#[derive(Debug, Clone, Default)]
+pub struct CreateInput {
+    /// Id; generated when `None`.
+    pub session_id: Option<String>,
+    /// Kind (`""` or `fork`).
+    pub session_kind: String,
+    /// Title.
+    pub title: String,
+    /// Workspace root.
+    pub cwd: String,
+    /// Model.
+    pub model_id: String,
+    /// Provider.
+    pub provider: String,
+    /// Parent (forks).
+    pub parent_session_id: String,
+    /// Root (forks).
+    pub root_session_id: String,
+    /// Parent's last event id (forks).
+    pub forked_from_event_id: String,
+    /// Parent's last event sequence (forks).
+    pub forked_from_sequence: u64,
+}
+
+fn now_rfc3339() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// The Zero session store rooted at one directory.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    root: PathBuf,
+}
+
+/// Parses `events.jsonl`, dropping a torn last line (agent-host's rule, which the append's
+/// repair follows too).
+fn parse_events(id: &str, data: &[u8]) -> Result<Vec<SessionEvent>, SessionError> {
+    parse_jsonl::<SessionEvent>(data)
+        .map(|jsonl| jsonl.records)
+        .map_err(|err| {
+            SessionError::Corrupt(format!(
+                "invalid json in zero session {id} {EVENTS_FILE} at line {}: {}",
+                err.line, err.message
+            ))
+        })
+}
+
+fn last_sequence_of(line: &[u8]) -> u64 {
+    serde_json::from_slice::<SessionEvent>(line)
+        .map(|e| e.sequence)
+        .unwrap_or(0)
+}
+
+impl SessionStore {
+    /// A store rooted at `root` (`…/zero/sessions`).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// A session's directory.
+    pub fn session_dir(&self, id: &str) -> PathBuf {
+        self.root.join(id)
+    }
+
+    fn check_id(id: &str) -> Result<(), SessionError> {
+        match valid_session_id(id) {
+            true => Ok(()),
+            false => Err(SessionError::InvalidId(id.to_string())),
+        }
+    }
+
+    fn read_metadata(&self, id: &str) -> Result<Option<Metadata>, SessionError> {
+        let path = self.session_dir(id).join(METADATA_FILE);
+        let data = match fs::read_to_string(&path) {
+            Ok(data) => data,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(io("read zero session metadata")(err)),
+        };
+        serde_json::from_str(&data).map(Some).map_err(|err| {
+            SessionError::Corrupt(format!("invalid zero session metadata {id}: {err}"))
+        })
+    }
+
+    fn write_metadata(&self, meta: &Metadata) -> Result<(), SessionError> {
+        let mut data = serde_json::to_vec_pretty(meta)
+            .map_err(|err| SessionError::Corrupt(format!("encode zero session metadata: {err}")))?;
+        data.push(b'\n');
+        write_atomic(
+            &self.session_dir(&meta.session_id).join(METADATA_FILE),
+            &data,
+        )
+        .map_err(io("write zero session metadata"))
+    }
+
+    /// A session's metadata; `Ok(None)` when it does not exist.
+    pub fn get(&self, id: &str) -> Result<Option<Metadata>, SessionError> {
+        Self::check_id(id)?;
+        self.read_metadata(id)
+    }
+
+    /// All sessions, newest `updatedAt` first.
+    pub fn list(&self) -> Result<Vec<Metadata>, SessionError> {
+        let entries = match fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(io("read zero session root")(err)),
+        };
+        let mut sessions = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !entry.path().is_dir() || !valid_session_id(&name) {
+                continue;
+            }
+            if let Ok(Some(meta)) = self.read_metadata(&name) {
+                sessions.push(meta);
+            }
+        }
+        sessions.sort_by(|a, b| {
+            b.updated_at
+                .cmp(&a.updated_at)
+                .then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        Ok(sessions)
+    }
+
+    /// The newest resumable session.
+    pub fn latest_resumable(&self) -> Result<Option<Metadata>, SessionError> {
+        Ok(self.list()?.into_iter().find(Metadata::is_resumable))
+    }
+
+    /// Creates a session: directory, metadata and an empty events file.
+    pub fn create(&self, input: CreateInput) -> Result<Metadata, SessionError> {
+        let id = match input.session_id.as_deref().map(str::trim) {
+            Some(id) if !id.is_empty() => id.to_string(),
+            _ => session_id(Utc::now()),
+        };
+        Self::check_id(&id)?;
+        let now = now_rfc3339();
+        let meta = Metadata {
+            session_id: id.clone(),
+            session_kind: input.session_kind,
+            title: input.title.trim().to_string(),
+            cwd: input.cwd,
+            model_id: input.model_id,
+            provider: input.provider,
+            parent_session_id: input.parent_session_id,
+            root_session_id: input.root_session_id,
+            forked_from_event_id: input.forked_from_event_id,
+            forked_from_sequence: input.forked_from_sequence,
+            created_at: now.clone(),
+            updated_at: now,
+            ..Metadata::default()
+        };
+        create_dir_all_private(&self.root).map_err(io("create zero session root"))?;
+        let dir = self.session_dir(&id);
+        if let Err(err) = create_dir_private(&dir) {
+            return Err(match err.kind() {
+                std::io::ErrorKind::AlreadyExists => SessionError::Exists(id),
+                _ => io("create zero session directory")(err),
+            });
+        }
+        self.write_metadata(&meta)?;
+        private_options()
+            .write(true)
+            .create_new(true)
+            .open(dir.join(EVENTS_FILE))
+            .and_then(|f| f.sync_all())
+            .map_err(io("create zero session events file"))?;
+        Ok(meta)
+    }
+
+    /// Every complete event of a session, in order.
+    pub fn read_events(&self, id: &str) -> Result<Vec<SessionEvent>, SessionError> {
+        Self::check_id(id)?;
+        match fs::read(self.session_dir(id).join(EVENTS_FILE)) {
+            Ok(data) => parse_events(id, &data),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(err) => Err(io("read zero session events")(err)),
+        }
+    }
+
+    /// Appends one event (fsynced) and updates the metadata, under the session's lock. A torn
+    /// last line left by a crash is cut off first, and the sequence goes on from the last
+    /// whole event (or the metadata's count, whichever is higher).
+    pub fn append<P: Serialize>(
+        &self,
+        id: &str,
+        kind: &str,
+        payload: Option<P>,
+    ) -> Result<Appended, SessionError> {
+        Self::check_id(id)?;
+        let dir = self.session_dir(id);
+        let _lock = FileLock::exclusive(&dir.join(LOCK_FILE)).map_err(io("lock zero session"))?;
+        let mut meta = self
+            .read_metadata(id)?
+            .ok_or_else(|| SessionError::NotFound(id.to_string()))?;
+        let mut file =
+            JsonlFile::open(&dir.join(EVENTS_FILE)).map_err(io("append zero session event"))?;
+        let tail = file
+            .repair_tail()
+            .map_err(io("recover zero session events"))?;
+        let last_sequence = tail.last_line.as_deref().map_or(0, last_sequence_of);
+        let sequence = meta.event_count.max(last_sequence) + 1;
+        let created_at = now_rfc3339();
+        let event = SessionEventLine {
+            id: format!("{id}:{sequence}"),
+            session_id: id,
+            sequence,
+            kind,
+            created_at: &created_at,
+            payload,
+        };
+        let mut line = serde_json::to_vec(&event)
+            .map_err(|err| SessionError::Corrupt(format!("encode zero session event: {err}")))?;
+        line.push(b'\n');
+        file.append(&line)
+            .and_then(|()| file.sync())
+            .map_err(io("append zero session event"))?;
+        meta.updated_at = created_at.clone();
+        meta.event_count = sequence;
+        meta.last_event_type = kind.to_string();
+        self.write_metadata(&meta)?;
+        Ok(Appended {
+            id: event.id,
+            sequence,
+        })
+    }
+
+    /// Stores a checkpoint blob `name` (atomically, fsynced).
+    pub fn write_blob(&self, id: &str, name: &str, data: &[u8]) -> Result<(), SessionError> {
+        Self::check_id(id)?;
+        let dir = self.session_dir(id).join(BLOBS_DIR);
+        create_dir_all_private(&dir).map_err(io("create zero session blobs"))?;
+        write_atomic(&dir.join(name), data).map_err(io("write zero session blob"))
+    }
+
+    /// Forks `parent` into a new session: every event but `provider_usage` is copied and
+    /// renumbered, checkpoint blobs are copied, and `session_fork` is appended.
+    pub fn fork(
+        &self,
+        parent_id: &str,
+        new_id: Option<String>,
+        title: Option<String>,
+        cwd: String,
+        model_id: String,
+        provider: String,
+    ) -> Result<Metadata, SessionError> {
+        let parent = self
+            .get(parent_id)?
+            .ok_or_else(|| SessionError::NotFound(parent_id.to_string()))?;
+        let events = self.read_events(parent_id)?;
+        let last = events.last();
+        let title = title.filter(|t| !t.trim().is_empty()).unwrap_or_else(|| {
+            match parent.title.is_empty() {
+                true => String::new(),
+                false => format!("{} (fork)", parent.title),
+            }
+        });
+        let pick = |a: String, b: &str| match a.trim().is_empty() {
+            true => b.to_string(),
+            false => a,
+        };
+        let fork = self.create(CreateInput {
+            session_id: new_id,
+            session_kind: "fork".into(),
+            title,
+            cwd: pick(cwd, &parent.cwd),
+            model_id: pick(model_id, &parent.model_id),
+            provider: pick(provider, &parent.provider),
+            parent_session_id: parent.session_id.clone(),
+            root_session_id: pick(parent.root_session_id.clone(), &parent.session_id),
+            forked_from_event_id: last.map(|e| e.id.clone()).unwrap_or_default(),
+            forked_from_sequence: last.map(|e| e.sequence).unwrap_or(0),
+        })?;
+        let mut copied = 0u64;
+        for event in events.iter().filter(|e| e.kind != "provider_usage") {
+            self.append(&fork.session_id, &event.kind, event.payload.as_ref())?;
+            copied += 1;
+        }
+        let blobs = self.session_dir(parent_id).join(BLOBS_DIR);
+        if let Ok(entries) = fs::read_dir(&blobs) {
+            for entry in entries.flatten() {
+                let data = fs::read(entry.path()).map_err(io("copy zero session blob"))?;
+                self.write_blob(
+                    &fork.session_id,
+                    &entry.file_name().to_string_lossy(),
+                    &data,
+                )?;
+            }
+        }
+        self.append(
+            &fork.session_id,
+            "session_fork",
+            Some(&ForkRecord {
+                copied_event_count: copied,
+                forked_from_event_id: last.map_or("", |e| e.id.as_str()),
+                forked_from_sequence: last.map_or(0, |e| e.sequence),
+                parent_event_count: parent.event_count,
+                parent_session_id: &parent.session_id,
+            }),
+        )?;
+        self.get(&fork.session_id)?
+            .ok_or_else(|| SessionError::NotFound(fork.session_id.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::default_root;
+    use serde_json::{json, Value};
+    use std::io::Write;
+
+    fn store() -> (tempfile::TempDir, SessionStore) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SessionStore::new(dir.path().join("zero").join("sessions"));
+        (dir, store)
+    }
+
+    #[test]
+    fn default_root_honours_xdg_data_home() {
+        let env = |k: &str| match k {
+            "XDG_DATA_HOME" => Some("/data".to_string()),
+            "HOME" => Some("/home/u".to_string()),
+            _ => None,
+        };
+        assert_eq!(default_root(&env), PathBuf::from("/data/zero/sessions"));
+        let env = |k: &str| (k == "HOME").then(|| "/home/u".to_string());
+        assert_eq!(
+            default_root(&env),
+            PathBuf::from("/home/u/.local/share/zero/sessions")
+        );
+    }
+
+    #[test]
+    fn append_numbers_events_and_recovers_a_torn_tail() {
+        let (_dir, store) = store();
+        let meta = store
+            .create(CreateInput {
+                session_id: Some("s1".into()),
+                title: "t".into(),
+                ..Default::default()
+            })
+            .expect("create");
+        assert_eq!(meta.event_count, 0);
+        store
+            .append(
+                "s1",
+                "message",
+                Some(json!({"role": "user", "content": "hi"})),
+            )
+            .expect("append");
+        // Simulate a crash mid-append.
+        let events_path = store.session_dir("s1").join(EVENTS_FILE);
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(&events_path)
+            .expect("open");
+        f.write_all(b"{\"id\":\"s1:2\",\"sess").expect("write");
+        drop(f);
+        let events = store.read_events("s1").expect("readable despite torn tail");
+        assert_eq!(events.len(), 1);
+        let event = store
+            .append(
+                "s1",
+                "message",
+                Some(json!({"role": "assistant", "content": "yo"})),
+            )
+            .expect("append after crash");
+        assert_eq!(event.sequence, 2);
+        assert_eq!(event.id, "s1:2");
+        let events = store.read_events("s1").expect("read");
+        assert_eq!(events.len(), 2);
+        let meta = store.get("s1").expect("get").expect("exists");
+        assert_eq!(meta.event_count, 2);
+        assert_eq!(meta.last_event_type, "message");
+        // A corrupt line in the middle is real corruption.
+        fs::write(&events_path, "garbage\n{}\n").expect("write");
+        assert!(store.read_events("s1").is_err());
+    }
+
+    #[test]
+    fn tail_recovery_handles_long_lines_and_a_wholly_torn_file() {
+        let (_dir, store) = store();
+        store
+            .create(CreateInput {
+                session_id: Some("big".into()),
+                ..Default::default()
+            })
+            .expect("create");
+        let long = "x".repeat(200 * 1024);
+        store
+            .append("big", "tool_result", Some(json!({"output": long})))
+            .expect("first");
+        store
+            .append("big", "tool_result", Some(json!({"output": long})))
+            .expect("second");
+        // Metadata lost its count (crash between the event write and the metadata update):
+        // the sequence still continues from the file.
+        let mut meta = store.get("big").expect("get").expect("exists");
+        meta.event_count = 0;
+        store.write_metadata(&meta).expect("write");
+        let third = store
+            .append("big", "message", None::<Value>)
+            .expect("third");
+        assert_eq!(third.sequence, 3);
+
+        let events_path = store.session_dir("big").join(EVENTS_FILE);
+        fs::write(&events_path, "{\"id\":\"big:1\",\"sess").expect("torn only");
+        let mut meta = store.get("big").expect("get").expect("exists");
+        meta.event_count = 0;
+        store.write_metadata(&meta).expect("write");
+        let event = store
+            .append("big", "message", None::<Value>)
+            .expect("append");
+        assert_eq!(event.sequence, 1);
+        assert_eq!(store.read_events("big").expect("read").len(), 1);
+    }
+
+    /// agent-host's rule, which readers and the append share: a last event that is whole
+    /// but lost its newline is kept (and terminated before the next line), not cut off.
+    #[test]
+    fn a_whole_last_line_without_its_newline_is_kept() {
+        let (_dir, store) = store();
+        store
+            .create(CreateInput {
+                session_id: Some("w".into()),
+                ..Default::default()
+            })
+            .expect("create");
+        store.append("w", "message", None::<Value>).expect("first");
+        let events_path = store.session_dir("w").join(EVENTS_FILE);
+        let whole = fs::read(&events_path).expect("read");
+        fs::write(&events_path, &whole[..whole.len() - 1]).expect("drop the newline");
+        assert_eq!(store.read_events("w").expect("read").len(), 1);
+        let second = store.append("w", "error", None::<Value>).expect("second");
+        assert_eq!(second.sequence, 2);
+        let events = store.read_events("w").expect("read");
+        let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["message", "error"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_dir, store) = store();
+        store
+            .create(CreateInput {
+                session_id: Some("p".into()),
+                ..Default::default()
+            })
+            .expect("create");
+        store.append("p", "error", None::<Value>).expect("append");
+        let mode = |p: PathBuf| fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode(store.session_dir("p")), 0o700);
+        assert_eq!(mode(store.session_dir("p").join(EVENTS_FILE)), 0o600);
+        assert_eq!(mode(store.session_dir("p").join(METADATA_FILE)), 0o600);
+        assert_eq!(mode(store.session_dir("p").join(LOCK_FILE)), 0o600);
+    }
+
+    #[test]
+    fn fork_copies_events_except_usage() {
+        let (_dir, store) = store();
+        store
+            .create(CreateInput {
+                session_id: Some("parent".into()),
+                title: "Parent".into(),
+                ..Default::default()
+            })
+            .expect("create");
+        store
+            .append(
+                "parent",
+                "message",
+                Some(json!({"role":"user","content":"a"})),
+            )
+            .expect("a");
+        store
+            .append("parent", "provider_usage", Some(json!({"totalTokens": 3})))
+            .expect("b");
+        store
+            .append(
+                "parent",
+                "message",
+                Some(json!({"role":"assistant","content":"b"})),
+            )
+            .expect("c");
+        let fork = store
+            .fork(
+                "parent",
+                Some("child".into()),
+                None,
+                String::new(),
+                String::new(),
+                String::new(),
+            )
+            .expect("fork");
+        assert_eq!(fork.session_kind, "fork");
+        assert_eq!(fork.title, "Parent (fork)");
+        assert_eq!(fork.parent_session_id, "parent");
+        assert_eq!(fork.root_session_id, "parent");
+        assert_eq!(fork.forked_from_event_id, "parent:3");
+        let events = store.read_events("child").expect("events");
+        let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["message", "message", "session_fork"]);
+        assert_eq!(events[1].id, "child:2");
+        assert_eq!(
+            events[2].payload.as_ref().expect("payload")["copiedEventCount"],
+            2
+        );
+    }
+}

@@ -1,0 +1,577 @@
+//! [`McpManager`]: connects servers, keeps their tool lists current, and offers the tools
+//! to agents as an [`agent_core::ToolSource`].
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use agent_core::{async_trait, SideEffect, Tool, ToolSource};
+use secrecy::ExposeSecret;
+use serde::Serialize;
+
+use crate::client::{self, ClientError, Connection, RemoteTool};
+use crate::config::{ConfigError, McpServerConfig, McpTransport, TransportKind};
+use crate::naming;
+use crate::tool::{as_dyn, McpTool};
+
+/// Default bound on connecting one server and listing its tools.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default bound on one tool call.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How a manager connects and calls.
+#[derive(Debug, Clone)]
+pub struct McpOptions {
+    /// Bound on starting one server, the handshake and the first `tools/list` (also on a
+    /// later re-listing). A server that takes longer is skipped with a warning.
+    pub connect_timeout: Duration,
+    /// Bound on one tool call (`None`: unbounded; an abort still ends it).
+    pub call_timeout: Option<Duration>,
+    /// Working directory of stdio servers without their own `cwd` (the workspace).
+    pub cwd: PathBuf,
+    /// Output cap of a tool result in bytes, as for the built-in tools.
+    pub output_cap: usize,
+}
+
+impl Default for McpOptions {
+    fn default() -> Self {
+        Self {
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            output_cap: agent_tools::DEFAULT_OUTPUT_CAP,
+        }
+    }
+}
+
+impl McpOptions {
+    /// Defaults with stdio servers started in `cwd`.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the per-server connect timeout.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets the per-call timeout.
+    pub fn call_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+}
+
+/// Where a server stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ServerState {
+    /// Connected; its tools are offered.
+    Connected,
+    /// Not connected (it failed to start, timed out, or exited); it offers no tools.
+    Failed {
+        /// Why, in words (secrets scrubbed).
+        reason: String,
+    },
+}
+
+/// One server as a host shows it (ZCode's `mcp/list`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    /// The configured name.
+    pub name: String,
+    /// How it is reached.
+    pub transport: TransportKind,
+    /// Connected or failed.
+    #[serde(flatten)]
+    pub state: ServerState,
+    /// The names its tools are offered under.
+    pub tools: Vec<String>,
+    /// Process id of a stdio server while connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+/// What a host may want to know about an MCP tool (to pick an ACP `kind`, to list it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpToolInfo {
+    /// The name the model calls.
+    pub name: String,
+    /// The server it belongs to.
+    pub server: String,
+    /// The tool's own name on that server.
+    pub remote_name: String,
+    /// Its title, if the server gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `readOnlyHint`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// `destructiveHint`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// `openWorldHint`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+    /// The side effect the agent gives it (`read` or `network`).
+    pub side_effect: SideEffect,
+}
+
+enum SlotState {
+    Connected {
+        connection: Arc<dyn Connection>,
+        tools: Vec<RemoteTool>,
+    },
+    Failed(String),
+}
+
+/// One configured server.
+struct Slot {
+    name: String,
+    kind: TransportKind,
+    state: Mutex<SlotState>,
+    /// The server announced `notifications/tools/list_changed`.
+    list_changed: Arc<AtomicBool>,
+    /// A call found the connection closed.
+    closed: AtomicBool,
+}
+
+impl Slot {
+    fn state(&self) -> MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The state a manager's handles and tools share.
+pub(crate) struct Shared {
+    slots: Vec<Slot>,
+    generation: AtomicU64,
+    tools: Mutex<Vec<Arc<McpTool>>>,
+    options: McpOptions,
+    refreshing: tokio::sync::Mutex<()>,
+    /// Set by any slot's list_changed or closed flag: a refresh has work.
+    dirty: Arc<AtomicBool>,
+}
+
+impl Shared {
+    /// The connection of slot `index`, or why there is none.
+    pub(crate) fn connection(&self, index: usize) -> Result<Arc<dyn Connection>, String> {
+        let Some(slot) = self.slots.get(index) else {
+            return Err("unknown server".into());
+        };
+        match &*slot.state() {
+            SlotState::Connected { connection, .. } => Ok(connection.clone()),
+            SlotState::Failed(reason) => Err(reason.clone()),
+        }
+    }
+
+    /// A call found slot `index`'s connection closed: the next refresh drops its tools.
+    pub(crate) fn mark_closed(&self, index: usize) {
+        if let Some(slot) = self.slots.get(index) {
+            slot.closed.store(true, Ordering::SeqCst);
+            self.dirty.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn tools(&self) -> MutexGuard<'_, Vec<Arc<McpTool>>> {
+        self.tools.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Rebuilds the offered tools from the connected slots and bumps the generation.
+    fn rebuild(self: &Arc<Self>) {
+        let mut tools: Vec<Arc<McpTool>> = Vec::new();
+        for (index, slot) in self.slots.iter().enumerate() {
+            let remote = match &*slot.state() {
+                SlotState::Connected { tools, .. } => tools.clone(),
+                SlotState::Failed(_) => continue,
+            };
+            for remote in remote {
+                if remote.name.trim().is_empty() {
+                    tracing::warn!(server = %slot.name, "MCP server listed a tool without a name; ignored");
+                    continue;
+                }
+                let name = naming::tool_name(&slot.name, &remote.name, &|candidate| {
+                    tools.iter().any(|t| t.name == candidate)
+                });
+                tools.push(Arc::new(McpTool::new(
+                    name,
+                    &slot.name,
+                    index,
+                    remote,
+                    Arc::downgrade(self),
+                    self.options.output_cap,
+                    self.options.call_timeout,
+                )));
+            }
+        }
+        *self.tools() = tools;
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn refresh(self: &Arc<Self>) {
+        let _one_at_a_time = self.refreshing.lock().await;
+        let mut changed = false;
+        // A server whose process exited loses its tools.
+        for slot in &self.slots {
+            let mut state = slot.state();
+            let SlotState::Connected { connection, .. } = &*state else {
+                continue;
+            };
+            if slot.closed.swap(false, Ordering::SeqCst) || connection.is_closed() {
+                let reason = scrub(&match connection.closed_reason() {
+                    r if r.is_empty() => "the connection to the server closed".to_string(),
+                    r => r,
+                });
+                tracing::warn!(server = %slot.name, %reason, "MCP server disconnected; its tools are removed");
+                *state = SlotState::Failed(reason);
+                changed = true;
+            }
+        }
+        if self.dirty.swap(false, Ordering::SeqCst) {
+            let relists = self.slots.iter().enumerate().filter_map(|(index, slot)| {
+                if !slot.list_changed.swap(false, Ordering::SeqCst) {
+                    return None;
+                }
+                match &*slot.state() {
+                    SlotState::Connected { connection, .. } => Some((index, connection.clone())),
+                    SlotState::Failed(_) => None,
+                }
+            });
+            let relists: Vec<_> = relists.collect();
+            let limit = self.options.connect_timeout;
+            let results = futures::future::join_all(relists.into_iter().map(
+                |(index, connection)| async move {
+                    let listed = tokio::time::timeout(limit, connection.list_tools()).await;
+                    (index, listed)
+                },
+            ))
+            .await;
+            for (index, listed) in results {
+                let slot = &self.slots[index];
+                let mut state = slot.state();
+                match listed {
+                    Ok(Ok(tools)) => {
+                        if let SlotState::Connected { tools: current, .. } = &mut *state {
+                            *current = tools;
+                            changed = true;
+                        }
+                    }
+                    Ok(Err(ClientError::Closed(reason))) => {
+                        let reason = scrub(&match reason {
+                            r if r.is_empty() => "the connection to the server closed".to_string(),
+                            r => r,
+                        });
+                        tracing::warn!(server = %slot.name, %reason, "MCP server disconnected; its tools are removed");
+                        *state = SlotState::Failed(reason);
+                        changed = true;
+                    }
+                    Ok(Err(err)) => {
+                        tracing::warn!(server = %slot.name, error = %scrub(&err.to_string()), "re-listing MCP tools failed; keeping the old list");
+                    }
+                    Err(_) => {
+                        tracing::warn!(server = %slot.name, "re-listing MCP tools timed out; keeping the old list");
+                    }
+                }
+            }
+        }
+        if changed {
+            self.rebuild();
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Tools may outlive the manager in an agent's cache; they hold it weakly, so the
+        // servers end here.
+        for slot in &self.slots {
+            let mut state = slot.state();
+            if let SlotState::Connected { connection, .. } = &*state {
+                connection.kill();
+            }
+            *state = SlotState::Failed("the manager was dropped".into());
+        }
+    }
+}
+
+/// Connects MCP servers and offers their tools to agents.
+///
+/// A cheap handle: clones share the servers. The servers' processes end when the last
+/// handle is dropped (their process groups are killed) or at [`McpManager::shutdown`].
+/// Tools handed to agents hold the manager weakly and fail cleanly after that.
+///
+/// Give it to an agent with [`agent_core::AgentBuilder::tool_source`]: the agent asks it
+/// before every model call, so a server's `notifications/tools/list_changed` shows up in the
+/// next request.
+#[derive(Clone)]
+pub struct McpManager {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for McpManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpManager")
+            .field("servers", &self.status())
+            .finish()
+    }
+}
+
+impl Default for McpManager {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
+impl McpManager {
+    /// A manager with no servers (offers no tools, starts nothing).
+    pub fn empty() -> Self {
+        Self::from_slots(Vec::new(), McpOptions::default(), Arc::default())
+    }
+
+    fn from_slots(slots: Vec<Slot>, options: McpOptions, dirty: Arc<AtomicBool>) -> Self {
+        let shared = Arc::new(Shared {
+            slots,
+            generation: AtomicU64::new(0),
+            tools: Mutex::new(Vec::new()),
+            options,
+            refreshing: tokio::sync::Mutex::new(()),
+            dirty,
+        });
+        shared.rebuild();
+        Self { shared }
+    }
+
+    /// Validates `servers`, then connects them all at once, each bounded by
+    /// [`McpOptions::connect_timeout`], and lists their tools.
+    ///
+    /// An invalid configuration (a bad entry, two servers with one name) is an error and
+    /// starts nothing. A server that fails to start, to initialize or to list its tools
+    /// in time is skipped with a warning and reported by [`McpManager::status`]; the
+    /// others work. With no servers this returns at once.
+    pub async fn connect(
+        servers: Vec<McpServerConfig>,
+        options: McpOptions,
+    ) -> Result<Self, ConfigError> {
+        for (i, server) in servers.iter().enumerate() {
+            server.validate()?;
+            if servers[..i].iter().any(|s| s.name == server.name) {
+                return Err(ConfigError::DuplicateName {
+                    name: server.name.clone(),
+                    context: None,
+                });
+            }
+        }
+        for server in &servers {
+            register_secrets(server);
+        }
+        let dirty = Arc::new(AtomicBool::new(false));
+        let flags: Vec<Arc<AtomicBool>> = servers
+            .iter()
+            .map(|_| Arc::new(AtomicBool::new(false)))
+            .collect();
+        let limit = options.connect_timeout;
+        let cwd = options.cwd.clone();
+        let attempts = servers.iter().zip(&flags).map(|(server, flag)| {
+            let (flag, dirty, cwd) = (flag.clone(), dirty.clone(), cwd.clone());
+            async move {
+                let on_list_changed: client::OnListChanged = Arc::new(move || {
+                    flag.store(true, Ordering::SeqCst);
+                    dirty.store(true, Ordering::SeqCst);
+                });
+                let attempt = async {
+                    let connection = client::connect(server, &cwd, on_list_changed).await?;
+                    match connection.list_tools().await {
+                        Ok(tools) => Ok((connection, tools)),
+                        Err(err) => {
+                            connection.close().await;
+                            Err(err)
+                        }
+                    }
+                };
+                match tokio::time::timeout(limit, attempt).await {
+                    Ok(result) => result.map_err(|e| e.to_string()),
+                    Err(_) => Err(format!(
+                        "no answer within {} ms (connect and tools/list)",
+                        limit.as_millis()
+                    )),
+                }
+            }
+        });
+        let results = futures::future::join_all(attempts).await;
+        let slots = servers
+            .iter()
+            .zip(results)
+            .zip(flags)
+            .map(|((server, result), list_changed)| {
+                let state = match result {
+                    Ok((connection, tools)) => SlotState::Connected { connection, tools },
+                    Err(reason) => {
+                        let reason = scrub(&reason);
+                        tracing::warn!(server = %server.name, transport = %server.transport.kind(), %reason, "MCP server skipped");
+                        SlotState::Failed(reason)
+                    }
+                };
+                Slot {
+                    name: server.name.clone(),
+                    kind: server.transport.kind(),
+                    state: Mutex::new(state),
+                    list_changed,
+                    closed: AtomicBool::new(false),
+                }
+            })
+            .collect();
+        Ok(Self::from_slots(slots, options, dirty))
+    }
+
+    /// Every configured server: transport, connected or failed (with the reason), and the
+    /// names of its tools.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        let tools = self.shared.tools();
+        self.shared
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(index, slot)| {
+                let (state, pid) = match &*slot.state() {
+                    SlotState::Connected { connection, .. } => {
+                        (ServerState::Connected, connection.pid())
+                    }
+                    SlotState::Failed(reason) => (
+                        ServerState::Failed {
+                            reason: reason.clone(),
+                        },
+                        None,
+                    ),
+                };
+                ServerStatus {
+                    name: slot.name.clone(),
+                    transport: slot.kind,
+                    state,
+                    tools: tools
+                        .iter()
+                        .filter(|t| t.slot == index)
+                        .map(|t| t.name.clone())
+                        .collect(),
+                    pid,
+                }
+            })
+            .collect()
+    }
+
+    /// The tools of the connected servers, as the agent gets them.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        as_dyn(&self.shared.tools())
+    }
+
+    /// What is known about the MCP tool the model calls `name`.
+    pub fn tool_info(&self, name: &str) -> Option<McpToolInfo> {
+        let tools = self.shared.tools();
+        let tool = tools.iter().find(|t| t.name == name)?;
+        Some(McpToolInfo {
+            name: tool.name.clone(),
+            server: tool.server.clone(),
+            remote_name: tool.remote.name.clone(),
+            title: tool.remote.title.clone(),
+            read_only_hint: tool.remote.hints.read_only,
+            destructive_hint: tool.remote.hints.destructive,
+            open_world_hint: tool.remote.hints.open_world,
+            side_effect: tool.side_effect(),
+        })
+    }
+
+    /// Whether no server is configured.
+    pub fn is_empty(&self) -> bool {
+        self.shared.slots.is_empty()
+    }
+
+    /// Applies what happened since the last call: a server that exited loses its tools,
+    /// and a server that announced `notifications/tools/list_changed` is listed again
+    /// (bounded by the connect timeout). Agents call this before every model call.
+    pub async fn refresh(&self) {
+        self.shared.refresh().await;
+    }
+
+    /// Closes every connection and ends the server processes (each gets a moment to exit
+    /// after its stdin closes, then its process group is killed). The servers report
+    /// failed ("shut down") afterwards.
+    pub async fn shutdown(&self) {
+        let connections: Vec<Arc<dyn Connection>> = self
+            .shared
+            .slots
+            .iter()
+            .filter_map(|slot| {
+                let mut state = slot.state();
+                match std::mem::replace(&mut *state, SlotState::Failed("shut down".into())) {
+                    SlotState::Connected { connection, .. } => Some(connection),
+                    SlotState::Failed(reason) => {
+                        *state = SlotState::Failed(reason);
+                        None
+                    }
+                }
+            })
+            .collect();
+        futures::future::join_all(connections.iter().map(|c| c.close())).await;
+        self.shared.rebuild();
+    }
+}
+
+#[async_trait]
+impl ToolSource for McpManager {
+    fn generation(&self) -> u64 {
+        self.shared.generation.load(Ordering::SeqCst)
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        McpManager::tools(self)
+    }
+
+    async fn refresh(&self) {
+        McpManager::refresh(self).await;
+    }
+}
+
+/// Registers a server's credentials (sensitive headers, sensitive environment values) so
+/// that tool output, logs and error messages of this process hide them.
+fn register_secrets(server: &McpServerConfig) {
+    let register = |value: &str| {
+        agent_core::register_secret(value);
+        // `Bearer <token>`: the token alone too.
+        if let Some((_, token)) = value.trim().split_once(' ') {
+            agent_core::register_secret(token);
+        }
+    };
+    match &server.transport {
+        McpTransport::Stdio { env, .. } => {
+            for (name, value) in &env.0 {
+                if agent_core::secrets::is_sensitive_name(name) {
+                    register(value.expose_secret());
+                }
+            }
+        }
+        McpTransport::Http { headers, url } | McpTransport::Sse { headers, url } => {
+            for secret in crate::config::url_secrets(url) {
+                agent_core::register_secret(&secret);
+            }
+            for (name, value) in &headers.0 {
+                let lower = name.to_ascii_lowercase();
+                if agent_core::secrets::is_sensitive_name(name)
+                    || matches!(lower.as_str(), "cookie" | "proxy-authorization")
+                    || lower.contains("key")
+                {
+                    register(value.expose_secret());
+                }
+            }
+        }
+    }
+}
+
+fn scrub(text: &str) -> String {
+    agent_tools::scrub_secrets_cow(text).into_owned()
+}

@@ -1,0 +1,174 @@
+//! Stdio server processes: spawned in their own process group, killed with it.
+//!
+//! The group is killed when the [`ServerProcess`] is dropped or closed, so a server that
+//! forks helpers (`npx` starting `node`, a shell wrapper) leaves nothing behind. On Linux the
+//! direct child also gets `SIGKILL` when this process dies without running destructors.
+
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_sandbox::ProcessGroup;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::config::SecretMap;
+
+/// Bytes of a server's stderr kept for error messages (the most recent).
+const STDERR_TAIL: usize = 4096;
+
+/// A running server process; dropping it kills its process group.
+#[derive(Debug)]
+pub(crate) struct ServerProcess {
+    child: Child,
+    /// Killed with the server (agent-sandbox's group guard, shared with `bash` and hooks).
+    group: ProcessGroup,
+    stderr: Arc<Mutex<String>>,
+    /// Fires when the server's stderr reached its end.
+    stderr_done: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+/// What [`spawn`] hands over.
+pub(crate) struct Spawned {
+    pub(crate) process: ServerProcess,
+    pub(crate) stdin: ChildStdin,
+    pub(crate) stdout: ChildStdout,
+}
+
+/// Starts `command` with piped stdio in its own process group.
+pub(crate) fn spawn(
+    server: &str,
+    command: &str,
+    args: &[String],
+    env: &SecretMap,
+    cwd: &Path,
+) -> std::io::Result<Spawned> {
+    use secrecy::ExposeSecret;
+
+    let mut cmd = Command::new(command);
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (name, value) in &env.0 {
+        cmd.env(name, value.expose_secret());
+    }
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // async-signal-safe functions (prctl, getppid, _exit); it allocates nothing.
+        let parent = std::process::id();
+        unsafe {
+            cmd.pre_exec(move || {
+                // Die with the parent even if it is killed before it can kill the group.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent may have died before prctl took effect.
+                if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = cmd.spawn()?;
+    let group = ProcessGroup::of(&child);
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(std::io::Error::other("child stdio was not piped"));
+    };
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    if let Some(pipe) = child.stderr.take() {
+        let tail = stderr.clone();
+        let server = server.to_string();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(pipe).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let line = agent_tools::scrub_secrets_cow(&line).into_owned();
+                tracing::debug!(target: "agent_mcp::server", server = %server, "{line}");
+                let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                tail.push_str(&line);
+                tail.push('\n');
+                if tail.len() > 2 * STDERR_TAIL {
+                    let mut cut = tail.len() - STDERR_TAIL;
+                    while !tail.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    tail.drain(..cut);
+                }
+            }
+            let _ = done_tx.send(());
+        });
+    }
+    Ok(Spawned {
+        process: ServerProcess {
+            child,
+            group,
+            stderr,
+            stderr_done: Some(done_rx),
+        },
+        stdin,
+        stdout,
+    })
+}
+
+impl ServerProcess {
+    /// The process id of the server (the group leader).
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// The last lines the server wrote to stderr (scrubbed of secrets).
+    pub(crate) fn stderr_tail(&self) -> String {
+        let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        tail.trim().to_string()
+    }
+
+    /// After the connection broke: waits up to `grace` for the server to exit and for its
+    /// last stderr lines, so that errors can say why.
+    pub(crate) async fn settle(&mut self, grace: Duration) {
+        let _ = tokio::time::timeout(grace, self.child.wait()).await;
+        if let Some(done) = self.stderr_done.take() {
+            let _ = tokio::time::timeout(grace, done).await;
+        }
+    }
+
+    /// The exit status, if the server has exited.
+    pub(crate) fn exit_status(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Waits up to `grace` for the server to exit on its own (its stdin is closed by
+    /// then), then kills the group and reaps the server.
+    pub(crate) async fn shutdown(&mut self, grace: Duration) {
+        if tokio::time::timeout(grace, self.child.wait())
+            .await
+            .is_err()
+        {
+            self.kill_group();
+        }
+        // Helpers the server left in its group go too.
+        self.kill_group();
+        let _ = tokio::time::timeout(grace, self.child.wait()).await;
+        self.group.disarm();
+    }
+
+    fn kill_group(&mut self) {
+        self.group.kill();
+        let _ = self.child.start_kill();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.kill_group();
+        // Reap at once when possible; otherwise tokio reaps the killed child later.
+        let _ = self.child.try_wait();
+    }
+}

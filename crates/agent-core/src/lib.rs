@@ -89,6 +89,8 @@ pub mod secrets;
 pub mod session;
 mod structured;
 pub mod telemetry;
+#[cfg(any(test, feature = "test-util"))]
+pub mod testing;
 pub mod tool;
 mod tool_fn;
 pub mod tool_source;

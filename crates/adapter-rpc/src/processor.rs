@@ -102,17 +102,21 @@ impl SharedMeter {
 /// - `reasoning_delta`: zut has no reasoning event (reasoning is dropped from messages too);
 /// - `permission_requested`, `permission_decided`: RPC runs tools without confirmation, so
 ///   no client ever answers a permission prompt (see [`crate::cli::AllowAll`]);
+/// - `sandbox_report`, `hook_decided`, `tool_blocked`: not wired into this front end yet;
 /// - `context_usage`, `compaction_started`: zut has no event for them (`compact_done`
 ///   reports a finished compaction; the context figures belong in `get_state`, from
 ///   `Agent::context_usage`).
 ///
 /// Every other variant is mapped; a test feeds one of each and fails for a variant that is
 /// neither mapped nor listed here.
-pub const NOT_SHOWN: [&str; 6] = [
+pub const NOT_SHOWN: [&str; 9] = [
     "run_started",
     "reasoning_delta",
     "permission_requested",
     "permission_decided",
+    "sandbox_report",
+    "hook_decided",
+    "tool_blocked",
     "context_usage",
     "compaction_started",
 ];
@@ -435,164 +439,16 @@ mod tests {
         );
     }
 
-    /// The serde `type` of every [`AgentEvent`] variant of the agent-core this is built
-    /// against, from serde's own list (its error for an unknown tag names them all).
-    fn every_variant_name() -> Vec<String> {
-        let err = serde_json::from_value::<AgentEvent>(json!({"type": "__no_such_variant__"}))
-            .expect_err("an unknown tag fails");
-        let message = err.to_string();
-        let list = message
-            .split_once("expected one of")
-            .map(|(_, list)| list)
-            .unwrap_or_else(|| panic!("serde's message changed: {message}"));
-        list.split('`')
-            .skip(1)
-            .step_by(2)
-            .map(str::to_string)
-            .collect()
-    }
-
-    fn type_of(event: &AgentEvent) -> String {
-        serde_json::to_value(event).expect("serialise")["type"]
-            .as_str()
-            .expect("tagged")
-            .to_string()
-    }
-
-    /// One event of every variant.
-    fn one_of_each() -> Vec<AgentEvent> {
-        let usage = Usage::default();
-        let permission = json!({
-            "id": "c", "name": "bash", "args": {"command": "ls"}, "mode": "auto",
-            "permission": "prompt", "side_effect": "shell", "reason": null,
-            "risk": {"level": "low"}, "block": null
-        });
-        let mut decided = permission.clone();
-        decided["type"] = json!("permission_decided");
-        decided["action"] = json!("allow");
-        decided["granted"] = json!(true);
-        let mut requested = permission;
-        requested["type"] = json!("permission_requested");
-        let from_json = |value: serde_json::Value| -> AgentEvent {
-            serde_json::from_value(value).expect("a valid event")
-        };
-        vec![
-            AgentEvent::RunStarted {
-                kind: agent_core::RunKind::Prompt,
-            },
-            AgentEvent::UserMessage {
-                message: Message::user_text("hi"),
-            },
-            AgentEvent::TurnStarted { step: 1 },
-            AgentEvent::RequestStarted {
-                scope: RequestScope::Agent,
-                provider: "p".into(),
-                model: "m".into(),
-                attempt: 1,
-                max_attempts: 6,
-            },
-            AgentEvent::RetryScheduled {
-                scope: RequestScope::Provider,
-                attempt: 2,
-                max_attempts: 6,
-                delay_ms: 10,
-            },
-            AgentEvent::AssistantStarted,
-            AgentEvent::TextDelta { delta: "t".into() },
-            AgentEvent::ReasoningDelta { delta: "r".into() },
-            AgentEvent::ToolUseStarted {
-                id: "c".into(),
-                name: "bash".into(),
-            },
-            AgentEvent::ToolUseArgsDelta {
-                id: "c".into(),
-                delta: "{".into(),
-            },
-            AgentEvent::ToolUseEnded { id: "c".into() },
-            AgentEvent::Usage {
-                turn: usage,
-                cumulative: usage,
-            },
-            AgentEvent::AssistantMessage {
-                message: Message::assistant_text("a"),
-            },
-            AgentEvent::ToolCall {
-                id: "c".into(),
-                name: "bash".into(),
-                args: json!({}),
-                raw_args: None,
-                side_effect: None,
-            },
-            AgentEvent::TurnEnded {
-                step: 1,
-                stop: StopReason::ToolUse,
-                error: None,
-            },
-            AgentEvent::TurnRecovery {
-                reason: RecoveryReason::MissingAnswer,
-                attempt: 1,
-            },
-            from_json(requested),
-            from_json(decided),
-            AgentEvent::ToolExecutionStarted {
-                id: "c".into(),
-                name: "bash".into(),
-            },
-            AgentEvent::ToolProgress {
-                id: "c".into(),
-                stream: agent_core::ProgressStream::Stdout,
-                text: "out".into(),
-            },
-            AgentEvent::PlanUpdated {
-                id: Some("c".into()),
-                explanation: None,
-                plan: vec![],
-            },
-            AgentEvent::ToolResult {
-                id: "c".into(),
-                name: "bash".into(),
-                status: agent_core::ToolStatus::Ok,
-                content: vec![ContentBlock::text("ok")],
-                truncated: false,
-                redacted: false,
-                changed_files: vec![],
-                duration_ms: 1,
-            },
-            AgentEvent::ContextUsage {
-                used: 1,
-                window: 2,
-                percent: 50.0,
-            },
-            AgentEvent::CompactionStarted {
-                reason: agent_core::CompactionReason::Auto,
-            },
-            AgentEvent::CompactionFinished {
-                summary: " s ".into(),
-                before: 2,
-                after: 1,
-            },
-            AgentEvent::Error {
-                code: agent_core::ErrorCode::Provider,
-                message: "boom".into(),
-                recoverable: false,
-            },
-            AgentEvent::RunFinished {
-                status: RunStatus::Success,
-                final_text: None,
-            },
-        ]
-    }
-
     #[test]
     fn every_variant_is_mapped_or_deliberately_not_shown() {
-        let names = every_variant_name();
+        let names = agent_core::testing::variant_names();
         assert!(names.len() >= 25, "serde listed {names:?}");
-        let samples = one_of_each();
+        let samples = agent_core::testing::one_of_each();
         let mut p = processor("openai");
         for name in &names {
             let sample = samples
                 .iter()
-                .find(|e| type_of(e) == *name)
+                .find(|e| agent_core::testing::type_of(e) == *name)
                 .unwrap_or_else(|| {
                     panic!(
                         "AgentEvent `{name}` is new: map it in EventProcessor::map (or list it \
@@ -618,10 +474,11 @@ mod tests {
 
     #[test]
     fn frames_borrow_the_events_text_and_owned_frames_match() {
-        let mut p = processor("openai");
-        for event in one_of_each() {
+        let (mut p, mut twin) = (processor("openai"), processor("openai"));
+        for event in agent_core::testing::one_of_each() {
+            // Two processors, as usage is metered per processor.
             let borrowed = p.map(&event);
-            let owned = p.process(event.clone());
+            let owned = twin.process(event.clone());
             assert_eq!(borrowed, owned, "{event:?}");
             if let Some(Event::TextDelta { delta }) = &borrowed {
                 assert!(matches!(delta, Cow::Borrowed(_)), "no copy of a delta");

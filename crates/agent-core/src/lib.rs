@@ -93,6 +93,8 @@ pub mod session;
 pub mod spill;
 mod structured;
 pub mod telemetry;
+#[cfg(any(test, feature = "test-util"))]
+pub mod testing;
 pub mod tool;
 mod tool_fn;
 pub mod tool_source;

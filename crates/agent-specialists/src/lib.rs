@@ -51,8 +51,8 @@ mod wire;
 
 pub use builtin::builtins;
 pub use manifest::{
-    parse_manifest, Location, ManifestError, Specialist, ToolCategory, ToolSelector,
-    TASK_TOOL_NAMES,
+    parse_manifest, Location, ManifestError, ManifestErrorKind, Specialist, ToolCategory,
+    ToolSelector, TASK_TOOL_NAMES,
 };
 pub use registry::{SpecialistPaths, SpecialistRegistry};
-pub use task::{TaskTools, DEFAULT_MAX_BACKGROUND};
+pub use task::{BackgroundTasks, TaskTools, DEFAULT_MAX_BACKGROUND};

@@ -146,16 +146,30 @@ impl fmt::Display for ToolSelector {
     }
 }
 
+/// What kind of problem a [`ManifestError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ManifestErrorKind {
+    /// One manifest is invalid (or unreadable); Zero skips it with a warning.
+    Manifest,
+    /// A specialist directory exists but cannot be read; Zero fails to load specialists.
+    Directory,
+    /// An `extends` names a missing base or makes a cycle; Zero fails to load specialists.
+    Extends,
+}
+
 /// A bad manifest: the file, the line (1-based) when one is to blame, and what is wrong.
 /// Displayed as `path:line: message`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ManifestError {
-    /// The manifest file.
+    /// The manifest file (or directory).
     pub path: PathBuf,
     /// The line at fault, when there is one.
     pub line: Option<usize>,
     /// What is wrong.
     pub message: String,
+    /// What kind of problem it is.
+    pub kind: ManifestErrorKind,
 }
 
 impl fmt::Display for ManifestError {
@@ -330,6 +344,7 @@ pub fn parse_manifest(
         path: path.to_path_buf(),
         line,
         message,
+        kind: ManifestErrorKind::Manifest,
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let normalized = text.replace("\r\n", "\n");

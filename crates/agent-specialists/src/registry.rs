@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::builtin::builtins;
-use crate::manifest::{parse_manifest, Location, ManifestError, Specialist};
+use crate::manifest::{parse_manifest, Location, ManifestError, ManifestErrorKind, Specialist};
 
 /// Largest manifest file read, in bytes.
 const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
@@ -129,6 +129,15 @@ impl SpecialistRegistry {
         &self.errors
     }
 
+    /// The first error Zero would refuse to run with (an unreadable specialist directory,
+    /// a broken `extends`); Zero's exec reports it as `error{code:"specialist_error"}`,
+    /// exit 3. Other errors are only warnings to Zero.
+    pub fn fatal_error(&self) -> Option<&ManifestError> {
+        self.errors
+            .iter()
+            .find(|e| e.kind != ManifestErrorKind::Manifest)
+    }
+
     /// Everything worth a warning: skipped files, shadowed duplicates, and each loaded
     /// manifest's own warnings (prefixed with its file).
     pub fn warnings(&self) -> Vec<String> {
@@ -154,6 +163,7 @@ impl SpecialistRegistry {
                     path: dir.to_path_buf(),
                     line: None,
                     message: format!("cannot read the specialist directory: {err}"),
+                    kind: ManifestErrorKind::Directory,
                 });
                 return Vec::new();
             }
@@ -228,6 +238,7 @@ impl SpecialistRegistry {
             path: path.to_path_buf(),
             line: None,
             message,
+            kind: ManifestErrorKind::Manifest,
         });
     }
 
@@ -264,6 +275,7 @@ impl SpecialistRegistry {
                 path: PathBuf::from("(registry)"),
                 line: None,
                 message: format!("specialist {name:?} not found"),
+                kind: ManifestErrorKind::Extends,
             })?;
         let Some(base_name) = spec.extends.clone() else {
             resolved.insert(name.to_string(), spec.clone());
@@ -276,6 +288,7 @@ impl SpecialistRegistry {
                 .unwrap_or_else(|| PathBuf::from("(builtin)")),
             line: spec.extends_line,
             message,
+            kind: ManifestErrorKind::Extends,
         };
         if stack.iter().any(|s| s == name) || base_name == name {
             return Err(here(format!("`extends` makes a cycle through {name:?}")));

@@ -102,16 +102,23 @@ impl TaskTools {
     /// The three tools, sharing one table of background tasks; none when the registry
     /// has no specialists.
     pub fn build(self) -> Vec<Arc<dyn Tool>> {
+        self.build_with_tasks().0
+    }
+
+    /// The tools and a handle on their background tasks, for a host that lists or stops
+    /// them itself (ZCode's `session/subagents`, `session/cancelBackgroundTask`).
+    pub fn build_with_tasks(self) -> (Vec<Arc<dyn Tool>>, BackgroundTasks) {
+        let tasks = BackgroundTasks(Arc::default());
         if self.registry.is_empty() {
-            return Vec::new();
+            return (Vec::new(), tasks);
         }
         let description = task_description(&self.registry);
         let shared = Arc::new(Shared {
             registry: self.registry,
             options: self.options,
-            tasks: Tasks::default(),
+            tasks: tasks.0.clone(),
         });
-        vec![
+        let tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(TaskTool {
                 shared: shared.clone(),
                 description,
@@ -125,7 +132,49 @@ impl TaskTools {
                 shared,
                 schema: OnceLock::new(),
             }),
-        ]
+        ];
+        (tools, tasks)
+    }
+}
+
+/// The background tasks the `Task` tools of one [`TaskTools::build_with_tasks`] started
+/// (the running ones and the last finished ones). Cheap to clone.
+#[derive(Clone, Default)]
+pub struct BackgroundTasks(Arc<Tasks>);
+
+impl std::fmt::Debug for BackgroundTasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackgroundTasks")
+            .field("tasks", &self.0.lock().entries.len())
+            .finish()
+    }
+}
+
+impl BackgroundTasks {
+    /// Every task kept, oldest first.
+    pub fn list(&self) -> Vec<BackgroundChild> {
+        self.0.lock().entries.clone()
+    }
+
+    /// The task `task_id`.
+    pub fn get(&self, task_id: &str) -> Option<BackgroundChild> {
+        self.0.get(task_id)
+    }
+
+    /// Stops the task `task_id` (its end is still reported): `None` when there is no such
+    /// task, `Some(false)` when it had already finished.
+    pub fn stop(&self, task_id: &str) -> Option<bool> {
+        self.0.get(task_id).map(|child| child.stop())
+    }
+
+    /// How many are running.
+    pub fn running(&self) -> usize {
+        self.0
+            .lock()
+            .entries
+            .iter()
+            .filter(|c| !c.is_finished())
+            .count()
     }
 }
 
@@ -145,7 +194,7 @@ fn task_description(registry: &SpecialistRegistry) -> String {
 struct Shared {
     registry: Arc<SpecialistRegistry>,
     options: Options,
-    tasks: Tasks,
+    tasks: Arc<Tasks>,
 }
 
 fn schema_of<T: schemars::JsonSchema>(cell: &OnceLock<StrictSchema>) -> &StrictSchema {

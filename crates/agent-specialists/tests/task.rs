@@ -554,17 +554,25 @@ async fn background_tasks_are_bounded_stoppable_and_stopped_with_the_run() {
             _ => Turn::new().text("leaving one running"),
         }
     });
+    let (task_tools, tasks) = TaskTools::new(SpecialistRegistry::builtin())
+        .max_background(1)
+        .build_with_tasks();
     let agent = Agent::builder(provider)
         .tools(ToolSet::defaults(dir.path()).into_tools())
         .tool(Hang)
-        .tools(
-            TaskTools::new(SpecialistRegistry::builtin())
-                .max_background(1)
-                .build(),
-        )
+        .tools(task_tools)
         .cwd(dir.path())
         .build();
     let events = collect(agent.prompt("go")).await;
+    // The host's handle sees both tasks, ended.
+    let kept = tasks.list();
+    assert_eq!(kept.len(), 2);
+    assert_eq!(tasks.running(), 0);
+    assert!(kept
+        .iter()
+        .all(|c| c.outcome().map(|o| o.status) == Some(RunStatus::Aborted)));
+    assert_eq!(tasks.stop(kept[0].task_id()), Some(false));
+    assert_eq!(tasks.stop("specialist_nope"), None);
     assert_eq!(*result_of(&events, "c1").0, ToolStatus::Ok);
     let (refused, text) = result_of(&events, "c2");
     assert_eq!(*refused, ToolStatus::Error);
@@ -744,6 +752,10 @@ async fn a_malformed_manifest_is_an_error_naming_its_file_and_line() {
         registry.names(),
         ["code-review", "explorer", "good", "worker"]
     );
+    // Zero skips a bad manifest with a warning but fails on a broken `extends`.
+    let fatal = registry.fatal_error().expect("the cycle is fatal to Zero");
+    assert_eq!(fatal.kind, agent_specialists::ManifestErrorKind::Extends);
+    assert!(fatal.path.ends_with("cycle.md"));
 }
 
 #[tokio::test]

@@ -102,11 +102,11 @@ impl SharedMeter {
 /// - `reasoning_delta`: zut has no reasoning event (reasoning is dropped from messages too);
 /// - `permission_requested`, `permission_decided`: RPC runs tools without confirmation, so
 ///   no client ever answers a permission prompt (see [`crate::cli::AllowAll`]);
-/// - `sandbox_report`, `hook_decided`, `tool_blocked`: not wired into this front end yet.
+/// - `sandbox_report`, `hook_decided`, `tool_blocked`, `subagent*`: not wired into this front end yet.
 ///
 /// Every other variant is mapped; a test feeds one of each and fails for a variant that is
 /// neither mapped nor listed here.
-pub const NOT_SHOWN: [&str; 7] = [
+pub const NOT_SHOWN: [&str; 10] = [
     "run_started",
     "reasoning_delta",
     "permission_requested",
@@ -114,6 +114,9 @@ pub const NOT_SHOWN: [&str; 7] = [
     "sandbox_report",
     "hook_decided",
     "tool_blocked",
+    "subagent_started",
+    "subagent",
+    "subagent_finished",
 ];
 
 /// Maps the events of one run to RPC events.

@@ -74,6 +74,9 @@ pub const NOT_SHOWN: &[&str] = &[
     "sandbox_report",
     "hook_decided",
     "tool_blocked",
+    "subagent_started",
+    "subagent",
+    "subagent_finished",
 ];
 
 /// Cuts `output` to [`TOOL_OUTPUT_LIMIT`] bytes on a character boundary and appends

@@ -2,11 +2,11 @@
 //! ends, both views of [`agent_core::AgentEvent`].
 //!
 //! The protocol-independent parts live at the top level so every front end shares them:
-//! [`session`] (many sessions per process, one turn at a time, approver bridging to the
-//! client), [`store`] (on-disk persistence), [`eventlog`] (per-session seq'd event log with
-//! replay), [`config`] (how a session's agent is built) and [`tools`] (the session-bound
-//! tools that ask the user through the client). [`zcode`] is the ZCode app-server front end;
-//! [`acp`] the Agent Client Protocol front end.
+//! [`session`] (the session host: many sessions per process, one turn at a time, approver
+//! bridging to the client, on-disk persistence, how a session's agent is built and the
+//! session-bound tools that ask the user through the client) and [`eventlog`] (per-session
+//! seq'd event log with replay). [`zcode`] is the ZCode app-server front end; [`acp`] the
+//! Agent Client Protocol front end.
 //!
 //! # The binary
 //!
@@ -37,13 +37,16 @@
 
 pub mod acp;
 pub mod backpressure;
-pub mod config;
 pub mod eventlog;
 pub mod lines;
 pub mod session;
-pub mod store;
-pub mod tools;
 pub mod zcode;
+
+/// How a session's agent is built (the session host's [`session::factory`], under the
+/// path it has always had).
+pub mod config {
+    pub use crate::session::factory::{canonical_tool_name, AgentFactory, FactoryError};
+}
 
 use std::path::PathBuf;
 

@@ -35,13 +35,13 @@ use tokio::sync::{mpsc, watch};
 use super::mapping::{self, TurnEnd, TurnMapper};
 use super::transport::UpdateOutbox;
 use crate::backpressure::OutputGate;
-use crate::config::AgentFactory;
+use crate::session::AgentFactory;
+use crate::session::FileStore;
 use crate::session::{
     CreateOptions, InteractionKind, InteractionReply, InteractionRequest, ManagerError,
     QuestionSpec, Session, SessionManager, SessionMode, TurnInfo, TurnObserver, TurnOutcome,
     UserInputAnswer, UserInputRequest,
 };
-use crate::store::FileStore;
 
 /// How long a permission request waits for the call's `tool_call` to be sent first.
 const ANNOUNCE_WAIT: Duration = Duration::from_secs(5);

@@ -28,7 +28,7 @@ const TITLE_MAX: usize = 120;
 
 /// The ACP kind of a tool, by name (this project's names; ZCode's are mapped first).
 pub fn tool_kind(name: &str) -> ToolKind {
-    match crate::config::canonical_tool_name(name).as_str() {
+    match crate::session::canonical_tool_name(name).as_str() {
         "read_file" | "list_dir" => ToolKind::Read,
         "write_file" | "edit_file" => ToolKind::Edit,
         "glob" | "grep" | "web_search" => ToolKind::Search,
@@ -58,7 +58,7 @@ fn clip(text: &str) -> String {
 /// A short human title for a call.
 pub fn tool_title(name: &str, args: &Value) -> String {
     let path = arg(args, "path");
-    match crate::config::canonical_tool_name(name).as_str() {
+    match crate::session::canonical_tool_name(name).as_str() {
         "read_file" => format!("Read {}", path.unwrap_or("file")),
         "write_file" => format!("Write {}", path.unwrap_or("file")),
         "edit_file" => format!("Edit {}", path.unwrap_or("file")),
@@ -91,7 +91,7 @@ fn absolute(cwd: &Path, path: &str) -> PathBuf {
 /// The paths a call touches, absolute (relative ones are resolved against `cwd`).
 pub fn tool_locations(name: &str, args: &Value, cwd: &Path) -> Vec<ToolCallLocation> {
     let path = arg(args, "path");
-    match crate::config::canonical_tool_name(name).as_str() {
+    match crate::session::canonical_tool_name(name).as_str() {
         "read_file" => path
             .map(|p| {
                 let line = args
@@ -115,7 +115,7 @@ pub fn tool_locations(name: &str, args: &Value, cwd: &Path) -> Vec<ToolCallLocat
 /// `exit_plan_mode`.
 pub fn tool_preview(name: &str, args: &Value, cwd: &Path) -> Vec<ToolCallContent> {
     let path = arg(args, "path");
-    match (crate::config::canonical_tool_name(name).as_str(), path) {
+    match (crate::session::canonical_tool_name(name).as_str(), path) {
         ("edit_file", Some(path)) => {
             let old = args.get("old_string").and_then(Value::as_str);
             let new = args

@@ -16,14 +16,14 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::backpressure::OutputGate;
-use crate::config::AgentFactory;
 use crate::eventlog::{EventLog, LogSink};
 use crate::lines::{max_line_bytes, Line, LineReader, MAX_JSON_DEPTH};
+use crate::session::AgentFactory;
 use crate::session::{
     new_id, now_ms, CreateOptions, Goal, InteractionKind, InteractionReply, InteractionRequest,
     ManagerError, Session, SessionManager, UserInputAnswer,
 };
-use crate::store::{valid_session_id, FileStore};
+use crate::session::{valid_session_id, FileStore};
 use crate::zcode::events::{emit, ZLog, ZcodeTurn};
 use crate::zcode::snapshot::{self, session_info, session_mode, wire_mode};
 use crate::zcode::wire::{

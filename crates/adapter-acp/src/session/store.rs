@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
 use tokio::io::AsyncWriteExt;
 
-use crate::session::SessionMeta;
+use super::types::SessionMeta;
 
 const TRANSCRIPT: &str = "transcript.jsonl";
 const META: &str = "meta.json";

@@ -4,8 +4,7 @@
 //! The protocol-independent parts live at the top level so every front end shares them:
 //! [`session`] (the session host: many sessions per process, one turn at a time, approver
 //! bridging to the client, on-disk persistence, how a session's agent is built and the
-//! session-bound tools that ask the user through the client) and [`eventlog`] (per-session
-//! seq'd event log with replay). [`zcode`] is the ZCode app-server front end; [`acp`] the
+//! session-bound tools that ask the user through the client). [`zcode`] is the ZCode app-server front end; [`acp`] the
 //! Agent Client Protocol front end.
 //!
 //! # The binary
@@ -37,7 +36,6 @@
 
 pub mod acp;
 pub mod backpressure;
-pub mod eventlog;
 pub mod lines;
 pub mod session;
 pub mod zcode;

@@ -7,7 +7,7 @@ use agent_core::{ContentBlock, Message, ReasoningLevel, Role, RunKind};
 use serde_json::Value;
 
 use crate::session::{Session, SessionMeta, SessionMode, SessionView, ToolCallStatus};
-use crate::zcode::events::{result_text, todos};
+use crate::zcode::mapping::{result_text, todos};
 use crate::zcode::wire::{
     ActiveToolCall, AssistantMessageInfo, Current, LevelOption, MessageInfo, MessagePath,
     MessageTime, MessageTokens, MessageWithParts, ModelOption, ModelProperties, ModelRef,

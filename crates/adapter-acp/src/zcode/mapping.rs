@@ -15,8 +15,8 @@ use agent_core::{
     RunKind, RunStatus, ToolStatus, Usage,
 };
 
-use crate::eventlog::EventLog;
 use crate::session::{now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
+use crate::zcode::eventlog::EventLog;
 use crate::zcode::wire::{
     CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
     SharedStr, Todo, ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnCompletedPayload,

@@ -1,0 +1,268 @@
+//! The provider flags every binary accepts — `--provider openai|openai-responses|anthropic|
+//! scripted --model M --base-url URL --api-key KEY --script FILE` — as one clap [`Args`]
+//! struct to flatten, and the clap-free function that turns them into a provider.
+//!
+//! Precedence, per setting: the flag; else the binary's own environment variable for it, if
+//! it has one ([`ProviderEnv`]: `ZERO_PROVIDER` for Zero, `ADAPTER_ACP_*` for adapter-acp);
+//! else, for the base URL and key, the provider's standard variable (`OPENAI_BASE_URL`,
+//! `OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`, resolved by
+//! [`agent_providers::build_provider`]); else the default (`scripted`, the offline demo;
+//! the provider's default model; the vendor's URL). A blank environment value counts as
+//! unset. A key given on the command line is registered with [`agent_core::secrets`] at
+//! once, so tool output hides it.
+//!
+//! ```
+//! use agent_host::cli::{ProviderArgs, ProviderEnv};
+//! use clap::Parser;
+//!
+//! #[derive(Parser)]
+//! struct Cli {
+//!     #[command(flatten)]
+//!     provider: ProviderArgs,
+//! }
+//!
+//! let cli = Cli::parse_from(["bin", "--provider", "scripted"]);
+//! let provider = cli.provider.build(&ProviderEnv::NONE).expect("the demo always builds");
+//! assert_eq!(provider.id(), "scripted");
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_core::Provider;
+use agent_providers::config::ParseProviderIdError;
+use agent_providers::{ConfigError, ProviderConfig, ProviderId};
+use clap::Args;
+use secrecy::{ExposeSecret, SecretString};
+
+/// The provider used when neither the flag nor the binary's variable names one.
+pub const DEFAULT_PROVIDER: ProviderId = ProviderId::Scripted;
+
+/// The provider flags. Flatten into a binary's clap struct (`#[command(flatten)]`); a
+/// binary that parses its arguments by hand fills the fields itself.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProviderArgs {
+    /// Provider: openai, openai-responses, anthropic or scripted (default: scripted, the
+    /// offline demo).
+    #[arg(long, value_name = "ID")]
+    pub provider: Option<String>,
+    /// Model id (default: the provider's default model).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Base URL of the provider's API (default: $OPENAI_BASE_URL or $ANTHROPIC_BASE_URL,
+    /// else the vendor's).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// API key (default: $OPENAI_API_KEY or $ANTHROPIC_API_KEY); never printed.
+    #[arg(long, value_name = "KEY", value_parser = parse_secret)]
+    pub api_key: Option<SecretString>,
+    /// Script file for --provider scripted (default: the built-in demo).
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+}
+
+fn parse_secret(value: &str) -> Result<SecretString, std::convert::Infallible> {
+    Ok(SecretString::from(value))
+}
+
+/// The environment variables a binary reads for the provider settings its command line
+/// leaves out (besides the providers' standard key and URL variables, which every binary
+/// reads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProviderEnv {
+    /// Variable naming the provider (e.g. `ZERO_PROVIDER`).
+    pub provider: Option<&'static str>,
+    /// Variable naming the model.
+    pub model: Option<&'static str>,
+    /// Variable holding the base URL.
+    pub base_url: Option<&'static str>,
+    /// Variable holding the script file.
+    pub script: Option<&'static str>,
+}
+
+impl ProviderEnv {
+    /// No variables of the binary's own (zut RPC).
+    pub const NONE: ProviderEnv = ProviderEnv {
+        provider: None,
+        model: None,
+        base_url: None,
+        script: None,
+    };
+}
+
+/// The provider settings could not be turned into a provider.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderArgsError {
+    /// `--provider` (or the binary's variable) names no known provider.
+    #[error(transparent)]
+    UnknownProvider(#[from] ParseProviderIdError),
+    /// The provider could not be built (a missing key, a bad base URL or script, …).
+    #[error(transparent)]
+    Provider(#[from] ConfigError),
+}
+
+impl ProviderArgs {
+    /// The provider configuration these flags describe, with the binary's variables `env`
+    /// looked up through `lookup` (tests pass a map; [`config_from_env`](Self::config_from_env)
+    /// passes the process environment). Registers a key given here for scrubbing.
+    pub fn config(
+        &self,
+        env: &ProviderEnv,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ProviderConfig, ProviderArgsError> {
+        let from_env = |name: Option<&'static str>| {
+            name.and_then(lookup)
+                .filter(|value| !value.trim().is_empty())
+        };
+        let id = match self.provider.clone().or_else(|| from_env(env.provider)) {
+            Some(id) => id.trim().parse()?,
+            None => DEFAULT_PROVIDER,
+        };
+        if let Some(key) = &self.api_key {
+            agent_core::secrets::register_secret(key.expose_secret());
+        }
+        let mut config = ProviderConfig::new(id);
+        config.model = self.model.clone().or_else(|| from_env(env.model));
+        config.base_url = self.base_url.clone().or_else(|| from_env(env.base_url));
+        config.api_key = self.api_key.clone();
+        config.script = self
+            .script
+            .clone()
+            .or_else(|| from_env(env.script).map(PathBuf::from));
+        Ok(config)
+    }
+
+    /// [`config`](Self::config) with the process environment.
+    pub fn config_from_env(&self, env: &ProviderEnv) -> Result<ProviderConfig, ProviderArgsError> {
+        self.config(env, &|name| std::env::var(name).ok())
+    }
+
+    /// The provider these flags describe, with the process environment.
+    pub fn build(&self, env: &ProviderEnv) -> Result<Arc<dyn Provider>, ProviderArgsError> {
+        build_provider(&self.config_from_env(env)?)
+    }
+}
+
+/// Builds the provider `config` describes ([`agent_providers::build_provider`]: the
+/// standard key and URL variables, the `AGENT_SDK_*` HTTP settings), registering its key
+/// for scrubbing.
+pub fn build_provider(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderArgsError> {
+    if let Some(key) = &config.api_key {
+        agent_core::secrets::register_secret(key.expose_secret());
+    }
+    Ok(agent_providers::build_provider(config)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use std::collections::HashMap;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        provider: ProviderArgs,
+    }
+
+    fn parse(args: &[&str]) -> ProviderArgs {
+        Cli::try_parse_from(std::iter::once("bin").chain(args.iter().copied()))
+            .expect("parses")
+            .provider
+    }
+
+    const ENV: ProviderEnv = ProviderEnv {
+        provider: Some("X_PROVIDER"),
+        model: Some("X_MODEL"),
+        base_url: Some("X_BASE_URL"),
+        script: Some("X_SCRIPT"),
+    };
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn flags_beat_the_binarys_variables_which_beat_the_defaults() {
+        let args = parse(&[
+            "--provider",
+            " openai ",
+            "--model",
+            "m1",
+            "--base-url",
+            "http://127.0.0.1:1/v1",
+            "--api-key",
+            "sk-flag-0123456789",
+            "--script",
+            "s.json",
+        ]);
+        let env = lookup(&[
+            ("X_PROVIDER", "anthropic"),
+            ("X_MODEL", "m2"),
+            ("X_BASE_URL", "http://x"),
+            ("X_SCRIPT", "t.json"),
+        ]);
+        let config = args.config(&ENV, &env).expect("config");
+        assert_eq!(config.id, ProviderId::OpenAi);
+        assert_eq!(config.model.as_deref(), Some("m1"));
+        assert_eq!(config.base_url.as_deref(), Some("http://127.0.0.1:1/v1"));
+        assert_eq!(
+            config
+                .api_key
+                .as_ref()
+                .map(|k| k.expose_secret().to_string()),
+            Some("sk-flag-0123456789".into())
+        );
+        assert_eq!(config.script, Some(PathBuf::from("s.json")));
+        assert!(agent_core::secrets::registered_secrets()
+            .iter()
+            .any(|s| s == "sk-flag-0123456789"));
+
+        let config = parse(&[]).config(&ENV, &env).expect("config");
+        assert_eq!(config.id, ProviderId::Anthropic);
+        assert_eq!(config.model.as_deref(), Some("m2"));
+        assert_eq!(config.base_url.as_deref(), Some("http://x"));
+        assert!(config.api_key.is_none());
+        assert_eq!(config.script, Some(PathBuf::from("t.json")));
+
+        // Blank variables are unset; no variables at all give the defaults.
+        let blank = lookup(&[("X_PROVIDER", " "), ("X_MODEL", "")]);
+        let config = parse(&[]).config(&ENV, &blank).expect("config");
+        assert_eq!(config.id, DEFAULT_PROVIDER);
+        assert!(config.model.is_none());
+        let config = parse(&[]).config(&ProviderEnv::NONE, &env).expect("config");
+        assert_eq!(config.id, DEFAULT_PROVIDER);
+        assert!(config.model.is_none() && config.base_url.is_none() && config.script.is_none());
+    }
+
+    #[test]
+    fn errors_keep_the_providers_words() {
+        let err = parse(&["--provider", "nope"])
+            .config(&ProviderEnv::NONE, &lookup(&[]))
+            .expect_err("unknown");
+        assert_eq!(
+            err.to_string(),
+            "unknown provider \"nope\": expected openai, openai-responses, anthropic or scripted"
+        );
+        let err = parse(&[
+            "--provider",
+            "scripted",
+            "--script",
+            "/nonexistent/script.json",
+        ])
+        .build(&ProviderEnv::NONE)
+        .err()
+        .expect("missing script");
+        assert!(matches!(err, ProviderArgsError::Provider(_)), "{err}");
+    }
+
+    #[test]
+    fn the_key_never_shows_in_debug_output() {
+        let args = parse(&["--api-key", "sk-secret-debug-0123"]);
+        assert!(!format!("{args:?}").contains("sk-secret-debug-0123"));
+    }
+}

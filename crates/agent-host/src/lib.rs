@@ -1,0 +1,21 @@
+//! Protocol-free host machinery under the agent-sdk front ends.
+//!
+//! Every front end (zut RPC, Zero stream-json, ZCode app-server, ACP) is a mapping
+//! `AgentEvent → wire frames` plus a dispatcher; what they share lives here:
+//!
+//! - [`fs`]: file-store primitives: atomic replacement, JSONL appends under an exclusive
+//!   lock with torn-tail repair, tolerant JSONL reading, the one session-id check.
+//! - [`text`]: text of content blocks, UTF-8 cutting, the JSON escapes of U+2028/U+2029
+//!   (and Go's `<`, `>`, `&`).
+//! - [`context_files`]: `AGENTS.md` and the like, read into the system prompt.
+//! - [`cli`]: the provider flags as one clap struct, and the provider they describe.
+//!
+//! Dependencies point one way: the adapters depend on this crate, this crate on
+//! `agent-core`, `agent-providers` and `agent-tools`.
+
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod context_files;
+pub mod fs;
+pub mod text;

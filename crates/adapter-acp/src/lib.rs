@@ -36,6 +36,7 @@
 
 pub mod acp;
 pub mod backpressure;
+pub mod coverage;
 pub mod lines;
 pub mod session;
 pub mod zcode;

@@ -15,6 +15,7 @@ use agent_core::{
     RunKind, RunStatus, ToolStatus, Usage,
 };
 
+use crate::coverage::Coverage;
 use crate::session::{now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
 use crate::zcode::eventlog::EventLog;
 use crate::zcode::wire::{
@@ -194,12 +195,17 @@ impl ZcodeTurn {
             .unwrap_or_else(|| fallback.to_string())
     }
 
-    fn prompt_event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) {
+    /// Maps one event of a prompt turn (held until the next flush), and says whether its
+    /// kind is shown on ZCode at all. Every variant is named: one agent-core adds shows up
+    /// as [`Coverage::Unknown`] (and fails the coverage test) until it is mapped or listed.
+    pub fn map(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) -> Coverage {
         let tool = |p: ToolUpdatedPayload| EventBody::ToolUpdated(p);
         match event {
+            // A model call starts a new step of tool calls (`tool.updated` `batch`).
             AgentEvent::TurnStarted { .. } => {
                 self.step_calls.clear();
                 self.step_results.clear();
+                return Coverage::NotShown;
             }
             AgentEvent::TextDelta { delta } => {
                 self.text.push_str(delta);
@@ -217,8 +223,9 @@ impl ZcodeTurn {
                 }),
             ),
             AgentEvent::AssistantMessage { .. } => {
-                // A new model call's text starts a new answer.
+                // Streamed as deltas; a new model call's text starts a new answer.
                 self.text.clear();
+                return Coverage::NotShown;
             }
             AgentEvent::ToolCall { id, name, args, .. } => {
                 self.tool_names.insert(id.clone(), name.clone());
@@ -240,13 +247,18 @@ impl ZcodeTurn {
                     }),
                 );
             }
+            // Permission prompts reach the client as `interaction/requestPermission`; a
+            // refusal shows as the call's `permission_denied` error.
             AgentEvent::PermissionDecided {
                 info,
-                action: PermissionAction::Deny | PermissionAction::Cancel,
-                granted: false,
+                action,
+                granted,
                 ..
             } => {
-                self.denied.insert(info.id.clone());
+                if !granted && matches!(action, PermissionAction::Deny | PermissionAction::Cancel) {
+                    self.denied.insert(info.id.clone());
+                }
+                return Coverage::NotShown;
             }
             AgentEvent::ToolExecutionStarted { id, name } => self.emit(
                 turn,
@@ -371,8 +383,28 @@ impl ZcodeTurn {
                     }),
                 );
             }
-            _ => {}
+            // The run's framing and the request attempts have no ZCode event; the turn
+            // starts with `turn.started` (on start) and ends with `turn.completed` /
+            // `turn.failed` from the turn's outcome, which also carries a fatal error
+            // (recoverable errors are only logged); a call is announced whole by `ToolCall`
+            // (not its streamed arguments); the prompt was the client's own input.
+            AgentEvent::RunStarted { .. }
+            | AgentEvent::UserMessage { .. }
+            | AgentEvent::RequestStarted { .. }
+            | AgentEvent::RetryScheduled { .. }
+            | AgentEvent::AssistantStarted
+            | AgentEvent::ToolUseStarted { .. }
+            | AgentEvent::ToolUseArgsDelta { .. }
+            | AgentEvent::ToolUseEnded { .. }
+            | AgentEvent::TurnEnded { .. }
+            | AgentEvent::TurnRecovery { .. }
+            | AgentEvent::PermissionRequested(_)
+            | AgentEvent::CompactionFinished { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::RunFinished { .. } => return Coverage::NotShown,
+            other => return Coverage::unknown(other),
         }
+        Coverage::Shown
     }
 }
 
@@ -403,11 +435,13 @@ impl TurnObserver for ZcodeTurn {
 
     fn event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) {
         match turn.kind {
-            RunKind::Prompt => self.prompt_event(session, turn, event),
+            RunKind::Prompt => {
+                self.map(session, turn, event);
+            }
             // A compaction's summary text is not assistant output; only its usage shows.
             RunKind::Compact => {
                 if let AgentEvent::Usage { .. } = event {
-                    self.prompt_event(session, turn, event);
+                    self.map(session, turn, event);
                 }
             }
         }
@@ -475,6 +509,52 @@ impl TurnObserver for ZcodeTurn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coverage::samples::every_event;
+    use crate::session::{AgentFactory, CreateOptions, FileStore, SessionManager};
+    use agent_providers::{ProviderConfig, ProviderId};
+
+    #[tokio::test]
+    async fn every_agent_event_is_mapped_or_listed_as_not_shown() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let manager = SessionManager::new(
+            AgentFactory::new(ProviderConfig::new(ProviderId::Scripted)),
+            FileStore::new(dir.path().join("data")),
+            tx,
+        );
+        let session = manager
+            .create(CreateOptions {
+                workspace_path: dir.path().display().to_string(),
+                ..Default::default()
+            })
+            .await
+            .expect("a session");
+        let log = Arc::new(EventLog::new(|_: &SessionEvent| {}));
+        let turn = TurnInfo {
+            turn_id: "turn_1".into(),
+            kind: RunKind::Prompt,
+            number: 1,
+            input: "hi".into(),
+            input_id: None,
+            started_at: now_ms(),
+        };
+        let mut zcode = ZcodeTurn::new(log.clone(), session.id());
+        let mut shown = 0;
+        for event in every_event() {
+            let before = log.seq();
+            let coverage = zcode.map(&session, &turn, &event);
+            let events = log.seq() - before;
+            match coverage {
+                Coverage::Unknown => panic!("the ZCode mapping does not know {event:?}"),
+                Coverage::NotShown => assert_eq!(events, 0, "{event:?} is not shown"),
+                Coverage::Shown => {
+                    assert!(events > 0, "{event:?} maps to nothing");
+                    shown += 1;
+                }
+            }
+        }
+        assert_eq!(shown, 8);
+    }
 
     #[test]
     fn event_ids_are_distinct_v4_uuids() {

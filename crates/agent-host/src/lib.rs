@@ -9,13 +9,21 @@
 //!   (and Go's `<`, `>`, `&`).
 //! - [`context_files`]: `AGENTS.md` and the like, read into the system prompt.
 //! - [`cli`]: the provider flags as one clap struct, and the provider they describe.
+//! - [`lines`]: the bounded line reader (`tokio_util::codec`), SIGTERM as end of input.
+//! - [`output`] and [`backpressure`]: the one batching line writer, its flush policy and its
+//!   gate.
+//! - [`driver`]: one turn driver: a `Run` to its end through a mapper into the writer.
 //!
 //! Dependencies point one way: the adapters depend on this crate, this crate on
 //! `agent-core`, `agent-providers` and `agent-tools`.
 
 #![warn(missing_docs)]
 
+pub mod backpressure;
 pub mod cli;
 pub mod context_files;
+pub mod driver;
 pub mod fs;
+pub mod lines;
+pub mod output;
 pub mod text;

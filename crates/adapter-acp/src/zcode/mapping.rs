@@ -16,13 +16,13 @@ use agent_core::{
 };
 
 use crate::coverage::Coverage;
-use crate::session::{now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
 use crate::zcode::eventlog::EventLog;
 use crate::zcode::wire::{
     CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
     SharedStr, Todo, ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnCompletedPayload,
     TurnError, TurnFailedPayload, TurnStartedPayload, WireUsage,
 };
+use agent_host::session::{now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
 
 /// The event log of one session.
 pub type ZLog = EventLog<SessionEvent>;
@@ -140,7 +140,7 @@ pub struct ZcodeTurn {
     step_results: HashMap<String, bool>,
     denied: HashSet<String>,
     text: String,
-    gate: Option<Arc<crate::backpressure::OutputGate>>,
+    gate: Option<Arc<agent_host::backpressure::OutputGate>>,
 }
 
 impl ZcodeTurn {
@@ -162,7 +162,7 @@ impl ZcodeTurn {
 
     /// Makes the turn wait for `gate` before each agent event (backpressure from the
     /// writer).
-    pub fn with_gate(mut self, gate: Arc<crate::backpressure::OutputGate>) -> Self {
+    pub fn with_gate(mut self, gate: Arc<agent_host::backpressure::OutputGate>) -> Self {
         self.gate = Some(gate);
         self
     }
@@ -409,7 +409,7 @@ impl ZcodeTurn {
 }
 
 impl TurnObserver for ZcodeTurn {
-    fn output_gate(&self) -> Option<Arc<crate::backpressure::OutputGate>> {
+    fn output_gate(&self) -> Option<Arc<agent_host::backpressure::OutputGate>> {
         self.gate.clone()
     }
 
@@ -510,7 +510,7 @@ impl TurnObserver for ZcodeTurn {
 mod tests {
     use super::*;
     use crate::coverage::samples::every_event;
-    use crate::session::{AgentFactory, CreateOptions, FileStore, SessionManager};
+    use agent_host::session::{AgentFactory, CreateOptions, FileStore, SessionManager};
     use agent_providers::{ProviderConfig, ProviderId};
 
     #[tokio::test]

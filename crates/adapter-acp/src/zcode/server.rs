@@ -1,14 +1,18 @@
-//! The ZCode app-server's I/O: the stdio loop that reads line-delimited requests and hands
-//! them to the dispatcher (`handlers`), and the single writer task that
-//! writes responses, `session/event` notifications and `interaction/*` requests.
+//! The ZCode app-server's I/O, on agent-host's line reader and batching writer: the stdio
+//! loop that reads line-delimited requests and hands them to the dispatcher (`handlers`),
+//! and the [`Outbox`] through which responses, `session/event` notifications and
+//! `interaction/*` requests reach the writer's one ordered queue.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use agent_host::backpressure::OutputGate;
+use agent_host::lines::{LineError, LineReader};
+use agent_host::output::{line_writer, Closed, LineSender};
+use agent_host::session::{new_id, AgentFactory, FileStore, SessionManager};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
 
 use super::eventlog::LogSink;
 use super::handlers::{Reply, Server};
@@ -16,9 +20,7 @@ use super::wire::{
     codes, ErrorObject, EventNotification, Outgoing, RequestId, SessionEvent, StorageStateParams,
     INVALID_MESSAGE_ID, STORAGE_STATE,
 };
-use crate::backpressure::OutputGate;
-use crate::lines::{max_line_bytes, Line, LineReader};
-use crate::session::{new_id, AgentFactory, FileStore, SessionManager};
+use crate::max_line_bytes;
 
 /// How long shutdown waits for running turns to wind down.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
@@ -34,8 +36,8 @@ pub struct ServerOptions {
 
 /// Serves the ZCode app-server protocol on `input`/`output` until `input` ends or
 /// `output` fails (e.g. the client closed it: EPIPE), with the default output limit
-/// ([`DEFAULT_OUTPUT_LIMIT`](crate::backpressure::DEFAULT_OUTPUT_LIMIT) queued messages)
-/// and line limit ([`max_line_bytes`]).
+/// ([`DEFAULT_OUTPUT_LIMIT`](agent_host::backpressure::DEFAULT_OUTPUT_LIMIT) queued
+/// messages) and line limit ([`max_line_bytes`]).
 pub async fn serve<R, W>(options: ServerOptions, input: R, output: W) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin + Send,
@@ -57,13 +59,12 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let started = Instant::now();
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
-    let (done_tx, done_rx) = oneshot::channel();
-    let mut writer = tokio::spawn(write_loop(output, out_rx, done_rx, gate.clone()));
+    let (sender, writer) = line_writer(gate);
+    let mut writer = tokio::spawn(writer.run(output));
     let (int_tx, int_rx) = mpsc::unbounded_channel();
     let manager = SessionManager::new(options.factory, FileStore::new(options.data_dir), int_tx);
-    let server = Arc::new(Server::new(manager, Outbox { tx: out_tx, gate }));
-    server.out.send(Outgoing::Notification {
+    let server = Arc::new(Server::new(manager, Outbox { sender }));
+    server.out.send(&Outgoing::Notification {
         method: STORAGE_STATE.to_string(),
         params: serde_json::to_value(StorageStateParams {
             schema_version: 1,
@@ -74,11 +75,11 @@ where
             phase: "ready",
             elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(0),
         })
-        .unwrap_or(Value::Null),
+        .unwrap_or_default(),
     });
     let interactions = tokio::spawn(server.clone().interaction_loop(int_rx));
 
-    let mut lines = LineReader::new(BufReader::new(input), max_line_bytes());
+    let mut lines = LineReader::with_limit(input, max_line_bytes());
     // The writer only ends early when output failed; then nobody can hear us any more.
     let mut written: Option<std::io::Result<()>> = None;
     let result = loop {
@@ -90,18 +91,18 @@ where
             }
         };
         match line {
-            Ok(Line::Eof) => break Ok(()),
-            Ok(Line::Text(text)) => server.handle_line(&text).await,
-            Ok(rejected) => {
-                let code = match rejected {
-                    Line::NotUtf8 => codes::PARSE_ERROR,
-                    _ => codes::INVALID_REQUEST,
+            None => break Ok(()),
+            Some(Ok(text)) => server.handle_line(&text).await,
+            Some(Err(LineError::Io(err))) => break Err(err),
+            Some(Err(rejected)) => {
+                let (code, kind) = match rejected {
+                    LineError::NotUtf8 => (codes::PARSE_ERROR, "Parse error"),
+                    _ => (codes::INVALID_REQUEST, "Invalid request"),
                 };
-                let message = rejected.error_message().unwrap_or_default();
+                let message = format!("{kind}: {rejected}");
                 tracing::warn!(%message, "rejected an input line");
                 server.out.invalid(code, message);
             }
-            Err(err) => break Err(err),
         }
     };
     match &written {
@@ -110,7 +111,8 @@ where
     }
     server.manager.shutdown(SHUTDOWN_WAIT).await;
     interactions.abort();
-    let _ = done_tx.send(());
+    // Everything queued is written, then the writer ends.
+    server.out.sender.finish();
     let written = match written {
         Some(written) => written,
         None => join_writer(writer.await),
@@ -128,135 +130,27 @@ fn join_writer(done: Result<std::io::Result<()>, tokio::task::JoinError>) -> std
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    output: W,
-    mut rx: mpsc::UnboundedReceiver<Frame>,
-    done: oneshot::Receiver<()>,
-    gate: Arc<OutputGate>,
-) -> std::io::Result<()> {
-    let result = write_all_messages(output, &mut rx, done, &gate).await;
-    // Nothing more is written: release turns waiting for output, and stop counting.
-    rx.close();
-    gate.close();
-    result
-}
-
-/// Lines queued in one write before the writer flushes anyway.
-const MAX_BATCH_BYTES: usize = 64 * 1024;
-
-/// Writes every message as one line. Lines of messages that are already waiting are
-/// gathered into one buffer and written and flushed together once the queue is empty (or
-/// [`MAX_BATCH_BYTES`] are gathered): a burst costs one write, and a line still reaches
-/// `output` before the writer waits for the next message.
-async fn write_all_messages<W: AsyncWrite + Unpin>(
-    mut output: W,
-    rx: &mut mpsc::UnboundedReceiver<Frame>,
-    mut done: oneshot::Receiver<()>,
-    gate: &OutputGate,
-) -> std::io::Result<()> {
-    let mut batch: Vec<u8> = Vec::new();
-    // Serialises `first` and every message already waiting, then writes and flushes them
-    // in one go; every message is counted as written on the gate (also on failure).
-    async fn write_batch<W: AsyncWrite + Unpin>(
-        output: &mut W,
-        batch: &mut Vec<u8>,
-        first: Frame,
-        rx: &mut mpsc::UnboundedReceiver<Frame>,
-        gate: &OutputGate,
-    ) -> std::io::Result<()> {
-        batch.clear();
-        let mut count = 0usize;
-        let mut next = Some(first);
-        let mut serialised = Ok(());
-        while let Some(frame) = next.take() {
-            match frame {
-                Frame::Message(message) => {
-                    count += 1;
-                    if let Err(err) = serde_json::to_writer(&mut *batch, &message) {
-                        serialised = Err(std::io::Error::other(err));
-                        break;
-                    }
-                    batch.push(b'\n');
-                }
-                Frame::Lines {
-                    bytes,
-                    count: lines,
-                } => {
-                    count += lines;
-                    if batch.is_empty() && bytes.capacity() <= 4 * MAX_BATCH_BYTES {
-                        // Take the frame's buffer instead of copying it (ours is dropped).
-                        *batch = bytes;
-                    } else {
-                        batch.extend_from_slice(&bytes);
-                    }
-                }
-            }
-            if batch.len() < MAX_BATCH_BYTES {
-                next = rx.try_recv().ok();
-            }
-        }
-        let written = match serialised {
-            Ok(()) => match output.write_all(batch).await {
-                Ok(()) => output.flush().await,
-                Err(err) => Err(err),
-            },
-            Err(err) => Err(err),
-        };
-        gate.written_many(count);
-        if batch.capacity() > 4 * MAX_BATCH_BYTES {
-            *batch = Vec::new();
-        }
-        written
-    }
-    loop {
-        tokio::select! {
-            message = rx.recv() => match message {
-                Some(message) => write_batch(&mut output, &mut batch, message, rx, gate).await?,
-                None => return Ok(()),
-            },
-            _ = &mut done => {
-                while let Ok(message) = rx.try_recv() {
-                    write_batch(&mut output, &mut batch, message, rx, gate).await?;
-                }
-                return Ok(());
-            }
-        }
-    }
-}
-
-/// What the writer gets: a message to serialise, or lines serialised already.
-#[derive(Debug)]
-pub(crate) enum Frame {
-    /// One message.
-    Message(Outgoing),
-    /// `count` complete lines (each ending in `\n`), already counted on the gate.
-    Lines { bytes: Vec<u8>, count: usize },
-}
-
-/// The single writer's queue; every message is counted on the output gate until written.
+/// The server's end of the writer's one ordered queue: every message is serialised on the
+/// sender's task and counted on the output gate until written.
 #[derive(Debug, Clone)]
 pub(crate) struct Outbox {
-    tx: mpsc::UnboundedSender<Frame>,
-    pub(crate) gate: Arc<OutputGate>,
+    pub(crate) sender: LineSender,
 }
 
 impl Outbox {
-    pub(crate) fn send(&self, message: Outgoing) {
-        self.gate.queued_one();
-        if self.tx.send(Frame::Message(message)).is_err() {
-            self.gate.written_one();
-            tracing::debug!("output closed; dropping a message");
+    /// The writer's gate.
+    pub(crate) fn gate(&self) -> Arc<OutputGate> {
+        self.sender.gate().clone()
+    }
+
+    /// Queues one message.
+    pub(crate) fn send(&self, message: &Outgoing) {
+        if let Err(err) = self.sender.send_json(message, None) {
+            tracing::debug!(error = %err, "dropping a message");
         }
     }
 
-    /// Sends `count` serialised lines as one frame; the caller counted them on the gate.
-    pub(crate) fn send_lines(&self, bytes: Vec<u8>, count: usize) {
-        if self.tx.send(Frame::Lines { bytes, count }).is_err() {
-            self.gate.written_many(count);
-            tracing::debug!(count, "output closed; dropping lines");
-        }
-    }
-
+    /// Answers request `id` (nothing for a notification, whose failure is logged).
     pub(crate) fn reply(&self, id: Option<RequestId>, reply: Reply) {
         let Some(id) = id else {
             if let Err(err) = reply {
@@ -264,14 +158,15 @@ impl Outbox {
             }
             return;
         };
-        self.send(match reply {
+        self.send(&match reply {
             Ok(result) => Outgoing::Response { id, result },
             Err(err) => Outgoing::Error { id, error: err.0 },
         });
     }
 
+    /// Answers input that is not a message, with the protocol's id for that.
     pub(crate) fn invalid(&self, code: i64, message: String) {
-        self.send(Outgoing::Error {
+        self.send(&Outgoing::Error {
             id: RequestId::Str(INVALID_MESSAGE_ID.to_string()),
             error: ErrorObject {
                 code,
@@ -283,52 +178,40 @@ impl Outbox {
 }
 
 /// The live sink of a session's event log: serialises each event straight into its
-/// `session/event` line (typed, no `Value`), counts it on the gate at once (so a turn's
-/// per-event gate check sees it), and hands the lines gathered since the last flush to the
-/// writer as one frame (early when [`MAX_BATCH_BYTES`] are gathered).
+/// `session/event` line in the writer's queue (typed, no `Value`), where the gate counts it
+/// at once, so a turn's per-event gate check sees it.
 pub(crate) struct EventLines {
-    out: Outbox,
-    bytes: Vec<u8>,
-    count: usize,
+    sender: LineSender,
 }
 
 impl EventLines {
-    pub(crate) fn new(out: Outbox) -> Self {
+    /// A sink writing to `out`'s queue.
+    pub(crate) fn new(out: &Outbox) -> Self {
         Self {
-            out,
-            bytes: Vec::new(),
-            count: 0,
+            sender: out.sender.clone(),
         }
     }
 }
 
 impl LogSink<SessionEvent> for EventLines {
     fn push(&mut self, event: &SessionEvent) {
-        let start = self.bytes.len();
-        match serde_json::to_writer(&mut self.bytes, &EventNotification::new(event)) {
-            Ok(()) => {
-                self.bytes.push(b'\n');
-                self.count += 1;
-                self.out.gate.queued_one();
+        let written = self.sender.write_lines(|buf| {
+            let start = buf.len();
+            match serde_json::to_writer(&mut *buf, &EventNotification::new(event)) {
+                Ok(()) => {
+                    buf.push(b'\n');
+                    1
+                }
+                Err(err) => {
+                    buf.truncate(start);
+                    tracing::error!(error = %err, "cannot serialise an event");
+                    0
+                }
             }
-            Err(err) => {
-                self.bytes.truncate(start);
-                tracing::error!(error = %err, "cannot serialise an event");
-            }
+        });
+        if let Err(Closed) = written {
+            tracing::debug!("output closed; dropping an event");
         }
-        if self.bytes.len() >= MAX_BATCH_BYTES {
-            self.flush();
-        }
-    }
-
-    fn flush(&mut self) {
-        if self.count == 0 {
-            return;
-        }
-        // The next batch likely looks like this one: start with room for it.
-        let room = self.bytes.len().clamp(512, MAX_BATCH_BYTES + 4096);
-        let bytes = std::mem::replace(&mut self.bytes, Vec::with_capacity(room));
-        self.out.send_lines(bytes, std::mem::take(&mut self.count));
     }
 }
 
@@ -337,74 +220,10 @@ mod tests {
     use super::*;
     use crate::zcode::eventlog::EventLog;
     use crate::zcode::wire::{EventBody, SessionUpdatedPayload, SESSION_EVENT};
-    use serde_json::json;
+    use serde_json::{json, Value};
+    use std::time::Duration;
 
-    impl Frame {
-        fn into_message(self) -> Outgoing {
-            match self {
-                Frame::Message(message) => message,
-                Frame::Lines { .. } => panic!("not a message"),
-            }
-        }
-    }
-
-    /// Records every write and flush; `lines_at_flush` is how many lines had been written
-    /// at each flush.
-    #[derive(Default)]
-    struct Recorder {
-        bytes: Vec<u8>,
-        writes: usize,
-        lines_at_flush: Vec<usize>,
-    }
-
-    impl AsyncWrite for Recorder {
-        fn poll_write(
-            mut self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-            buf: &[u8],
-        ) -> std::task::Poll<std::io::Result<usize>> {
-            self.writes += 1;
-            self.bytes.extend_from_slice(buf);
-            std::task::Poll::Ready(Ok(buf.len()))
-        }
-
-        fn poll_flush(
-            mut self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            let lines = self.bytes.iter().filter(|b| **b == b'\n').count();
-            self.lines_at_flush.push(lines);
-            std::task::Poll::Ready(Ok(()))
-        }
-
-        fn poll_shutdown(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            std::task::Poll::Ready(Ok(()))
-        }
-    }
-
-    use std::future::Future;
-
-    fn note(n: u64) -> Frame {
-        Frame::Message(Outgoing::Notification {
-            method: SESSION_EVENT.to_string(),
-            params: json!({"seq": n}),
-        })
-    }
-
-    fn seqs(bytes: &[u8]) -> Vec<u64> {
-        std::str::from_utf8(bytes)
-            .expect("utf-8")
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<Value>(l).expect("json")["params"]["seq"]
-                    .as_u64()
-                    .expect("seq")
-            })
-            .collect()
-    }
+    const WAIT: Duration = Duration::from_secs(10);
 
     fn event(seq: u64) -> SessionEvent {
         SessionEvent {
@@ -417,103 +236,75 @@ mod tests {
         }
     }
 
+    fn note(n: u64) -> Outgoing {
+        Outgoing::Notification {
+            method: SESSION_EVENT.to_string(),
+            params: json!({"seq": n}),
+        }
+    }
+
     #[tokio::test]
-    async fn held_event_lines_go_out_as_one_frame_in_order_with_messages() {
+    async fn event_lines_and_messages_share_one_ordered_queue() {
         let gate = Arc::new(OutputGate::default());
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let out = Outbox {
-            tx,
-            gate: gate.clone(),
-        };
-        let log = EventLog::new(EventLines::new(out.clone()));
-        log.subscribe(None, |_, _| out.send(note(0).into_message()));
+        let (sender, writer) = line_writer(gate.clone());
+        let out = Outbox { sender };
+        let log = EventLog::new(EventLines::new(&out));
+        // The subscription's reply is queued under the log's lock: before every event.
+        log.subscribe(None, |_, _| out.send(&note(0)));
         log.append_held(event);
         log.append_held(event);
-        assert_eq!(gate.queued(), 3, "held lines count on the gate at once");
-        assert_eq!(rx.len(), 1, "held lines are not sent before a flush");
+        assert_eq!(gate.queued(), 3, "event lines count on the gate at once");
         log.flush();
-        log.flush();
-        assert_eq!(
-            rx.len(),
-            2,
-            "one frame for both lines; an empty flush sends nothing"
-        );
-        // A flushing append from elsewhere (a mode change) keeps seq order.
-        log.append_held(event);
+        // A reply after the events, then events appended from elsewhere.
+        out.send(&note(3));
         log.append(event);
-        assert_eq!(rx.len(), 3);
-        let (_done_tx, done) = oneshot::channel();
-        let mut sink = Recorder::default();
-        let mut writer = Box::pin(write_all_messages(&mut sink, &mut rx, done, &gate));
-        let waker = futures::task::noop_waker();
-        let mut cx = std::task::Context::from_waker(&waker);
-        assert!(writer.as_mut().poll(&mut cx).is_pending());
-        drop(writer);
-        assert_eq!(seqs(&sink.bytes), vec![0, 1, 2, 3, 4]);
-        assert_eq!(sink.lines_at_flush, vec![5], "all frames in one write");
+        out.sender.finish();
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let written = tokio::spawn(writer.run(server));
+        let mut text = String::new();
+        tokio::time::timeout(WAIT, async {
+            use tokio::io::AsyncReadExt;
+            let mut client = client;
+            client.read_to_string(&mut text).await
+        })
+        .await
+        .expect("read in time")
+        .expect("read");
+        written.await.expect("join").expect("written");
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        let seqs: Vec<u64> = lines
+            .iter()
+            .map(|l| l["params"]["seq"].as_u64().expect("seq"))
+            .collect();
+        assert_eq!(seqs, vec![0, 1, 2, 3, 3]);
         assert_eq!(gate.queued(), 0, "every line counted as written");
-        assert_eq!(gate.high_water(), 5);
-        // The lines are exactly the generic notification's.
-        let first = sink.bytes.split(|b| *b == b'\n').nth(1).expect("line");
+        // An event line is exactly the generic notification's.
         let generic = Outgoing::Notification {
             method: SESSION_EVENT.to_string(),
             params: serde_json::to_value(event(1)).expect("value"),
         };
         assert_eq!(
-            first,
-            serde_json::to_vec(&generic).expect("json").as_slice()
+            text.lines().nth(1).expect("line"),
+            serde_json::to_string(&generic).expect("json")
         );
     }
 
     #[tokio::test]
-    async fn lines_for_a_closed_output_are_counted_as_written() {
-        let gate = Arc::new(OutputGate::default());
-        let (tx, rx) = mpsc::unbounded_channel();
-        drop(rx);
-        let log = EventLog::new(EventLines::new(Outbox {
-            tx,
-            gate: gate.clone(),
-        }));
+    async fn events_for_a_closed_output_are_dropped_and_never_hold_a_turn() {
+        let gate = Arc::new(OutputGate::new(1));
+        let (sender, writer) = line_writer(gate.clone());
+        drop(writer);
+        let out = Outbox { sender };
+        let log = EventLog::new(EventLines::new(&out));
         log.subscribe(None, |_, _| ());
         log.append_held(event);
-        log.append_held(event);
-        assert_eq!(gate.queued(), 2);
-        log.flush();
+        log.append(event);
         assert_eq!(gate.queued(), 0);
-    }
-
-    #[tokio::test]
-    async fn a_burst_is_one_write_and_a_lone_line_is_flushed_before_waiting() {
-        let gate = OutputGate::default();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let (_done_tx, done) = oneshot::channel();
-        // A burst: three messages already waiting.
-        for n in 0..3 {
-            gate.queued_one();
-            tx.send(note(n)).expect("send");
-        }
-        let mut out = Recorder::default();
-        let mut writer = Box::pin(write_all_messages(&mut out, &mut rx, done, &gate));
-        // The writer drains the burst, then waits for more: poll it until it would block.
-        let waker = futures::task::noop_waker();
-        let mut cx = std::task::Context::from_waker(&waker);
-        assert!(writer.as_mut().poll(&mut cx).is_pending());
-        drop(writer);
-        assert_eq!(out.writes, 1, "one write for the burst");
-        assert_eq!(
-            out.lines_at_flush,
-            vec![3],
-            "one flush, after all three lines"
-        );
-        assert_eq!(gate.queued(), 0, "every message counted as written");
-        // A lone line is flushed before the writer waits again.
-        gate.queued_one();
-        tx.send(note(3)).expect("send");
-        let (_done_tx, done) = oneshot::channel();
-        let mut writer = Box::pin(write_all_messages(&mut out, &mut rx, done, &gate));
-        assert!(writer.as_mut().poll(&mut cx).is_pending());
-        drop(writer);
-        assert_eq!(out.lines_at_flush, vec![3, 4]);
-        assert_eq!(seqs(&out.bytes), vec![0, 1, 2, 3]);
+        tokio::time::timeout(WAIT, gate.ready())
+            .await
+            .expect("a closed gate never holds a turn");
     }
 }

@@ -14,7 +14,7 @@ use agent_core::{ApprovalRequest, ContentBlock, PlanItem, PlanStatus};
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-use crate::session::canonical_tool_name;
+use agent_host::session::canonical_tool_name;
 
 const TITLE_MAX: usize = 120;
 

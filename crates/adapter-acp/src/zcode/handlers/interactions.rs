@@ -10,14 +10,14 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::{Pending, PendingKind, Server};
-use crate::session::{
-    new_id, InteractionKind, InteractionReply, InteractionRequest, UserInputAnswer,
-};
 use crate::zcode::wire::{
     Decision, ErrorObject, Outgoing, PermissionOption, PermissionResponse, PermissionRule,
     PermissionUpdate, Question, QuestionOption, RequestId, RequestPermissionParams,
     RequestUserInputParams, UserInputAction, UserInputResponse, REQUEST_PERMISSION,
     REQUEST_USER_INPUT,
+};
+use agent_host::session::{
+    new_id, InteractionKind, InteractionReply, InteractionRequest, UserInputAnswer,
 };
 
 impl Server {
@@ -155,7 +155,7 @@ impl Server {
                 reply: request.reply,
             },
         );
-        self.out.send(Outgoing::Request {
+        self.out.send(&Outgoing::Request {
             id: RequestId::Str(server_id),
             method: method.to_string(),
             params,

@@ -24,8 +24,8 @@ use super::mapping::ZLog;
 use super::server::{EventLines, Outbox};
 use super::snapshot;
 use super::wire::{codes, ErrorObject, RawMessage, RequestId, Snapshot};
-use crate::lines::MAX_JSON_DEPTH;
-use crate::session::{InteractionReply, ManagerError, Session, SessionManager};
+use crate::MAX_JSON_DEPTH;
+use agent_host::session::{InteractionReply, ManagerError, Session, SessionManager};
 
 /// An error reply.
 #[derive(Debug, Clone)]
@@ -169,7 +169,7 @@ impl Server {
     pub(crate) fn log_for(&self, session_id: &str) -> Arc<ZLog> {
         self.logs()
             .entry(session_id.to_string())
-            .or_insert_with(|| Arc::new(EventLog::new(EventLines::new(self.out.clone()))))
+            .or_insert_with(|| Arc::new(EventLog::new(EventLines::new(&self.out))))
             .clone()
     }
 

@@ -6,7 +6,6 @@ use agent_core::{ReasoningLevel, Role};
 use serde_json::{json, Value};
 
 use super::{manager_error, ok, parse, Reply, RpcError, Server};
-use crate::session::{valid_session_id, CreateOptions, ManagerError};
 use crate::zcode::mapping::emit;
 use crate::zcode::snapshot::{self, session_info, session_mode, wire_mode};
 use crate::zcode::wire::{
@@ -16,6 +15,7 @@ use crate::zcode::wire::{
     SessionUpdatedPayload, SetModeParams, SetModelParams, SetThoughtLevelParams, SubscribeParams,
     SubscribeResult,
 };
+use agent_host::session::{valid_session_id, CreateOptions, ManagerError};
 
 /// Default `session/list` limit.
 const DEFAULT_LIST_LIMIT: usize = 50;

@@ -7,12 +7,12 @@ use agent_core::RunKind;
 use serde_json::Value;
 
 use super::{ok, parse, Reply, RpcError, Server};
-use crate::session::{now_ms, Goal};
 use crate::zcode::mapping::ZcodeTurn;
 use crate::zcode::wire::{
     CompactResult, CompactState, GoalAction, GoalInfo, GoalParams, GoalResult, RequestId,
     SendParams, SendResult, SessionParams, SteerParams, SteerResult, StopResult,
 };
+use agent_host::session::{now_ms, Goal};
 
 /// How long a `session/stop` request waits for the turn to end before answering.
 const STOP_WAIT: Duration = Duration::from_secs(10);
@@ -24,7 +24,7 @@ impl Server {
         if p.content.trim().is_empty() {
             return Err(RpcError::invalid_params("content", "the prompt is empty"));
         }
-        let observer = Box::new(ZcodeTurn::new(log, session.id()).with_gate(self.out.gate.clone()));
+        let observer = Box::new(ZcodeTurn::new(log, session.id()).with_gate(self.out.gate()));
         let turn = session
             .start_prompt(p.content, p.input_id, observer)
             .map_err(|busy| RpcError::running(busy.to_string()))?;
@@ -81,7 +81,7 @@ impl Server {
         let p: SessionParams = parse(params)?;
         let (session, log) = self.active(&p.session_id)?;
         let observer =
-            Box::new(ZcodeTurn::new(log.clone(), session.id()).with_gate(self.out.gate.clone()));
+            Box::new(ZcodeTurn::new(log.clone(), session.id()).with_gate(self.out.gate()));
         let (response, state, operation_id) = match session.start_compact(observer) {
             Ok(turn) => ("Compaction started.", "accepted", Some(turn.turn_id)),
             Err(busy) => match session.active_turn().map(|a| a.kind) {

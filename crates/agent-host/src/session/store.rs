@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
 
 use super::types::SessionMeta;
-use agent_host::fs::{
+use crate::fs::{
     append_jsonl, create_dir_all_private, parse_jsonl, write_atomic, Durability, JsonlFile,
 };
 
-pub use agent_host::fs::valid_session_id;
+pub use crate::fs::valid_session_id;
 
 const TRANSCRIPT: &str = "transcript.jsonl";
 const META: &str = "meta.json";

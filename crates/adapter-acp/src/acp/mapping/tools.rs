@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_core::{ApprovalRequest, ContentBlock, PlanItem, PlanStatus};
 use base64::Engine as _;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use agent_host::session::canonical_tool_name;
 
@@ -134,7 +134,11 @@ pub fn tool_preview(name: &str, args: &Value, cwd: &Path) -> Vec<ToolCallContent
 
 fn raw_input(args: &Value, raw_args: Option<&str>) -> Value {
     match (args, raw_args) {
-        (Value::Null, Some(raw)) => json!({ "raw": raw }),
+        (Value::Null, Some(raw)) => {
+            let mut raw_input = serde_json::Map::new();
+            raw_input.insert("raw".to_string(), Value::String(raw.to_string()));
+            Value::Object(raw_input)
+        }
         (args, _) => args.clone(),
     }
 }
@@ -239,6 +243,7 @@ pub(super) fn update(id: &str, fields: ToolCallUpdateFields) -> SessionUpdate {
 mod tests {
     use super::*;
     use agent_core::SideEffect;
+    use serde_json::json;
 
     fn cwd() -> PathBuf {
         PathBuf::from("/work/ws")

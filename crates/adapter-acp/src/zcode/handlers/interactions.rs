@@ -6,15 +6,15 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use agent_core::Approval;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{Pending, PendingKind, Server};
 use crate::zcode::wire::{
-    Decision, ErrorObject, Outgoing, PermissionOption, PermissionResponse, PermissionRule,
-    PermissionUpdate, Question, QuestionOption, RequestId, RequestPermissionParams,
-    RequestUserInputParams, UserInputAction, UserInputResponse, REQUEST_PERMISSION,
-    REQUEST_USER_INPUT,
+    Decision, ErrorObject, InteractionSchema, Outgoing, PermissionOption, PermissionResponse,
+    PermissionRule, PermissionUpdate, PlanInput, Question, QuestionOption, RequestId,
+    RequestPermissionParams, RequestUserInputParams, UserInputAction, UserInputResponse,
+    REQUEST_PERMISSION, REQUEST_USER_INPUT,
 };
 use agent_host::session::{
     new_id, InteractionKind, InteractionReply, InteractionRequest, UserInputAnswer,
@@ -126,11 +126,13 @@ impl Server {
                             })
                             .collect()
                     }),
-                    input: req.plan.as_ref().map(|plan| json!({ "plan": plan })),
-                    schema: req
+                    input: req
                         .plan
                         .as_ref()
-                        .map(|_| json!({ "interaction": "plan_approval" })),
+                        .map(|plan| PlanInput { plan: plan.clone() }),
+                    schema: req.plan.as_ref().map(|_| InteractionSchema {
+                        interaction: "plan_approval",
+                    }),
                 };
                 (
                     REQUEST_USER_INPUT,
@@ -241,6 +243,7 @@ fn user_input_answer(reply: Result<Value, ErrorObject>) -> UserInputAnswer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn permission_replies_map_to_approvals() {

@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::eventlog::EventLog;
 use super::mapping::ZLog;
 use super::server::{EventLines, Outbox};
 use super::snapshot;
-use super::wire::{codes, ErrorObject, RawMessage, RequestId, Snapshot};
+use super::wire::{codes, ErrorObject, RawMessage, RequestId, Snapshot, ZodErrorData, ZodIssue};
 use crate::MAX_JSON_DEPTH;
 use agent_host::session::{InteractionReply, ManagerError, Session, SessionManager};
 
@@ -40,8 +40,8 @@ impl RpcError {
         })
     }
 
-    pub(crate) fn with_data(mut self, data: Value) -> Self {
-        self.0.data = Some(data);
+    pub(crate) fn with_data(mut self, data: impl Serialize) -> Self {
+        self.0.data = serde_json::to_value(data).ok();
         self
     }
 
@@ -52,11 +52,14 @@ impl RpcError {
             codes::INVALID_PARAMS,
             format!("Invalid params — {path}: {message}"),
         )
-        .with_data(json!({
-            "name": "ZodError",
-            "message": serde_json::to_string(&json!([{"path": path, "message": message}]))
-                .unwrap_or_default(),
-        }))
+        .with_data(ZodErrorData {
+            name: "ZodError",
+            message: serde_json::to_string(&[ZodIssue {
+                path,
+                message: &message,
+            }])
+            .unwrap_or_default(),
+        })
     }
 
     pub(crate) fn not_active(id: &str) -> Self {
@@ -296,6 +299,7 @@ impl Server {
 mod tests {
     use super::*;
     use crate::zcode::wire::{CreateParams, SendParams};
+    use serde_json::json;
 
     #[test]
     fn invalid_params_name_the_failing_path() {

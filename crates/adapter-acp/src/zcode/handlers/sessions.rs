@@ -3,7 +3,7 @@
 //! `cancelBackgroundTask`).
 
 use agent_core::{ReasoningLevel, Role};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{manager_error, ok, parse, Reply, RpcError, Server};
 use crate::zcode::mapping::emit;
@@ -11,7 +11,7 @@ use crate::zcode::snapshot::{self, session_info, session_mode, wire_mode};
 use crate::zcode::wire::{
     codes, CancelBackgroundTaskParams, CancelBackgroundTaskResult, CreateParams, EventBody,
     EventsParams, EventsResult, ForkParams, ForkResult, ForkTarget, ListParams, ListResult,
-    MessagesParams, MessagesResult, ModelRef, ReadParams, RequestId, ResumeParams,
+    MessagesParams, MessagesResult, ModelErrorData, ModelRef, ReadParams, RequestId, ResumeParams,
     SessionUpdatedPayload, SetModeParams, SetModelParams, SetThoughtLevelParams, SubscribeParams,
     SubscribeResult,
 };
@@ -73,7 +73,10 @@ impl Server {
                 codes::INTERNAL_ERROR,
                 format!("Model not found: {}/{}", model.provider_id, model.model_id),
             )
-            .with_data(json!({"name": "ModelProtocolError", "code": "model_not_found"})));
+            .with_data(ModelErrorData {
+                name: "ModelProtocolError",
+                code: "model_not_found",
+            }));
         }
         Ok(model.model_id.clone())
     }

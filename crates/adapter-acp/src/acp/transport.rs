@@ -10,7 +10,7 @@
 //! that is invalid only in its shape (say `"params": 5`) but whose `id` can be read is
 //! answered here with that id, as JSON-RPC 2.0 asks (the SDK would say `id: null`).
 //!
-//! Output: one [`LineWriter`](agent_host::output::LineWriter) with one ordered queue. The
+//! Output: one [`LineWriter`] with one ordered queue. The
 //! SDK's frames are forwarded into it as they arrive (serialised by the writer without the
 //! SDK's deep copy of each message, byte-identical to the SDK's own lines), and the agent
 //! writes lines into the same queue through the [`Outbox`] (its `session/update`
@@ -41,7 +41,7 @@ use futures::{FutureExt, Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-/// A frame of the SDK for the writer, which serialises it ([`encode`]).
+/// A frame of the SDK for the writer, which serialises it as the SDK would.
 #[derive(Debug)]
 pub struct SdkFrame(pub TransportFrame);
 

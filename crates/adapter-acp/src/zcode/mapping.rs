@@ -127,9 +127,11 @@ fn error_kind(code: ErrorCode) -> (&'static str, &'static str) {
 
 /// Maps one turn (prompt or compaction) of a session to ZCode events.
 ///
-/// Its events are held in the log's sink until the session calls
-/// [`TurnObserver::flush`] (before every wait), and the events of one such batch share
-/// the timestamp taken at the batch's first event (they are mapped within microseconds).
+/// The events of one batch (the agent events already waiting when the turn took them, up
+/// to the session's [`TurnObserver::flush`] before its next wait) share the timestamp
+/// taken at the batch's first event: they are mapped within microseconds. Each event is
+/// appended with [`EventLog::append_held`], so a sink that batches may hold it until that
+/// flush (the server's sink writes each line into the writer's queue at once).
 pub struct ZcodeTurn {
     log: Arc<ZLog>,
     session_id: SharedStr,
@@ -167,7 +169,8 @@ impl ZcodeTurn {
         self
     }
 
-    /// Held until [`TurnObserver::flush`], which the session calls before every wait.
+    /// Appends one event of the turn (the sink may hold it until [`TurnObserver::flush`],
+    /// which the session calls before every wait).
     fn emit(&mut self, turn: &TurnInfo, body: EventBody) {
         let turn_id = match &self.turn_id {
             Some(id) if id.as_str() == turn.turn_id => id.clone(),
@@ -195,7 +198,7 @@ impl ZcodeTurn {
             .unwrap_or_else(|| fallback.to_string())
     }
 
-    /// Maps one event of a prompt turn (held until the next flush), and says whether its
+    /// Maps one event of a prompt turn, and says whether its
     /// kind is shown on ZCode at all. Every variant is named: one agent-core adds shows up
     /// as [`Coverage::Unknown`] (and fails the coverage test) until it is mapped or listed.
     pub fn map(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) -> Coverage {

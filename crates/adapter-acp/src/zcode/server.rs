@@ -1,6 +1,6 @@
 //! The ZCode app-server's I/O, on agent-host's line reader and batching writer: the stdio
 //! loop that reads line-delimited requests and hands them to the dispatcher (`handlers`),
-//! and the [`Outbox`] through which responses, `session/event` notifications and
+//! and the `Outbox` through which responses, `session/event` notifications and
 //! `interaction/*` requests reach the writer's one ordered queue.
 
 use std::path::PathBuf;

@@ -2,16 +2,16 @@
 //! agent-host's [`SessionManager`].
 //!
 //! Requests are answered from the SDK's dispatch loop only when that is quick
-//! (initialize, session setup, mode changes: [`sessions`]). A prompt starts a turn and
+//! (initialize, session setup, mode changes: `sessions`). A prompt starts a turn and
 //! returns; the turn's [`TurnObserver`](agent_host::session::TurnObserver) streams
 //! `session/update` notifications from the session's own task and answers the
-//! `session/prompt` request when the turn finishes ([`prompt`]). Permission prompts and
+//! `session/prompt` request when the turn finishes (`prompt`). Permission prompts and
 //! questions arrive on the manager's interaction channel and are put to the client from
-//! tasks of their own ([`interact`]), so nothing that waits on the client ever holds the
+//! tasks of their own (`interact`), so nothing that waits on the client ever holds the
 //! dispatch loop, and `session/cancel` is handled while a permission request is still open.
 //!
 //! The dispatch loop handles requests one at a time, in the order they arrived, and this
-//! agent keeps its own "initialize first" rule on that order ([`Gate`]): a request a client
+//! agent keeps its own "initialize first" rule on that order (`Gate`): a request a client
 //! pipelines right after `initialize` (before its response arrived) is served, after the
 //! `initialize`, instead of being refused because the response has not been written yet.
 

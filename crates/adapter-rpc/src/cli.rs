@@ -4,15 +4,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_core::{Agent, Approval, ApprovalRequest, Approver, PermissionMode};
-use agent_providers::{build_provider, ProviderConfig, ProviderId};
+use agent_host::cli::{ProviderArgs, ProviderArgsError, ProviderEnv};
+use agent_host::context_files;
 use agent_tools::ToolSet;
 use clap::{Args, Parser, Subcommand};
-use secrecy::SecretString;
 
 use crate::auth::Token;
 use crate::framing::MAX_LINE_BYTES;
+use crate::reasoning;
 use crate::server::ServerConfig;
-use crate::{context, reasoning};
 
 /// The built-in system prompt, replaced by `--system-prompt`.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a coding agent working in a software \
@@ -37,24 +37,15 @@ pub enum Command {
 }
 
 /// The flags of `rpc` (zut's, plus `--script` for the scripted provider).
-#[derive(Args, Clone)]
+#[derive(Args, Clone, Debug)]
 pub struct RpcArgs {
-    /// Provider id: openai, openai-responses, anthropic or scripted (default: scripted, the
-    /// offline demo).
-    #[arg(long)]
-    pub provider: Option<String>,
-    /// Model id (default: the provider's first model).
-    #[arg(long)]
-    pub model: Option<String>,
+    /// `--provider --model --base-url --api-key --script` (agent-host's, shared by every
+    /// front end; rpc has no environment variables of its own for them).
+    #[command(flatten)]
+    pub provider: ProviderArgs,
     /// Workspace directory (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
-    /// API key (default: the provider's environment variable).
-    #[arg(long, value_parser = parse_secret)]
-    pub api_key: Option<SecretString>,
-    /// Base URL of the provider's API.
-    #[arg(long)]
-    pub base_url: Option<String>,
     /// Replaces the built-in system prompt.
     #[arg(long)]
     pub system_prompt: Option<String>,
@@ -76,9 +67,6 @@ pub struct RpcArgs {
     /// Do not read AGENTS.md and the like into the system prompt.
     #[arg(long)]
     pub no_context_files: bool,
-    /// Script file for `--provider scripted` (default: the built-in demo).
-    #[arg(long)]
-    pub script: Option<PathBuf>,
     /// zut extensions (not supported; ignored with a warning).
     #[arg(long = "ext", short = 'e', hide = true)]
     pub ext: Vec<String>,
@@ -90,19 +78,12 @@ pub struct RpcArgs {
     pub no_yolo: bool,
 }
 
-fn parse_secret(s: &str) -> Result<SecretString, std::convert::Infallible> {
-    Ok(SecretString::from(s))
-}
-
 /// The agent could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
-    /// Bad `--provider`.
+    /// Bad `--provider`, or the provider could not be built (missing key, bad script, …).
     #[error(transparent)]
-    ProviderId(#[from] agent_providers::config::ParseProviderIdError),
-    /// The provider could not be built (missing key, bad script, …).
-    #[error(transparent)]
-    Provider(#[from] agent_providers::ConfigError),
+    Provider(#[from] ProviderArgsError),
     /// Bad `--tools`.
     #[error(transparent)]
     Tools(#[from] agent_tools::ToolSetError),
@@ -152,14 +133,7 @@ pub fn build(args: &RpcArgs) -> Result<(Agent, ServerConfig), StartupError> {
             (dir, display)
         }
     };
-    let id: ProviderId = args.provider.as_deref().unwrap_or("scripted").parse()?;
-    let provider = build_provider(&ProviderConfig {
-        id,
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        api_key: args.api_key.clone(),
-        script: args.script.clone(),
-    })?;
+    let provider = args.provider.build(&ProviderEnv::NONE)?;
     let tools = match args.no_tools {
         true => ToolSet::empty(&cwd),
         false => ToolSet::defaults(&cwd).filter(args.tools.as_deref(), &[])?,
@@ -178,11 +152,15 @@ pub fn build(args: &RpcArgs) -> Result<(Agent, ServerConfig), StartupError> {
         builder = builder.append_system_prompt(extra.clone());
     }
     if !args.no_context_files {
-        for section in context::load(&cwd) {
+        let found = context_files::load(&cwd);
+        for skipped in &found.skipped {
+            eprintln!("adapter-rpc: {skipped}");
+        }
+        for section in found.sections {
             builder = builder.append_system_prompt(section);
         }
     }
-    if let Some(model) = &args.model {
+    if let Some(model) = &args.provider.model {
         builder = builder.model(model.clone());
     }
     if let Some(level) = &args.reasoning {

@@ -5,17 +5,18 @@
 //!
 //! - [`wire`]: every frame as a serde type (commands, responses, events, messages).
 //! - [`processor`]: the mapping [`agent_core::AgentEvent`] → [`wire::Event`].
-//! - [`server`]: the I/O loop (dispatcher, FIFO worker, single writer), generic over the
-//!   streams so it can be driven in-process.
-//! - [`framing`]: the `\n` line reader with its size limit, and line-safe serialisation.
-//! - [`cli`]: zut's flags and building the agent; the binary `adapter-rpc rpc` uses it.
+//! - [`server`]: the dispatcher and the FIFO worker on agent-host's line reader, writer and
+//!   turn driver, generic over the streams so it can be driven in-process.
+//! - [`framing`]: line-safe serialisation (U+2028/U+2029 escaped).
+//! - [`cli`]: zut's flags (agent-host's provider flags flattened in) and building the agent;
+//!   the binary `adapter-rpc rpc` uses it.
 //!
 //! # Choices where the protocol leaves room
 //!
 //! - `done` ends every prompt **and** every compaction (the protocol document's event table:
 //!   "the whole prompt/compact completed"), after `compact_done` or `error`.
-//! - The `{"started":true}` response is written as soon as a prompt or compaction is accepted,
-//!   also when it queues behind another; its events follow after the previous job's `done`.
+//! - The `{"started":true}` response of a prompt or compaction is written when its turn
+//!   starts: for one queued behind another, after that one's `done` (zut's order).
 //! - A command before a required `hello`, and a `hello` with a missing or wrong token, are
 //!   answered with `success:false` and the process exits 1 (the document: "if absent or wrong
 //!   … the process exits").
@@ -31,7 +32,6 @@
 
 pub mod auth;
 pub mod cli;
-pub mod context;
 pub mod framing;
 pub mod processor;
 pub mod reasoning;

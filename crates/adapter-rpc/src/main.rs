@@ -51,8 +51,7 @@ fn main() -> ExitCode {
                 return 1;
             }
         };
-        let stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
-        match serve(agent, config, stdin, tokio::io::stdout()).await {
+        match serve(agent, config, tokio::io::stdin(), tokio::io::stdout()).await {
             Ok(()) => 0,
             Err(err) => {
                 eprintln!("{program}: {err}");

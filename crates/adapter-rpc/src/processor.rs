@@ -1,6 +1,7 @@
 //! The event processor: [`AgentEvent`] → zut RPC [`Event`] frames, plus the message, block
 //! and usage conversions shared with the command responses.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_core::{
@@ -8,9 +9,11 @@ use agent_core::{
     StopReason, Usage,
 };
 
+use agent_host::output::Frames;
+
 use crate::wire::{
-    Event, PlanStatus, Recovery, Scope, Stop, WireBlock, WireMessage, WireModel, WirePlanItem,
-    WireRole, WireUsage,
+    Event, FrameRef, PlanStatus, Recovery, Scope, Stop, WireBlock, WireMessage, WireModel,
+    WirePlanItem, WireRole, WireUsage,
 };
 
 /// The `turn_end.error` of an aborted model call, in zut's words (Go's `context.Canceled`).
@@ -93,6 +96,22 @@ impl SharedMeter {
     }
 }
 
+/// The [`AgentEvent`] variants (by their serde `type`) that have no zut RPC event, and why:
+///
+/// - `run_started`: the `{"started":true}` response already said it;
+/// - `reasoning_delta`: zut has no reasoning event (reasoning is dropped from messages too);
+/// - `permission_requested`, `permission_decided`: RPC runs tools without confirmation, so
+///   no client ever answers a permission prompt (see [`crate::cli::AllowAll`]).
+///
+/// Every other variant is mapped; a test feeds one of each and fails for a variant that is
+/// neither mapped nor listed here.
+pub const NOT_SHOWN: [&str; 4] = [
+    "run_started",
+    "reasoning_delta",
+    "permission_requested",
+    "permission_decided",
+];
+
 /// Maps the events of one run to RPC events.
 #[derive(Debug, Clone)]
 pub struct EventProcessor {
@@ -105,17 +124,16 @@ impl EventProcessor {
         Self { meter }
     }
 
-    /// The RPC event for `event`, if it has one.
-    ///
-    /// `RunStarted`, reasoning deltas and the permission events have no zut counterpart and
-    /// give `None`; `RunFinished` gives `done`.
-    pub fn process(&mut self, event: AgentEvent) -> Option<Event> {
+    /// The RPC event for `event`, borrowing its text, if it has one (see [`NOT_SHOWN`]);
+    /// `RunFinished` gives `done`.
+    pub fn map<'a>(&mut self, event: &'a AgentEvent) -> Option<Event<'a>> {
         Some(match event {
+            AgentEvent::RunStarted { .. } => return None,
             AgentEvent::UserMessage { message } => Event::UserMessage {
                 content: blocks(&message.content),
                 time: message.time,
             },
-            AgentEvent::TurnStarted { step } => Event::TurnStart { step },
+            AgentEvent::TurnStarted { step } => Event::TurnStart { step: *step },
             AgentEvent::RequestStarted {
                 scope,
                 provider,
@@ -123,11 +141,11 @@ impl EventProcessor {
                 attempt,
                 max_attempts,
             } => Event::RequestStarted {
-                provider,
-                model,
-                scope: wire_scope(scope),
-                attempt,
-                max_attempts,
+                provider: provider.as_str().into(),
+                model: model.as_str().into(),
+                scope: wire_scope(*scope),
+                attempt: *attempt,
+                max_attempts: *max_attempts,
             },
             AgentEvent::RetryScheduled {
                 scope,
@@ -135,37 +153,53 @@ impl EventProcessor {
                 max_attempts,
                 delay_ms,
             } => Event::RetryScheduled {
-                scope: wire_scope(scope),
-                attempt,
-                max_attempts,
-                delay_ms,
+                scope: wire_scope(*scope),
+                attempt: *attempt,
+                max_attempts: *max_attempts,
+                delay_ms: *delay_ms,
             },
             AgentEvent::AssistantStarted => Event::AssistantStart,
-            AgentEvent::TextDelta { delta } => Event::TextDelta { delta },
-            AgentEvent::ToolUseStarted { id, name } => Event::ToolUseStart { id, name },
-            AgentEvent::ToolUseArgsDelta { id, delta } => Event::ToolUseArgs { id, delta },
-            AgentEvent::ToolUseEnded { id } => Event::ToolUseEnd { id },
+            AgentEvent::TextDelta { delta } => Event::TextDelta {
+                delta: delta.as_str().into(),
+            },
+            AgentEvent::ReasoningDelta { .. } => return None,
+            AgentEvent::ToolUseStarted { id, name } => Event::ToolUseStart {
+                id: id.as_str().into(),
+                name: name.as_str().into(),
+            },
+            AgentEvent::ToolUseArgsDelta { id, delta } => Event::ToolUseArgs {
+                id: id.as_str().into(),
+                delta: delta.as_str().into(),
+            },
+            AgentEvent::ToolUseEnded { id } => Event::ToolUseEnd {
+                id: id.as_str().into(),
+            },
             AgentEvent::Usage { turn, cumulative } => {
                 let mut meter = self.meter.lock();
-                let turn = meter.record(&turn);
+                let turn = meter.record(turn);
                 Event::Usage {
                     turn,
-                    cumulative: meter.cumulative(&cumulative),
+                    cumulative: meter.cumulative(cumulative),
                 }
             }
             AgentEvent::AssistantMessage { message } => Event::AssistantMessage {
                 content: blocks(&message.content),
                 time: message.time,
             },
-            AgentEvent::ToolCall { id, name, args, .. } => Event::ToolCall { id, name, args },
+            AgentEvent::ToolCall { id, name, args, .. } => Event::ToolCall {
+                id: id.as_str().into(),
+                name: name.as_str().into(),
+                args: Cow::Borrowed(args),
+            },
             AgentEvent::TurnEnded { stop, error, .. } => {
+                let error = error.as_deref().map(Cow::Borrowed);
                 let (stop, error) = match stop {
                     StopReason::End | StopReason::Refusal => (Stop::End, error),
                     StopReason::Continue => (Stop::Continue, error),
                     StopReason::ToolUse => (Stop::ToolUse, error),
                     StopReason::Length => (Stop::Length, error),
                     StopReason::Error => (Stop::Error, error),
-                    StopReason::Aborted => (Stop::Aborted, Some(ABORTED_ERROR.to_string())),
+                    StopReason::Aborted => (Stop::Aborted, Some(Cow::Borrowed(ABORTED_ERROR))),
                 };
                 Event::TurnEnd { stop, error }
             }
@@ -174,19 +208,25 @@ impl EventProcessor {
                     RecoveryReason::MissingAnswer => Recovery::MissingAnswer,
                     RecoveryReason::CommentaryOnly => Recovery::CommentaryOnly,
                 },
-                attempt,
+                attempt: *attempt,
             },
-            AgentEvent::ToolExecutionStarted { id, name } => {
-                Event::ToolExecutionStarted { id, name }
-            }
-            AgentEvent::ToolProgress { id, text, .. } => Event::ToolProgress { id, text },
+            AgentEvent::PermissionRequested(_) => return None,
+            AgentEvent::PermissionDecided { .. } => return None,
+            AgentEvent::ToolExecutionStarted { id, name } => Event::ToolExecutionStarted {
+                id: id.as_str().into(),
+                name: name.as_str().into(),
+            },
+            AgentEvent::ToolProgress { id, text, .. } => Event::ToolProgress {
+                id: id.as_str().into(),
+                text: text.as_str().into(),
+            },
             AgentEvent::PlanUpdated {
                 id,
                 explanation,
                 plan,
             } => Event::PlanUpdate {
-                id: id.filter(|id| !id.is_empty()),
-                explanation,
+                id: id.as_deref().filter(|id| !id.is_empty()).map(Cow::Borrowed),
+                explanation: explanation.as_deref().map(Cow::Borrowed),
                 plan: plan.iter().map(plan_item).collect(),
             },
             AgentEvent::ToolResult {
@@ -195,19 +235,49 @@ impl EventProcessor {
                 content,
                 ..
             } => Event::ToolResult {
-                id,
-                is_error: status == agent_core::ToolStatus::Error,
-                content: blocks(&content),
+                id: id.as_str().into(),
+                is_error: *status == agent_core::ToolStatus::Error,
+                content: blocks(content),
             },
             AgentEvent::CompactionFinished { summary } => Event::CompactDone {
-                summary: summary.trim().to_string(),
+                summary: summary.trim().into(),
             },
-            AgentEvent::Error { message, .. } => Event::Error { message },
+            AgentEvent::Error { message, .. } => Event::Error {
+                message: message.as_str().into(),
+            },
             AgentEvent::RunFinished { .. } => Event::Done,
-            // RunStarted: the `started` response already said it. ReasoningDelta: zut has no
-            // reasoning event. Permission events: RPC tools run without confirmation.
+            // `AgentEvent` is `#[non_exhaustive]`, so the compiler demands this arm; every
+            // variant of this agent-core is matched above. A variant added later lands here
+            // (not shown) until it is mapped, and `every_variant_is_mapped_or_not_shown`
+            // fails for it meanwhile.
             _ => return None,
         })
+    }
+
+    /// [`map`](Self::map) for an event the caller gives away: the frame owns its text.
+    /// The streaming deltas move their strings into the frame (no copy); other events are
+    /// mapped by [`map`](Self::map) and detached.
+    pub fn process(&mut self, event: AgentEvent) -> Option<Event<'static>> {
+        match event {
+            AgentEvent::TextDelta { delta } => Some(Event::TextDelta {
+                delta: delta.into(),
+            }),
+            AgentEvent::ToolUseArgsDelta { id, delta } => Some(Event::ToolUseArgs {
+                id: id.into(),
+                delta: delta.into(),
+            }),
+            other => self.map(&other).map(Event::into_owned),
+        }
+    }
+
+    /// Appends the line of `event`'s frame, if it has one, to `frames` (a frame that cannot
+    /// be serialised is reported on stderr and left out).
+    pub fn map_into(&mut self, event: &AgentEvent, frames: &mut Frames) {
+        if let Some(event) = self.map(event) {
+            if let Err(err) = frames.push(&FrameRef::Event(event)) {
+                eprintln!("adapter-rpc: cannot serialise a frame: {err}");
+            }
+        }
     }
 }
 
@@ -357,6 +427,205 @@ mod tests {
         assert_eq!(
             p.process(AgentEvent::ReasoningDelta { delta: "x".into() }),
             None
+        );
+    }
+
+    /// The serde `type` of every [`AgentEvent`] variant of the agent-core this is built
+    /// against, from serde's own list (its error for an unknown tag names them all).
+    fn every_variant_name() -> Vec<String> {
+        let err = serde_json::from_value::<AgentEvent>(json!({"type": "__no_such_variant__"}))
+            .expect_err("an unknown tag fails");
+        let message = err.to_string();
+        let list = message
+            .split_once("expected one of")
+            .map(|(_, list)| list)
+            .unwrap_or_else(|| panic!("serde's message changed: {message}"));
+        list.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn type_of(event: &AgentEvent) -> String {
+        serde_json::to_value(event).expect("serialise")["type"]
+            .as_str()
+            .expect("tagged")
+            .to_string()
+    }
+
+    /// One event of every variant.
+    fn one_of_each() -> Vec<AgentEvent> {
+        let usage = Usage::default();
+        let permission = json!({
+            "id": "c", "name": "bash", "args": {"command": "ls"}, "mode": "auto",
+            "permission": "prompt", "side_effect": "shell", "reason": null,
+            "risk": {"level": "low"}, "block": null
+        });
+        let mut decided = permission.clone();
+        decided["type"] = json!("permission_decided");
+        decided["action"] = json!("allow");
+        decided["granted"] = json!(true);
+        let mut requested = permission;
+        requested["type"] = json!("permission_requested");
+        let from_json = |value: serde_json::Value| -> AgentEvent {
+            serde_json::from_value(value).expect("a valid event")
+        };
+        vec![
+            AgentEvent::RunStarted {
+                kind: agent_core::RunKind::Prompt,
+            },
+            AgentEvent::UserMessage {
+                message: Message::user_text("hi"),
+            },
+            AgentEvent::TurnStarted { step: 1 },
+            AgentEvent::RequestStarted {
+                scope: RequestScope::Agent,
+                provider: "p".into(),
+                model: "m".into(),
+                attempt: 1,
+                max_attempts: 6,
+            },
+            AgentEvent::RetryScheduled {
+                scope: RequestScope::Provider,
+                attempt: 2,
+                max_attempts: 6,
+                delay_ms: 10,
+            },
+            AgentEvent::AssistantStarted,
+            AgentEvent::TextDelta { delta: "t".into() },
+            AgentEvent::ReasoningDelta { delta: "r".into() },
+            AgentEvent::ToolUseStarted {
+                id: "c".into(),
+                name: "bash".into(),
+            },
+            AgentEvent::ToolUseArgsDelta {
+                id: "c".into(),
+                delta: "{".into(),
+            },
+            AgentEvent::ToolUseEnded { id: "c".into() },
+            AgentEvent::Usage {
+                turn: usage,
+                cumulative: usage,
+            },
+            AgentEvent::AssistantMessage {
+                message: Message::assistant_text("a"),
+            },
+            AgentEvent::ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                args: json!({}),
+                raw_args: None,
+                side_effect: None,
+            },
+            AgentEvent::TurnEnded {
+                step: 1,
+                stop: StopReason::ToolUse,
+                error: None,
+            },
+            AgentEvent::TurnRecovery {
+                reason: RecoveryReason::MissingAnswer,
+                attempt: 1,
+            },
+            from_json(requested),
+            from_json(decided),
+            AgentEvent::ToolExecutionStarted {
+                id: "c".into(),
+                name: "bash".into(),
+            },
+            AgentEvent::ToolProgress {
+                id: "c".into(),
+                stream: agent_core::ProgressStream::Stdout,
+                text: "out".into(),
+            },
+            AgentEvent::PlanUpdated {
+                id: Some("c".into()),
+                explanation: None,
+                plan: vec![],
+            },
+            AgentEvent::ToolResult {
+                id: "c".into(),
+                name: "bash".into(),
+                status: agent_core::ToolStatus::Ok,
+                content: vec![ContentBlock::text("ok")],
+                truncated: false,
+                redacted: false,
+                changed_files: vec![],
+                duration_ms: 1,
+            },
+            AgentEvent::CompactionFinished {
+                summary: " s ".into(),
+            },
+            AgentEvent::Error {
+                code: agent_core::ErrorCode::Provider,
+                message: "boom".into(),
+                recoverable: false,
+            },
+            AgentEvent::RunFinished {
+                status: RunStatus::Success,
+                final_text: None,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_variant_is_mapped_or_deliberately_not_shown() {
+        let names = every_variant_name();
+        assert!(names.len() >= 25, "serde listed {names:?}");
+        let samples = one_of_each();
+        let mut p = processor("openai");
+        for name in &names {
+            let sample = samples
+                .iter()
+                .find(|e| type_of(e) == *name)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "AgentEvent `{name}` is new: map it in EventProcessor::map (or list it \
+                         in NOT_SHOWN with the reason), then add a sample of it here"
+                    )
+                });
+            let mapped = p.map(sample);
+            match NOT_SHOWN.contains(&name.as_str()) {
+                true => assert!(mapped.is_none(), "`{name}` is listed as not shown"),
+                false => assert!(
+                    mapped.is_some(),
+                    "`{name}` is neither mapped nor listed in NOT_SHOWN"
+                ),
+            }
+        }
+        for name in NOT_SHOWN {
+            assert!(
+                names.iter().any(|n| n == name),
+                "NOT_SHOWN names `{name}`, which agent-core no longer has"
+            );
+        }
+    }
+
+    #[test]
+    fn frames_borrow_the_events_text_and_owned_frames_match() {
+        let mut p = processor("openai");
+        for event in one_of_each() {
+            let borrowed = p.map(&event);
+            let owned = p.process(event.clone());
+            assert_eq!(borrowed, owned, "{event:?}");
+            if let Some(Event::TextDelta { delta }) = &borrowed {
+                assert!(matches!(delta, Cow::Borrowed(_)), "no copy of a delta");
+            }
+        }
+        let mut frames = Frames::with_escapes(agent_host::text::JsonEscapes::LineSeparators);
+        p.map_into(
+            &AgentEvent::TextDelta {
+                delta: "a\u{2028}b".into(),
+            },
+            &mut frames,
+        );
+        p.map_into(
+            &AgentEvent::ReasoningDelta { delta: "r".into() },
+            &mut frames,
+        );
+        assert_eq!(
+            frames.bytes(),
+            b"{\"type\":\"text_delta\",\"delta\":\"a\\u2028b\"}\n"
         );
     }
 

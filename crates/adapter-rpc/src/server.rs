@@ -7,40 +7,38 @@
 //!               └──────────────► worker ──(events)──► writer ─► stdout
 //! ```
 //!
-//! The dispatcher answers every command at once, including `get_state` and friends while a
-//! prompt runs. `prompt` and `compact` are answered with `{"started":true}` as soon as they
-//! are accepted and queued; the worker then runs them one at a time, draining each
-//! [`agent_core::Run`] to its end and writing its events. Both write through one channel to a
-//! single writer task, so lines never interleave and a job's events always follow its
-//! response.
+//! The reader, the writer (with its flush policy and output gate) and the turn driver are
+//! agent-host's. The dispatcher answers every command at once, including `get_state` and
+//! friends while a prompt runs. `prompt` and `compact` are queued; the worker runs them one
+//! at a time, and answers each with `{"started":true}` when its turn starts — after the
+//! previous job's `done` (zut-rpc-behaviour.md §1.4) — then drives its
+//! [`agent_core::Run`] to the end. Both write through one queue to the single writer task,
+//! so lines never interleave and a job's events always follow its response.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agent_core::{Agent, UserInput};
+use agent_core::{AbortHandle, Agent, UserInput};
+use agent_host::backpressure::OutputGate;
+use agent_host::driver::drive;
+use agent_host::lines::{LineError, LineReader};
+use agent_host::output::{line_writer, Frames, LineSender};
 use base64::Engine;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::Token;
-use crate::framing::{self, to_line, Line, LineReader, MAX_LINE_BYTES};
+use crate::framing::{ESCAPES, MAX_LINE_BYTES};
 use crate::processor::{self, EventProcessor, SharedMeter, UsageMeter};
 use crate::reasoning;
 use crate::wire::{
-    Envelope, Event, Frame, HelloData, HelloParams, MessagesData, ModelData, ModelsData, PongData,
-    PromptParams, ReasoningData, Response, ResponseData, SetModelParams, SetReasoningParams,
-    StartedData, StateData, PROTOCOL_VERSION,
+    Envelope, Event, FrameRef, HelloData, HelloParams, MessagesData, ModelData, ModelsData,
+    PongData, PromptParams, ReasoningData, Response, ResponseData, SetModelParams,
+    SetReasoningParams, StartedData, StateData, PROTOCOL_VERSION,
 };
-
-/// Frames buffered between the producers and the writer before producers wait.
-const OUT_BUFFER: usize = 1024;
-/// Most bytes of events the worker gathers before handing them to the writer.
-const MAX_BATCH_BYTES: usize = 32 * 1024;
-/// Most events taken from the run at once.
-const MAX_BATCH_EVENTS: usize = 256;
 
 /// The failure text of a command sent before a required `hello`.
 pub const AUTH_REQUIRED: &str = "auth required: send hello with token first";
@@ -87,65 +85,68 @@ pub enum ServeError {
     Write(#[source] std::io::Error),
 }
 
-/// Sends frames to the writer task.
+/// Sends frames to the writer.
 #[derive(Clone)]
-struct Out(mpsc::Sender<Vec<u8>>);
+struct Out(LineSender);
 
 impl Out {
-    async fn send(&self, frame: Frame) {
-        match to_line(&frame) {
-            // A closed channel means the writer failed; its error is reported by `serve`.
-            Ok(line) => {
-                let _ = self.0.send(line).await;
-            }
-            Err(err) => eprintln!("adapter-rpc: cannot serialise a frame: {err}"),
+    /// Queues one frame. A closed output means the writer failed; its error is reported by
+    /// [`serve`].
+    fn send(&self, frame: &FrameRef<'_>) {
+        if let Err(agent_host::output::SendJsonError::Serialize(err)) =
+            self.0.send_json(frame, Some(ESCAPES))
+        {
+            eprintln!("adapter-rpc: cannot serialise a frame: {err}");
         }
     }
 
-    /// Sends already-serialised lines.
-    async fn send_bytes(&self, lines: Vec<u8>) {
-        // A closed channel means the writer failed; its error is reported by `serve`.
-        let _ = self.0.send(lines).await;
+    fn respond(&self, response: Response) {
+        self.send(&FrameRef::Response(response));
     }
 
-    async fn respond(&self, response: Response) {
-        self.send(Frame::Response(response)).await;
+    fn event(&self, event: Event<'_>) {
+        self.send(&FrameRef::Event(event));
     }
 
-    async fn event(&self, event: Event) {
-        self.send(Frame::Event(event)).await;
-    }
-}
-
-/// Appends `frame` as one line to `batch` (a frame that cannot be serialised is reported
-/// on stderr and left out).
-fn append_line(batch: &mut Vec<u8>, frame: &Frame) {
-    if let Err(err) = framing::append_line(frame, batch) {
-        eprintln!("adapter-rpc: cannot serialise a frame: {err}");
-    }
-}
-
-/// Writes lines to `output`, flushing whenever no further line is waiting.
-async fn write_frames<W: AsyncWrite + Unpin>(
-    mut rx: mpsc::Receiver<Vec<u8>>,
-    output: W,
-) -> std::io::Result<()> {
-    let mut output = tokio::io::BufWriter::new(output);
-    while let Some(line) = rx.recv().await {
-        output.write_all(&line).await?;
-        while let Ok(line) = rx.try_recv() {
-            output.write_all(&line).await?;
+    /// Waits while the writer's queue is full (a client that stops reading holds the
+    /// reader here, as it holds the turn).
+    async fn room(&self) {
+        let gate = self.0.gate();
+        if !gate.has_room() {
+            gate.ready().await;
         }
-        output.flush().await?;
     }
-    output.flush().await?;
-    output.shutdown().await
 }
 
 /// Control of one accepted prompt or compaction.
 #[derive(Debug, Default)]
 struct JobCtl {
     cancel: CancellationToken,
+    /// The run's abort handle once the worker started it.
+    run: Mutex<Option<AbortHandle>>,
+}
+
+impl JobCtl {
+    fn run(&self) -> MutexGuard<'_, Option<AbortHandle>> {
+        // Nothing panics while holding this lock.
+        self.run.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The job's run has started: an abort asked for before now takes effect at once.
+    fn started(&self, handle: AbortHandle) {
+        let mut run = self.run();
+        if self.cancel.is_cancelled() {
+            handle.abort();
+        }
+        *run = Some(handle);
+    }
+
+    fn abort(&self) {
+        self.cancel.cancel();
+        if let Some(handle) = self.run().as_ref() {
+            handle.abort();
+        }
+    }
 }
 
 /// Accepted prompts and compactions, oldest first; the head is the active one (running, or
@@ -168,8 +169,9 @@ impl Queue {
 
     /// Aborts the active job; queued ones are untouched.
     fn abort_active(&self) {
-        if let Some(head) = self.lock().front() {
-            head.cancel.cancel();
+        let head = self.lock().front().cloned();
+        if let Some(head) = head {
+            head.abort();
         }
     }
 
@@ -186,9 +188,13 @@ enum JobKind {
 struct Job {
     ctl: Arc<JobCtl>,
     kind: JobKind,
+    /// The command (`prompt` or `compact`) and id its `started` response answers.
+    command: &'static str,
+    id: Option<String>,
 }
 
-/// Runs jobs one at a time, writing their events.
+/// Runs jobs one at a time: answers each with `started` when it starts, then writes its
+/// events.
 async fn worker(
     agent: Agent,
     mut jobs: mpsc::UnboundedReceiver<Job>,
@@ -196,40 +202,26 @@ async fn worker(
     out: Out,
     meter: SharedMeter,
 ) {
+    let mut frames = Frames::with_escapes(ESCAPES);
     while let Some(job) = jobs.recv().await {
+        // The turn starts now: the previous job's `done` is already queued before this.
+        let data = ResponseData::Started(StartedData { started: true });
+        out.respond(Response::ok(job.command, job.id, Some(data)));
         let mut run = match job.kind {
             JobKind::Prompt(input) => agent.prompt(input),
             JobKind::Compact => agent.compact(),
         };
-        let abort = run.abort_handle();
+        job.ctl.started(run.abort_handle());
         let mut processor = EventProcessor::new(meter.clone());
-        let mut events = Vec::with_capacity(MAX_BATCH_EVENTS);
-        let mut batch = Vec::new();
-        let mut ended = false;
-        while !ended {
-            tokio::select! {
-                biased;
-                _ = job.ctl.cancel.cancelled(), if !abort.is_aborted() => abort.abort(),
-                // This event and every one already waiting go to the writer as one message:
-                // one channel hop per burst instead of one per frame.
-                n = run.recv_many(&mut events, MAX_BATCH_EVENTS) => {
-                    ended = n == 0;
-                    for event in events.drain(..) {
-                        if let Some(event) = processor.process(event) {
-                            append_line(&mut batch, &Frame::Event(event));
-                        }
-                        if batch.len() >= MAX_BATCH_BYTES {
-                            out.send_bytes(std::mem::take(&mut batch)).await;
-                        }
-                    }
-                    if !batch.is_empty() {
-                        // The next burst is likely the size of this one.
-                        let next = Vec::with_capacity(batch.len());
-                        out.send_bytes(std::mem::replace(&mut batch, next)).await;
-                    }
-                }
+        drive(&mut run, &out.0, &mut frames, |event, frames| {
+            if event.is_terminal() {
+                // Off the queue before `done` is written: a client that reads `done` and
+                // asks `get_state` sees `busy` of the next job only.
+                queue.finish(&job.ctl);
             }
-        }
+            processor.map_into(event, frames)
+        })
+        .await;
         queue.finish(&job.ctl);
     }
 }
@@ -245,12 +237,12 @@ pub async fn serve<R, W>(
     output: W,
 ) -> Result<(), ServeError>
 where
-    R: AsyncBufRead + Unpin,
+    R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = mpsc::channel(OUT_BUFFER);
-    let writer = tokio::spawn(write_frames(out_rx, output));
-    let out = Out(out_tx);
+    let (sender, writer) = line_writer(Arc::new(OutputGate::default()));
+    let writer = tokio::spawn(writer.run(output));
+    let out = Out(sender);
     let queue = Queue::default();
     let meter = SharedMeter::new(UsageMeter::new(agent.provider().id()));
     let (job_tx, job_rx) = mpsc::unbounded_channel();
@@ -270,13 +262,14 @@ where
         meter,
         jobs: job_tx,
     };
-    let mut reader = LineReader::new(input, dispatcher.config.max_line_bytes);
+    let mut reader = LineReader::with_limit(input, dispatcher.config.max_line_bytes);
     let result = loop {
         let line = match reader.next_line().await {
-            Ok(Some(line)) => line,
-            Ok(None) => break Ok(()),
-            Err(err) => break Err(ServeError::Read(err)),
+            Some(Err(LineError::Io(err))) => break Err(ServeError::Read(err)),
+            Some(line) => line,
+            None => break Ok(()),
         };
+        dispatcher.out.room().await;
         if let Flow::Exit = dispatcher.line(line).await {
             break Err(ServeError::BadAuth);
         }
@@ -316,28 +309,22 @@ fn params<T: DeserializeOwned + Default>(value: &Value) -> Result<T, String> {
 }
 
 impl Dispatcher {
-    async fn line(&mut self, line: Line) -> Flow {
-        let bytes = match line {
-            Line::TooLong => {
-                let error = format!(
-                    "line too long: a command line may hold at most {} bytes",
-                    self.config.max_line_bytes
-                );
-                self.out.respond(Response::fail("", None, error)).await;
+    async fn line(&mut self, line: Result<String, LineError>) -> Flow {
+        let text = match line {
+            Ok(text) => text,
+            Err(LineError::TooLong { limit, .. }) => {
+                let error = format!("line too long: a command line may hold at most {limit} bytes");
+                self.out.respond(Response::fail("", None, error));
                 return Flow::Continue;
             }
-            Line::Data(bytes) => bytes,
+            Err(err) => return self.malformed(err),
         };
-        let blank = match std::str::from_utf8(&bytes) {
-            Ok(text) => text.trim().is_empty(),
-            Err(_) => false,
-        };
-        if blank {
+        if text.trim().is_empty() {
             return Flow::Continue;
         }
-        let value: Value = match serde_json::from_slice(&bytes) {
+        let value: Value = match serde_json::from_str(&text) {
             Ok(value) => value,
-            Err(err) => return self.malformed(err).await,
+            Err(err) => return self.malformed(err),
         };
         if !(value.is_object() || value.is_null()) {
             let kind = match value {
@@ -346,20 +333,17 @@ impl Dispatcher {
                 Value::Number(_) => "a number",
                 _ => "a boolean",
             };
-            return self
-                .malformed(format!("a command must be a JSON object, not {kind}"))
-                .await;
+            return self.malformed(format!("a command must be a JSON object, not {kind}"));
         }
         let envelope = match params::<Envelope>(&value) {
             Ok(envelope) => envelope,
-            Err(err) => return self.malformed(err).await,
+            Err(err) => return self.malformed(err),
         };
         let command = envelope.kind.unwrap_or_default();
         let id = envelope.id;
         if !self.authed && command != "hello" {
             self.out
-                .respond(Response::fail(&command, id, AUTH_REQUIRED))
-                .await;
+                .respond(Response::fail(&command, id, AUTH_REQUIRED));
             return Flow::Exit;
         }
         let response = match command.as_str() {
@@ -367,19 +351,18 @@ impl Dispatcher {
                 Ok(data) => Response::ok(&command, id, Some(ResponseData::Hello(data))),
                 Err(()) => {
                     self.out
-                        .respond(Response::fail(&command, id, INVALID_TOKEN))
-                        .await;
+                        .respond(Response::fail(&command, id, INVALID_TOKEN));
                     return Flow::Exit;
                 }
             },
             "prompt" => match prompt_input(&value) {
-                Ok(input) => return self.start(&command, id, JobKind::Prompt(input)).await,
+                Ok(input) => return self.start("prompt", id, JobKind::Prompt(input)),
                 Err(err) => Response::fail(&command, id, err),
             },
-            "compact" => return self.start(&command, id, JobKind::Compact).await,
+            "compact" => return self.start("compact", id, JobKind::Compact),
             "abort" => {
                 // Answer first so the response precedes the aborted run's last events.
-                self.out.respond(Response::ok(&command, id, None)).await;
+                self.out.respond(Response::ok(&command, id, None));
                 self.queue.abort_active();
                 return Flow::Continue;
             }
@@ -430,14 +413,13 @@ impl Dispatcher {
             ),
             _ => Response::fail(&command, id, UNKNOWN_COMMAND),
         };
-        self.out.respond(response).await;
+        self.out.respond(response);
         Flow::Continue
     }
 
-    async fn malformed(&self, err: impl std::fmt::Display) -> Flow {
+    fn malformed(&self, err: impl std::fmt::Display) -> Flow {
         self.out
-            .respond(Response::fail("", None, format!("malformed json: {err}")))
-            .await;
+            .respond(Response::fail("", None, format!("malformed json: {err}")));
         Flow::Continue
     }
 
@@ -464,31 +446,27 @@ impl Dispatcher {
         })
     }
 
-    /// Accepts a prompt or compaction: answers `started`, then queues it for the worker.
-    async fn start(&mut self, command: &str, id: Option<String>, kind: JobKind) -> Flow {
+    /// Accepts a prompt or compaction: queues it for the worker, which answers `started`
+    /// when it starts it.
+    fn start(&mut self, command: &'static str, id: Option<String>, kind: JobKind) -> Flow {
         let ctl = Arc::new(JobCtl::default());
         self.queue.lock().push_back(ctl.clone());
-        let data = ResponseData::Started(StartedData { started: true });
-        self.out
-            .respond(Response::ok(command, id, Some(data)))
-            .await;
-        if self
-            .jobs
-            .send(Job {
-                ctl: ctl.clone(),
-                kind,
-            })
-            .is_err()
-        {
+        let job = Job {
+            ctl: ctl.clone(),
+            kind,
+            command,
+            id,
+        };
+        if let Err(mpsc::error::SendError(job)) = self.jobs.send(job) {
             // The worker is gone (it only stops after the dispatcher); never leave the job
             // looking busy.
             self.queue.finish(&ctl);
-            self.out
-                .event(Event::Error {
-                    message: "internal error: the worker stopped".into(),
-                })
-                .await;
-            self.out.event(Event::Done).await;
+            let data = ResponseData::Started(StartedData { started: true });
+            self.out.respond(Response::ok(command, job.id, Some(data)));
+            self.out.event(Event::Error {
+                message: "internal error: the worker stopped".into(),
+            });
+            self.out.event(Event::Done);
         }
         Flow::Continue
     }

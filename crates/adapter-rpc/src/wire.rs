@@ -2,9 +2,11 @@
 //!
 //! Client → server lines are commands: an [`Envelope`] (`type`, optional string `id`) plus the
 //! command's own fields ([`HelloParams`], [`PromptParams`], …). Server → client lines are
-//! [`Frame`]s: a [`Response`] to one command, or an [`Event`] of the prompt or compaction in
-//! flight. Nothing here is built by hand: every frame is one of these types serialised with
-//! `serde_json`, one object per line.
+//! [`Frame`]s ([`FrameRef`]s when they borrow): a [`Response`] to one command, or an
+//! [`Event`] of the prompt or compaction in flight. Nothing here is built by hand: every
+//! frame is one of these types serialised with `serde_json`, one object per line.
+
+use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -78,14 +80,18 @@ pub struct SetReasoningParams {
 // Server → client
 // ---------------------------------------------------------------------------------------------
 
-/// One line written to stdout.
+/// One line written to stdout, owning its text.
+pub type Frame = FrameRef<'static>;
+
+/// One line written to stdout; an [`Event`]'s text may borrow from the
+/// [`agent_core::AgentEvent`] it maps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum Frame {
+pub enum FrameRef<'a> {
     /// The reply to one command.
     Response(Response),
     /// A stream notification.
-    Event(Event),
+    Event(Event<'a>),
 }
 
 /// The constant `type` of a response frame.
@@ -396,9 +402,12 @@ pub enum WireBlock {
 }
 
 /// A stream notification. None carries an `id`.
+///
+/// Its text borrows from the [`agent_core::AgentEvent`] it maps (`Cow`), so a frame is
+/// serialised without copying the event's strings; [`Event::into_owned`] detaches it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
+pub enum Event<'a> {
     /// Beginning of one model call (1-based within the prompt).
     TurnStart {
         /// Model-call index.
@@ -407,9 +416,9 @@ pub enum Event {
     /// A request attempt started at the agent or provider layer.
     RequestStarted {
         /// Provider id.
-        provider: String,
+        provider: Cow<'a, str>,
         /// Model id.
-        model: String,
+        model: Cow<'a, str>,
         /// Which layer.
         scope: Scope,
         /// 1-based attempt.
@@ -451,64 +460,64 @@ pub enum Event {
     /// Partial assistant text.
     TextDelta {
         /// The text.
-        delta: String,
+        delta: Cow<'a, str>,
     },
     /// The provider started streaming a tool call.
     ToolUseStart {
         /// Call id.
-        id: String,
+        id: Cow<'a, str>,
         /// Tool name.
-        name: String,
+        name: Cow<'a, str>,
     },
     /// Partial tool-call argument JSON.
     ToolUseArgs {
         /// Call id.
-        id: String,
+        id: Cow<'a, str>,
         /// Argument text fragment.
-        delta: String,
+        delta: Cow<'a, str>,
     },
     /// The tool-call argument stream is complete.
     ToolUseEnd {
         /// Call id.
-        id: String,
+        id: Cow<'a, str>,
     },
     /// The model proposed a tool call.
     ToolCall {
         /// Call id.
-        id: String,
+        id: Cow<'a, str>,
         /// Tool name.
-        name: String,
+        name: Cow<'a, str>,
         /// Parsed arguments; `null` when invalid JSON.
-        args: Value,
+        args: Cow<'a, Value>,
     },
     /// Checks passed; the tool is about to run.
     ToolExecutionStarted {
         /// Call id.
-        id: String,
+        id: Cow<'a, str>,
         /// Tool name.
-        name: String,
+        name: Cow<'a, str>,
     },
     /// A progress line from a running tool.
     ToolProgress {
         /// Call id.
-        id: String,
+        id: Cow<'a, str>,
         /// The text.
-        text: String,
+        text: Cow<'a, str>,
     },
     /// The plan tool changed the session checklist.
     PlanUpdate {
         /// The call that produced it; omitted when unknown.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        id: Option<String>,
+        id: Option<Cow<'a, str>>,
         /// Why it changed; `null` when not given.
-        explanation: Option<String>,
+        explanation: Option<Cow<'a, str>>,
         /// The whole checklist.
         plan: Vec<WirePlanItem>,
     },
     /// A tool finished (or failed, or did not run).
     ToolResult {
         /// Call id.
-        id: String,
+        id: Cow<'a, str>,
         /// True on failure.
         is_error: bool,
         /// Text and image blocks.
@@ -535,7 +544,7 @@ pub enum Event {
         stop: Stop,
         /// The error, when the call failed or was aborted.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
+        error: Option<Cow<'a, str>>,
     },
     /// The turn ended without an answer, so one bounded continuation was added.
     TurnRecovery {
@@ -549,13 +558,120 @@ pub enum Event {
     /// A non-fatal error message.
     Error {
         /// The message.
-        message: String,
+        message: Cow<'a, str>,
     },
     /// Compaction finished.
     CompactDone {
         /// The summary text (trimmed).
-        summary: String,
+        summary: Cow<'a, str>,
     },
+}
+
+fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(text.into_owned())
+}
+
+impl Event<'_> {
+    /// The same event owning its text.
+    pub fn into_owned(self) -> Event<'static> {
+        match self {
+            Event::TurnStart { step } => Event::TurnStart { step },
+            Event::RequestStarted {
+                provider,
+                model,
+                scope,
+                attempt,
+                max_attempts,
+            } => Event::RequestStarted {
+                provider: owned(provider),
+                model: owned(model),
+                scope,
+                attempt,
+                max_attempts,
+            },
+            Event::CacheDiagnostics {
+                eligible,
+                mode,
+                transport,
+                continuation,
+            } => Event::CacheDiagnostics {
+                eligible,
+                mode,
+                transport,
+                continuation,
+            },
+            Event::RetryScheduled {
+                scope,
+                attempt,
+                max_attempts,
+                delay_ms,
+            } => Event::RetryScheduled {
+                scope,
+                attempt,
+                max_attempts,
+                delay_ms,
+            },
+            Event::UserMessage { content, time } => Event::UserMessage { content, time },
+            Event::AssistantStart => Event::AssistantStart,
+            Event::TextDelta { delta } => Event::TextDelta {
+                delta: owned(delta),
+            },
+            Event::ToolUseStart { id, name } => Event::ToolUseStart {
+                id: owned(id),
+                name: owned(name),
+            },
+            Event::ToolUseArgs { id, delta } => Event::ToolUseArgs {
+                id: owned(id),
+                delta: owned(delta),
+            },
+            Event::ToolUseEnd { id } => Event::ToolUseEnd { id: owned(id) },
+            Event::ToolCall { id, name, args } => Event::ToolCall {
+                id: owned(id),
+                name: owned(name),
+                args: Cow::Owned(args.into_owned()),
+            },
+            Event::ToolExecutionStarted { id, name } => Event::ToolExecutionStarted {
+                id: owned(id),
+                name: owned(name),
+            },
+            Event::ToolProgress { id, text } => Event::ToolProgress {
+                id: owned(id),
+                text: owned(text),
+            },
+            Event::PlanUpdate {
+                id,
+                explanation,
+                plan,
+            } => Event::PlanUpdate {
+                id: id.map(owned),
+                explanation: explanation.map(owned),
+                plan,
+            },
+            Event::ToolResult {
+                id,
+                is_error,
+                content,
+            } => Event::ToolResult {
+                id: owned(id),
+                is_error,
+                content,
+            },
+            Event::AssistantMessage { content, time } => Event::AssistantMessage { content, time },
+            Event::Usage { turn, cumulative } => Event::Usage { turn, cumulative },
+            Event::TurnEnd { stop, error } => Event::TurnEnd {
+                stop,
+                error: error.map(owned),
+            },
+            Event::TurnRecovery { reason, attempt } => Event::TurnRecovery { reason, attempt },
+            Event::Done => Event::Done,
+            Event::Error { message } => Event::Error {
+                message: owned(message),
+            },
+            Event::CompactDone { summary } => Event::CompactDone {
+                summary: owned(summary),
+            },
+        }
+    }
 }
 
 #[cfg(test)]

@@ -612,7 +612,7 @@ async fn two_prompts_queue_in_order() {
         .await;
     let mut frames = rpc.until_type("done").await;
     frames.extend(rpc.until_type("done").await);
-    // Both responses, in order; p2's response is immediate.
+    // Both responses, in order (p2's when its turn starts, see the next test).
     let responses: Vec<&Value> = frames.iter().filter(|f| f["type"] == "response").collect();
     assert_eq!(responses.len(), 2);
     assert_eq!(responses[0]["id"], "1");
@@ -648,6 +648,63 @@ async fn two_prompts_queue_in_order() {
     assert_eq!(state["data"]["busy"], false);
     rpc.close();
     assert!(rpc.rest().await.is_empty());
+}
+
+/// zut-rpc-behaviour.md §1.4: a queued `prompt` or `compact` gets its `{"started":true}`
+/// when its turn starts, after the previous job's `done`, not when it is read.
+#[tokio::test]
+async fn a_queued_job_is_answered_started_when_its_turn_starts() {
+    let mut rpc = Rpc::scripted(json!([
+        {"steps": [{"text": "first"}, {"delay_ms": 300}, {"text": " answer"}]},
+        text_turn("second answer"),
+        text_turn("the summary")
+    ]));
+    rpc.send(json!({"id": "1", "type": "prompt", "message": "one"}))
+        .await;
+    rpc.send(json!({"id": "2", "type": "prompt", "message": "two"}))
+        .await;
+    rpc.send(json!({"id": "c", "type": "compact"})).await;
+    // Commands read while the first turn runs are still answered at once.
+    rpc.send(json!({"id": "s", "type": "get_state"})).await;
+    let mut frames = rpc.until_type("done").await;
+    frames.extend(rpc.until_type("done").await);
+    frames.extend(rpc.until_type("done").await);
+    let at = |pred: &dyn Fn(&Value) -> bool| -> Vec<usize> {
+        frames
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| pred(f))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let started = |id: &'static str| {
+        move |f: &Value| f["type"] == "response" && f["id"] == id && f["data"]["started"] == true
+    };
+    let (r1, r2, rc) = (at(&started("1")), at(&started("2")), at(&started("c")));
+    let dones = at(&|f: &Value| f["type"] == "done");
+    let users = at(&|f: &Value| f["type"] == "user_message");
+    assert_eq!((r1.len(), r2.len(), rc.len(), dones.len()), (1, 1, 1, 3));
+    // resp(1) … done, resp(2) … done, resp(c) … done.
+    assert!(r1[0] < users[0] && users[0] < dones[0], "{frames:#?}");
+    assert!(
+        dones[0] < r2[0],
+        "p2 answered before p1's done: {frames:#?}"
+    );
+    assert!(r2[0] < users[1] && users[1] < dones[1], "{frames:#?}");
+    assert!(
+        dones[1] < rc[0],
+        "compact answered before p2's done: {frames:#?}"
+    );
+    assert!(rc[0] < dones[2]);
+    // Its own end (two exchanges are too few to compact: an error), then its done.
+    assert!(frames[rc[0]..dones[2]]
+        .iter()
+        .any(|f| f["type"] == "compact_done" || f["type"] == "error"));
+    // get_state was answered during the first turn, busy.
+    let state = at(&|f: &Value| f["id"] == "s");
+    assert_eq!(state.len(), 1);
+    assert!(state[0] < dones[0], "answered while the first turn ran");
+    assert_eq!(frames[state[0]]["data"]["busy"], true);
 }
 
 /// A turn that streams one chunk, then stalls long enough that only an abort ends it soon.

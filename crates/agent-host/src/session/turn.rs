@@ -92,6 +92,9 @@ impl Session {
             data.meta.updated_at = started_at;
             data.revision += 1;
             let text = input.text.clone();
+            // Set before the run starts: its first permission prompt may come at once, and
+            // it names the turn.
+            self.set_turn(Some(turn_id.clone()));
             let run = match kind {
                 RunKind::Prompt => self.agent.prompt(input),
                 RunKind::Compact => self.agent.compact(),
@@ -112,7 +115,6 @@ impl Session {
             };
             (info, run)
         };
-        self.set_turn(Some(info.turn_id.clone()));
         self.idle.send_replace(false);
         observer.started(self, &info);
         observer.flush();

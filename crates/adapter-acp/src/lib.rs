@@ -44,15 +44,13 @@ pub mod acp;
 pub mod coverage;
 pub mod zcode;
 
-pub use agent_host::session;
-
 /// How a session's agent is built (the session host's
-/// [`factory`](agent_host::session::factory), under the path it has always had).
+/// [`factory`](agent_host::session::factory), under the path benches and tools know).
 pub mod config {
     pub use agent_host::session::factory::{canonical_tool_name, AgentFactory, FactoryError};
 }
 
-/// The output gate (agent-host's, under the path it has always had).
+/// The output gate (agent-host's, under the path benches and tools know).
 pub mod backpressure {
     pub use agent_host::backpressure::{OutputGate, DEFAULT_OUTPUT_LIMIT};
 }

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use adapter_acp::acp::{transport::transport, AcpAgent, AcpOptions};
-use adapter_acp::backpressure::OutputGate;
-use adapter_acp::config::AgentFactory;
 use adapter_acp::zcode::{serve_gated, ServerOptions};
 use agent_client_protocol::ConnectTo;
+use agent_host::backpressure::OutputGate;
+use agent_host::session::AgentFactory;
 use agent_providers::{ProviderConfig, ProviderId};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};

@@ -31,9 +31,4 @@ pub mod handlers;
 pub mod mapping;
 pub mod transport;
 
-/// The agent, under the path it has always had.
-pub mod agent {
-    pub use super::handlers::{mode_state, parse_mode, AcpAgent, AcpOptions, MODES};
-}
-
 pub use handlers::{AcpAgent, AcpOptions};

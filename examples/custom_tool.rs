@@ -1,41 +1,41 @@
-//! Gives an agent a tool of your own and answers its permission prompts in code.
+//! Gives an agent a typed tool of your own, made from an async function with `tool_fn`, and
+//! answers its permission prompts in code.
 //!
 //! ```text
 //! cargo run -p examples --example custom_tool
 //! ```
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, Approval, ApprovalRequest, Approver, PermissionMode,
-    SideEffect, Tool, ToolContext, ToolError, ToolOutput,
+    async_trait, tool_fn, Agent, AgentEvent, Approval, ApprovalRequest, Approver, PermissionMode,
+    SideEffect, ToolContext, ToolError,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use futures::StreamExt;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-/// Appends a line to an in-memory notebook; a write, so it needs approval in `ask` mode.
-struct Note;
+/// How urgent a note is.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Priority {
+    Low,
+    High,
+}
 
-#[async_trait]
-impl Tool for Note {
-    fn name(&self) -> &str {
-        "note"
-    }
-    fn description(&self) -> &str {
-        "Writes a note for the user."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
-    }
-    fn side_effect(&self) -> SideEffect {
-        SideEffect::Write
-    }
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let text = args["text"]
-            .as_str()
-            .ok_or_else(|| ToolError::InvalidArguments("`text` must be a string".into()))?;
-        ctx.progress.status("writing the note");
-        Ok(ToolOutput::text(format!("noted: {text}")))
-    }
+/// The arguments of `note`; the doc comments become the schema's descriptions.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct NoteArgs {
+    /// What to write down.
+    text: String,
+    /// How urgent it is; low when absent.
+    priority: Option<Priority>,
+}
+
+/// Appends a line to an in-memory notebook (a write, so it needs approval in `ask` mode).
+async fn note(args: NoteArgs, ctx: ToolContext) -> Result<String, ToolError> {
+    ctx.progress.status("writing the note");
+    let priority = args.priority.unwrap_or(Priority::Low);
+    Ok(format!("noted ({priority:?}): {}", args.text))
 }
 
 /// Approves notes and refuses everything else.
@@ -56,15 +56,20 @@ impl Approver for NotesOnly {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let note = tool_fn("note", "Writes a note for the user.", note).side_effect(SideEffect::Write);
     let provider = ScriptedProvider::new([
-        Turn::new().tool_call("call_1", "note", r#"{"text":"buy milk"}"#),
+        Turn::new().tool_call("call_1", "note", r#"{"text":"buy milk","priority":"high"}"#),
         Turn::new().text("I wrote the note."),
     ]);
     let agent = Agent::builder(provider)
-        .tool(Note)
+        .tool(note)
         .permission_mode(PermissionMode::Ask)
         .approver(NotesOnly)
         .build();
+    println!(
+        "schema offered to the model: {}",
+        agent.tool_specs()[0].parameters
+    );
     let mut run = agent.prompt("Remind me to buy milk.");
     while let Some(event) = run.next().await {
         match event {

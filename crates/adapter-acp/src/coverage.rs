@@ -33,9 +33,10 @@ impl Coverage {
 #[cfg(test)]
 pub(crate) mod samples {
     use agent_core::{
-        AgentEvent, ContentBlock, ErrorCode, Message, Permission, PermissionAction, PermissionInfo,
-        PermissionMode, PlanItem, PlanStatus, ProgressStream, RecoveryReason, RequestScope,
-        RunKind, RunStatus, SideEffect, StopReason, ToolStatus, Usage,
+        AgentEvent, Block, BlockCode, ContentBlock, ErrorCode, HookEvent, HookOutcome, Message,
+        Permission, PermissionAction, PermissionInfo, PermissionMode, PlanItem, PlanStatus,
+        ProgressStream, RecoveryReason, RequestScope, RunKind, RunStatus, SandboxPolicy,
+        SandboxReport, SideEffect, StopReason, ToolStatus, Usage,
     };
     use serde_json::json;
 
@@ -92,6 +93,7 @@ pub(crate) mod samples {
             AgentEvent::RunStarted {
                 kind: RunKind::Prompt,
             },
+            AgentEvent::SandboxReport(SandboxReport::new(&SandboxPolicy::workspace_write(), None)),
             AgentEvent::UserMessage {
                 message: Message::user_text("hi"),
             },
@@ -155,6 +157,13 @@ pub(crate) mod samples {
                 granted: false,
                 always: false,
             },
+            AgentEvent::HookDecided {
+                hook: "guard".into(),
+                event: HookEvent::BeforeTool,
+                outcome: HookOutcome::Deny,
+                reason: Some("not here".into()),
+                call_id: Some("c1".into()),
+            },
             AgentEvent::ToolExecutionStarted {
                 id: "c1".into(),
                 name: "bash".into(),
@@ -171,6 +180,19 @@ pub(crate) mod samples {
                     step: "read".into(),
                     status: PlanStatus::InProgress,
                 }],
+            },
+            AgentEvent::ToolBlocked {
+                id: "c1".into(),
+                name: "bash".into(),
+                block: Block {
+                    code: BlockCode::OutsideWorkspace,
+                    tool_name: Some("bash".into()),
+                    action: PermissionAction::Deny,
+                    risk: Default::default(),
+                    path: Some("/etc/passwd".into()),
+                    reason: "outside the workspace".into(),
+                    recoverable: true,
+                },
             },
             AgentEvent::ToolResult {
                 id: "c1".into(),

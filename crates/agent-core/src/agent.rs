@@ -10,13 +10,16 @@ use futures::Stream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::emit::{Batch, Emitter};
+use crate::emit::{Batch, Emitter, MessageLog};
 use crate::event::{AgentEvent, RunKind, RunStatus};
+use crate::hooks::{HookList, HookReport, Hooks, SessionEnd, SessionSource};
 use crate::inner::{Inner, State};
 use crate::message::{Message, UserInput};
 use crate::permission::{Approver, PermissionMode};
 use crate::provider::{ModelInfo, Provider, ReasoningLevel, ToolSpec};
+use crate::sandbox::{AgentSandbox, SandboxPolicy, SandboxReport, SandboxSupport};
 use crate::session::{SessionError, SessionRecord, SessionStore};
+use crate::structured::OutputSpec;
 use crate::tool::{PlanItem, Tool};
 use crate::usage::Usage;
 
@@ -42,6 +45,9 @@ pub struct AgentBuilder {
     session: Option<(Arc<dyn SessionStore>, String)>,
     messages: Vec<Message>,
     compact_keep_tail: usize,
+    sandbox: Option<SandboxPolicy>,
+    sandbox_support: Option<SandboxSupport>,
+    hooks: crate::hooks::HookSetup,
 }
 
 impl AgentBuilder {
@@ -142,6 +148,42 @@ impl AgentBuilder {
         self
     }
 
+    /// The OS sandbox policy for the commands the agent's tools run (see
+    /// [`crate::sandbox`]). Without it commands run unconfined, as [`SandboxPolicy::off`];
+    /// front ends pass the `--sandbox` policy (default `workspace-write`).
+    pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
+        self.sandbox = Some(policy);
+        self
+    }
+
+    /// What the kernel lets the sandbox enforce, instead of asking the agent's tools (which
+    /// probe it): for hosts that probe once, and tests that simulate a kernel without
+    /// Landlock. Tools apply only what this says is available.
+    pub fn sandbox_support(mut self, support: SandboxSupport) -> Self {
+        self.sandbox_support = Some(support);
+        self
+    }
+
+    /// Adds lifecycle hooks (see [`crate::hooks`]); hooks added earlier are consulted
+    /// first.
+    pub fn hook(mut self, hooks: impl Hooks) -> Self {
+        self.hooks.list.push(Arc::new(hooks));
+        self
+    }
+
+    /// Adds shared lifecycle hooks, such as the command hooks a host loaded from a file.
+    pub fn hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
+        self.hooks.list.push(hooks);
+        self
+    }
+
+    /// How many times per run a stop hook may make the model go on (default
+    /// [`crate::hooks::DEFAULT_MAX_STOP_CONTINUATIONS`]).
+    pub fn max_stop_continuations(mut self, n: u32) -> Self {
+        self.hooks.max_continuations = n;
+        self
+    }
+
     /// Builds the agent.
     pub fn build(self) -> Agent {
         let model = self
@@ -168,6 +210,8 @@ impl AgentBuilder {
                 cwd,
                 compact_keep_tail: self.compact_keep_tail,
                 session: self.session,
+                sandbox: AgentSandbox::new(self.sandbox, self.sandbox_support),
+                hooks: crate::hooks::AgentHooks::new(self.hooks),
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
                     messages: self.messages,
@@ -248,6 +292,9 @@ impl Agent {
             session: None,
             messages: Vec::new(),
             compact_keep_tail: DEFAULT_COMPACT_KEEP_TAIL,
+            sandbox: None,
+            sandbox_support: None,
+            hooks: crate::hooks::HookSetup::default(),
         }
     }
 
@@ -256,9 +303,14 @@ impl Agent {
     /// aborted if the `Run` is dropped before it finishes. Must be called inside a Tokio
     /// runtime.
     pub fn prompt(&self, input: impl Into<UserInput>) -> Run {
-        let input = input.into();
+        self.prompt_with(input.into(), None)
+    }
+
+    /// A prompt run, with the structured output its answer must match, if any.
+    pub(crate) fn prompt_with(&self, input: UserInput, output: Option<Arc<OutputSpec>>) -> Run {
         self.spawn_run(RunKind::Prompt, move |inner, em| async move {
-            crate::run::prompt(inner, input, em).await
+            inner.sandbox.announce(&inner.tools, &em).await;
+            crate::run::prompt(inner, input, em, output).await
         })
     }
 
@@ -279,33 +331,43 @@ impl Agent {
         let cancel = CancellationToken::new();
         let inner = self.inner.clone();
         let em = Emitter::new(tx, cancel.clone());
-        inner.state().queued += 1;
-        tokio::spawn(async move {
+        let log = em.log.clone();
+        let span = {
+            let mut state = inner.state();
+            state.queued += 1;
+            crate::telemetry::run_span(kind, inner.provider.id(), &state.model)
+        };
+        let task = async move {
             let _turn = inner.queue.lock().await;
-            {
+            let usage_before = {
                 let mut state = inner.state();
                 state.queued -= 1;
                 state.busy = true;
                 state.active = Some(em.cancel.clone());
-            }
+                state.usage
+            };
             em.emit(AgentEvent::RunStarted { kind }).await;
             let (status, final_text) = if em.cancel.is_cancelled() {
                 (RunStatus::Aborted, None)
             } else {
                 body(inner.clone(), em.clone()).await
             };
-            {
+            let usage = {
                 let mut state = inner.state();
                 state.busy = false;
                 state.active = None;
-            }
+                crate::telemetry::usage_since(&usage_before, &state.usage)
+            };
+            crate::telemetry::finish_run(&tracing::Span::current(), status, &usage);
             em.emit(AgentEvent::RunFinished { status, final_text })
                 .await;
-        });
+        };
+        tokio::spawn(tracing::Instrument::instrument(task, span));
         Run {
             rx,
             burst: Vec::new().into_iter(),
             abort: AbortHandle(cancel),
+            log,
         }
     }
 
@@ -416,6 +478,54 @@ impl Agent {
         self.inner.state().mode = mode;
     }
 
+    /// The OS sandbox policy for commands.
+    pub fn sandbox(&self) -> SandboxPolicy {
+        self.inner.sandbox.policy()
+    }
+
+    /// Sets the OS sandbox policy for later calls; the next prompt run reports it.
+    pub fn set_sandbox(&self, policy: SandboxPolicy) {
+        self.inner.sandbox.set_policy(policy);
+    }
+
+    /// What the sandbox enforces for this agent's commands (the content of
+    /// [`AgentEvent::SandboxReport`]), for front ends that show it in their state.
+    pub fn sandbox_report(&self) -> SandboxReport {
+        self.inner.sandbox.report(&self.inner.tools)
+    }
+
+    /// Replaces the lifecycle hooks (see [`crate::hooks`]) for later hook points; an empty
+    /// list removes them. A fork keeps its parent's hooks until this is called on it.
+    pub fn set_hooks(&self, hooks: impl IntoIterator<Item = Arc<dyn Hooks>>) {
+        self.inner
+            .hooks
+            .set(hooks.into_iter().collect::<HookList>());
+    }
+
+    /// Sets how many times per run a stop hook may make the model go on.
+    pub fn set_max_stop_continuations(&self, n: u32) {
+        self.inner.hooks.set_max_continuations(n);
+    }
+
+    /// Runs the `session_start` hooks. A host calls this when it starts, resumes or
+    /// clears a session. Context they add is queued like [`Agent::steer`] text, so it
+    /// lands before the next model call. Returns the hooks' reports (there is no run
+    /// to carry them as events).
+    pub async fn session_start(&self, source: SessionSource) -> Vec<HookReport> {
+        let (reports, context) = crate::hooks::session_start(&self.inner, source).await;
+        if let Some(text) = context {
+            let message = Message::user_text(text).synthetic();
+            self.inner.state().steering.push(message);
+        }
+        reports
+    }
+
+    /// Runs the `session_end` hooks (advisory). A host calls this when a session ends
+    /// (its input closed, the session was cleared or closed). Returns the hooks' reports.
+    pub async fn session_end(&self, end: SessionEnd) -> Vec<HookReport> {
+        crate::hooks::session_end(&self.inner, &end).await
+    }
+
     /// Drops the whole transcript (and the plan), recording the clear to the session.
     pub async fn clear(&self) -> Result<(), SessionError> {
         {
@@ -462,6 +572,8 @@ impl Agent {
                 cwd: inner.cwd.clone(),
                 compact_keep_tail: inner.compact_keep_tail,
                 session,
+                sandbox: inner.sandbox.fork(),
+                hooks: inner.hooks.fork(),
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
                     messages: state.messages.clone(),
@@ -507,6 +619,8 @@ pub struct Run {
     /// The rest of the burst last received.
     burst: std::vec::IntoIter<AgentEvent>,
     abort: AbortHandle,
+    /// The messages the run added to the transcript.
+    pub(crate) log: MessageLog,
 }
 
 impl Run {

@@ -1,9 +1,12 @@
 //! The run's event channel: what travels on it and the loop's sending side.
 
+use std::sync::{Arc, Mutex};
+
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
+use crate::message::Message;
 
 /// What travels on a run's event channel: one event, or a burst the loop had ready at once.
 #[derive(Debug)]
@@ -21,11 +24,28 @@ pub(crate) const MAX_BURST: usize = 64;
 pub(crate) struct Emitter {
     tx: mpsc::Sender<Batch>,
     pub(crate) cancel: CancellationToken,
+    /// The messages this run added to the transcript, for [`crate::Run::finish`].
+    pub(crate) log: MessageLog,
 }
+
+/// The messages one run added to the transcript, shared by the loop and the `Run`.
+pub(crate) type MessageLog = Arc<Mutex<Vec<Message>>>;
 
 impl Emitter {
     pub(crate) fn new(tx: mpsc::Sender<Batch>, cancel: CancellationToken) -> Self {
-        Self { tx, cancel }
+        Self {
+            tx,
+            cancel,
+            log: MessageLog::default(),
+        }
+    }
+
+    /// Notes a message the run added to the transcript.
+    pub(crate) fn log_message(&self, message: &Message) {
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(message.clone());
     }
 
     pub(crate) async fn emit(&self, event: AgentEvent) {

@@ -6,7 +6,11 @@
 //!
 //! ```text
 //! RunStarted
+//! [SandboxReport]                        first prompt run of an agent that confines commands,
+//!                                        and the first one after `Agent::set_sandbox`
+//! [HookDecided{user_prompt}…]            a block ends the run here: RunFinished{success}
 //! UserMessage
+//! [UserMessage…]                         context added by user_prompt hooks (synthetic)
 //! repeat for step = 1..:
 //!   [UserMessage…]                       steering text queued while the run was in flight
 //!   TurnStarted{step}
@@ -15,26 +19,40 @@
 //!   (TextDelta | ReasoningDelta | ToolUseStarted ToolUseArgsDelta* ToolUseEnded | Usage)*
 //!   [AssistantMessage]                   when the reply has content
 //!   ToolCall*                            one per call, in order
+//!   [HookDecided{stop}…]                 only when the run would end (stop = end)
 //!   TurnEnded{stop}                      end | tool_use | length | continue | error | aborted
+//!                                        (continue: recovery, steering, a structured
+//!                                        output repair turn, or a stop hook)
 //!   [TurnRecovery]                       after a `continue` caused by a missing answer
 //!   for each call, in call order:
+//!     [HookDecided{before_tool}…]        deny / ask / rewrite / halt / failed
 //!     [PermissionRequested] [PermissionDecided]
 //!     [ToolExecutionStarted ToolProgress* [PlanUpdated]]
+//!     [ToolBlocked]                      the sandbox refused something the call did
+//!     [HookDecided{after_tool}…]         only when the tool ran
 //!     ToolResult
 //! [Error]
 //! RunFinished{status}
 //! ```
 //!
 //! Read-only calls of one step may run in parallel, but their events are still emitted in
-//! call order. A compaction run emits `RunStarted`, `RequestStarted`, provider events,
-//! `AssistantStarted`, `TextDelta`s of the summary, `Usage`, then `CompactionFinished` (or
-//! `Error`) and `RunFinished`.
+//! call order; as with a permission denial, a call's `before_tool` decisions are reported
+//! when the call is checked, which for such a batch is before the earlier calls'
+//! execution events (match them by `call_id`). A `stop` hook that makes the model go on
+//! reports `HookDecided{stop, continue}` before `TurnEnded{continue}`; the next step
+//! follows. A hook that halts the run refuses the step's remaining calls and the run
+//! ends after the step with `RunFinished{success}`. A compaction run emits `RunStarted`,
+//! `[HookDecided{pre_compact}…]`, `RequestStarted`, provider events, `AssistantStarted`,
+//! `TextDelta`s of the summary, `Usage`, then `CompactionFinished` (or `Error`) and
+//! `RunFinished`. See [`crate::hooks`] for what each hook decision does.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::hooks::{HookEvent, HookOutcome};
 use crate::message::{ContentBlock, Message};
 use crate::permission::{Block, PermissionAction, PermissionMode, Risk};
+use crate::sandbox::SandboxReport;
 use crate::tool::{Permission, PlanItem, ProgressStream, SideEffect};
 use crate::usage::Usage;
 
@@ -74,7 +92,8 @@ pub enum StopReason {
     Error,
     /// The run was aborted during the call.
     Aborted,
-    /// The call ended but the run goes on with another call (recovery or steering).
+    /// The call ended but the run goes on with another call (recovery, steering, or the
+    /// one repair turn of a structured-output run whose answer failed its check).
     Continue,
     /// The provider refused to answer.
     Refusal,
@@ -162,6 +181,10 @@ pub enum AgentEvent {
         /// Prompt or compaction.
         kind: RunKind,
     },
+    /// What the OS sandbox enforces on the commands this agent runs: after `RunStarted` of
+    /// the agent's first prompt run, and of the first one after the policy changed. Front
+    /// ends show it (a warning when `enforced` is not `full` or the fallback is active).
+    SandboxReport(SandboxReport),
     /// A user message was added to the transcript (the prompt, or steering text).
     UserMessage {
         /// The message as stored.
@@ -286,6 +309,22 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         always: bool,
     },
+    /// A lifecycle hook decided something (see [`crate::hooks`]); decisions that change
+    /// nothing (allow, keep, accept) are not reported.
+    HookDecided {
+        /// The hook that decided.
+        hook: String,
+        /// Where it ran.
+        event: HookEvent,
+        /// What it decided.
+        outcome: HookOutcome,
+        /// Why, scrubbed of known secrets.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The tool call, for `before_tool` and `after_tool`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
     /// Checks passed; the tool is about to run.
     ToolExecutionStarted {
         /// Call id.
@@ -310,6 +349,17 @@ pub enum AgentEvent {
         explanation: Option<String>,
         /// The whole checklist.
         plan: Vec<PlanItem>,
+    },
+    /// The sandbox (or the tool's own confinement) refused something a running call did: a
+    /// path outside the writable roots, a connection. The call's `ToolResult` follows; front
+    /// ends attach the block to it.
+    ToolBlocked {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// What was refused, and how to recover.
+        block: Block,
     },
     /// A tool call finished (or was refused, or not run).
     ToolResult {

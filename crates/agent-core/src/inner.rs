@@ -24,6 +24,10 @@ pub(crate) struct Inner {
     pub(crate) cwd: PathBuf,
     pub(crate) compact_keep_tail: usize,
     pub(crate) session: Option<(Arc<dyn SessionStore>, String)>,
+    /// The OS sandbox policy for commands, and whether it was reported.
+    pub(crate) sandbox: crate::sandbox::AgentSandbox,
+    /// Lifecycle hooks (none: nothing is consulted).
+    pub(crate) hooks: crate::hooks::AgentHooks,
     /// Serialises runs: a second prompt waits here, in FIFO order.
     pub(crate) queue: tokio::sync::Mutex<()>,
     pub(crate) state: Mutex<State>,

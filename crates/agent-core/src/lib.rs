@@ -12,39 +12,41 @@
 //!
 //! # Example
 //!
-//! An agent on the scripted provider (from `agent-providers`) that calls a tool, then
-//! answers:
+//! An agent on the scripted provider (from `agent-providers`) with a typed tool made from
+//! an async function ([`tool_fn`]): the model calls it, then answers.
 //!
 //! ```
-//! use agent_core::{async_trait, Agent, AgentEvent, SideEffect, Tool, ToolContext, ToolError, ToolOutput};
+//! use agent_core::{tool_fn, Agent, AgentEvent, ToolContext, ToolError};
 //! use agent_providers::scripted::{ScriptedProvider, Turn};
 //! use futures::StreamExt;
-//! use serde_json::{json, Value};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
 //!
-//! struct Greet;
+//! /// Arguments of `greet`; doc comments become the schema's descriptions.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct GreetArgs {
+//!     /// Who to greet.
+//!     name: String,
+//!     /// A title to put before the name, if any.
+//!     title: Option<String>,
+//! }
 //!
-//! #[async_trait]
-//! impl Tool for Greet {
-//!     fn name(&self) -> &str { "greet" }
-//!     fn description(&self) -> &str { "Greets someone by name." }
-//!     fn parameters(&self) -> Value {
-//!         json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
-//!     }
-//!     fn side_effect(&self) -> SideEffect { SideEffect::None }
-//!     async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-//!         let name = args["name"].as_str().unwrap_or("stranger");
-//!         Ok(ToolOutput::text(format!("Hello, {name}!")))
-//!     }
+//! async fn greet(args: GreetArgs, _ctx: ToolContext) -> Result<String, ToolError> {
+//!     let title = args.title.map(|t| format!("{t} ")).unwrap_or_default();
+//!     Ok(format!("Hello, {title}{}!", args.name))
 //! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let provider = ScriptedProvider::new([
-//!     Turn::new().tool_call("call_1", "greet", r#"{"name":"Ada"}"#),
+//!     Turn::new().tool_call("call_1", "greet", r#"{"name":"Ada","title":null}"#),
 //!     Turn::new().text("I greeted Ada."),
 //! ]);
-//! let agent = Agent::builder(provider).tool(Greet).build();
+//! let agent = Agent::builder(provider)
+//!     .tool(tool_fn("greet", "Greets someone by name.", greet))
+//!     .build();
 //!
+//! // Stream the run's events…
 //! let mut run = agent.prompt("Say hello to Ada.");
 //! let mut answer = String::new();
 //! while let Some(event) = run.next().await {
@@ -57,22 +59,38 @@
 //! }
 //! assert_eq!(answer, "I greeted Ada.");
 //! assert_eq!(agent.messages().len(), 4); // user, assistant (call), tool result, assistant
+//! assert_eq!(agent.messages()[2].content[0], agent_core::ContentBlock::ToolResult {
+//!     call_id: "call_1".into(),
+//!     is_error: false,
+//!     content: vec![agent_core::ContentBlock::text("Hello, Ada!")],
+//! });
 //! # }
 //! ```
+//!
+//! A caller that only wants the answer uses [`Agent::run`] (or [`Run::finish`]); one that
+//! wants typed data uses [`Agent::prompt_as`].
 
 #![warn(missing_docs)]
 
 mod agent;
 mod emit;
 pub mod event;
+pub mod hooks;
 mod inner;
 pub mod message;
+mod outcome;
 pub mod permission;
+pub mod progress;
 pub mod provider;
 mod run;
+pub mod sandbox;
+pub mod schema;
 pub mod secrets;
 pub mod session;
+mod structured;
+pub mod telemetry;
 pub mod tool;
+mod tool_fn;
 pub mod usage;
 
 pub use agent::{
@@ -83,7 +101,13 @@ pub use event::{
     AgentEvent, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunKind, RunStatus,
     StopReason, ToolStatus,
 };
+pub use hooks::{
+    CompactTrigger, HookContext, HookEvent, HookList, HookOutcome, HookReport, Hooks,
+    PromptDecision, ResultDecision, SessionEnd, SessionEndReason, SessionSource, StartDecision,
+    StopDecision, StopRequest, ToolDecision,
+};
 pub use message::{ContentBlock, Message, Role, ToolCall, UserInput};
+pub use outcome::{AgentError, RunError, RunOutcome};
 pub use permission::{
     decide, Approval, ApprovalRequest, Approver, Assessment, Block, BlockCode, PermissionAction,
     PermissionMode, Risk, RiskCategory, RiskLevel, Verdict,
@@ -93,11 +117,19 @@ pub use provider::{
     ProviderRequest, ProviderStop, ProviderStream, ReasoningLevel, ToolSpec,
 };
 pub use run::{COMPACTION_PREFIX, RECOVERY_PROMPT};
+pub use sandbox::{
+    NetworkAccess, SandboxContext, SandboxEscalation, SandboxFallback, SandboxMode, SandboxPolicy,
+    SandboxReport, SandboxSupport,
+};
+pub use schema::{SchemaError, StrictSchema};
+pub use schemars;
 pub use secrets::register_secret;
 pub use session::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
+pub use structured::{parse_answer, OutputSpec};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    Permission, PlanItem, PlanStatus, PlanUpdate, Progress, ProgressSink, ProgressStream,
-    SideEffect, Tool, ToolContext, ToolError, ToolOutput,
+    Permission, PlanItem, PlanStatus, PlanUpdate, Progress, ProgressReceiver, ProgressSink,
+    ProgressStream, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
+pub use tool_fn::{tool_fn, FnTool};
 pub use usage::Usage;

@@ -272,8 +272,11 @@ pub enum BlockCode {
     OutsideWorkspace,
     /// A symlink leads outside the workspace.
     SymlinkTraversal,
-    /// Network access.
+    /// Network access (asked for, or refused by the OS sandbox).
     Network,
+    /// The OS sandbox refused something a command did (or cannot be enforced, or a call
+    /// asks to run outside it).
+    Sandbox,
     /// A destructive command.
     DestructiveCommand,
     /// A standing deny rule.

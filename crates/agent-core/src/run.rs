@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::emit::{Burst, Emitter};
 use crate::event::{
@@ -17,8 +17,13 @@ use crate::inner::{error_event, Inner};
 use crate::message::{ContentBlock, Message, Role, ToolCall, UserInput};
 use crate::permission::{decide, Approval, ApprovalRequest, PermissionAction, Verdict};
 use crate::provider::{ProviderError, ProviderEvent, ProviderRequest, ProviderStop};
+use crate::secrets::scrub_error_output;
 use crate::session::SessionRecord;
-use crate::tool::{Permission, Progress, ProgressSink, SideEffect, Tool, ToolContext, ToolOutput};
+use crate::structured::OutputSpec;
+use crate::telemetry;
+use crate::tool::{
+    Permission, ProgressReceiver, ProgressSink, SideEffect, Tool, ToolContext, ToolOutput,
+};
 
 /// How long a cancelled tool may take to wind down before its task is dropped.
 const TOOL_CANCEL_GRACE: Duration = Duration::from_millis(500);
@@ -40,6 +45,7 @@ const COMPACTION_REQUEST: &str =
 
 async fn push_message(inner: &Inner, em: &Emitter, message: Message) {
     inner.state().messages.push(message.clone());
+    em.log_message(&message);
     record(inner, em, SessionRecord::Message { message }).await;
 }
 
@@ -62,6 +68,7 @@ pub(crate) async fn prompt(
     inner: Arc<Inner>,
     input: UserInput,
     em: Emitter,
+    output: Option<Arc<OutputSpec>>,
 ) -> (RunStatus, Option<String>) {
     if input.is_empty() {
         em.emit(error_event(ErrorCode::EmptyPrompt, "prompt is empty"))
@@ -69,10 +76,24 @@ pub(crate) async fn prompt(
         return (RunStatus::Error, None);
     }
     let message = input.into_message();
+    let context = match crate::hooks::user_prompt(&inner, &em, &message).await {
+        crate::hooks::UserPrompt::Proceed(context) => context,
+        crate::hooks::UserPrompt::Stop if em.cancel.is_cancelled() => {
+            return (RunStatus::Aborted, None)
+        }
+        crate::hooks::UserPrompt::Stop => return (RunStatus::Success, None),
+    };
     push_message(&inner, &em, message.clone()).await;
     em.emit(AgentEvent::UserMessage { message }).await;
+    if let Some(text) = context {
+        let message = Message::user_text(text).synthetic();
+        push_message(&inner, &em, message.clone()).await;
+        em.emit(AgentEvent::UserMessage { message }).await;
+    }
 
     let mut recovered = false;
+    let mut repaired = false;
+    let mut continuations = 0u32;
     let mut final_text: Option<String> = None;
     let mut step = 0u32;
     loop {
@@ -92,8 +113,13 @@ pub(crate) async fn prompt(
         step += 1;
         em.emit(AgentEvent::TurnStarted { step }).await;
 
-        let request = build_request(&inner, true);
-        let call = stream_call(&inner, &em, request, true).await;
+        let mut request = build_request(&inner, true);
+        request.output_schema = output.as_ref().map(|o| o.schema.clone());
+        let turn = telemetry::turn_span(inner.provider.id(), &request.model, step);
+        let call = stream_call(&inner, &em, request, true)
+            .instrument(turn.clone())
+            .await;
+        telemetry::record_output(&turn, &call.message);
         let turn_end = |stop, error| AgentEvent::TurnEnded { step, stop, error };
         match call.end {
             CallEnd::Aborted => {
@@ -147,8 +173,11 @@ pub(crate) async fn prompt(
                 }
                 if !call.calls.is_empty() {
                     em.emit(turn_end(StopReason::ToolUse, None)).await;
-                    if !run_tools(&inner, &em, call.calls).await {
+                    if !run_tools(&inner, &em, call.calls).instrument(turn).await {
                         return (RunStatus::Aborted, final_text);
+                    }
+                    if inner.hooks.take_halt() {
+                        return (RunStatus::Success, final_text);
                     }
                     continue;
                 }
@@ -176,8 +205,25 @@ pub(crate) async fn prompt(
                         .await;
                     continue;
                 }
+                // One repair turn for an answer that does not pass the run's output check.
+                if let Some(output) = output.as_ref().filter(|_| !repaired) {
+                    if let Err(error) = output.check(&text) {
+                        repaired = true;
+                        em.emit(turn_end(StopReason::Continue, None)).await;
+                        let repair = Message::user_text(output.repair_prompt(&error)).synthetic();
+                        push_message(&inner, &em, repair).await;
+                        continue;
+                    }
+                }
                 if !inner.state().steering.is_empty() {
                     em.emit(turn_end(StopReason::Continue, None)).await;
+                    continue;
+                }
+                let stop =
+                    crate::hooks::stop(&inner, &em, final_text.as_deref(), &mut continuations);
+                if let Some(reason) = stop.await {
+                    em.emit(turn_end(StopReason::Continue, None)).await;
+                    push_message(&inner, &em, Message::user_text(reason).synthetic()).await;
                     continue;
                 }
                 em.emit(turn_end(StopReason::End, None)).await;
@@ -360,7 +406,10 @@ async fn stream_call(
         };
         let event = match item {
             None => break CallEnd::Completed(stop),
-            Some(Err(err)) => break CallEnd::Failed(err),
+            Some(Err(err)) => {
+                telemetry::record_call_error(&err);
+                break CallEnd::Failed(err);
+            }
             Some(Ok(event)) => event,
         };
         let content = matches!(
@@ -426,6 +475,7 @@ async fn stream_call(
             | ProviderEvent::ToolCallDelta { .. }
             | ProviderEvent::ToolCallEnd { .. } => {}
             ProviderEvent::Usage(mut turn) => {
+                telemetry::record_usage(&turn);
                 if turn.cost_usd.is_none() {
                     turn.cost_usd = pricing.map(|p| p.cost(&turn));
                 }
@@ -436,7 +486,10 @@ async fn stream_call(
                 };
                 burst.push(AgentEvent::Usage { turn, cumulative });
             }
-            ProviderEvent::Stop(reason) => stop = Some(reason),
+            ProviderEvent::Stop(reason) => {
+                telemetry::record_stop(reason);
+                stop = Some(reason)
+            }
         }
     };
     burst.flush().await;
@@ -454,6 +507,8 @@ struct Ready {
     tool: Arc<dyn Tool>,
     /// Permission event to emit before execution, if the decision is reported.
     decided: Option<AgentEvent>,
+    /// The sandbox escalation the approver allowed for this call.
+    escalation: Option<crate::sandbox::SandboxEscalation>,
 }
 
 /// The gate's outcome for one call.
@@ -538,14 +593,16 @@ fn parallel_safe(ready: &Ready) -> bool {
 
 /// Reports a call that did not run and records its error result.
 async fn finish_unrun(em: &Emitter, results: &mut Vec<ContentBlock>, call: ToolCall, text: &str) {
-    let content = vec![ContentBlock::text(text)];
+    let mut output = ToolOutput::error(text);
+    scrub_error_output(&mut output);
+    let content = output.content;
     em.emit(AgentEvent::ToolResult {
         id: call.id.clone(),
         name: call.name,
         status: ToolStatus::Error,
         content: content.clone(),
         truncated: false,
-        redacted: false,
+        redacted: output.redacted,
         changed_files: Vec::new(),
         duration_ms: 0,
     })
@@ -558,7 +615,7 @@ async fn finish_unrun(em: &Emitter, results: &mut Vec<ContentBlock>, call: ToolC
 }
 
 /// The permission gate for one call: emits permission events and asks the approver.
-async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>) -> Gate {
+async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<String>) -> Gate {
     let Some(tool) = inner.tool(&call.name).cloned() else {
         let text = format!("unknown tool: {}", call.name);
         return Gate::Refuse(call, text);
@@ -570,14 +627,35 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
         };
         return Gate::Refuse(call, text);
     }
-    let assessment = tool.assess(&call.args, &inner.cwd);
+    let mut hook_ask = None;
+    if let Some(hooks) = inner.hooks.active() {
+        match crate::hooks::before_tool(inner, em, &hooks, &mut call).await {
+            crate::hooks::BeforeTool::Proceed { ask } => hook_ask = ask,
+            crate::hooks::BeforeTool::Refuse(text) => return Gate::Refuse(call, text),
+            crate::hooks::BeforeTool::Aborted => return Gate::Aborted(call),
+        }
+    }
+    let escalation = inner.sandbox.escalation(&*tool, &call.args);
+    let assessment = inner.sandbox.assess(
+        &inner.tools,
+        &*tool,
+        escalation,
+        tool.assess(&call.args, &inner.cwd),
+    );
     let (mode, granted) = {
         let state = inner.state();
         (state.mode, state.granted.contains(tool.name()))
     };
     let permission = tool.permission();
     let side_effect = tool.side_effect();
-    let verdict = decide(mode, permission, side_effect, &assessment, granted);
+    let mut verdict = match escalation {
+        // Running outside the sandbox is the approver's call in every mode.
+        Some(_) => crate::sandbox::decide_escalation(mode, permission, &assessment),
+        None => decide(mode, permission, side_effect, &assessment, granted),
+    };
+    if let Some(reason) = hook_ask {
+        crate::hooks::force_prompt(&mut verdict, reason);
+    }
     let info = PermissionInfo {
         id: call.id.clone(),
         name: call.name.clone(),
@@ -605,6 +683,8 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
                 call,
                 tool,
                 decided,
+                // An escalation is never pre-approved (see `decide_escalation`).
+                escalation: None,
             }))
         }
         PermissionAction::Deny => {
@@ -668,6 +748,7 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
                         call,
                         tool,
                         decided: Some(decided(info, PermissionAction::Allow, true, always)),
+                        escalation,
                     }))
                 }
             }
@@ -678,7 +759,8 @@ async fn check(inner: &Inner, em: &Emitter, call: ToolCall, raw: Option<String>)
 /// A spawned tool call; dropping it aborts the task.
 struct Running {
     handle: JoinHandle<(Result<ToolOutput, crate::tool::ToolError>, Duration)>,
-    progress: mpsc::UnboundedReceiver<Progress>,
+    progress: ProgressReceiver,
+    span: tracing::Span,
 }
 
 impl Drop for Running {
@@ -707,15 +789,22 @@ async fn execute(
                 cwd: inner.cwd.clone(),
                 cancel: tool_cancel.clone(),
                 progress: sink,
+                sandbox: inner.sandbox.context(&inner.tools, ready.escalation),
             };
             let tool = ready.tool.clone();
             let args = ready.call.args.clone();
-            let handle = tokio::spawn(async move {
+            let span = telemetry::tool_span(&ready.call);
+            let task = async move {
                 let started = Instant::now();
                 let result = tool.call(args, ctx).await;
                 (result, started.elapsed())
-            });
-            Running { handle, progress }
+            };
+            let handle = tokio::spawn(task.instrument(span.clone()));
+            Running {
+                handle,
+                progress,
+                span,
+            }
         })
         .collect();
     let mut aborted = false;
@@ -724,6 +813,7 @@ async fn execute(
             call,
             tool: _,
             decided,
+            escalation: _,
         } = ready;
         if aborted {
             finish_unrun(
@@ -768,9 +858,9 @@ async fn execute(
             })
             .await;
         }
-        let (output, elapsed) = match outcome {
+        let (mut output, elapsed) = match outcome {
             Some(Ok((Ok(output), elapsed))) => (output, elapsed),
-            Some(Ok((Err(err), elapsed))) => (ToolOutput::error(err.to_string()), elapsed),
+            Some(Ok((Err(err), elapsed))) => (ToolOutput::from_error(err), elapsed),
             Some(Err(join)) if join.is_panic() => (
                 ToolOutput::error(format!("tool {} panicked", call.name)),
                 Duration::ZERO,
@@ -780,6 +870,9 @@ async fn execute(
                 Duration::ZERO,
             ),
         };
+        // The one place an error result of a run call becomes content.
+        scrub_error_output(&mut output);
+        telemetry::finish_tool(&run.span, &output);
         if em.cancel.is_cancelled() {
             aborted = true;
         }
@@ -792,6 +885,15 @@ async fn execute(
             })
             .await;
         }
+        if let Some(block) = output.block.clone() {
+            em.emit(AgentEvent::ToolBlocked {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                block,
+            })
+            .await;
+        }
+        let output = crate::hooks::after_tool(inner, em, &call, output).await;
         em.emit(AgentEvent::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -833,6 +935,7 @@ pub(crate) async fn compact(inner: Arc<Inner>, em: Emitter) -> (RunStatus, Optio
         .await;
         return (RunStatus::Error, None);
     }
+    crate::hooks::pre_compact(&inner, &em, crate::hooks::CompactTrigger::Manual).await;
     let mut request = build_request(&inner, false);
     request.system = Some(COMPACTION_SYSTEM.to_string());
     request

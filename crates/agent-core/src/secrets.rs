@@ -113,6 +113,25 @@ pub fn scrub_known_values(text: &str) -> Cow<'_, str> {
     out
 }
 
+/// Scrubs the text of an error result with [`scrub_known_values`], marking it redacted when
+/// anything was removed. The loop passes every error result through this before it becomes
+/// content (the model's transcript, the events, the session): a tool's error message may
+/// quote a path, a command line or a server's error body. Successful output is left to the
+/// tool (the built-in tools scrub their own).
+pub(crate) fn scrub_error_output(output: &mut crate::tool::ToolOutput) {
+    if !output.is_error {
+        return;
+    }
+    for block in &mut output.content {
+        if let crate::message::ContentBlock::Text { text } = block {
+            if let Cow::Owned(clean) = scrub_known_values(text) {
+                *text = clean;
+                output.redacted = true;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::message::ContentBlock;
 use crate::permission::{Assessment, Block, Risk};
 pub use crate::permission::{Permission, SideEffect};
+pub use crate::progress::{ProgressReceiver, ProgressSink};
 use crate::provider::ToolSpec;
+use crate::sandbox::{SandboxContext, SandboxEscalation, SandboxSupport};
 
 /// Status of one plan item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -64,41 +65,6 @@ pub struct Progress {
     pub text: String,
 }
 
-/// Where a running tool sends progress. Cheap to clone; sending never blocks.
-#[derive(Debug, Clone)]
-pub struct ProgressSink {
-    tx: Option<mpsc::UnboundedSender<Progress>>,
-}
-
-impl ProgressSink {
-    /// A sink and the receiver its reports arrive on.
-    pub fn channel() -> (Self, mpsc::UnboundedReceiver<Progress>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (Self { tx: Some(tx) }, rx)
-    }
-
-    /// A sink that drops everything.
-    pub fn discard() -> Self {
-        Self { tx: None }
-    }
-
-    /// Reports a status line.
-    pub fn status(&self, text: impl Into<String>) {
-        self.send(ProgressStream::Status, text);
-    }
-
-    /// Reports output from a process stream.
-    pub fn send(&self, stream: ProgressStream, text: impl Into<String>) {
-        if let Some(tx) = &self.tx {
-            // A closed receiver means nobody listens any more; progress is best-effort.
-            let _ = tx.send(Progress {
-                stream,
-                text: text.into(),
-            });
-        }
-    }
-}
-
 /// What a tool call gets besides its arguments.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -110,17 +76,27 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Progress reports.
     pub progress: ProgressSink,
+    /// The OS sandbox for the processes this call starts.
+    pub sandbox: SandboxContext,
 }
 
 impl ToolContext {
-    /// A context for calling a tool outside the agent loop (tests, custom hosts).
+    /// A context for calling a tool outside the agent loop (tests, custom hosts), with no
+    /// sandbox (see [`ToolContext::with_sandbox`]).
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         Self {
             call_id: String::new(),
             cwd: cwd.into(),
             cancel: CancellationToken::new(),
             progress: ProgressSink::discard(),
+            sandbox: SandboxContext::default(),
         }
+    }
+
+    /// The same context with `sandbox`.
+    pub fn with_sandbox(mut self, sandbox: SandboxContext) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 }
 
@@ -139,6 +115,9 @@ pub struct ToolOutput {
     pub changed_files: Vec<String>,
     /// A new session checklist, for the plan tool.
     pub plan: Option<PlanUpdate>,
+    /// What the sandbox refused while the call ran (a denied path, a refused connection);
+    /// reported as [`crate::AgentEvent::ToolBlocked`] before the result.
+    pub block: Option<Block>,
 }
 
 impl ToolOutput {
@@ -159,6 +138,15 @@ impl ToolOutput {
         }
     }
 
+    /// The failed result for `err`; a [`ToolError::Blocked`] keeps its block.
+    pub fn from_error(err: ToolError) -> Self {
+        let mut output = Self::error(err.to_string());
+        if let ToolError::Blocked(block) = err {
+            output.block = Some(*block);
+        }
+        output
+    }
+
     /// The concatenated text content.
     pub fn text_content(&self) -> String {
         let mut out = String::new();
@@ -172,6 +160,10 @@ impl ToolOutput {
 }
 
 /// Why a tool call failed.
+///
+/// The message becomes the call's error result. The loop scrubs it (registered secrets and
+/// sensitive environment values become `[REDACTED]`) before the model, the events or the
+/// session see it, so a path or a server's error body may be quoted as is.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// The arguments did not match the schema.
@@ -263,6 +255,24 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs the call.
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// For a tool that starts processes under the OS sandbox (it applies
+    /// [`ToolContext::sandbox`]): what the kernel lets it enforce. The agent reports it
+    /// ([`crate::AgentEvent::SandboxReport`]) and applies the policy's fallback to this
+    /// tool's calls when the sandbox cannot be enforced. `None` (the default) for tools that
+    /// start no processes. A wrapper tool must forward this.
+    fn sandbox_support(&self) -> Option<SandboxSupport> {
+        None
+    }
+
+    /// The escalation this call asks for (e.g. bash's `sandbox_permissions`), if any. Such a
+    /// call always goes to the approver, whatever the permission mode, and runs with the
+    /// relaxed policy in [`ToolContext::sandbox`] only when allowed. A wrapper tool must
+    /// forward this.
+    fn sandbox_escalation(&self, args: &Value) -> Option<SandboxEscalation> {
+        let _ = args;
+        None
+    }
 
     /// The spec offered to the model.
     fn spec(&self) -> ToolSpec {

@@ -1,11 +1,15 @@
 //! The model catalogue: context window, output limit, reasoning support and prices
 //! (USD per million tokens) of current OpenAI and Anthropic models.
 //!
+//! Every entry names its [`Source`]: the vendor pages its prices and limits come from, and
+//! the day they were last compared ([`CHECKED`]). Update the figures and that date together.
+//!
 //! Usage events leave `cost_usd` empty; the agent prices them with [`ModelInfo::pricing`].
 //! Unknown model ids (every OpenAI-compatible server's models, new releases) still work:
 //! they get conservative limits, no reasoning parameters, and **no pricing, so their cost
-//! is absent** rather than guessed. Dated snapshots (`gpt-4o-2024-08-06`,
-//! `claude-sonnet-4-5-20250929`) and `-latest` aliases resolve to their family entry.
+//! is absent** (`null`) rather than guessed. A model's listed snapshots
+//! (`gpt-4o-2024-08-06`, `claude-sonnet-4-5-20250929`) and `-latest` aliases share its
+//! entry; other dated ids of a known model get its limits but no pricing.
 
 use agent_core::{ModelInfo, Pricing, ReasoningLevel};
 
@@ -28,6 +32,20 @@ pub enum Reasoning {
     Effort(&'static [&'static str]),
     /// Anthropic extended thinking with a token budget.
     Budget,
+    /// Anthropic extended thinking with a token budget, and `output_config.effort` with the
+    /// values the model accepts (from least to most).
+    BudgetAndEffort(&'static [&'static str]),
+}
+
+/// Where an entry's figures come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Source {
+    /// The vendor page giving the prices.
+    pub prices: &'static str,
+    /// The vendor page giving the context window and output limit.
+    pub limits: &'static str,
+    /// The day (YYYY-MM-DD) the figures were last compared with those pages.
+    pub checked: &'static str,
 }
 
 /// One catalogue entry.
@@ -37,6 +55,8 @@ pub struct ModelSpec {
     pub id: &'static str,
     /// API family.
     pub family: Family,
+    /// Dated snapshot ids the vendor lists for this model at the same prices.
+    pub snapshots: &'static [&'static str],
     /// Context window in tokens.
     pub context_window: u32,
     /// Maximum output tokens.
@@ -45,6 +65,8 @@ pub struct ModelSpec {
     pub reasoning: Reasoning,
     /// Prices per million tokens.
     pub pricing: Pricing,
+    /// Where the figures come from, and when they were checked.
+    pub source: Source,
 }
 
 const fn price(input: f64, output: f64, cache_read: f64, cache_write: f64) -> Pricing {
@@ -60,9 +82,21 @@ const GPT5: &[&str] = &["minimal", "low", "medium", "high"];
 const GPT51: &[&str] = &["none", "low", "medium", "high"];
 const GPT52: &[&str] = &["none", "low", "medium", "high", "xhigh"];
 const O_SERIES: &[&str] = &["low", "medium", "high"];
+/// `output_config.effort` of Claude Opus 4.5 (the API's default is `high`).
+const CLAUDE_EFFORT: &[&str] = &["low", "medium", "high"];
+
+/// The day every entry's figures were last compared with its [`Source`].
+pub const CHECKED: &str = "2026-12-01";
+
+/// Anthropic's price list (base input, 5-minute cache writes, cache hits, output).
+pub const CLAUDE_PRICES: &str = "https://platform.claude.com/docs/en/about-claude/pricing";
+/// Anthropic's model overview (context windows, output limits, snapshot ids).
+pub const CLAUDE_MODELS: &str = "https://platform.claude.com/docs/en/about-claude/models/overview";
 
 const fn openai(
     id: &'static str,
+    page: &'static str,
+    snapshots: &'static [&'static str],
     context_window: u32,
     max_output: u32,
     reasoning: Reasoning,
@@ -71,32 +105,52 @@ const fn openai(
     ModelSpec {
         id,
         family: Family::OpenAi,
+        snapshots,
         context_window,
         max_output,
         reasoning,
         pricing,
+        source: Source {
+            prices: page,
+            limits: page,
+            checked: CHECKED,
+        },
     }
 }
 
-const fn claude(id: &'static str, max_output: u32, thinking: bool, pricing: Pricing) -> ModelSpec {
+const fn claude(
+    id: &'static str,
+    snapshots: &'static [&'static str],
+    max_output: u32,
+    reasoning: Reasoning,
+    pricing: Pricing,
+) -> ModelSpec {
     ModelSpec {
         id,
         family: Family::Anthropic,
+        snapshots,
         context_window: 200_000,
         max_output,
-        reasoning: if thinking {
-            Reasoning::Budget
-        } else {
-            Reasoning::None
-        },
+        reasoning,
         pricing,
+        source: Source {
+            prices: CLAUDE_PRICES,
+            limits: CLAUDE_MODELS,
+            checked: CHECKED,
+        },
     }
 }
 
-/// Every known model.
+/// Every known model. OpenAI figures are from each model's page
+/// (`developers.openai.com/api/docs/models/<id>`: text-token prices, context window, max
+/// output tokens, snapshots); Anthropic's from [`CLAUDE_PRICES`] (cache writes at the
+/// 5-minute rate) and [`CLAUDE_MODELS`] (the standard 200 000-token context window; the 1M
+/// beta and its long-context prices are not modelled).
 pub const MODELS: &[ModelSpec] = &[
     openai(
         "gpt-5.2",
+        "https://developers.openai.com/api/docs/models/gpt-5.2",
+        &["gpt-5.2-2025-12-11"],
         400_000,
         128_000,
         Reasoning::Effort(GPT52),
@@ -104,6 +158,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-5.1",
+        "https://developers.openai.com/api/docs/models/gpt-5.1",
+        &["gpt-5.1-2025-11-13"],
         400_000,
         128_000,
         Reasoning::Effort(GPT51),
@@ -111,6 +167,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-5.1-codex",
+        "https://developers.openai.com/api/docs/models/gpt-5.1-codex",
+        &[],
         400_000,
         128_000,
         Reasoning::Effort(O_SERIES),
@@ -118,6 +176,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-5.1-codex-mini",
+        "https://developers.openai.com/api/docs/models/gpt-5.1-codex-mini",
+        &[],
         400_000,
         128_000,
         Reasoning::Effort(O_SERIES),
@@ -125,6 +185,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-5",
+        "https://developers.openai.com/api/docs/models/gpt-5",
+        &["gpt-5-2025-08-07"],
         400_000,
         128_000,
         Reasoning::Effort(GPT5),
@@ -132,6 +194,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-5-codex",
+        "https://developers.openai.com/api/docs/models/gpt-5-codex",
+        &[],
         400_000,
         128_000,
         Reasoning::Effort(O_SERIES),
@@ -139,6 +203,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-5-mini",
+        "https://developers.openai.com/api/docs/models/gpt-5-mini",
+        &["gpt-5-mini-2025-08-07"],
         400_000,
         128_000,
         Reasoning::Effort(GPT5),
@@ -146,6 +212,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-5-nano",
+        "https://developers.openai.com/api/docs/models/gpt-5-nano",
+        &["gpt-5-nano-2025-08-07"],
         400_000,
         128_000,
         Reasoning::Effort(GPT5),
@@ -153,6 +221,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-4.1",
+        "https://developers.openai.com/api/docs/models/gpt-4.1",
+        &["gpt-4.1-2025-04-14"],
         1_047_576,
         32_768,
         Reasoning::None,
@@ -160,6 +230,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-4.1-mini",
+        "https://developers.openai.com/api/docs/models/gpt-4.1-mini",
+        &["gpt-4.1-mini-2025-04-14"],
         1_047_576,
         32_768,
         Reasoning::None,
@@ -167,13 +239,18 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-4.1-nano",
+        "https://developers.openai.com/api/docs/models/gpt-4.1-nano",
+        &["gpt-4.1-nano-2025-04-14"],
         1_047_576,
         32_768,
         Reasoning::None,
         price(0.10, 0.40, 0.025, 0.0),
     ),
+    // gpt-4o-2024-05-13 is priced differently ($5 / $15 per million): not listed.
     openai(
         "gpt-4o",
+        "https://developers.openai.com/api/docs/models/gpt-4o",
+        &["gpt-4o-2024-08-06", "gpt-4o-2024-11-20"],
         128_000,
         16_384,
         Reasoning::None,
@@ -181,6 +258,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "gpt-4o-mini",
+        "https://developers.openai.com/api/docs/models/gpt-4o-mini",
+        &["gpt-4o-mini-2024-07-18"],
         128_000,
         16_384,
         Reasoning::None,
@@ -188,6 +267,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "o3",
+        "https://developers.openai.com/api/docs/models/o3",
+        &["o3-2025-04-16"],
         200_000,
         100_000,
         Reasoning::Effort(O_SERIES),
@@ -195,6 +276,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "o4-mini",
+        "https://developers.openai.com/api/docs/models/o4-mini",
+        &["o4-mini-2025-04-16"],
         200_000,
         100_000,
         Reasoning::Effort(O_SERIES),
@@ -202,6 +285,8 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     openai(
         "o3-mini",
+        "https://developers.openai.com/api/docs/models/o3-mini",
+        &["o3-mini-2025-01-31"],
         200_000,
         100_000,
         Reasoning::Effort(O_SERIES),
@@ -209,50 +294,58 @@ pub const MODELS: &[ModelSpec] = &[
     ),
     claude(
         "claude-opus-4-5",
+        &["claude-opus-4-5-20251101"],
         64_000,
-        true,
+        Reasoning::BudgetAndEffort(CLAUDE_EFFORT),
         price(5.0, 25.0, 0.50, 6.25),
     ),
     claude(
         "claude-sonnet-4-5",
+        &["claude-sonnet-4-5-20250929"],
         64_000,
-        true,
+        Reasoning::Budget,
         price(3.0, 15.0, 0.30, 3.75),
     ),
     claude(
         "claude-haiku-4-5",
+        &["claude-haiku-4-5-20251001"],
         64_000,
-        true,
+        Reasoning::Budget,
         price(1.0, 5.0, 0.10, 1.25),
     ),
     claude(
         "claude-opus-4-1",
+        &["claude-opus-4-1-20250805"],
         32_000,
-        true,
+        Reasoning::Budget,
         price(15.0, 75.0, 1.50, 18.75),
     ),
     claude(
         "claude-opus-4-0",
+        &["claude-opus-4-20250514"],
         32_000,
-        true,
+        Reasoning::Budget,
         price(15.0, 75.0, 1.50, 18.75),
     ),
     claude(
         "claude-sonnet-4-0",
+        &["claude-sonnet-4-20250514"],
         64_000,
-        true,
+        Reasoning::Budget,
         price(3.0, 15.0, 0.30, 3.75),
     ),
     claude(
         "claude-3-7-sonnet",
+        &["claude-3-7-sonnet-20250219"],
         64_000,
-        true,
+        Reasoning::Budget,
         price(3.0, 15.0, 0.30, 3.75),
     ),
     claude(
         "claude-3-5-haiku",
+        &["claude-3-5-haiku-20241022"],
         8_192,
-        false,
+        Reasoning::None,
         price(0.80, 4.0, 0.08, 1.0),
     ),
 ];
@@ -273,17 +366,24 @@ pub const UNKNOWN_CONTEXT_WINDOW: u32 = 128_000;
 /// Output limit assumed for unknown models (Anthropic needs one in every request).
 pub const UNKNOWN_MAX_OUTPUT: u32 = 8_192;
 
-/// The catalogue entry for `model`: the exact id, an alias, or the id without a date or
-/// `-latest` suffix.
+/// The entry whose figures apply to `model` exactly: its id, an alias, its `-latest`
+/// alias, or one of the snapshots it lists.
+pub fn exact(model: &str) -> Option<&'static ModelSpec> {
+    let base = model.strip_suffix("-latest").unwrap_or(model);
+    let id = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == base)
+        .map_or(base, |(_, target)| *target);
+    MODELS
+        .iter()
+        .find(|m| m.id == id || m.snapshots.contains(&model))
+}
+
+/// The catalogue entry for `model`: [`exact`], else the entry of the id without a date
+/// suffix (a snapshot the catalogue does not list, whose limits and request parameters are
+/// taken to be its family's; its prices are not, see [`model_info`]).
 pub fn lookup(model: &str) -> Option<&'static ModelSpec> {
-    let find = |id: &str| {
-        let id = ALIASES
-            .iter()
-            .find(|(alias, _)| *alias == id)
-            .map_or(id, |(_, target)| *target);
-        MODELS.iter().find(|m| m.id == id)
-    };
-    find(model).or_else(|| find(strip_snapshot(model)?))
+    exact(model).or_else(|| exact(strip_snapshot(model)?))
 }
 
 /// `model` without a trailing `-YYYYMMDD`, `-YYYY-MM-DD` or `-latest`.
@@ -313,9 +413,15 @@ pub fn models(family: Family) -> impl Iterator<Item = &'static ModelSpec> {
     MODELS.iter().filter(move |m| m.family == family)
 }
 
-/// The [`ModelInfo`] the provider `provider` reports for `model`; unknown ids get
-/// [`UNKNOWN_CONTEXT_WINDOW`], [`UNKNOWN_MAX_OUTPUT`], no reasoning and no pricing.
+/// The [`ModelInfo`] the provider `provider` reports for `model`. Unknown ids get
+/// [`UNKNOWN_CONTEXT_WINDOW`], [`UNKNOWN_MAX_OUTPUT`], no reasoning and no pricing; a dated
+/// snapshot the catalogue does not list gets its family's limits but no pricing either
+/// (snapshots of one model have had different prices). Without pricing the agent reports
+/// no cost.
 pub fn model_info(provider: &str, family: Family, model: &str) -> ModelInfo {
+    let pricing = exact(model)
+        .filter(|m| m.family == family)
+        .map(|m| m.pricing);
     match lookup(model).filter(|m| m.family == family) {
         Some(spec) => ModelInfo {
             id: model.to_string(),
@@ -323,7 +429,7 @@ pub fn model_info(provider: &str, family: Family, model: &str) -> ModelInfo {
             context_window: spec.context_window,
             max_output: spec.max_output,
             reasoning: spec.reasoning != Reasoning::None,
-            pricing: Some(spec.pricing),
+            pricing,
         },
         None => ModelInfo {
             id: model.to_string(),
@@ -408,6 +514,53 @@ mod tests {
         assert_eq!(lookup("gpt-5-mini").map(|m| m.id), Some("gpt-5-mini"));
         assert!(lookup("gpt-5.2-pro").is_none(), "no guessing across tiers");
         assert!(lookup("qwen3:8b").is_none());
+    }
+
+    #[test]
+    fn unlisted_snapshots_get_limits_but_never_a_guessed_price() {
+        // gpt-4o-2024-05-13 cost $5 / $15, not gpt-4o's $2.50 / $10.
+        let info = model_info("openai", Family::OpenAi, "gpt-4o-2024-05-13");
+        assert_eq!(info.context_window, 128_000);
+        assert_eq!(info.pricing, None);
+        let info = model_info("openai", Family::OpenAi, "gpt-4o-2024-08-06");
+        assert_eq!(info.pricing.map(|p| (p.input, p.output)), Some((2.5, 10.0)));
+        let info = model_info("anthropic", Family::Anthropic, "claude-sonnet-4-5-20250929");
+        assert_eq!(info.pricing.map(|p| p.cache_write), Some(3.75));
+        let info = model_info("anthropic", Family::Anthropic, "claude-3-7-sonnet-latest");
+        assert!(info.pricing.is_some(), "-latest is an alias");
+        let info = model_info("anthropic", Family::Anthropic, "claude-opus-4");
+        assert_eq!(info.pricing.map(|p| p.input), Some(15.0));
+        let info = model_info("anthropic", Family::Anthropic, "claude-haiku-4-5-20991231");
+        assert_eq!((info.max_output, info.pricing), (64_000, None));
+        // A model of the other family is unknown here.
+        assert_eq!(
+            model_info("openai", Family::OpenAi, "claude-haiku-4-5").pricing,
+            None
+        );
+    }
+
+    #[test]
+    fn every_entry_names_its_source_and_its_snapshots_resolve_to_it() {
+        let mut seen = std::collections::HashSet::new();
+        for spec in MODELS {
+            assert!(seen.insert(spec.id), "{} listed twice", spec.id);
+            for url in [spec.source.prices, spec.source.limits] {
+                assert!(url.starts_with("https://"), "{}: {url}", spec.id);
+            }
+            let date = spec.source.checked.as_bytes();
+            assert!(
+                date.len() == 10 && date[4] == b'-' && date[7] == b'-',
+                "{}: checked {:?} is not YYYY-MM-DD",
+                spec.id,
+                spec.source.checked
+            );
+            assert!(spec.context_window > 0 && spec.max_output > 0);
+            assert!(spec.max_output <= spec.context_window, "{}", spec.id);
+            for snapshot in spec.snapshots {
+                assert!(seen.insert(snapshot), "{snapshot} listed twice");
+                assert_eq!(exact(snapshot).map(|m| m.id), Some(spec.id));
+            }
+        }
     }
 
     #[test]

@@ -71,7 +71,8 @@ impl FromStr for ProviderId {
 
 /// Everything needed to build a provider. Unset fields fall back to the standard
 /// environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`,
-/// `ANTHROPIC_BASE_URL`) and then to the vendor defaults.
+/// `ANTHROPIC_BASE_URL`; `ANTHROPIC_AUTH_TOKEN` is read from the environment only) and then
+/// to the vendor defaults.
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
     /// Which API.
@@ -112,6 +113,11 @@ pub enum ConfigError {
     #[error("{0}")]
     Invalid(String),
 }
+
+/// Environment variable holding an Anthropic bearer token, sent as `Authorization: Bearer`
+/// (beside `x-api-key` when `ANTHROPIC_API_KEY` or `--api-key` is set too, as the official
+/// SDKs do). Claude Code and the Anthropic SDKs read the same variable.
+pub const ENV_ANTHROPIC_AUTH_TOKEN: &str = "ANTHROPIC_AUTH_TOKEN";
 
 /// Environment variable overriding [`HttpConfig::idle_timeout`], in milliseconds.
 pub const ENV_IDLE_TIMEOUT_MS: &str = "AGENT_SDK_IDLE_TIMEOUT_MS";
@@ -176,7 +182,8 @@ pub fn http_config_from_env(
 ///
 /// Unset fields fall back to the environment: `OPENAI_API_KEY` and `OPENAI_BASE_URL` for
 /// `openai` and `openai-responses`, `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` for
-/// `anthropic`, then to the vendor's URL and default model
+/// `anthropic` (which also sends [`ENV_ANTHROPIC_AUTH_TOKEN`] as a bearer token), then to the
+/// vendor's URL and default model
 /// ([`crate::catalog::DEFAULT_OPENAI_MODEL`], [`crate::catalog::DEFAULT_ANTHROPIC_MODEL`]).
 /// A key is required only by the vendors' own endpoints: an OpenAI-compatible server at
 /// another base URL works without one.
@@ -248,14 +255,23 @@ fn resolve(
         .clone()
         .filter(|k| !k.expose_secret().trim().is_empty())
         .or_else(|| env(key_var).map(SecretString::from));
-    if let Some(key) = &api_key {
+    // Anthropic also takes a bearer token (gateways, OAuth), sent beside any key.
+    let auth_token = match config.id {
+        ProviderId::Anthropic => env(ENV_ANTHROPIC_AUTH_TOKEN).map(SecretString::from),
+        _ => None,
+    };
+    for secret in api_key.iter().chain(&auth_token) {
         // Tool-output scrubbers hide registered secrets: a key passed as `--api-key` is
         // visible to tools in /proc/<pid>/cmdline.
-        agent_core::secrets::register_secret(key.expose_secret());
+        agent_core::secrets::register_secret(secret.expose_secret());
     }
-    if api_key.is_none() && base_url == default_url {
+    if api_key.is_none() && auth_token.is_none() && base_url == default_url {
+        let token = match config.id {
+            ProviderId::Anthropic => format!(" (or {ENV_ANTHROPIC_AUTH_TOKEN})"),
+            _ => String::new(),
+        };
         return Err(ConfigError::Missing(format!(
-            "provider {} needs an API key for {default_url}: pass --api-key or set {key_var}",
+            "provider {} needs an API key for {default_url}: pass --api-key or set {key_var}{token}",
             config.id
         )));
     }
@@ -267,6 +283,7 @@ fn resolve(
     let client = ClientConfig {
         base_url,
         api_key,
+        auth_token,
         model,
         http: http.clone(),
     };
@@ -396,6 +413,72 @@ mod tests {
         let err = http_config_from_env(&env_of(&[("AGENT_SDK_IDLE_TIMEOUT_MS", "0")]))
             .expect_err("zero timeout");
         assert!(err.to_string().contains("at least 1 ms"), "{err}");
+    }
+
+    #[test]
+    fn anthropic_sends_the_auth_token_from_the_environment() {
+        use futures::StreamExt;
+        use test_support::{sse, MockModel, Reply};
+
+        let server = MockModel::start([Reply::sse(sse::anthropic::text("ok"))]);
+        let url = server.url();
+        let env = move |name: &str| match name {
+            "ANTHROPIC_AUTH_TOKEN" => Some("tok-env-777".to_string()),
+            "ANTHROPIC_BASE_URL" => Some(url.clone()),
+            _ => None,
+        };
+        let provider = resolve(
+            &ProviderConfig::new(ProviderId::Anthropic),
+            &HttpConfig::default(),
+            &env,
+        )
+        .expect("a token is enough");
+        let request = agent_core::ProviderRequest {
+            model: String::new(),
+            system: None,
+            messages: vec![agent_core::Message::user_text("hi")],
+            tools: vec![],
+            reasoning: Default::default(),
+            max_output_tokens: None,
+            output_schema: None,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let items: Vec<_> = rt.block_on(async {
+            tokio::time::timeout(
+                Duration::from_secs(20),
+                provider.stream(request).collect::<Vec<_>>(),
+            )
+            .await
+            .expect("in time")
+        });
+        assert!(items.iter().all(Result::is_ok), "{items:?}");
+        let sent = &server.requests()[0];
+        assert_eq!(sent.header("authorization"), Some("Bearer tok-env-777"));
+        assert_eq!(sent.header("x-api-key"), None);
+        assert!(agent_core::secrets::registered_secrets()
+            .iter()
+            .any(|k| k == "tok-env-777"));
+
+        // The vendor endpoint takes the token instead of a key; OpenAI ignores it.
+        let token = env_of(&[("ANTHROPIC_AUTH_TOKEN", "tok-env-777")]);
+        let http = HttpConfig::default();
+        resolve(&ProviderConfig::new(ProviderId::Anthropic), &http, &token)
+            .expect("token instead of key");
+        let err = resolve(&ProviderConfig::new(ProviderId::OpenAi), &http, &token)
+            .err()
+            .expect("OpenAI needs its key");
+        assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+        let err = resolve(
+            &ProviderConfig::new(ProviderId::Anthropic),
+            &http,
+            &env_of(&[]),
+        )
+        .err()
+        .expect("neither key nor token");
+        assert!(err.to_string().contains("ANTHROPIC_AUTH_TOKEN"), "{err}");
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! - [`HttpConfig`]: connect and idle timeouts and the retry budget and backoff.
 //! - [`ClientConfig`]: base URL, API key, model and [`HttpConfig`] of one provider.
 //!
-//! Retries use jittered exponential backoff and honour `retry-after`, `retry-after-ms` and
-//! `x-should-retry`. They happen only before the first byte of a response stream: connect
+//! Retries use jittered exponential backoff and honour `retry-after` (seconds or an HTTP
+//! date), `retry-after-ms` and `x-should-retry`; a server-requested wait longer than
+//! [`HttpConfig::max_retry_after`] is not honoured (the computed backoff is used instead), so
+//! no retry ever waits longer than that cap. They happen only before the first byte of a response stream: connect
 //! errors, timeouts waiting for the response head, and HTTP 408, 409, 429 and 5xx. Once a
 //! 2xx response has started, any failure ends the stream with an error.
 
@@ -42,8 +44,10 @@ pub struct HttpConfig {
     pub initial_backoff: Duration,
     /// Upper bound of the computed backoff. Default 8 s.
     pub max_backoff: Duration,
-    /// Longest server-requested wait (`retry-after`) that is honoured as given; longer
-    /// requests fall back to the computed backoff. Default 60 s.
+    /// Longest server-requested wait (`retry-after`, `retry-after-ms`) that is honoured as
+    /// given; longer requests fall back to the computed backoff, as the official OpenAI and
+    /// Anthropic SDKs do (a server asking for minutes is better answered by failing soon
+    /// than by a process that looks hung). Default 60 s.
     pub max_retry_after: Duration,
     /// `User-Agent` header.
     pub user_agent: String,
@@ -132,8 +136,13 @@ impl HttpConfig {
 pub struct ClientConfig {
     /// Base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`.
     pub base_url: String,
-    /// API key; `None` sends no credentials (local OpenAI-compatible servers).
+    /// API key; `None` sends no credentials (local OpenAI-compatible servers). OpenAI sends
+    /// it as `Authorization: Bearer`, Anthropic as `x-api-key`.
     pub api_key: Option<SecretString>,
+    /// Anthropic only: a bearer token sent as `Authorization: Bearer` (what
+    /// `ANTHROPIC_AUTH_TOKEN` holds: gateway keys, OAuth tokens). The OpenAI providers ignore
+    /// it; their [`ClientConfig::api_key`] already is a bearer token.
+    pub auth_token: Option<SecretString>,
     /// Model used when the request names none, and listed first by `models()`.
     pub model: String,
     /// Timeouts and retries.
@@ -146,6 +155,7 @@ impl ClientConfig {
         Self {
             base_url: base_url.into(),
             api_key: None,
+            auth_token: None,
             model: model.into(),
             http: HttpConfig::default(),
         }
@@ -154,6 +164,12 @@ impl ClientConfig {
     /// Sets the API key.
     pub fn api_key(mut self, key: impl Into<SecretString>) -> Self {
         self.api_key = Some(key.into());
+        self
+    }
+
+    /// Sets the bearer token (Anthropic's `Authorization: Bearer`).
+    pub fn auth_token(mut self, token: impl Into<SecretString>) -> Self {
+        self.auth_token = Some(token.into());
         self
     }
 
@@ -209,8 +225,8 @@ pub(crate) struct PreparedRequest {
     pub(crate) url: String,
     pub(crate) headers: HeaderMap,
     pub(crate) body: bytes::Bytes,
-    /// The key, kept only to scrub it from error messages.
-    pub(crate) secret: Option<SecretString>,
+    /// The credentials sent, kept only to scrub them from error messages.
+    pub(crate) secrets: Vec<SecretString>,
 }
 
 impl PreparedRequest {
@@ -219,7 +235,7 @@ impl PreparedRequest {
         url: String,
         mut headers: HeaderMap,
         body: &impl serde::Serialize,
-        secret: Option<SecretString>,
+        secrets: Vec<SecretString>,
     ) -> Result<Self, ProviderError> {
         let body = serde_json::to_vec(body).map_err(|e| {
             ProviderError::new(
@@ -240,13 +256,15 @@ impl PreparedRequest {
             url,
             headers,
             body: body.into(),
-            secret,
+            secrets,
         })
     }
 
-    /// Removes the API key from `text`, should a server echo it.
+    /// Removes the credentials from `text`, should a server echo them.
     pub(crate) fn scrub(&self, text: String) -> String {
-        scrub(text, self.secret.as_ref())
+        self.secrets
+            .iter()
+            .fold(text, |text, secret| scrub(text, Some(secret)))
     }
 }
 
@@ -324,21 +342,42 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     out
 }
 
-/// The wait the server asked for, from `retry-after-ms` or `retry-after` (seconds).
+/// The wait the server asked for: `retry-after-ms` (milliseconds, as OpenAI and Anthropic
+/// send it), else `retry-after` as delay-seconds or as an HTTP-date (RFC 9110 §10.2.3, in
+/// any of the three date formats recipients must accept). A date in the past asks for no
+/// wait. Values that are negative, not numbers, or too large for a [`Duration`] are
+/// ignored. How much of the wait is honoured is [`HttpConfig::retry_delay`]'s decision.
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    retry_after_at(headers, std::time::SystemTime::now())
+}
+
+/// [`retry_after`] at the time `now`.
+pub(crate) fn retry_after_at(headers: &HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
     let get = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
     };
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
+    let seconds = |secs: f64| {
+        (secs.is_finite() && secs >= 0.0)
+            .then(|| Duration::try_from_secs_f64(secs).ok())
+            .flatten()
+    };
+    if let Some(wait) = get("retry-after-ms")
+        .and_then(|v| v.parse::<f64>().ok())
+        .and_then(|ms| seconds(ms / 1000.0))
+    {
+        return Some(wait);
+    }
+    let value = get("retry-after")?;
+    match value.parse::<f64>() {
+        Ok(secs) => seconds(secs),
+        Err(_) => {
+            let at = httpdate::parse_http_date(value).ok()?;
+            Some(at.duration_since(now).unwrap_or(Duration::ZERO))
         }
     }
-    let secs = get("retry-after").and_then(|v| v.parse::<f64>().ok())?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
 }
 
 /// The server's explicit retry advice from `x-should-retry`.
@@ -547,6 +586,89 @@ mod tests {
             map.insert(*k, HeaderValue::from_static(v));
         }
         map
+    }
+
+    #[test]
+    fn retry_after_takes_http_dates_in_every_rfc_9110_format() {
+        let at = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").expect("date");
+        let now = at - Duration::from_secs(30);
+        for value in [
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+            "Wednesday, 21-Oct-15 07:28:00 GMT",
+            "Wed Oct 21 07:28:00 2015",
+        ] {
+            let headers = {
+                let mut map = HeaderMap::new();
+                map.insert("retry-after", HeaderValue::from_str(value).expect("value"));
+                map
+            };
+            assert_eq!(
+                retry_after_at(&headers, now),
+                Some(Duration::from_secs(30)),
+                "{value}"
+            );
+            // A date already past asks for no wait.
+            assert_eq!(
+                retry_after_at(&headers, at + Duration::from_secs(5)),
+                Some(Duration::ZERO),
+                "{value}"
+            );
+        }
+        let h = headers(&[("retry-after", "Wed, 32 Oct 2015 07:28:00 GMT")]);
+        assert_eq!(retry_after_at(&h, now), None, "not a date");
+        // retry-after-ms still wins over a date.
+        let h = headers(&[
+            ("retry-after-ms", "1500"),
+            ("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"),
+        ]);
+        assert_eq!(retry_after_at(&h, now), Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn absurd_retry_after_values_are_ignored_not_a_panic() {
+        for (name, value) in [
+            ("retry-after", "1e300"),
+            ("retry-after", "-1"),
+            ("retry-after", "NaN"),
+            ("retry-after", "inf"),
+            ("retry-after-ms", "1e300"),
+            ("retry-after-ms", "-5"),
+        ] {
+            assert_eq!(
+                retry_after(&headers(&[(name, value)])),
+                None,
+                "{name}: {value}"
+            );
+        }
+        // A bad retry-after-ms falls back to a good retry-after.
+        assert_eq!(
+            retry_after(&headers(&[
+                ("retry-after-ms", "soon"),
+                ("retry-after", "2")
+            ])),
+            Some(Duration::from_secs(2))
+        );
+    }
+
+    #[test]
+    fn server_waits_are_honoured_up_to_the_cap_only() {
+        let http = HttpConfig::default()
+            .backoff(Duration::from_millis(100), Duration::from_millis(400))
+            .max_retry_after(Duration::from_secs(60));
+        let asked = |wait: Duration| {
+            let mut err = ProviderError::new(ProviderErrorKind::RateLimited, "429");
+            err.retry_after = Some(wait);
+            err
+        };
+        assert_eq!(
+            http.retry_delay(1, &asked(Duration::from_secs(60))),
+            Duration::from_secs(60)
+        );
+        assert_eq!(http.retry_delay(1, &asked(Duration::ZERO)), Duration::ZERO);
+        for retry in 1..=4 {
+            let delay = http.retry_delay(retry, &asked(Duration::from_secs(3600)));
+            assert!(delay <= Duration::from_millis(400), "capped: {delay:?}");
+        }
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! Model providers for [`agent_core`].
 //!
 //! - [`config`]: provider ids and [`build_provider`], shared by every command line.
-//! - [`openai`]: OpenAI Chat Completions and every OpenAI-compatible server (Ollama,
-//!   llama.cpp, vLLM, LM Studio, OpenRouter, DeepSeek, Groq, …).
-//! - [`openai_responses`]: the OpenAI Responses API.
+//! - [`openai`]: one OpenAI client serving Chat Completions (and every OpenAI-compatible
+//!   server: Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, DeepSeek, Groq, …) and the
+//!   Responses API ([`openai_responses`] keeps the Responses provider's former path).
 //! - [`anthropic`]: the Anthropic Messages API.
 //! - [`scripted`]: replays a script of model turns; used by every test and the offline demo.
 //! - [`http`]: the HTTP layer the three APIs share: timeouts, retries with jittered
@@ -47,6 +47,5 @@ pub use config::{
     ProviderId,
 };
 pub use http::{ClientConfig, HttpConfig};
-pub use openai::OpenAiProvider;
-pub use openai_responses::OpenAiResponsesProvider;
+pub use openai::{OpenAiClient, OpenAiProvider, OpenAiResponsesProvider};
 pub use scripted::ScriptedProvider;

@@ -31,14 +31,17 @@ where
     S: Stream<Item = Bytes> + Send + 'static,
 {
     match format {
-        StreamFormat::OpenAiChat => replay(crate::openai::streaming::ChatDecoder::new(), chunks),
+        StreamFormat::OpenAiChat => {
+            replay(crate::openai::chat::streaming::ChatDecoder::new(), chunks)
+        }
         StreamFormat::OpenAiResponses => replay(
-            crate::openai_responses::streaming::ResponsesDecoder::new(),
+            crate::openai::responses::streaming::ResponsesDecoder::new(),
             chunks,
         ),
-        StreamFormat::Anthropic => {
-            replay(crate::anthropic::streaming::AnthropicDecoder::new(), chunks)
-        }
+        StreamFormat::Anthropic => replay(
+            crate::anthropic::streaming::AnthropicDecoder::new(None),
+            chunks,
+        ),
     }
 }
 

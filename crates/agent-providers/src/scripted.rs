@@ -13,6 +13,10 @@
 //! ```
 //!
 //! Every request the provider receives is recorded, so tests can assert what the agent sent.
+//!
+//! Structured output: a request with an [`agent_core::OutputSchema`] is answered like any
+//! other, so its answer is the turn's text; script the JSON (or invalid JSON, to exercise a
+//! repair turn) as a text step. The schema is recorded with the request.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -462,6 +466,9 @@ impl Provider for ScriptedProvider {
         Box::pin(state)
     }
 
+    /// The scripted model only. Its prices are fictitious (no vendor sells this model): they
+    /// exist so that the front ends' cost reporting runs offline. Any other model id is
+    /// unknown to this provider, so it is not priced.
     fn models(&self) -> Vec<ModelInfo> {
         vec![ModelInfo {
             id: self.model.clone(),

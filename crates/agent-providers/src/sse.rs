@@ -269,7 +269,7 @@ where
         url: String::new(),
         headers: Default::default(),
         body: Bytes::new(),
-        secret: None,
+        secrets: Vec::new(),
     };
     let driver = Driver {
         http: Arc::new(HttpClient::new(Default::default())),

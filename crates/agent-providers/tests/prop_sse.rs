@@ -12,10 +12,12 @@ mod common;
 
 use agent_core::Provider;
 use agent_providers::{AnthropicProvider, OpenAiProvider, OpenAiResponsesProvider};
-use common::{client, err_of, ok_events, request, run, End, MockServer, Reply};
+use common::{client, err_of, ok_events, request, run, MockModel, Reply};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use test_support::Script;
 
 fn cases() -> u32 {
     std::env::var("AGENT_SDK_PROPTEST_CASES")
@@ -239,15 +241,20 @@ fn body(api: Api) -> impl Strategy<Value = Vec<Vec<u8>>> {
         })
 }
 
-fn provider(api: Api, server: &MockServer) -> Box<dyn Provider> {
+fn provider(api: Api, server: &MockModel) -> Box<dyn Provider> {
     match api {
         Api::Chat => Box::new(OpenAiProvider::new(client(&server.v1(), "m"))),
         Api::Responses => Box::new(OpenAiResponsesProvider::new(client(&server.v1(), "m"))),
-        Api::Anthropic => Box::new(AnthropicProvider::new(client(&server.base, "m"))),
+        Api::Anthropic => Box::new(AnthropicProvider::new(client(&server.url(), "m"))),
     }
 }
 
 fn check(api: Api) {
+    check_with(api, None);
+}
+
+/// `check` with requests carrying `schema` (structured output).
+fn check_with(api: Api, schema: Option<agent_core::OutputSchema>) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -258,18 +265,20 @@ fn check(api: Api) {
         failure_persistence: None,
         ..ProptestConfig::default()
     });
+    // One server for every case; each case sets the body it plays.
+    let current: Arc<Mutex<Vec<bytes::Bytes>>> = Arc::default();
+    let playing = current.clone();
+    let server = MockModel::start(Script::respond(move |_, _| Reply {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: playing.lock().expect("lock").clone(),
+    }));
+    let provider = provider(api, &server);
     let result = runner.run(&body(api), |chunks| {
-        let items = rt.block_on(async {
-            let server = MockServer::start(vec![Reply {
-                status: 200,
-                headers: vec![("content-type".into(), "text/event-stream".into())],
-                chunks: chunks.clone(),
-                end: End::Complete,
-            }])
-            .await;
-            let provider = provider(api, &server);
-            run(provider.as_ref(), request("m")).await
-        });
+        *current.lock().expect("lock") = chunks.iter().cloned().map(bytes::Bytes::from).collect();
+        let mut req = request("m");
+        req.output_schema = schema.clone();
+        let items = rt.block_on(run(provider.as_ref(), req));
         match items.iter().any(Result::is_err) {
             true => {
                 let err = err_of(&items);
@@ -299,4 +308,17 @@ fn responses_decoder_survives_arbitrary_streams() {
 #[test]
 fn anthropic_decoder_survives_arbitrary_streams() {
     check(Api::Anthropic);
+}
+
+/// The frames' tool `f` is the structured-output answer tool here: its input becomes text.
+#[test]
+fn anthropic_answer_tool_decoding_survives_arbitrary_streams() {
+    check_with(
+        Api::Anthropic,
+        Some(agent_core::OutputSchema {
+            name: "f".into(),
+            schema: json!({"type": "object"}),
+            strict: false,
+        }),
+    );
 }

@@ -1,18 +1,27 @@
-//! `bash`: runs a command with `bash -lc` in the workspace, in its own process group.
+//! `bash`: runs a command with `bash -lc` in the workspace, in its own process group, under
+//! the OS sandbox of the call's [`agent_core::SandboxContext`] (see `agent-sandbox`).
 //!
 //! The group is killed when the command times out, when the call is cancelled, when the
 //! call's future is dropped (a guard with `Drop`), and right after the shell exits (so
 //! background jobs it left behind do not outlive the call).
+//!
+//! When the sandbox refused something the command did (a write outside the writable roots,
+//! a socket), the result carries a `sandbox` or `network` block, and its text tells the model
+//! that the command was confined and how to ask for a rerun outside the sandbox:
+//! `"sandbox_permissions": "with_network"` or `"require_escalated"`, which the agent always
+//! puts to the approver.
 
-use std::path::Path;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::{
-    async_trait, Assessment, ProgressStream, Risk, SideEffect, Tool, ToolContext, ToolError,
-    ToolOutput,
+    async_trait, Assessment, Block, BlockCode, PermissionAction, ProgressStream, Risk,
+    SandboxEscalation, SandboxSupport, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
+use agent_sandbox::{Confinement, Denial, DenialKind, PrivateTmp, ProcessGroup, Roots};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -33,6 +42,20 @@ const PROGRESS_SCRUB_MARGIN: usize = 1024;
 const CAPTURE_BYTES: usize = 1024 * 1024;
 /// How long to keep reading the pipes after the shell exited and its group was killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// Sandbox refusals remembered (by command line) for the escalation request that may follow.
+const RECENT_DENIALS: usize = 16;
+
+/// What a call asks of the OS sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxPermissions {
+    /// Run inside the sandbox (the default).
+    UseDefault,
+    /// Rerun with network access (writes stay confined); the user is asked.
+    WithNetwork,
+    /// Rerun outside the sandbox; the user is asked.
+    RequireEscalated,
+}
 
 /// Arguments of `bash`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -43,18 +66,72 @@ pub struct BashArgs {
     /// killed when it expires.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// Only after the sandbox refused this command: `with_network` to rerun it with network
+    /// access, `require_escalated` to rerun it outside the sandbox. The user is asked first.
+    #[serde(default)]
+    pub sandbox_permissions: Option<SandboxPermissions>,
+    /// Why the command needs what `sandbox_permissions` asks for (one sentence, shown to the
+    /// user).
+    #[serde(default)]
+    pub justification: Option<String>,
 }
 
 /// Runs shell commands.
 #[derive(Debug, Clone)]
 pub struct Bash {
     config: Config,
+    /// The private temp dir of confined commands, made on first use, removed with the tool.
+    tmp: Arc<Mutex<Option<PrivateTmp>>>,
+    /// Recent sandbox refusals by command line, for the escalation request that may follow.
+    denials: Arc<Mutex<VecDeque<(String, Block)>>>,
 }
 
 impl Bash {
     /// The tool for `config`.
     pub fn new(config: Arc<ToolsConfig>) -> Self {
-        Self { config }
+        Self {
+            config,
+            tmp: Arc::default(),
+            denials: Arc::default(),
+        }
+    }
+
+    fn private_tmp(&self) -> Result<PathBuf, ToolError> {
+        let mut tmp = self.tmp.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(tmp) = tmp.as_ref() {
+            return Ok(tmp.path().to_path_buf());
+        }
+        let made = PrivateTmp::new()
+            .map_err(|e| ToolError::io("creating the sandbox's private temp dir", e))?;
+        let path = made.path().to_path_buf();
+        *tmp = Some(made);
+        Ok(path)
+    }
+
+    fn remember(&self, command: &str, block: &Block) {
+        let mut denials = self.denials.lock().unwrap_or_else(|e| e.into_inner());
+        denials.retain(|(c, _)| c != command);
+        if denials.len() >= RECENT_DENIALS {
+            denials.pop_front();
+        }
+        denials.push_back((command.to_string(), block.clone()));
+    }
+
+    fn recalled(&self, command: &str) -> Option<Block> {
+        let denials = self.denials.lock().unwrap_or_else(|e| e.into_inner());
+        denials
+            .iter()
+            .rev()
+            .find(|(c, _)| c == command)
+            .map(|(_, b)| b.clone())
+    }
+}
+
+fn escalation_of(args: &Value) -> Option<SandboxEscalation> {
+    match args.get("sandbox_permissions").and_then(Value::as_str)? {
+        "with_network" => Some(SandboxEscalation::Network),
+        "require_escalated" => Some(SandboxEscalation::Unsandboxed),
+        _ => None,
     }
 }
 
@@ -67,7 +144,10 @@ impl Tool for Bash {
     fn description(&self) -> &str {
         "Runs a shell command with `bash -lc` in the workspace root and returns its exit code, \
          stdout and stderr. Non-interactive: stdin is empty. Use timeout_ms for long commands \
-         (default 120000 ms). Prefer read_file, list_dir, glob and grep for looking at files."
+         (default 120000 ms). Prefer read_file, list_dir, glob and grep for looking at files. \
+         Commands may run in an OS sandbox (writes only in the workspace and $TMPDIR, no \
+         network); when the sandbox refuses something the result says so and how to ask the \
+         user for a rerun outside it (sandbox_permissions with a justification)."
     }
 
     fn parameters(&self) -> Value {
@@ -79,14 +159,47 @@ impl Tool for Bash {
     }
 
     fn assess(&self, args: &Value, _cwd: &Path) -> Assessment {
-        match str_arg(args, "command") {
+        let mut assessment = match str_arg(args, "command") {
             Some(command) => classify_command(command, &self.config.workspace).into_assessment(),
             None => Assessment {
                 risk: Risk::for_side_effect(SideEffect::Shell),
                 block: None,
                 reason: Some(SHELL_REASON.to_string()),
             },
+        };
+        if let Some(escalation) = escalation_of(args) {
+            // The escalation request carries the refusal it answers, when there was one.
+            let command = str_arg(args, "command").unwrap_or_default();
+            let mut block = self.recalled(command).unwrap_or_else(|| Block {
+                code: BlockCode::Sandbox,
+                tool_name: Some("bash".to_string()),
+                action: PermissionAction::Prompt,
+                risk: assessment.risk.clone(),
+                path: None,
+                reason: match escalation {
+                    SandboxEscalation::Network => {
+                        "bash asks to run a command with network access".to_string()
+                    }
+                    SandboxEscalation::Unsandboxed => {
+                        "bash asks to run a command outside the OS sandbox".to_string()
+                    }
+                },
+                recoverable: true,
+            });
+            if let Some(why) = str_arg(args, "justification").filter(|j| !j.trim().is_empty()) {
+                block.reason = format!("{}; justification: {}", block.reason, why.trim());
+            }
+            assessment.block = Some(block);
         }
+        assessment
+    }
+
+    fn sandbox_support(&self) -> Option<SandboxSupport> {
+        Some(agent_sandbox::probe())
+    }
+
+    fn sandbox_escalation(&self, args: &Value) -> Option<SandboxEscalation> {
+        escalation_of(args)
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -106,46 +219,55 @@ impl Tool for Bash {
             None => self.config.bash_timeout,
         };
         let cap = self.config.output_cap;
-        let output = run(
-            &args.command,
-            self.config.workspace.root(),
-            timeout,
-            cap,
-            &ctx,
-        )
-        .await?;
+        let workspace = self.config.workspace.root();
+        let mut roots = Roots::new(workspace);
+        roots.extra = self.config.workspace.extra_roots().to_vec();
+        let policy = &ctx.sandbox.policy;
+        if policy.confines() && policy.private_tmp {
+            roots.tmp = Some(self.private_tmp()?);
+        }
+        let output = run(&args.command, &roots, timeout, cap, &ctx).await?;
+        if let Some(block) = &output.block {
+            self.remember(&args.command, block);
+        }
         Ok(finish_output(output, cap))
     }
 }
 
-/// Kills a process group when dropped (unless disarmed).
-#[derive(Debug)]
-struct GroupGuard {
-    pgid: Option<i32>,
+/// What the model is told after the sandbox refused something the command did.
+fn sandbox_note(confinement: &Confinement, denial: &Denial) -> String {
+    let (what, ask, rerun) = match denial.kind {
+        DenialKind::Network => (
+            "network access".to_string(),
+            "with_network",
+            "with network access",
+        ),
+        DenialKind::FileSystem => (
+            match &denial.path {
+                Some(path) => format!("a write to {path}"),
+                None => "a write outside the writable roots".to_string(),
+            },
+            "require_escalated",
+            "outside the sandbox",
+        ),
+    };
+    format!(
+        "[sandbox] The command ran confined ({}) and the sandbox refused {what}: {}\n\
+         [sandbox] Keep writes inside the writable roots ($TMPDIR for scratch files) if you can. \
+         If the command really needs this, call bash again with the same command, \
+         \"sandbox_permissions\": \"{ask}\" and a one-sentence \"justification\"; the user \
+         is asked to approve running it {rerun}.",
+        confinement.describe(),
+        denial.line
+    )
 }
 
-impl GroupGuard {
-    fn kill(&self) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.pgid {
-            // SAFETY: killpg has no memory-safety preconditions; a stale group id only
-            // yields ESRCH, which is ignored.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
+/// Written to stderr by a confined command line before the command itself, so what the login
+/// shell's profile printed (a version manager failing to write under `$HOME`, say) is not
+/// taken for the command's own sandbox refusals. Removed from the output.
+const PROFILE_END: &[u8] = b"\x1eagent-sandbox: profile done\x1e\n";
+/// The same, as the shell prints it.
+const PROFILE_END_PRINTF: &str = "printf '\\036agent-sandbox: profile done\\036\\n' >&2; ";
 
 /// The recent bytes of one output stream.
 #[derive(Debug, Default)]
@@ -153,17 +275,55 @@ struct Capture {
     bytes: Vec<u8>,
     dropped: usize,
     dirty: bool,
+    /// The marker still to be cut out of the stream, if any.
+    marker: Option<&'static [u8]>,
+    /// Where the marker was, in `bytes` (what the command printed starts there).
+    command_start: Option<usize>,
+    /// Bytes of `bytes` already searched for the marker.
+    scanned: usize,
 }
 
 impl Capture {
+    /// A capture that cuts `marker` out of the stream and remembers where it was.
+    fn with_marker(marker: &'static [u8]) -> Self {
+        Self {
+            marker: Some(marker),
+            ..Self::default()
+        }
+    }
+
     fn push(&mut self, chunk: &[u8]) {
         self.bytes.extend_from_slice(chunk);
         self.dirty = true;
+        if let Some(marker) = self.marker {
+            let from = self.scanned.saturating_sub(marker.len());
+            match self.bytes[from..]
+                .windows(marker.len())
+                .position(|w| w == marker)
+            {
+                Some(at) => {
+                    let at = from + at;
+                    self.bytes.drain(at..at + marker.len());
+                    self.command_start = Some(at);
+                    self.marker = None;
+                }
+                None => self.scanned = self.bytes.len(),
+            }
+        }
         if self.bytes.len() > 2 * CAPTURE_BYTES {
             let excess = self.bytes.len() - CAPTURE_BYTES;
             self.bytes.drain(..excess);
             self.dropped += excess;
+            self.scanned = self.scanned.saturating_sub(excess);
+            self.command_start = self.command_start.map(|s| s.saturating_sub(excess));
         }
+    }
+
+    /// What the command itself printed: everything after the marker, or everything when
+    /// the marker never came.
+    fn command_text(&self) -> String {
+        let start = self.command_start.unwrap_or(0).min(self.bytes.len());
+        String::from_utf8_lossy(&self.bytes[start..]).into_owned()
     }
 
     fn text(&self) -> String {
@@ -206,34 +366,58 @@ enum Ending {
 
 async fn run(
     command: &str,
-    cwd: &Path,
+    roots: &Roots,
     timeout: Duration,
     cap: usize,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
+    let cwd = roots.workspace.as_path();
+    let confined = ctx.sandbox.policy.confines();
+    let line = match confined {
+        true => format!("{PROFILE_END_PRINTF}{command}"),
+        false => command.to_string(),
+    };
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-lc")
-        .arg(command)
+        .arg(line)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| ToolError::io(format!("starting bash in {}", cwd.display()), e))?;
-    let mut guard = GroupGuard {
-        pgid: child.id().and_then(|pid| i32::try_from(pid).ok()),
-    };
+        .env("GIT_TERMINAL_PROMPT", "0");
+    let confinement =
+        agent_sandbox::prepare(&mut cmd, &ctx.sandbox, roots).map_err(|e| match e {
+            agent_sandbox::SandboxError::Refused { .. } => ToolError::Blocked(Box::new(Block {
+                code: BlockCode::Sandbox,
+                tool_name: Some("bash".to_string()),
+                action: PermissionAction::Deny,
+                risk: Risk::for_side_effect(SideEffect::Shell),
+                path: None,
+                reason: e.to_string(),
+                recoverable: false,
+            })),
+            other => ToolError::Failed(format!("bash: {other}")),
+        })?;
+    let mut child = cmd.spawn().map_err(|e| {
+        ToolError::io(
+            format!(
+                "starting bash in {} ({})",
+                cwd.display(),
+                confinement.describe()
+            ),
+            e,
+        )
+    })?;
+    let mut guard = ProcessGroup::of(&child);
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let mut out = Capture::default();
-    let mut err = Capture::default();
+    let mut err = match confined {
+        true => Capture::with_marker(PROFILE_END),
+        false => Capture::default(),
+    };
     let mut out_buf = vec![0u8; 16 * 1024];
     let mut err_buf = vec![0u8; 16 * 1024];
     let deadline = Instant::now() + timeout;
@@ -309,6 +493,27 @@ async fn run(
         },
     };
     let failed = !matches!(&ending, Ending::Exited(s) if s.success());
+    let mut header = header;
+    let mut block = None;
+    if confinement.is_confined() {
+        let denial = confinement
+            .find_denial(&err.command_text(), cwd)
+            .or_else(|| confinement.find_denial(&out.text(), cwd));
+        if let Some(denial) = denial {
+            header.push('\n');
+            header.push_str(&sandbox_note(&confinement, &denial));
+            block = Some(denial.block("bash"));
+        }
+    }
+    match ctx.sandbox.escalation {
+        Some(SandboxEscalation::Network) => {
+            header.push_str("\n[sandbox] ran with network access (approved by the user)")
+        }
+        Some(SandboxEscalation::Unsandboxed) => {
+            header.push_str("\n[sandbox] ran outside the sandbox (approved by the user)")
+        }
+        None => {}
+    }
     let (body, truncated) = render(&header, &out, &err, cap);
     let mut output = if failed {
         ToolOutput::error(body)
@@ -316,6 +521,7 @@ async fn run(
         ToolOutput::text(body)
     };
     output.truncated = truncated;
+    output.block = block;
     Ok(output)
 }
 
@@ -371,4 +577,25 @@ fn render(header: &str, out: &Capture, err: &Capture, cap: usize) -> (String, bo
         body.push_str("\n(no output)");
     }
     (body, truncated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_profile_marker_is_cut_out_even_across_chunks() {
+        let mut capture = Capture::with_marker(PROFILE_END);
+        capture.push(b"pyenv: cannot rehash\n\x1eagent-sandbox: pro");
+        capture.push(b"file done\x1e\ntouch: cannot touch 'x'\n");
+        assert_eq!(
+            capture.text(),
+            "pyenv: cannot rehash\ntouch: cannot touch 'x'\n"
+        );
+        assert_eq!(capture.command_text(), "touch: cannot touch 'x'\n");
+
+        let mut never = Capture::with_marker(PROFILE_END);
+        never.push(b"bash: syntax error\n");
+        assert_eq!(never.command_text(), "bash: syntax error\n");
+    }
 }

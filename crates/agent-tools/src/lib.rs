@@ -26,7 +26,7 @@ mod search;
 mod toolset;
 mod workspace;
 
-pub use bash::{Bash, BashArgs, PROGRESS_INTERVAL};
+pub use bash::{Bash, BashArgs, SandboxPermissions, PROGRESS_INTERVAL};
 pub use classify::{classify_command, CommandAssessment, NETWORK_REASON, SHELL_REASON};
 pub use common::{ToolsConfig, DEFAULT_BASH_TIMEOUT, MAX_BASH_TIMEOUT};
 pub use fs::{

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{
-    async_trait, Assessment, Permission, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
-    ToolSpec,
+    async_trait, Assessment, Permission, SandboxEscalation, SandboxSupport, SideEffect, Tool,
+    ToolContext, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::Value;
 
@@ -257,5 +257,13 @@ impl Tool for Guarded {
 
     fn spec(&self) -> ToolSpec {
         self.inner.spec()
+    }
+
+    fn sandbox_support(&self) -> Option<SandboxSupport> {
+        self.inner.sandbox_support()
+    }
+
+    fn sandbox_escalation(&self, args: &Value) -> Option<SandboxEscalation> {
+        self.inner.sandbox_escalation(args)
     }
 }

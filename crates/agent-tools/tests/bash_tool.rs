@@ -6,11 +6,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent_core::{
-    CancellationToken, Progress, ProgressSink, ProgressStream, ToolContext, ToolError, ToolOutput,
+    CancellationToken, ProgressReceiver, ProgressSink, ProgressStream, ToolContext, ToolError,
+    ToolOutput,
 };
 use agent_tools::ToolSet;
 use serde_json::{json, Value};
-use tokio::sync::mpsc::UnboundedReceiver;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -20,7 +20,7 @@ fn setup() -> (tempfile::TempDir, ToolSet) {
     (dir, tools)
 }
 
-fn ctx(ws: &Path) -> (ToolContext, UnboundedReceiver<Progress>, CancellationToken) {
+fn ctx(ws: &Path) -> (ToolContext, ProgressReceiver, CancellationToken) {
     let (sink, rx) = ProgressSink::channel();
     let cancel = CancellationToken::new();
     let ctx = ToolContext {
@@ -28,6 +28,7 @@ fn ctx(ws: &Path) -> (ToolContext, UnboundedReceiver<Progress>, CancellationToke
         cwd: ws.to_path_buf(),
         cancel: cancel.clone(),
         progress: sink,
+        sandbox: Default::default(),
     };
     (ctx, rx, cancel)
 }
@@ -88,7 +89,7 @@ fn pids_in(text: &str) -> Vec<i32> {
 }
 
 /// Waits (bounded) for a stdout progress report carrying the sleeper's pids.
-async fn pids_from_progress(rx: &mut UnboundedReceiver<Progress>) -> Vec<i32> {
+async fn pids_from_progress(rx: &mut ProgressReceiver) -> Vec<i32> {
     tokio::time::timeout(LIMIT, async {
         loop {
             match rx.recv().await {

@@ -88,7 +88,7 @@ fn defaults_in_order_with_schemas_and_side_effects() {
             "bash",
             SideEffect::Shell,
             vec!["command"],
-            vec!["timeout_ms"],
+            vec!["timeout_ms", "sandbox_permissions", "justification"],
         ),
         ("plan", SideEffect::None, vec!["plan"], vec!["explanation"]),
     ];

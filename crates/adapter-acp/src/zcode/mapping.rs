@@ -404,7 +404,12 @@ impl ZcodeTurn {
             | AgentEvent::PermissionRequested(_)
             | AgentEvent::CompactionFinished { .. }
             | AgentEvent::Error { .. }
-            | AgentEvent::RunFinished { .. } => return Coverage::NotShown,
+            | AgentEvent::RunFinished { .. }
+            // ZCode's session events have no sandbox status or hook decisions; what a block or
+            // a hook refused shows in the call's `tool.updated` error (its `ToolResult`).
+            | AgentEvent::SandboxReport(_)
+            | AgentEvent::HookDecided { .. }
+            | AgentEvent::ToolBlocked { .. } => return Coverage::NotShown,
             other => return Coverage::unknown(other),
         }
         Coverage::Shown

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use agent_core::{ModelInfo, Provider, ProviderError, ProviderRequest, ProviderStream};
 use reqwest::header::{HeaderMap, HeaderValue};
 
-use super::completion::{messages, system, MessagesRequest, Thinking, WireTool};
+use super::request::{
+    messages, system, MessagesRequest, OutputConfig, Thinking, ToolChoice, WireTool,
+};
 use super::streaming::AnthropicDecoder;
 use super::API_VERSION;
 use crate::catalog::{self, Family, Reasoning};
@@ -13,6 +15,10 @@ use crate::http::{secret_header, ClientConfig, HttpClient, PreparedRequest};
 use crate::sse::drive;
 
 /// Anthropic Messages.
+///
+/// Credentials: [`ClientConfig::api_key`] goes in `x-api-key`, [`ClientConfig::auth_token`]
+/// in `Authorization: Bearer` (gateways and OAuth tokens); with both set both headers are
+/// sent, as the official SDKs do.
 ///
 /// ```no_run
 /// use agent_providers::{AnthropicProvider, ClientConfig};
@@ -58,6 +64,16 @@ impl AnthropicProvider {
     }
 
     /// The request body for `request`.
+    ///
+    /// - Reasoning: models with extended thinking get `thinking: {type: "enabled",
+    ///   budget_tokens}` sized by the level (at least 1 024 and below `max_tokens`, as the
+    ///   API requires; none when the level is off); models that take `output_config.effort`
+    ///   get the level's effort as well.
+    /// - Structured output: a tool named after the schema, with the schema as its
+    ///   `input_schema`, and a `tool_choice` forcing it (`{type: "tool", name}`; with other
+    ///   tools on offer `{type: "any", disable_parallel_tool_use: true}`, so the model may
+    ///   still call them, one at a time, before answering). Forced tool use and extended
+    ///   thinking exclude each other in the API, so thinking is left off for such requests.
     pub(crate) fn body(&self, request: &ProviderRequest) -> MessagesRequest {
         let model = match request.model.is_empty() {
             true => self.config.model.clone(),
@@ -69,39 +85,65 @@ impl AnthropicProvider {
             .or(spec.map(|s| s.max_output))
             .unwrap_or(catalog::UNKNOWN_MAX_OUTPUT)
             .max(1);
-        let thinking =
-            match spec.map(|s| s.reasoning) {
-                Some(Reasoning::Budget) => catalog::thinking_budget(request.reasoning, max_tokens)
-                    .map(|budget_tokens| Thinking {
+        let reasoning = spec.map_or(Reasoning::None, |s| s.reasoning);
+        let thinking = match (reasoning, &request.output_schema) {
+            (Reasoning::Budget | Reasoning::BudgetAndEffort(_), None) => {
+                catalog::thinking_budget(request.reasoning, max_tokens).map(|budget_tokens| {
+                    Thinking {
                         kind: "enabled",
                         budget_tokens,
-                    }),
-                _ => None,
+                    }
+                })
+            }
+            _ => None,
+        };
+        let output_config = match reasoning {
+            Reasoning::BudgetAndEffort(accepted) => {
+                catalog::effort(request.reasoning, accepted).map(|effort| OutputConfig { effort })
+            }
+            _ => None,
+        };
+        let mut tools: Vec<WireTool> = request.tools.iter().map(WireTool::from).collect();
+        let tool_choice = request.output_schema.as_ref().map(|schema| {
+            let choice = match tools.is_empty() {
+                true => ToolChoice::Tool {
+                    name: schema.name.clone(),
+                },
+                false => ToolChoice::Any {
+                    disable_parallel_tool_use: true,
+                },
             };
+            tools.push(WireTool::answer(schema));
+            choice
+        });
         MessagesRequest {
             model,
             max_tokens,
             system: system(request),
             messages: messages(request),
-            tools: request.tools.iter().map(WireTool::from).collect(),
+            tools,
+            tool_choice,
             stream: true,
             thinking,
+            output_config,
         }
     }
 
     fn prepare(&self, request: &ProviderRequest) -> Result<PreparedRequest, ProviderError> {
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        let mut secrets = Vec::new();
         if let Some(key) = &self.config.api_key {
             let (name, value) = secret_header("x-api-key", "", key)?;
             headers.insert(name, value);
+            secrets.push(key.clone());
         }
-        PreparedRequest::json(
-            self.url(),
-            headers,
-            &self.body(request),
-            self.config.api_key.clone(),
-        )
+        if let Some(token) = &self.config.auth_token {
+            let (name, value) = secret_header("authorization", "Bearer ", token)?;
+            headers.insert(name, value);
+            secrets.push(token.clone());
+        }
+        PreparedRequest::json(self.url(), headers, &self.body(request), secrets)
     }
 }
 
@@ -111,10 +153,11 @@ impl Provider for AnthropicProvider {
     }
 
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
+        let answer_tool = request.output_schema.as_ref().map(|s| s.name.clone());
         drive(
             self.http.clone(),
             self.prepare(&request),
-            AnthropicDecoder::new(),
+            AnthropicDecoder::new(answer_tool),
         )
     }
 

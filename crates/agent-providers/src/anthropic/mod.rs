@@ -8,7 +8,7 @@
 //! comes from the request or the model catalogue.
 
 mod client;
-pub(crate) mod completion;
+pub(crate) mod request;
 pub(crate) mod streaming;
 
 pub use client::AnthropicProvider;

@@ -3,6 +3,10 @@
 //! Unknown event types, block types and delta types are ignored; blocks are tracked by
 //! index, so a block may start before the previous one stops (llama.cpp and LiteLLM do
 //! that with parallel tool calls).
+//!
+//! Structured output: the input of the answer tool (the one named after the request's
+//! output schema) streams out as answer text, not as a tool call, and a turn that only
+//! called it ends as `end_turn`.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -156,9 +160,21 @@ fn stop_reason(reason: &str) -> Option<ProviderStop> {
 #[derive(Debug)]
 enum Block {
     Text,
-    Thinking { signature: String },
-    Redacted { data: String },
-    ToolUse { id: String },
+    Thinking {
+        signature: String,
+    },
+    Redacted {
+        data: String,
+    },
+    ToolUse {
+        id: String,
+    },
+    /// The answer tool: its input is the answer text. `pending` holds a whole input that
+    /// arrived with the block start (a non-streamed message) until the block ends.
+    Answer {
+        streamed: bool,
+        pending: Option<String>,
+    },
     Other,
 }
 
@@ -201,6 +217,10 @@ impl UsageAcc {
 /// Decodes a Messages stream into provider events.
 #[derive(Debug, Default)]
 pub(crate) struct AnthropicDecoder {
+    /// The name of the structured-output answer tool, when the request had a schema.
+    answer_tool: Option<String>,
+    /// Whether the answer tool was called.
+    answered: bool,
     blocks: BTreeMap<u64, Block>,
     /// Ids of the tool calls started so far; a repeat is a malformed stream.
     call_ids: HashSet<String>,
@@ -215,8 +235,12 @@ pub(crate) struct AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
-    pub(crate) fn new() -> Self {
-        Self::default()
+    /// A decoder; `answer_tool` names the structured-output tool whose input is the answer.
+    pub(crate) fn new(answer_tool: Option<String>) -> Self {
+        Self {
+            answer_tool,
+            ..Self::default()
+        }
     }
 
     fn index(&mut self, index: Option<u64>) -> u64 {
@@ -307,6 +331,17 @@ impl AnthropicDecoder {
             BlockStart::RedactedThinking { data } => Block::Redacted {
                 data: data.unwrap_or_default(),
             },
+            BlockStart::ToolUse { name, input, .. }
+                if name.is_some() && name == self.answer_tool =>
+            {
+                self.answered = true;
+                Block::Answer {
+                    streamed: false,
+                    pending: input
+                        .filter(|v| v.as_object().is_none_or(|o| !o.is_empty()))
+                        .map(|v| v.to_string()),
+                }
+            }
             BlockStart::ToolUse { id, name, input } => {
                 let id = id.unwrap_or_else(|| format!("toolu_{index}"));
                 self.any_call = true;
@@ -357,6 +392,15 @@ impl AnthropicDecoder {
                 id: id.clone(),
                 delta: part,
             }),
+            (
+                BlockDelta::InputJsonDelta {
+                    partial_json: Some(part),
+                },
+                Some(Block::Answer { streamed, .. }),
+            ) if !part.is_empty() => {
+                *streamed = true;
+                out.push(ProviderEvent::TextDelta(part));
+            }
             _ => {}
         }
     }
@@ -373,7 +417,14 @@ fn end_block(block: Block, out: &mut Vec<ProviderEvent>) {
             opaque: Some(serde_json::json!({"type": "redacted_thinking", "data": data})),
         }),
         Block::ToolUse { id } => out.push(ProviderEvent::ToolCallEnd { id }),
-        Block::Text | Block::Other => {}
+        // An answer whose input never streamed: the whole input (or `{}`) is the text.
+        Block::Answer {
+            streamed: false,
+            pending,
+        } => out.push(ProviderEvent::TextDelta(
+            pending.unwrap_or_else(|| "{}".to_string()),
+        )),
+        Block::Answer { .. } | Block::Text | Block::Other => {}
     }
 }
 
@@ -454,6 +505,8 @@ impl Decoder for AnthropicDecoder {
             out.push(ProviderEvent::Usage(usage));
         }
         let stop = match self.stop {
+            // Only the answer tool was called: the answer is complete.
+            Some(ProviderStop::ToolUse) if self.answered && !self.any_call => ProviderStop::EndTurn,
             Some(stop) => stop,
             None if self.any_call => ProviderStop::ToolUse,
             None => ProviderStop::EndTurn,

@@ -1,41 +1,48 @@
-//! The Chat Completions provider.
+//! The one OpenAI client behind both OpenAI APIs: base URL, credentials, HTTP settings and
+//! connection pool, model resolution and the catalogue.
 
 use std::sync::Arc;
 
-use agent_core::{ModelInfo, Provider, ProviderError, ProviderRequest, ProviderStream};
+use agent_core::{ModelInfo, ProviderError, ProviderRequest, ProviderStream, ReasoningLevel};
 use reqwest::header::HeaderMap;
+use serde::Serialize;
 
-use super::completion::{messages, ChatRequest, ChatTool, StreamOptions};
-use super::streaming::ChatDecoder;
+use super::chat::OpenAiProvider;
+use super::responses::OpenAiResponsesProvider;
 use crate::catalog::{self, Family, Reasoning};
 use crate::http::{secret_header, ClientConfig, HttpClient, PreparedRequest};
-use crate::sse::drive;
+use crate::sse::{drive, Decoder};
 
-/// OpenAI Chat Completions and every OpenAI-compatible server.
+/// An OpenAI API client. It serves Chat Completions ([`OpenAiClient::chat`]) and Responses
+/// ([`OpenAiClient::responses`]); providers made from one client share its configuration
+/// and its HTTP connection pool.
 ///
 /// ```no_run
-/// use agent_providers::{ClientConfig, OpenAiProvider};
+/// use agent_providers::openai::OpenAiClient;
+/// use agent_providers::ClientConfig;
 ///
-/// // A local llama.cpp or Ollama server needs no key.
-/// let provider = OpenAiProvider::new(ClientConfig::new("http://127.0.0.1:11434/v1", "qwen3:8b"));
-/// # let _ = provider;
+/// let client = OpenAiClient::new(ClientConfig::new("https://api.openai.com/v1", "gpt-5.1").api_key("sk-…"));
+/// let chat = client.chat();
+/// let responses = client.responses();
+/// # let _ = (chat, responses);
 /// ```
 #[derive(Clone)]
-pub struct OpenAiProvider {
+pub struct OpenAiClient {
     config: Arc<ClientConfig>,
     http: Arc<HttpClient>,
 }
 
-impl std::fmt::Debug for OpenAiProvider {
+impl std::fmt::Debug for OpenAiClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiProvider")
+        f.debug_struct("OpenAiClient")
             .field("config", &self.config)
             .finish()
     }
 }
 
-impl OpenAiProvider {
-    /// A provider talking to `config.base_url`.
+impl OpenAiClient {
+    /// A client talking to `config.base_url`. The HTTP client (and its TLS setup) is built
+    /// on first use.
     pub fn new(config: ClientConfig) -> Self {
         Self {
             http: Arc::new(HttpClient::new(config.http.clone())),
@@ -48,75 +55,69 @@ impl OpenAiProvider {
         &self.config
     }
 
-    /// Whether this is OpenAI's own API (which names the output limit
-    /// `max_completion_tokens`; compatible servers know `max_tokens`).
-    fn is_openai(&self) -> bool {
+    /// The Chat Completions provider of this client.
+    pub fn chat(&self) -> OpenAiProvider {
+        OpenAiProvider::from_client(self.clone())
+    }
+
+    /// The Responses provider of this client.
+    pub fn responses(&self) -> OpenAiResponsesProvider {
+        OpenAiResponsesProvider::from_client(self.clone())
+    }
+
+    /// Whether this is OpenAI's own API rather than a compatible server.
+    pub(crate) fn is_openai(&self) -> bool {
         self.config.base_url.contains("api.openai.com")
     }
 
-    /// The request body for `request`.
-    pub(crate) fn body(&self, request: &ProviderRequest) -> ChatRequest {
-        let model = match request.model.is_empty() {
+    /// The model a request runs on: its own, else the configured one.
+    pub(crate) fn model(&self, request: &ProviderRequest) -> String {
+        match request.model.is_empty() {
             true => self.config.model.clone(),
             false => request.model.clone(),
-        };
-        let spec = catalog::lookup(&model).filter(|m| m.family == Family::OpenAi);
-        let reasoning_effort = match spec.map(|s| s.reasoning) {
-            Some(Reasoning::Effort(accepted)) => catalog::effort(request.reasoning, accepted),
-            _ => None,
-        };
-        let (max_completion_tokens, max_tokens) = match request.max_output_tokens {
-            Some(limit) if self.is_openai() => (Some(limit), None),
-            Some(limit) => (None, Some(limit)),
-            None => (None, None),
-        };
-        ChatRequest {
-            model,
-            messages: messages(request),
-            stream: true,
-            stream_options: Some(StreamOptions {
-                include_usage: true,
-            }),
-            tools: request.tools.iter().map(ChatTool::from).collect(),
-            max_completion_tokens,
-            max_tokens,
-            reasoning_effort,
         }
     }
 
-    fn prepare(&self, request: &ProviderRequest) -> Result<PreparedRequest, ProviderError> {
+    /// The `reasoning_effort` / `reasoning.effort` value for `level` on `model`, when the
+    /// catalogue knows the model takes one.
+    pub(crate) fn effort(&self, model: &str, level: ReasoningLevel) -> Option<&'static str> {
+        match catalog::lookup(model)
+            .filter(|m| m.family == Family::OpenAi)
+            .map(|s| s.reasoning)
+        {
+            Some(Reasoning::Effort(accepted)) => catalog::effort(level, accepted),
+            _ => None,
+        }
+    }
+
+    /// Streams one POST of `body` to `path` (below the base URL), decoded by `decoder`.
+    pub(crate) fn stream<D: Decoder>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+        decoder: D,
+    ) -> ProviderStream {
+        drive(self.http.clone(), self.prepare(path, body), decoder)
+    }
+
+    fn prepare(&self, path: &str, body: &impl Serialize) -> Result<PreparedRequest, ProviderError> {
         let mut headers = HeaderMap::new();
+        let mut secrets = Vec::new();
         if let Some(key) = &self.config.api_key {
             let (name, value) = secret_header("authorization", "Bearer ", key)?;
             headers.insert(name, value);
+            secrets.push(key.clone());
         }
-        PreparedRequest::json(
-            self.config.url("chat/completions"),
-            headers,
-            &self.body(request),
-            self.config.api_key.clone(),
-        )
-    }
-}
-
-impl Provider for OpenAiProvider {
-    fn id(&self) -> &str {
-        "openai"
+        PreparedRequest::json(self.config.url(path), headers, body, secrets)
     }
 
-    fn stream(&self, request: ProviderRequest) -> ProviderStream {
-        drive(
-            self.http.clone(),
-            self.prepare(&request),
-            ChatDecoder::new(),
-        )
+    /// The configured model first, then the rest of the OpenAI catalogue, as `provider`.
+    pub(crate) fn models(&self, provider: &str) -> Vec<ModelInfo> {
+        catalog::list(provider, Family::OpenAi, &self.config.model)
     }
 
-    fn models(&self) -> Vec<ModelInfo> {
-        catalog::list("openai", Family::OpenAi, &self.config.model)
-    }
-
-    fn model_info(&self, model: &str) -> Option<ModelInfo> {
-        Some(catalog::model_info("openai", Family::OpenAi, model))
+    /// The catalogue entry of `model`, as `provider`.
+    pub(crate) fn model_info(&self, provider: &str, model: &str) -> ModelInfo {
+        catalog::model_info(provider, Family::OpenAi, model)
     }
 }

@@ -80,9 +80,9 @@ fn thinking_body() -> String {
 
 #[tokio::test]
 async fn thinking_text_signature_and_merged_cache_usage() {
-    let server = MockServer::start(vec![Reply::sse(&thinking_body())]).await;
+    let server = MockModel::start(vec![sse(&thinking_body())]);
     let provider =
-        AnthropicProvider::new(client(&server.base, "claude-sonnet-4-5").api_key("sk-ant-test"));
+        AnthropicProvider::new(client(&server.url(), "claude-sonnet-4-5").api_key("sk-ant-test"));
     let events = ok_events(run(&provider, request("claude-sonnet-4-5")).await);
     assert_eq!(
         events[2..],
@@ -104,7 +104,7 @@ async fn thinking_text_signature_and_merged_cache_usage() {
     assert_eq!(sent.header("x-api-key"), Some("sk-ant-test"));
     assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(
-        sent.body,
+        sent.json(),
         json!({
             "model": "claude-sonnet-4-5",
             "max_tokens": 64000,
@@ -173,7 +173,7 @@ async fn two_tool_uses_with_streamed_json_input() {
         ),
         ev("message_stop", json!({"type": "message_stop"})),
     ]);
-    let server = MockServer::start(vec![Reply::sse_fragmented(&body, 29)]).await;
+    let server = MockModel::start(vec![sse(&body).fragmented(29)]);
     let provider = AnthropicProvider::new(client(&server.v1(), "claude-haiku-4-5"));
     let mut req = request("claude-haiku-4-5");
     req.tools = vec![weather_tool()];
@@ -203,12 +203,12 @@ async fn two_tool_uses_with_streamed_json_input() {
     );
     assert_eq!(sent.header("x-api-key"), None);
     assert_eq!(
-        sent.body.get("thinking"),
+        sent.json().get("thinking"),
         None,
         "reasoning off: no thinking"
     );
     assert_eq!(
-        sent.body["tools"],
+        sent.json()["tools"],
         json!([{"name": "get_weather", "description": "Current weather of a city.",
                 "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}])
     );
@@ -235,8 +235,8 @@ async fn a_second_request_carries_thinking_tool_use_and_tool_results() {
         ),
         ev("message_stop", json!({"type": "message_stop"})),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "claude-opus-4-1").api_key("k"));
+    let server = MockModel::start(vec![sse(&body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-opus-4-1").api_key("k"));
     let mut req = request("claude-opus-4-1");
     req.reasoning = ReasoningLevel::Max;
     req.tools = vec![weather_tool()];
@@ -295,7 +295,7 @@ async fn a_second_request_carries_thinking_tool_use_and_tool_results() {
     ];
     let events = ok_events(run(&provider, req).await);
     assert_eq!(text(&events), "Done.");
-    let sent = &server.requests()[0].body;
+    let sent = &server.requests()[0].json();
     assert_eq!(sent["max_tokens"], json!(32000));
     assert_eq!(
         sent["thinking"],
@@ -337,8 +337,8 @@ async fn images_in_user_messages_are_base64_blocks() {
         ),
         ev("message_stop", json!({"type": "message_stop"})),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "some-new-claude"));
+    let server = MockModel::start(vec![sse(&body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "some-new-claude"));
     let mut req = request("some-new-claude");
     req.messages = vec![Message::new(
         Role::User,
@@ -349,7 +349,7 @@ async fn images_in_user_messages_are_base64_blocks() {
     )];
     let events = ok_events(run(&provider, req).await);
     assert_eq!(usage(&events), None, "no counts, no usage");
-    let sent = &server.requests()[0].body;
+    let sent = &server.requests()[0].json();
     assert_eq!(
         sent["max_tokens"],
         json!(8192),
@@ -382,8 +382,8 @@ async fn an_error_event_after_content_is_an_error() {
             json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
         ),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "claude-haiku-4-5"));
+    let server = MockModel::start(vec![sse(&body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-haiku-4-5"));
     let items = run(&provider, request("claude-haiku-4-5")).await;
     let err = err_of(&items);
     assert_eq!(err.kind, ProviderErrorKind::Overloaded);
@@ -395,8 +395,8 @@ async fn an_error_event_after_content_is_an_error() {
 #[tokio::test]
 async fn http_401_carries_the_api_message() {
     let body = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_1"}"#;
-    let server = MockServer::start(vec![Reply::json(401, body)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "claude-haiku-4-5").api_key("bad"));
+    let server = MockModel::start(vec![Reply::json(401, body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-haiku-4-5").api_key("bad"));
     let err = err_of(&run(&provider, request("claude-haiku-4-5")).await);
     assert_eq!(err.kind, ProviderErrorKind::Auth);
     assert_eq!(err.status, Some(401));
@@ -407,9 +407,103 @@ async fn http_401_carries_the_api_message() {
 #[tokio::test]
 async fn context_length_errors_are_typed() {
     let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
-    let server = MockServer::start(vec![Reply::json(400, body)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "claude-haiku-4-5"));
+    let server = MockModel::start(vec![Reply::json(400, body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-haiku-4-5"));
     let err = err_of(&run(&provider, request("claude-haiku-4-5")).await);
     assert_eq!(err.kind, ProviderErrorKind::ContextLength);
     assert!(err.message.contains("prompt is too long"));
+}
+
+#[tokio::test]
+async fn an_auth_token_is_sent_as_a_bearer_token_beside_any_key() {
+    let server = MockModel::start([Reply::sse(vendor::anthropic::text("ok"))]);
+    let token_only =
+        AnthropicProvider::new(client(&server.url(), "claude-haiku-4-5").auth_token("tok-123"));
+    let both = AnthropicProvider::new(
+        client(&server.url(), "claude-haiku-4-5")
+            .api_key("sk-ant-456")
+            .auth_token("tok-123"),
+    );
+    ok_events(run(&token_only, request("claude-haiku-4-5")).await);
+    ok_events(run(&both, request("claude-haiku-4-5")).await);
+    let requests = server.requests();
+    assert_eq!(requests[0].header("authorization"), Some("Bearer tok-123"));
+    assert_eq!(requests[0].header("x-api-key"), None);
+    assert_eq!(requests[1].header("authorization"), Some("Bearer tok-123"));
+    assert_eq!(requests[1].header("x-api-key"), Some("sk-ant-456"));
+    for sent in &requests {
+        assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+    }
+    assert!(
+        !format!("{both:?}").contains("tok-123"),
+        "the token stays out of Debug output"
+    );
+}
+
+#[tokio::test]
+async fn an_echoed_auth_token_is_scrubbed_from_errors() {
+    let server = FaultServer::start([Fault::EchoHeaders]);
+    let provider = AnthropicProvider::new(
+        client(&server.url(), "claude-haiku-4-5")
+            .api_key("sk-ant-echo-key")
+            .auth_token("tok-echo-secret"),
+    );
+    let err = err_of(&run(&provider, request("claude-haiku-4-5")).await);
+    let shown = format!("{} {}", err.message, err.raw.clone().unwrap_or_default());
+    assert!(shown.contains("[REDACTED]"), "{shown}");
+    assert!(!shown.contains("tok-echo-secret"), "{shown}");
+    assert!(!shown.contains("sk-ant-echo-key"), "{shown}");
+}
+
+#[tokio::test]
+async fn reasoning_levels_map_to_thinking_budgets_and_effort() {
+    let server = MockModel::start([Reply::sse(vendor::anthropic::text("ok"))]);
+    // (level, thinking budget, effort of Claude Opus 4.5)
+    let expected = [
+        (ReasoningLevel::Off, None, "low"),
+        (ReasoningLevel::Minimum, Some(1_024), "low"),
+        (ReasoningLevel::Low, Some(4_096), "low"),
+        (ReasoningLevel::Medium, Some(10_000), "medium"),
+        (ReasoningLevel::High, Some(20_000), "high"),
+        (ReasoningLevel::Xhigh, Some(32_000), "high"),
+        // At most max_tokens (64 000) minus 1 024 left for the answer.
+        (ReasoningLevel::Max, Some(62_976), "high"),
+    ];
+    for model in ["claude-opus-4-5", "claude-sonnet-4-5-20250929"] {
+        let provider = AnthropicProvider::new(client(&server.url(), model).api_key("k"));
+        for (level, budget, effort) in expected {
+            let mut req = request(model);
+            req.reasoning = level;
+            ok_events(run(&provider, req).await);
+            let sent = server.requests().last().expect("sent").json();
+            assert_eq!(sent["max_tokens"], 64_000, "{model} {level}");
+            let thinking = budget.map(|b| json!({"type": "enabled", "budget_tokens": b}));
+            assert_eq!(sent.get("thinking"), thinking.as_ref(), "{model} {level}");
+            let effort = (model == "claude-opus-4-5").then(|| json!({"effort": effort}));
+            assert_eq!(
+                sent.get("output_config"),
+                effort.as_ref(),
+                "{model} {level}"
+            );
+        }
+    }
+    // No room for the 1 024-token minimum below max_tokens: no thinking.
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-sonnet-4-5").api_key("k"));
+    let mut req = request("claude-sonnet-4-5");
+    req.reasoning = ReasoningLevel::High;
+    req.max_output_tokens = Some(2_000);
+    ok_events(run(&provider, req).await);
+    let sent = server.requests().last().expect("sent").json();
+    assert_eq!(sent["max_tokens"], 2_000);
+    assert_eq!(sent.get("thinking"), None);
+    // Models without extended thinking get neither.
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-3-5-haiku").api_key("k"));
+    let mut req = request("claude-3-5-haiku");
+    req.reasoning = ReasoningLevel::High;
+    ok_events(run(&provider, req).await);
+    let sent = server.requests().last().expect("sent").json();
+    assert_eq!(
+        (sent.get("thinking"), sent.get("output_config")),
+        (None, None)
+    );
 }

@@ -100,7 +100,7 @@ async fn openai_chat_two_step_tool_conversation() {
             json!({"choices": [], "usage": {"prompt_tokens": 130, "completion_tokens": 9}}),
         ),
     ]) + "data: [DONE]\n\n";
-    let server = MockServer::start(vec![Reply::sse(&first), Reply::sse(&second)]).await;
+    let server = MockModel::start(vec![sse(&first), sse(&second)]);
     let provider = Arc::new(OpenAiProvider::new(client(&server.v1(), "gpt-4.1")));
     let (events, agent) = converse(provider, "gpt-4.1").await;
     check_run(&events);
@@ -118,7 +118,7 @@ async fn openai_chat_two_step_tool_conversation() {
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(
-        requests[1].body["messages"],
+        requests[1].json()["messages"],
         json!([
             {"role": "system", "content": "You are terse."},
             {"role": "user", "content": "Weather in Paris?"},
@@ -172,7 +172,7 @@ async fn openai_responses_two_step_tool_conversation() {
             json!({"response": {"status": "completed", "usage": {"input_tokens": 140, "output_tokens": 9}}}),
         ),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&first), Reply::sse(&second)]).await;
+    let server = MockModel::start(vec![sse(&first), sse(&second)]);
     let provider = Arc::new(OpenAiResponsesProvider::new(client(
         &server.v1(),
         "gpt-5.1",
@@ -182,7 +182,7 @@ async fn openai_responses_two_step_tool_conversation() {
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(
-        requests[1].body["input"],
+        requests[1].json()["input"],
         json!([
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather in Paris?"}]},
             reasoning,
@@ -251,16 +251,16 @@ async fn anthropic_two_step_tool_conversation() {
         ),
         ev("message_stop", json!({})),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&first), Reply::sse(&second)]).await;
+    let server = MockModel::start(vec![sse(&first), sse(&second)]);
     let provider = Arc::new(AnthropicProvider::new(
-        client(&server.base, "claude-sonnet-4-5").api_key("k"),
+        client(&server.url(), "claude-sonnet-4-5").api_key("k"),
     ));
     let (events, _) = converse(provider, "claude-sonnet-4-5").await;
     check_run(&events);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(
-        requests[1].body["messages"],
+        requests[1].json()["messages"],
         json!([
             {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
             {"role": "assistant", "content": [
@@ -272,4 +272,35 @@ async fn anthropic_two_step_tool_conversation() {
             ]}
         ])
     );
+}
+
+/// The cost of each turn of a one-turn run on `model`.
+async fn turn_cost(model: &str) -> Option<f64> {
+    let server = MockModel::start([Reply::sse(
+        vendor::chat::Stream::new()
+            .text("Hi.")
+            .finish("stop")
+            .usage(1_000_000, 1_000_000, 0)
+            .done(),
+    )]);
+    let provider: Arc<dyn Provider> = Arc::new(OpenAiProvider::new(client(&server.v1(), model)));
+    let (events, _) = converse(provider, model).await;
+    let costs: Vec<Option<f64>> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Usage { turn, .. } => Some(turn.cost_usd),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(costs.len(), 1, "{events:?}");
+    costs[0]
+}
+
+#[tokio::test]
+async fn a_known_model_is_priced_and_an_unknown_one_costs_nothing_at_all() {
+    // gpt-4.1: $2 per million input tokens, $8 per million output tokens.
+    assert_eq!(turn_cost("gpt-4.1").await, Some(10.0));
+    // A local model, and a snapshot whose price the catalogue does not list: no guess.
+    assert_eq!(turn_cost("qwen3:8b").await, None);
+    assert_eq!(turn_cost("gpt-4o-2024-05-13").await, None);
 }

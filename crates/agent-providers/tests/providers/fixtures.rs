@@ -1,7 +1,7 @@
 //! Every stream recorded from llama.cpp's server and a LiteLLM gateway
 //! (`../shared/fixtures/sse/`), served over HTTP and decoded by the matching provider.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use agent_core::{Provider, ProviderErrorKind, ProviderStop};
 use agent_providers::{AnthropicProvider, OpenAiProvider};
@@ -9,14 +9,11 @@ use serde_json::Value;
 
 use crate::common::*;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/sse");
-
-fn fixture_files() -> Option<Vec<PathBuf>> {
-    let root = Path::new(FIXTURES);
-    if !root.is_dir() {
-        eprintln!("note: {FIXTURES} is absent; skipping the recorded-stream tests");
+fn fixture_files() -> Option<(PathBuf, Vec<PathBuf>)> {
+    let Some(root) = test_support::fixtures::dir() else {
+        eprintln!("note: ../shared/fixtures/sse is absent; skipping the recorded-stream tests");
         return None;
-    }
+    };
     let mut files = Vec::new();
     for dir in ["llama-server-smollm2", "litellm-over-llama-server"] {
         let dir = root.join(dir);
@@ -29,7 +26,7 @@ fn fixture_files() -> Option<Vec<PathBuf>> {
         }
     }
     files.sort();
-    Some(files)
+    Some((root, files))
 }
 
 /// Exact usage of some recordings: `(file suffix, input, output, cache_read)`.
@@ -95,7 +92,7 @@ const USAGE: &[(&str, u64, u64, u64)] = &[
 
 #[tokio::test]
 async fn every_recorded_stream_decodes_to_the_right_events() {
-    let Some(files) = fixture_files() else {
+    let Some((root, files)) = fixture_files() else {
         return;
     };
     assert!(
@@ -111,7 +108,7 @@ async fn every_recorded_stream_decodes_to_the_right_events() {
             .unwrap_or_default()
             .to_string();
         let label = path
-            .strip_prefix(FIXTURES)
+            .strip_prefix(&root)
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| name.clone());
         let raw = std::fs::read_to_string(path).expect("read fixture");
@@ -119,14 +116,14 @@ async fn every_recorded_stream_decodes_to_the_right_events() {
         let reply = if name.contains(".error.") && !is_sse {
             Reply::json(400, &raw)
         } else if is_sse {
-            Reply::sse(&raw)
+            sse(&raw)
         } else {
             Reply::json(200, &raw)
         };
-        let server = MockServer::start(vec![reply]).await;
+        let server = MockModel::start(vec![reply]);
         let anthropic = name.contains(".anthropic.");
         let provider: Box<dyn Provider> = if anthropic {
-            Box::new(AnthropicProvider::new(client(&server.base, "smollm2")))
+            Box::new(AnthropicProvider::new(client(&server.url(), "smollm2")))
         } else {
             Box::new(OpenAiProvider::new(client(&server.v1(), "smollm2")))
         };

@@ -33,11 +33,10 @@ fn attempts(items: &[Item]) -> Vec<ProviderEvent> {
 #[tokio::test]
 async fn http_429_with_retry_after_is_retried_after_that_delay() {
     let limited = r#"{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}"#;
-    let server = MockServer::start(vec![
+    let server = MockModel::start(vec![
         Reply::json(429, limited).header("retry-after", "1"),
-        Reply::sse(&ok_body()),
-    ])
-    .await;
+        sse(&ok_body()),
+    ]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let items = run(&provider, request("m")).await;
     assert_eq!(
@@ -62,21 +61,20 @@ async fn http_429_with_retry_after_is_retried_after_that_delay() {
     assert_eq!(text(&events), "fine");
     assert_eq!(server.requests().len(), 2);
     assert_eq!(
-        server.requests()[0].body,
-        server.requests()[1].body,
+        server.requests()[0].json(),
+        server.requests()[1].json(),
         "the same request again"
     );
 }
 
 #[tokio::test]
 async fn retry_after_ms_takes_precedence() {
-    let server = MockServer::start(vec![
+    let server = MockModel::start(vec![
         Reply::json(429, "{}")
             .header("retry-after-ms", "40")
             .header("retry-after", "30"),
-        Reply::sse(&ok_body()),
-    ])
-    .await;
+        sse(&ok_body()),
+    ]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let items = run(&provider, request("m")).await;
     assert!(attempts(&items).contains(&ProviderEvent::RetryScheduled {
@@ -88,13 +86,41 @@ async fn retry_after_ms_takes_precedence() {
 }
 
 #[tokio::test]
+async fn retry_after_as_an_http_date_is_honoured_within_the_cap() {
+    let past = httpdate::fmt_http_date(std::time::SystemTime::now() - Duration::from_secs(60));
+    let far = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(3600));
+    let server = MockModel::start([
+        Reply::json(429, "{}").header("retry-after", &past),
+        Reply::json(503, "{}").header("retry-after", &far),
+        sse(&ok_body()),
+    ]);
+    let provider = OpenAiProvider::new(client(&server.v1(), "m"));
+    let items = run(&provider, request("m")).await;
+    let delays: Vec<Duration> = attempts(&items)
+        .into_iter()
+        .filter_map(|e| match e {
+            ProviderEvent::RetryScheduled { delay, .. } => Some(delay),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delays.len(), 2, "{items:?}");
+    assert_eq!(delays[0], Duration::ZERO, "a date already past: no wait");
+    assert!(
+        delays[1] <= Duration::from_millis(5),
+        "an hour is beyond the 60 s cap: the backoff instead: {:?}",
+        delays[1]
+    );
+    assert_eq!(text(&ok_events(items)), "fine");
+    assert_eq!(server.request_count(), 3);
+}
+
+#[tokio::test]
 async fn http_500_twice_then_success() {
-    let server = MockServer::start(vec![
+    let server = MockModel::start(vec![
         Reply::json(500, r#"{"error":{"message":"internal"}}"#),
         Reply::json(502, "Bad Gateway"),
-        Reply::sse(&ok_body()),
-    ])
-    .await;
+        sse(&ok_body()),
+    ]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let items = run(&provider, request("m")).await;
     let attempts = attempts(&items);
@@ -120,11 +146,10 @@ async fn http_500_twice_then_success() {
 
 #[tokio::test]
 async fn the_retry_budget_is_bounded() {
-    let server = MockServer::start(vec![Reply::json(
+    let server = MockModel::start(vec![Reply::json(
         503,
         r#"{"error":{"message":"try later"}}"#,
-    )])
-    .await;
+    )]);
     let mut config = client(&server.v1(), "m");
     config.http = config.http.max_retries(2);
     let provider = OpenAiProvider::new(config);
@@ -145,12 +170,11 @@ async fn the_retry_budget_is_bounded() {
 
 #[tokio::test]
 async fn x_should_retry_false_stops_retries() {
-    let server = MockServer::start(vec![
+    let server = MockModel::start(vec![
         Reply::json(500, r#"{"error":{"message":"do not retry me"}}"#)
             .header("x-should-retry", "false"),
-        Reply::sse(&ok_body()),
-    ])
-    .await;
+        sse(&ok_body()),
+    ]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let err = err_of(&run(&provider, request("m")).await);
     assert!(err.message.contains("do not retry me"));
@@ -184,8 +208,8 @@ async fn anthropic_529_overloaded_is_retried() {
         ),
         (Some("message_stop"), json!({"type": "message_stop"})),
     ]);
-    let server = MockServer::start(vec![Reply::json(529, overloaded), Reply::sse(&ok)]).await;
-    let provider = AnthropicProvider::new(client(&server.base, "claude-haiku-4-5").api_key("k"));
+    let server = MockModel::start(vec![Reply::json(529, overloaded), sse(&ok)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-haiku-4-5").api_key("k"));
     let items = run(&provider, request("claude-haiku-4-5")).await;
     assert!(matches!(
         attempts(&items)[1],
@@ -208,11 +232,7 @@ async fn a_stream_cut_after_content_is_an_error_and_never_re_posted() {
             json!({"choices": [{"index": 0, "delta": {"content": "lo"}}]}),
         ),
     ]);
-    let server = MockServer::start(vec![
-        Reply::sse(&partial).end(End::Cut),
-        Reply::sse(&ok_body()),
-    ])
-    .await;
+    let server = FaultServer::start([Fault::sse_then(partial, End::Cut), Fault::sse(ok_body())]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let items = run(&provider, request("m")).await;
     let err = err_of(&items);
@@ -233,7 +253,7 @@ async fn a_stream_that_ends_without_finishing_is_an_error() {
         None,
         json!({"choices": [{"index": 0, "delta": {"content": "Hel"}}]}),
     )]);
-    let server = MockServer::start(vec![Reply::sse(&partial)]).await;
+    let server = MockModel::start(vec![sse(&partial)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let err = err_of(&run(&provider, request("m")).await);
     assert_eq!(err.kind, ProviderErrorKind::Network);
@@ -246,7 +266,7 @@ async fn a_stalled_stream_hits_the_idle_timeout() {
         None,
         json!({"choices": [{"index": 0, "delta": {"content": "Hel"}}]}),
     )]);
-    let server = MockServer::start(vec![Reply::sse(&partial).end(End::Stall)]).await;
+    let server = FaultServer::start([Fault::sse_then(partial, End::Stall)]);
     let mut config = client(&server.v1(), "m");
     config.http = config.http.idle_timeout(Duration::from_millis(300));
     let provider = OpenAiProvider::new(config);
@@ -260,25 +280,15 @@ async fn a_stalled_stream_hits_the_idle_timeout() {
 
 #[tokio::test]
 async fn a_silent_server_before_the_response_head_is_a_retried_timeout() {
-    // A listener that accepts and never answers: no response head, no byte read.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let accept = tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((socket, _)) = listener.accept().await {
-            held.push(socket);
-        }
-    });
-    let mut config = client(&format!("http://{addr}/v1"), "m");
+    // Reads the request and never answers: no response head.
+    let server = FaultServer::start([Fault::Silent]);
+    let mut config = client(&server.v1(), "m");
     config.http = config
         .http
         .idle_timeout(Duration::from_millis(200))
         .max_retries(1);
     let provider = OpenAiProvider::new(config);
     let items = run(&provider, request("m")).await;
-    accept.abort();
     let err = err_of(&items);
     assert_eq!(err.kind, ProviderErrorKind::Timeout);
     assert_eq!(
@@ -290,10 +300,7 @@ async fn a_silent_server_before_the_response_head_is_a_retried_timeout() {
 
 #[tokio::test]
 async fn connection_refused_is_retried_then_reported() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    drop(listener);
-    let mut config = client(&format!("http://{addr}/v1"), "m");
+    let mut config = client(&format!("{}/v1", refused_url()), "m");
     config.http = config.http.max_retries(1);
     let provider = OpenAiProvider::new(config);
     let items = run(&provider, request("m")).await;
@@ -326,7 +333,7 @@ async fn a_stop_without_done_still_finishes() {
         None,
         json!({"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": "length"}]}),
     )]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let events = ok_events(run(&provider, request("m")).await);
     assert_eq!(stop(&events), ProviderStop::MaxTokens);

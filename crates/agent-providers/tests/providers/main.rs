@@ -8,3 +8,4 @@ mod fixtures;
 mod http_behaviour;
 mod openai_chat;
 mod openai_responses;
+mod structured_output;

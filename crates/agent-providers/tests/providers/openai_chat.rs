@@ -29,7 +29,7 @@ async fn plain_text_with_usage_and_no_key() {
             json!({"id": "chatcmpl-1", "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}}),
         ),
     ]) + "data: [DONE]\n\n";
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "local-model"));
     let events = ok_events(run(&provider, request("local-model")).await);
 
@@ -54,7 +54,7 @@ async fn plain_text_with_usage_and_no_key() {
     assert_eq!(sent.path, "/v1/chat/completions");
     assert_eq!(sent.header("authorization"), None, "no key, no credentials");
     assert_eq!(
-        sent.body,
+        sent.json(),
         json!({
             "model": "local-model",
             "messages": [
@@ -71,7 +71,7 @@ async fn plain_text_with_usage_and_no_key() {
 async fn the_key_is_sent_as_a_bearer_token() {
     let body =
         frames(&[(None, chunk(json!({"content": "ok"}), Some("stop")))]) + "data: [DONE]\n\n";
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m").api_key("sk-test-123"));
     ok_events(run(&provider, request("m")).await);
     assert_eq!(
@@ -93,7 +93,7 @@ async fn reasoning_content_and_reasoning_are_reasoning_never_text() {
             (None, chunk(json!({"content": "Answer."}), None)),
             (None, chunk(json!({}), Some("stop"))),
         ]) + "data: [DONE]\n\n";
-        let server = MockServer::start(vec![Reply::sse(&body)]).await;
+        let server = MockModel::start(vec![sse(&body)]);
         let provider = OpenAiProvider::new(client(&server.v1(), "deepseek-reasoner"));
         let events = ok_events(run(&provider, request("deepseek-reasoner")).await);
         assert_eq!(reasoning(&events), "Let me think.", "field {field}");
@@ -159,7 +159,7 @@ fn two_calls_body() -> String {
 async fn two_parallel_tool_calls_with_fragmented_arguments() {
     // Byte-level fragmentation and CRLF framing on top of fragmented arguments.
     let body = two_calls_body().replace('\n', "\r\n");
-    let server = MockServer::start(vec![Reply::sse_fragmented(&body, 13)]).await;
+    let server = MockModel::start(vec![sse(&body).fragmented(13)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "gpt-4.1"));
     let mut req = request("gpt-4.1");
     req.tools = vec![weather_tool()];
@@ -180,7 +180,7 @@ async fn two_parallel_tool_calls_with_fragmented_arguments() {
         ]
     );
     assert_eq!(stop(&events), ProviderStop::ToolUse);
-    let sent = &server.requests()[0].body;
+    let sent = &server.requests()[0].json();
     assert_eq!(
         sent["tools"],
         json!([{"type": "function", "function": {"name": "get_weather", "description": "Current weather of a city.",
@@ -197,7 +197,7 @@ async fn a_second_request_carries_calls_and_results_in_openai_pairing() {
             Some("stop"),
         ),
     )]) + "data: [DONE]\n\n";
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "gpt-4.1"));
     let mut req = request("gpt-4.1");
     req.tools = vec![weather_tool()];
@@ -249,7 +249,7 @@ async fn a_second_request_carries_calls_and_results_in_openai_pairing() {
     let events = ok_events(run(&provider, req).await);
     assert_eq!(text(&events), "Paris 21°C, Oslo unknown.");
     assert_eq!(
-        server.requests()[0].body["messages"],
+        server.requests()[0].json()["messages"],
         json!([
             {"role": "system", "content": "You are terse."},
             {"role": "user", "content": [
@@ -277,13 +277,13 @@ async fn usage_with_cached_and_reasoning_tokens() {
             "completion_tokens_details": {"reasoning_tokens": 20}}}),
         ),
     ]) + "data: [DONE]\n\n";
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "gpt-5-mini"));
     let events = ok_events(run(&provider, request("gpt-5-mini")).await);
     assert_eq!(usage(&events), Some(usage_of(200, 50, 800, 0, Some(20))));
     // A known reasoning model gets an effort from the catalogue.
     assert_eq!(
-        server.requests()[0].body["reasoning_effort"],
+        server.requests()[0].json()["reasoning_effort"],
         json!("medium")
     );
 }
@@ -308,7 +308,7 @@ async fn unknown_events_fields_and_empty_values_are_ignored() {
             ),
         ])
         + "data: [DONE]\n\n";
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let events = ok_events(run(&provider, request("m")).await);
     assert_eq!(text(&events), "AB");
@@ -321,7 +321,7 @@ async fn a_malformed_frame_is_a_decode_error_with_the_raw_data() {
     let body = frames(&[(None, chunk(json!({"content": "A"}), None))])
         + "data: {\"choices\": [oops\n\n"
         + &frames(&[(None, chunk(json!({"content": "never"}), Some("stop")))]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let items = run(&provider, request("m")).await;
     let err = err_of(&items);
@@ -340,7 +340,7 @@ async fn an_error_chunk_inside_the_stream_is_an_error() {
             json!({"error": {"message": "Upstream provider overloaded", "code": "overloaded"}}),
         ),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let items = run(&provider, request("m")).await;
     let err = err_of(&items);
@@ -352,7 +352,7 @@ async fn an_error_chunk_inside_the_stream_is_an_error() {
 #[tokio::test]
 async fn http_401_carries_the_api_message() {
     let body = r#"{"error":{"message":"Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
-    let server = MockServer::start(vec![Reply::json(401, body)]).await;
+    let server = MockModel::start(vec![Reply::json(401, body)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m").api_key("sk-bad"));
     let items = run(&provider, request("m")).await;
     let err = err_of(&items);
@@ -385,7 +385,7 @@ async fn a_server_that_ignores_stream_true_still_works() {
         "message": {"role": "assistant", "content": "", "reasoning_content": "hmm",
             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5}});
-    let server = MockServer::start(vec![Reply::json(200, &body.to_string())]).await;
+    let server = MockModel::start(vec![Reply::json(200, body)]);
     let provider = OpenAiProvider::new(client(&server.v1(), "m"));
     let events = ok_events(run(&provider, request("m")).await);
     assert_eq!(reasoning(&events), "hmm");

@@ -117,7 +117,7 @@ fn full_body() -> String {
 
 #[tokio::test]
 async fn reasoning_text_function_calls_and_usage() {
-    let server = MockServer::start(vec![Reply::sse(&full_body())]).await;
+    let server = MockModel::start(vec![sse(&full_body())]);
     let provider = OpenAiResponsesProvider::new(client(&server.v1(), "gpt-5.1").api_key("sk-r"));
     let mut req = request("gpt-5.1");
     req.tools = vec![weather_tool()];
@@ -154,7 +154,7 @@ async fn reasoning_text_function_calls_and_usage() {
     assert_eq!(sent.path, "/v1/responses");
     assert_eq!(sent.header("authorization"), Some("Bearer sk-r"));
     assert_eq!(
-        sent.body,
+        sent.json(),
         json!({
             "model": "gpt-5.1",
             "instructions": "You are terse.",
@@ -181,7 +181,7 @@ async fn a_second_request_carries_reasoning_calls_and_outputs() {
             json!({"response": {"status": "completed", "usage": {"input_tokens": 10, "output_tokens": 3}}}),
         ),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiResponsesProvider::new(client(&server.v1(), "gpt-5.1"));
     let mut req = request("gpt-5.1");
     req.messages = vec![
@@ -220,7 +220,7 @@ async fn a_second_request_carries_reasoning_calls_and_outputs() {
     assert_eq!(text(&events), "Paris 21°C.");
     assert_eq!(stop(&events), ProviderStop::EndTurn);
     assert_eq!(
-        server.requests()[0].body["input"],
+        server.requests()[0].json()["input"],
         json!([
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather in Paris?"}]},
             reasoning_item(),
@@ -240,7 +240,7 @@ async fn response_failed_carries_the_api_message() {
             json!({"response": {"id": "r", "status": "failed", "error": {"code": "server_error", "message": "The model crashed."}}}),
         ),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiResponsesProvider::new(client(&server.v1(), "gpt-5.1"));
     let err = err_of(&run(&provider, request("gpt-5.1")).await);
     assert_eq!(err.kind, ProviderErrorKind::Server);
@@ -258,7 +258,7 @@ async fn an_error_event_carries_the_api_message() {
         "error",
         json!({"code": "rate_limit_exceeded", "message": "Slow down.", "param": null}),
     )]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiResponsesProvider::new(client(&server.v1(), "gpt-5.1"));
     let err = err_of(&run(&provider, request("gpt-5.1")).await);
     assert_eq!(err.kind, ProviderErrorKind::RateLimited);
@@ -277,13 +277,13 @@ async fn incomplete_responses_stop_at_max_tokens() {
             json!({"response": {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}}),
         ),
     ]);
-    let server = MockServer::start(vec![Reply::sse(&body)]).await;
+    let server = MockModel::start(vec![sse(&body)]);
     let provider = OpenAiResponsesProvider::new(client(&server.v1(), "gpt-4.1"));
     let mut req = request("gpt-4.1");
     req.max_output_tokens = Some(5);
     let events = ok_events(run(&provider, req).await);
     assert_eq!(stop(&events), ProviderStop::MaxTokens);
-    let sent = &server.requests()[0].body;
+    let sent = &server.requests()[0].json();
     assert_eq!(sent["max_output_tokens"], json!(5));
     assert_eq!(sent.get("reasoning"), None, "not a reasoning model");
 }
@@ -291,9 +291,50 @@ async fn incomplete_responses_stop_at_max_tokens() {
 #[tokio::test]
 async fn http_401_carries_the_api_message() {
     let body = r#"{"error":{"message":"Missing bearer authentication in header","type":"invalid_request_error","param":null,"code":null}}"#;
-    let server = MockServer::start(vec![Reply::json(401, body)]).await;
+    let server = MockModel::start(vec![Reply::json(401, body)]);
     let provider = OpenAiResponsesProvider::new(client(&server.v1(), "gpt-5.1"));
     let err = err_of(&run(&provider, request("gpt-5.1")).await);
     assert_eq!(err.kind, ProviderErrorKind::Auth);
     assert!(err.message.contains("Missing bearer authentication"));
+}
+
+#[tokio::test]
+async fn one_openai_client_serves_chat_completions_and_responses() {
+    use agent_core::Provider;
+    use agent_providers::openai::OpenAiClient;
+
+    let server = MockModel::start(
+        Script::new()
+            .route(
+                |r| r.path.ends_with("/chat/completions"),
+                [Reply::sse(vendor::chat::text("from chat"))],
+            )
+            .route(
+                |r| r.path.ends_with("/responses"),
+                [Reply::sse(vendor::responses::text("from responses"))],
+            ),
+    );
+    let client = OpenAiClient::new(client(&server.v1(), "gpt-5.1").api_key("sk-shared"));
+    let chat = client.chat();
+    let responses = client.responses();
+    assert_eq!((chat.id(), responses.id()), ("openai", "openai-responses"));
+    assert_eq!(chat.config().base_url, responses.config().base_url);
+    assert_eq!(
+        text(&ok_events(run(&chat, request("gpt-5.1")).await)),
+        "from chat"
+    );
+    assert_eq!(
+        text(&ok_events(run(&responses, request("gpt-5.1")).await)),
+        "from responses"
+    );
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(requests[1].path, "/v1/responses");
+    for sent in &requests {
+        assert_eq!(sent.header("authorization"), Some("Bearer sk-shared"));
+    }
+    // The former path of the Responses provider still works.
+    let old =
+        agent_providers::openai_responses::OpenAiResponsesProvider::new(client.config().clone());
+    assert_eq!(old.id(), "openai-responses");
 }

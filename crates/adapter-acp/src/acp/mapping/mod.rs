@@ -160,6 +160,11 @@ impl TurnMapper {
             | AgentEvent::PermissionDecided { .. }
             // ACP has no compaction; a session's prompts never compact.
             | AgentEvent::CompactionFinished { .. }
+            // ACP has no sandbox status or hook decisions; what a block or a hook refused
+            // shows in the call's failed `tool_call_update` (its `ToolResult`).
+            | AgentEvent::SandboxReport(_)
+            | AgentEvent::HookDecided { .. }
+            | AgentEvent::ToolBlocked { .. }
             // A fatal error and the end of the run are the prompt's response (the turn's
             // outcome, see the handlers); recoverable errors are only logged.
             | AgentEvent::Error { .. }

@@ -1,6 +1,6 @@
 //! Responses API request wire types and the transcript mapping.
 
-use agent_core::{ContentBlock, ProviderRequest, Role, ToolSpec};
+use agent_core::{ContentBlock, OutputSchema, ProviderRequest, Role, ToolSpec};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -23,6 +23,37 @@ pub(crate) struct ResponsesRequest {
     pub(crate) reasoning: Option<ReasoningParam>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) text: Option<TextParam>,
+}
+
+/// `text: {"format": {"type": "json_schema", name, schema, strict}}`: structured output.
+#[derive(Debug, Serialize, PartialEq)]
+pub(crate) struct TextParam {
+    pub(crate) format: TextFormat,
+}
+
+/// A `json_schema` text format.
+#[derive(Debug, Serialize, PartialEq)]
+pub(crate) struct TextFormat {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) name: String,
+    pub(crate) schema: Value,
+    pub(crate) strict: bool,
+}
+
+impl From<&OutputSchema> for TextParam {
+    fn from(schema: &OutputSchema) -> Self {
+        Self {
+            format: TextFormat {
+                kind: "json_schema",
+                name: schema.name.clone(),
+                schema: schema.schema.clone(),
+                strict: schema.strict,
+            },
+        }
+    }
 }
 
 /// `reasoning`.

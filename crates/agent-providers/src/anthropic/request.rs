@@ -1,6 +1,6 @@
 //! Messages API request wire types and the transcript mapping.
 
-use agent_core::{ContentBlock, ProviderRequest, Role, ToolSpec};
+use agent_core::{ContentBlock, OutputSchema, ProviderRequest, Role, ToolSpec};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -16,9 +16,35 @@ pub(crate) struct MessagesRequest {
     pub(crate) messages: Vec<WireMessage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) tools: Vec<WireTool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_choice: Option<ToolChoice>,
     pub(crate) stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) output_config: Option<OutputConfig>,
+}
+
+/// `tool_choice`.
+#[derive(Debug, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum ToolChoice {
+    /// The model must call one of the tools.
+    Any {
+        /// At most one tool call per turn.
+        disable_parallel_tool_use: bool,
+    },
+    /// The model must call the named tool.
+    Tool {
+        /// Tool name.
+        name: String,
+    },
+}
+
+/// `output_config`: how much effort the model spends on its answer.
+#[derive(Debug, Serialize, PartialEq)]
+pub(crate) struct OutputConfig {
+    pub(crate) effort: &'static str,
 }
 
 /// `{"type": "ephemeral"}`: a prompt-cache breakpoint.
@@ -142,6 +168,20 @@ pub(crate) struct WireTool {
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) input_schema: Value,
+}
+
+impl WireTool {
+    /// The tool whose input is the structured answer: named after the schema, with the
+    /// schema as its input schema.
+    pub(crate) fn answer(schema: &OutputSchema) -> Self {
+        Self {
+            name: schema.name.clone(),
+            description: "Give the final answer: call this tool exactly once, with the answer \
+                          as its input, matching the input schema."
+                .to_string(),
+            input_schema: schema.schema.clone(),
+        }
+    }
 }
 
 impl From<&ToolSpec> for WireTool {

@@ -1,6 +1,6 @@
 //! Chat Completions request wire types and the transcript mapping.
 
-use agent_core::{ContentBlock, Message, ProviderRequest, Role, ToolSpec};
+use agent_core::{ContentBlock, Message, OutputSchema, ProviderRequest, Role, ToolSpec};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -22,6 +22,38 @@ pub(crate) struct ChatRequest {
     pub(crate) max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) reasoning_effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) response_format: Option<ResponseFormat>,
+}
+
+/// `response_format: {"type": "json_schema", "json_schema": {name, schema, strict}}`:
+/// structured output.
+#[derive(Debug, Serialize, PartialEq)]
+pub(crate) struct ResponseFormat {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) json_schema: JsonSchemaFormat,
+}
+
+/// The schema of a `json_schema` response format.
+#[derive(Debug, Serialize, PartialEq)]
+pub(crate) struct JsonSchemaFormat {
+    pub(crate) name: String,
+    pub(crate) schema: Value,
+    pub(crate) strict: bool,
+}
+
+impl From<&OutputSchema> for ResponseFormat {
+    fn from(schema: &OutputSchema) -> Self {
+        Self {
+            kind: "json_schema",
+            json_schema: JsonSchemaFormat {
+                name: schema.name.clone(),
+                schema: schema.schema.clone(),
+                strict: schema.strict,
+            },
+        }
+    }
 }
 
 /// `stream_options`.

@@ -1,0 +1,90 @@
+//! Test doubles for the workspace's tests (`publish = false`, a dev-dependency only).
+//!
+//! - [`MockModel`]: a mock model HTTP server (real HTTP/1.1, on hyper) on 127.0.0.1, port 0.
+//!   It streams server-sent events as each vendor does ([`sse::chat`], [`sse::responses`],
+//!   [`sse::anthropic`], or a recorded stream from [`fixtures`]), one chunk per frame; it
+//!   answers from a [`Script`] (a sequence, routes chosen by what a request contains, or a
+//!   function of the request), and records every request (method, path, headers, body) for
+//!   assertions.
+//! - [`FaultServer`]: the one raw-TCP server, for what an HTTP server will not do on
+//!   purpose: a reset or a cut after content, a truncated frame, a stall past the idle
+//!   timeout, an empty body, silence before the response head, 429 with `retry-after`,
+//!   5xx, a proxy echoing the request head, and a flood that shows backpressure. Same
+//!   [`Script`]s, same recorded [`Request`]s.
+//!
+//! Both run on a thread of their own with their own runtime: they serve synchronous tests
+//! (which spawn a binary) and `#[tokio::test]`s alike, and dropping them closes every
+//! connection. Waits for requests take a timeout ([`MockModel::wait_for_requests`], and a
+//! `_blocking` form for synchronous tests).
+//!
+//! Why not `wiremock` or `httpmock`: both send a reply body in one piece, so they cannot
+//! stream a vendor's events frame by frame, stall or cut a stream; their async start also
+//! does not fit the synchronous tests that drive the front-end binaries. One small server
+//! over hyper (already in the tree through `reqwest`) covers the plain replies as well, so
+//! tests have one API to learn.
+//!
+//! ```
+//! use std::io::{Read, Write};
+//! use std::time::Duration;
+//! use test_support::{sse, FaultServer, Fault, MockModel, Reply, Script};
+//!
+//! // The first request that names `case-429` is rate limited, later ones get text; every
+//! // other request gets the same text.
+//! let server = MockModel::start(
+//!     Script::new()
+//!         .route(
+//!             |r| r.contains("case-429"),
+//!             [
+//!                 Reply::error(429, "rate_limit_error", "slow down").header("retry-after", "1"),
+//!                 Reply::sse(sse::chat::text("fine")),
+//!             ],
+//!         )
+//!         .fallback([Reply::sse(sse::chat::text("Hello from the mock."))]),
+//! );
+//!
+//! // Any HTTP client works; a provider would be pointed at `server.v1()`.
+//! let body = r#"{"model":"gpt-test","messages":[{"role":"user","content":"case-429"}]}"#;
+//! let mut socket = std::net::TcpStream::connect(server.addr()).unwrap();
+//! write!(
+//!     socket,
+//!     "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer sk-test\r\n\
+//!      content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+//!     body.len()
+//! )
+//! .unwrap();
+//! let mut answer = String::new();
+//! socket.read_to_string(&mut answer).unwrap();
+//! assert!(answer.starts_with("HTTP/1.1 429"));
+//! assert!(answer.contains("retry-after: 1"));
+//!
+//! let requests = server
+//!     .wait_for_requests_blocking(1, Duration::from_secs(10))
+//!     .unwrap();
+//! assert_eq!(requests[0].path, "/v1/chat/completions");
+//! assert_eq!(requests[0].header("authorization"), Some("Bearer sk-test"));
+//! assert_eq!(requests[0].json()["model"], "gpt-test");
+//!
+//! // Faults: a stream reset after its first words, then a 503.
+//! let faults = FaultServer::start([
+//!     Fault::sse_then(sse::chat::Stream::new().text("partial").done(), test_support::End::Reset),
+//!     Fault::status(503),
+//! ]);
+//! # let _ = faults.v1();
+//! ```
+
+#![warn(missing_docs)]
+
+mod background;
+pub mod fault;
+pub mod fixtures;
+pub mod mock;
+mod request;
+mod script;
+pub mod sse;
+
+pub use background::refused_url;
+pub use fault::{End, Fault, FaultServer};
+pub use mock::{MockModel, Reply};
+pub use request::Request;
+pub use script::{Script, Timeout};
+pub use sse::Sse;

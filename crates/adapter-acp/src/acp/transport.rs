@@ -34,7 +34,7 @@ use agent_client_protocol::{
 };
 use agent_host::backpressure::OutputGate;
 use agent_host::lines::{LineError, LineReader};
-use agent_host::output::{line_writer, Closed, Encode, LineSender, LineWriter};
+use agent_host::output::{line_writer, Closed, Encode, Frames, LineSender, LineWriter};
 use futures::channel::{mpsc, oneshot};
 use futures::future::{self, Either};
 use futures::{FutureExt, Stream, StreamExt};
@@ -103,6 +103,15 @@ impl Outbox {
                     OutboxError::Serialize(err.to_string())
                 }
             })
+    }
+
+    /// Queues the lines of `frames` (whole JSON-RPC messages) as one message, and clears
+    /// `frames`; returns how many lines were queued. They are counted on the gate from now
+    /// until written.
+    pub fn send_frames(&self, frames: &mut Frames) -> Result<usize, OutboxError> {
+        self.sender
+            .send_frames(frames)
+            .map_err(|Closed| OutboxError::Closed)
     }
 
     /// The gate the writer counts on.

@@ -130,8 +130,8 @@ fn error_kind(code: ErrorCode) -> (&'static str, &'static str) {
 /// The events of one batch (the agent events already waiting when the turn took them, up
 /// to the session's [`TurnObserver::flush`] before its next wait) share the timestamp
 /// taken at the batch's first event: they are mapped within microseconds. Each event is
-/// appended with [`EventLog::append_held`], so a sink that batches may hold it until that
-/// flush (the server's sink writes each line into the writer's queue at once).
+/// appended with [`EventLog::append_held`]: the server's sink holds the batch's lines and
+/// hands them to the writer as one message at that flush.
 pub struct ZcodeTurn {
     log: Arc<ZLog>,
     session_id: SharedStr,
@@ -143,6 +143,9 @@ pub struct ZcodeTurn {
     denied: HashSet<String>,
     text: String,
     gate: Option<Arc<agent_host::backpressure::OutputGate>>,
+    /// Events appended since the last flush (an estimate from above of what the log's sink
+    /// holds: another append may have flushed them already).
+    held: usize,
 }
 
 impl ZcodeTurn {
@@ -159,6 +162,7 @@ impl ZcodeTurn {
             denied: HashSet::new(),
             text: String::new(),
             gate: None,
+            held: 0,
         }
     }
 
@@ -181,6 +185,7 @@ impl ZcodeTurn {
         };
         let timestamp = *self.timestamp.get_or_insert_with(now_ms);
         let session_id = self.session_id.clone();
+        self.held += 1;
         self.log.append_held(|seq| SessionEvent {
             event_id: event_id(),
             session_id,
@@ -423,7 +428,12 @@ impl TurnObserver for ZcodeTurn {
 
     fn flush(&mut self) {
         self.timestamp = None;
+        self.held = 0;
         self.log.flush();
+    }
+
+    fn held(&self) -> usize {
+        self.held
     }
 
     fn started(&mut self, _session: &Session, turn: &TurnInfo) {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use agent_host::backpressure::OutputGate;
 use agent_host::lines::{LineError, LineReader};
-use agent_host::output::{line_writer, Closed, LineSender};
+use agent_host::output::{line_writer, Closed, Frames, LineSender, MAX_BATCH_BYTES};
 use agent_host::session::{new_id, AgentFactory, FileStore, SessionManager};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -178,10 +178,14 @@ impl Outbox {
 }
 
 /// The live sink of a session's event log: serialises each event straight into its
-/// `session/event` line in the writer's queue (typed, no `Value`), where the gate counts it
-/// at once, so a turn's per-event gate check sees it.
+/// `session/event` line (typed, no `Value`) and holds the lines until the log is flushed
+/// (the turn flushes before every wait, after taking the events already waiting), then
+/// hands them to the writer as one message; early when [`MAX_BATCH_BYTES`] are gathered.
+/// The turn counts what it holds against the gate's limit
+/// ([`TurnObserver::held`](agent_host::session::TurnObserver::held)).
 pub(crate) struct EventLines {
     sender: LineSender,
+    frames: Frames,
 }
 
 impl EventLines {
@@ -189,28 +193,28 @@ impl EventLines {
     pub(crate) fn new(out: &Outbox) -> Self {
         Self {
             sender: out.sender.clone(),
+            frames: Frames::new(),
         }
     }
 }
 
 impl LogSink<SessionEvent> for EventLines {
     fn push(&mut self, event: &SessionEvent) {
-        let written = self.sender.write_lines(|buf| {
-            let start = buf.len();
-            match serde_json::to_writer(&mut *buf, &EventNotification::new(event)) {
-                Ok(()) => {
-                    buf.push(b'\n');
-                    1
-                }
-                Err(err) => {
-                    buf.truncate(start);
-                    tracing::error!(error = %err, "cannot serialise an event");
-                    0
-                }
-            }
-        });
-        if let Err(Closed) = written {
-            tracing::debug!("output closed; dropping an event");
+        let line = self
+            .frames
+            .push_with(|buf| serde_json::to_writer(buf, &EventNotification::new(event)));
+        if let Err(err) = line {
+            tracing::error!(error = %err, "cannot serialise an event");
+        }
+        if self.frames.len_bytes() >= MAX_BATCH_BYTES {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Err(Closed) = self.sender.send_frames(&mut self.frames) {
+            tracing::debug!("output closed; dropping events");
+            self.frames.clear();
         }
     }
 }
@@ -253,8 +257,9 @@ mod tests {
         log.subscribe(None, |_, _| out.send(&note(0)));
         log.append_held(event);
         log.append_held(event);
-        assert_eq!(gate.queued(), 3, "event lines count on the gate at once");
+        assert_eq!(gate.queued(), 1, "held event lines are not queued yet");
         log.flush();
+        assert_eq!(gate.queued(), 3, "one flush hands both over");
         // A reply after the events, then events appended from elsewhere.
         out.send(&note(3));
         log.append(event);

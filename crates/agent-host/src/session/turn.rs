@@ -36,6 +36,13 @@ pub trait TurnObserver: Send + 'static {
     /// output is batched only across events that were already waiting, never delayed.
     /// The default does nothing (an observer that sends every frame at once).
     fn flush(&mut self) {}
+    /// How many messages the observer holds back (not yet handed to the output, so not
+    /// yet counted on the [`output_gate`](Self::output_gate)): the turn counts them against
+    /// the gate's limit too, so holding never lets the output outgrow the limit. An
+    /// estimate from above is fine (it only flushes sooner). The default: none.
+    fn held(&self) -> usize {
+        0
+    }
     /// The gate of the front end's output: the turn takes its next event only when the
     /// gate is [ready](OutputGate::ready), so a slow client stalls the turn instead of
     /// growing the output queue. `None` (the default): no backpressure.
@@ -147,9 +154,13 @@ impl Session {
             }
             for event in batch.drain(..) {
                 // The gate bounds the output per event, also inside a batch: a turn goes on
-                // only while fewer than the limit are queued (a lock-free check; it waits,
-                // after handing over what it holds, only when the queue is full).
-                if let Some(gate) = gate.as_ref().filter(|g| !g.has_room()) {
+                // only while fewer than the limit are queued or held by the observer (a
+                // lock-free check; it waits, after handing over what it holds, only when
+                // the queue is full).
+                if let Some(gate) = gate
+                    .as_ref()
+                    .filter(|g| !g.has_room() || g.queued() + observer.held() >= g.limit())
+                {
                     observer.flush();
                     gate.ready().await;
                 }

@@ -37,6 +37,7 @@ use agent_client_protocol::{
     V1,
 };
 use agent_host::backpressure::OutputGate;
+use agent_host::output::Frames;
 use agent_host::session::{AgentFactory, FileStore, ManagerError, SessionManager};
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -125,7 +126,7 @@ pub(crate) struct Shared {
     /// The gate turns wait on (none: they never wait).
     gate: Option<Arc<OutputGate>>,
     /// Where updates go when not through the SDK.
-    outbox: Option<Outbox>,
+    pub(crate) outbox: Option<Outbox>,
     /// Per session with a running prompt: whether the client cancelled it.
     cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
     pub(crate) announced: Announced,
@@ -152,6 +153,21 @@ struct UpdateLine<'a> {
     jsonrpc: &'static str,
     method: &'static str,
     params: &'a SessionNotification,
+}
+
+/// Appends one `session/update` for `session_id` to `frames`, as the SDK writes it.
+pub(crate) fn hold_update(frames: &mut Frames, session_id: &SessionId, update: SessionUpdate) {
+    let notification = SessionNotification::new(session_id.clone(), update);
+    let line = UpdateLine {
+        jsonrpc: "2.0",
+        method: UPDATE_METHOD,
+        params: &notification,
+    };
+    if let Err(err) = frames.push(&line) {
+        // Not reachable for the schema's types; dropped like the SDK drops a notification
+        // it cannot serialise.
+        tracing::error!(error = %err, "cannot serialise a session/update; dropped");
+    }
 }
 
 /// Sends one `session/update` for `session_id`: into the transport's queue when there is an

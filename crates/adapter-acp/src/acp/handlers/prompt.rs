@@ -11,12 +11,13 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error, Responder, V1};
 use agent_core::{AgentEvent, RunKind};
 use agent_host::backpressure::OutputGate;
+use agent_host::output::Frames;
 use agent_host::session::{Session, SessionMode, TurnInfo, TurnObserver, TurnOutcome};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::sessions::active;
-use super::{internal, invalid_params, invalid_request, notify, Shared};
+use super::{hold_update, internal, invalid_params, invalid_request, notify, Shared};
 use crate::acp::mapping::{self, TurnEnd, TurnMapper};
 
 /// The turn's usage, as `_meta.usage` of the prompt's response.
@@ -130,6 +131,7 @@ pub(super) fn start_prompt(
         mode: meta.mode,
         cancelled: cancelled.clone(),
         reply: reply.clone(),
+        frames: Frames::new(),
     };
     {
         // Registered before the turn starts so a quick cancel is never lost.
@@ -161,6 +163,20 @@ struct AcpTurn {
     mode: SessionMode,
     cancelled: Arc<AtomicBool>,
     reply: ReplySlot,
+    /// The updates of the events already waiting, held (with an outbox) until the session
+    /// flushes before its next wait, then queued as one message.
+    frames: Frames,
+}
+
+impl AcpTurn {
+    /// One update of the turn: held for the next flush with an outbox, else sent through
+    /// the SDK.
+    fn send(&mut self, update: SessionUpdate) {
+        match &self.shared.outbox {
+            Some(_) => hold_update(&mut self.frames, &self.sid, update),
+            None => notify(&self.shared, &self.cx, &self.sid, update),
+        }
+    }
 }
 
 impl TurnObserver for AcpTurn {
@@ -168,25 +184,44 @@ impl TurnObserver for AcpTurn {
         self.shared.output_gate()
     }
 
+    fn flush(&mut self) {
+        if let Some(outbox) = &self.shared.outbox {
+            if let Err(err) = outbox.send_frames(&mut self.frames) {
+                tracing::debug!(session = %self.session_id, error = %err, "cannot send session/update");
+                self.frames.clear();
+            }
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.frames.lines()
+    }
+
     fn started(&mut self, _session: &Session, _turn: &TurnInfo) {}
 
     fn event(&mut self, session: &Session, _turn: &TurnInfo, event: &AgentEvent) {
-        let (shared, cx, sid) = (&self.shared, &self.cx, &self.sid);
-        self.mapper
-            .map_each(event, |update| notify(shared, cx, sid, update));
+        let (mapper, frames, sid) = (&mut self.mapper, &mut self.frames, &self.sid);
+        match &self.shared.outbox {
+            Some(_) => mapper.map_each(event, |update| hold_update(frames, sid, update)),
+            None => {
+                let (shared, cx) = (&self.shared, &self.cx);
+                mapper.map_each(event, |update| notify(shared, cx, sid, update))
+            }
+        };
         match event {
-            AgentEvent::ToolCall { id, .. } => self.shared.announced.add(&self.session_id, id),
+            AgentEvent::ToolCall { id, .. } => {
+                // The call's `tool_call` goes out before any permission request for it.
+                self.flush();
+                self.shared.announced.add(&self.session_id, id);
+            }
             AgentEvent::ToolResult { .. } => {
                 // A tool (exit_plan_mode) may have changed the mode.
                 let mode = session.meta().mode;
                 if mode != self.mode {
                     self.mode = mode;
-                    notify(
-                        &self.shared,
-                        &self.cx,
-                        &self.sid,
-                        SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str())),
-                    );
+                    self.send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                        mode.as_str(),
+                    )));
                 }
             }
             _ => {}
@@ -194,6 +229,8 @@ impl TurnObserver for AcpTurn {
     }
 
     fn finished(&mut self, _session: &Session, turn: &TurnInfo, outcome: &TurnOutcome) {
+        // Every update of the turn goes out before its answer.
+        self.flush();
         self.shared.cancels().remove(&self.session_id);
         self.shared.announced.forget_session(&self.session_id);
         if turn.kind != RunKind::Prompt {

@@ -84,10 +84,12 @@ impl AcpAgent {
 
     /// Writes `session/update` notifications into the line transport's output queue
     /// ([`LineTransport::update_outbox`](super::transport::LineTransport::update_outbox))
-    /// instead of handing them to the SDK: serialised once on the turn's task, in order
-    /// with everything the SDK writes (a reply sent after them is written after them), and
-    /// counted on the transport's gate at once, so a turn waits for a slow client. Without
-    /// it, they go through the SDK's `send_notification`.
+    /// instead of handing them to the SDK: serialised once on the turn's task, the updates
+    /// of the events already waiting queued as one message when the turn flushes (before
+    /// it waits, announces a tool call or answers), in order with everything the SDK
+    /// writes (a reply sent after them is written after them), and counted against the
+    /// transport's gate, so a turn waits for a slow client. Without it, they go through
+    /// the SDK's `send_notification`.
     pub fn with_update_outbox(mut self, outbox: Outbox) -> Self {
         self.outbox = Some(outbox);
         self

@@ -1,12 +1,16 @@
 //! ZCode app-server JSON-RPC (`app-server --stdio`) and Agent Client Protocol (`acp`) front
-//! ends, both views of [`agent_core::AgentEvent`].
+//! ends, both views of [`agent_core::AgentEvent`], over agent-host's session host
+//! ([`agent_host::session`]: many sessions per process, one turn at a time, approver
+//! bridging to the client, on-disk persistence) and its line I/O.
 //!
-//! The protocol-independent parts live at the top level so every front end shares them:
-//! [`session`] (many sessions per process, one turn at a time, approver bridging to the
-//! client), [`store`] (on-disk persistence), [`eventlog`] (per-session seq'd event log with
-//! replay), [`config`] (how a session's agent is built) and [`tools`] (the session-bound
-//! tools that ask the user through the client). [`zcode`] is the ZCode app-server front end;
-//! [`acp`] the Agent Client Protocol front end.
+//! Each protocol keeps only its own parts:
+//! - [`zcode`]: `wire` (serde types), `mapping` (a turn's events → `session/event`),
+//!   `snapshot` and `eventlog` (ZCode's projection and seq'd event log), `handlers` (the
+//!   dispatcher) and `server` (the stdio loop).
+//! - [`acp`]: `mapping` (a turn's events → `session/update`, history, tool calls),
+//!   `handlers` (the SDK's agent builder and the methods) and `transport` (lines ⇄ the
+//!   SDK's frames, knowing no method names).
+//! - [`coverage`]: how each mapping accounts for every `AgentEvent` variant.
 //!
 //! # The binary
 //!
@@ -27,28 +31,52 @@
 //! stored under [`default_data_dir`]. stdout carries protocol lines only; logs go to
 //! stderr (`ADAPTER_ACP_LOG=debug` for more).
 //!
-//! Input lines are at most 16 MiB ([`lines::MAX_LINE_ENV`] changes it) and JSON at most
+//! Input lines are at most 16 MiB ([`MAX_LINE_ENV`] changes it) and JSON at most
 //! 128 levels deep; longer, deeper, non-UTF-8 or malformed lines are answered with the
 //! protocol's error and the process keeps serving. Stdin EOF, SIGTERM/SIGINT and a closed
 //! stdout all stop running turns (killing their tool process groups) and exit 0. Output is
-//! back-pressured ([`backpressure`]): a client that stops reading stalls the turn.
+//! back-pressured ([`OutputGate`](agent_host::backpressure::OutputGate)): a client that
+//! stops reading stalls the turn.
 
 #![warn(missing_docs)]
 
 pub mod acp;
-pub mod backpressure;
-pub mod config;
-pub mod eventlog;
-pub mod lines;
-pub mod session;
-pub mod store;
-pub mod tools;
+pub mod coverage;
 pub mod zcode;
+
+/// How a session's agent is built (the session host's
+/// [`factory`](agent_host::session::factory), under the path benches and tools know).
+pub mod config {
+    pub use agent_host::session::factory::{canonical_tool_name, AgentFactory, FactoryError};
+}
+
+/// The output gate (agent-host's, under the path benches and tools know).
+pub mod backpressure {
+    pub use agent_host::backpressure::{OutputGate, DEFAULT_OUTPUT_LIMIT};
+}
 
 use std::path::PathBuf;
 
 /// Environment variable naming the data directory (sessions are stored under it).
 pub const DATA_DIR_ENV: &str = "ADAPTER_ACP_DATA_DIR";
+
+/// Environment variable overriding the longest input line accepted (a positive byte count;
+/// default [`MAX_LINE_BYTES`](agent_host::lines::MAX_LINE_BYTES), 16 MiB).
+pub const MAX_LINE_ENV: &str = "ADAPTER_ACP_MAX_LINE_BYTES";
+
+/// Nesting depth of JSON input that serde_json accepts (its recursion limit); deeper input
+/// is a parse error.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// The line limit in effect: [`MAX_LINE_ENV`] when it holds a positive number, else
+/// [`MAX_LINE_BYTES`](agent_host::lines::MAX_LINE_BYTES).
+pub fn max_line_bytes() -> usize {
+    std::env::var(MAX_LINE_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(agent_host::lines::MAX_LINE_BYTES)
+}
 
 /// The default data directory: `$ADAPTER_ACP_DATA_DIR`, else
 /// `$ZCODE_DATA_BASE_DIR/.zcode/adapter-acp` (set by ZCode hosts), else

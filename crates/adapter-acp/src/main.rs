@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use adapter_acp::acp::{transport, AcpAgent, AcpOptions};
-use adapter_acp::backpressure::OutputGate;
-use adapter_acp::config::AgentFactory;
-use adapter_acp::lines::{max_line_bytes, termination_signal, UntilStopped};
+use adapter_acp::max_line_bytes;
 use adapter_acp::zcode::{serve, ServerOptions};
 use agent_client_protocol::ConnectTo;
-use agent_providers::{ProviderConfig, ProviderId};
+use agent_host::backpressure::OutputGate;
+use agent_host::cli::{ProviderArgs, ProviderEnv};
+use agent_host::lines::{termination_signal, UntilStopped};
+use agent_host::session::AgentFactory;
 use clap::{Args, Parser, Subcommand};
-use secrecy::SecretString;
 
 #[derive(Parser)]
 #[command(
@@ -50,26 +50,6 @@ struct AcpArgs {
     provider: ProviderArgs,
 }
 
-/// Model provider selection, shared by every front end.
-#[derive(Args)]
-struct ProviderArgs {
-    /// Provider: openai, openai-responses, anthropic or scripted (the offline demo).
-    #[arg(long, env = "ADAPTER_ACP_PROVIDER", default_value = "scripted")]
-    provider: String,
-    /// Model id (default: the provider's default).
-    #[arg(long, env = "ADAPTER_ACP_MODEL")]
-    model: Option<String>,
-    /// API base URL.
-    #[arg(long, env = "ADAPTER_ACP_BASE_URL")]
-    base_url: Option<String>,
-    /// API key (default: the provider's standard environment variable).
-    #[arg(long, hide_env_values = true)]
-    api_key: Option<String>,
-    /// Script file for the scripted provider (default: the built-in demo).
-    #[arg(long, env = "ADAPTER_ACP_SCRIPT")]
-    script: Option<PathBuf>,
-}
-
 #[derive(Args)]
 struct AppServerArgs {
     /// Use stdin/stdout (the only transport; accepted for compatibility).
@@ -87,16 +67,19 @@ struct AppServerArgs {
     provider: ProviderArgs,
 }
 
-impl ProviderArgs {
-    fn config(self) -> Result<ProviderConfig, String> {
-        let id: ProviderId = self.provider.parse().map_err(|e| format!("{e}"))?;
-        let mut config = ProviderConfig::new(id);
-        config.model = self.model;
-        config.base_url = self.base_url;
-        config.api_key = self.api_key.map(SecretString::from);
-        config.script = self.script;
-        Ok(config)
-    }
+/// The variables of this binary that set the provider flags it leaves out.
+const PROVIDER_ENV: ProviderEnv = ProviderEnv {
+    provider: Some("ADAPTER_ACP_PROVIDER"),
+    model: Some("ADAPTER_ACP_MODEL"),
+    base_url: Some("ADAPTER_ACP_BASE_URL"),
+    script: Some("ADAPTER_ACP_SCRIPT"),
+};
+
+fn factory(provider: &ProviderArgs, disallowed: &[String]) -> Result<AgentFactory, String> {
+    let config = provider
+        .config_from_env(&PROVIDER_ENV)
+        .map_err(|e| format!("{e}"))?;
+    Ok(AgentFactory::new(config).disallowed_tools(split_names(disallowed)))
 }
 
 fn init_logging() {
@@ -121,8 +104,7 @@ fn split_names(lists: &[String]) -> Vec<String> {
 }
 
 async fn acp(args: AcpArgs) -> Result<(), String> {
-    let config = args.provider.config()?;
-    let factory = AgentFactory::new(config).disallowed_tools(split_names(&args.disallowed_tools));
+    let factory = factory(&args.provider, &args.disallowed_tools)?;
     // A provider that cannot be built is reported now and, as a JSON-RPC error, on
     // session/new.
     if let Err(err) = factory.provider() {
@@ -158,8 +140,7 @@ fn is_broken_pipe(message: &str) -> bool {
 
 async fn app_server(args: AppServerArgs) -> Result<(), String> {
     let _ = args.stdio;
-    let config = args.provider.config()?;
-    let factory = AgentFactory::new(config).disallowed_tools(split_names(&args.disallowed_tools));
+    let factory = factory(&args.provider, &args.disallowed_tools)?;
     // A provider that cannot be built (e.g. no API key) is reported on stderr now and to
     // the client, in the protocol's own form, on session/create.
     if let Err(err) = factory.provider() {

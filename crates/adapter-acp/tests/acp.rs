@@ -279,3 +279,92 @@ async fn prompt_with_permission_cancel_and_bad_input() {
 
     assert!(acp.shutdown().await, "clean exit at end of input");
 }
+
+#[tokio::test]
+async fn requests_pipelined_behind_initialize_are_served_in_order() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("ws");
+    let script = write_script(root.path(), json!([{"steps": [{"text": "Hi."}]}]));
+    let mut acp = Acp::spawn(&script, &root.path().join("data"));
+
+    // A request before initialize is still refused, with its own id.
+    let early = acp.request("session/list", json!({})).await;
+    let early = acp.reply(early).await;
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    assert!(
+        early["error"]["data"]
+            .as_str()
+            .is_some_and(|d| d.contains("initialization must complete")),
+        "{early}"
+    );
+
+    // initialize, then three requests written before its response can have arrived.
+    let init = acp
+        .request(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await;
+    let new = acp
+        .request("session/new", json!({"cwd": ws, "mcpServers": []}))
+        .await;
+    let list = acp.request("session/list", json!({})).await;
+    let unknown = acp.request("session/frobnicate", json!({})).await;
+    let mut order = Vec::new();
+    for _ in 0..4 {
+        let reply = acp
+            .next_matching(|m| m.get("method").is_none() && m["id"].is_i64())
+            .await;
+        order.push(reply["id"].as_i64().expect("id"));
+        match reply["id"].as_i64() {
+            Some(id) if id == init => assert_eq!(reply["result"]["protocolVersion"], 1),
+            Some(id) if id == new => {
+                assert!(reply["result"]["sessionId"].is_string(), "{reply}")
+            }
+            Some(id) if id == list => {
+                assert_eq!(
+                    reply["result"]["sessions"].as_array().map(Vec::len),
+                    Some(1)
+                )
+            }
+            _ => assert_eq!(reply["error"]["code"], -32601, "{reply}"),
+        }
+    }
+    assert_eq!(order, [init, new, list, unknown], "answered in order");
+    assert!(acp.shutdown().await, "clean exit at end of input");
+}
+
+#[tokio::test]
+async fn a_request_whose_params_are_not_an_object_is_answered_with_its_own_id() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let script = write_script(root.path(), json!([{"steps": [{"text": "Hi."}]}]));
+    let mut acp = Acp::spawn(&script, &root.path().join("data"));
+    acp.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    )
+    .await;
+    for (id, params) in [
+        (json!(41), json!(5)),
+        (json!("str-id"), json!("text")),
+        (json!(43), json!(true)),
+    ] {
+        acp.send(json!({"id": id, "method": "session/new", "params": params}))
+            .await;
+        let reply = acp
+            .next_matching(|m| m.get("error").is_some() && !m["id"].is_null())
+            .await;
+        assert_eq!(reply["id"], id, "{reply}");
+        assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    }
+    // An id that cannot be read is still answered with null.
+    acp.send(json!({"id": {"nested": true}, "method": "session/new", "params": 5}))
+        .await;
+    let reply = acp.next_matching(|m| m.get("error").is_some()).await;
+    assert!(reply["id"].is_null(), "{reply}");
+    // And the agent keeps serving.
+    let listed = acp.call("session/list", json!({})).await;
+    assert!(listed["sessions"].is_array());
+    assert!(acp.shutdown().await, "clean exit at end of input");
+}

@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use adapter_acp::config::AgentFactory;
 use adapter_acp::zcode::{serve, ServerOptions};
+use agent_host::session::AgentFactory;
 use agent_providers::{ProviderConfig, ProviderId};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};

@@ -75,6 +75,9 @@ pub const NOT_SHOWN: &[&str] = &[
     "sandbox_report",
     "hook_decided",
     "tool_blocked",
+    "subagent_started",
+    "subagent",
+    "subagent_finished",
     "context_usage",
     "compaction_started",
 ];

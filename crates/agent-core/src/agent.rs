@@ -327,6 +327,7 @@ impl AgentBuilder {
                 ctx,
                 sandbox: AgentSandbox::new(self.sandbox, self.sandbox_support),
                 hooks: crate::hooks::AgentHooks::new(self.hooks),
+                subagent: None,
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
                     messages: self.messages,
@@ -469,6 +470,8 @@ impl Agent {
             } else {
                 body(inner.clone(), em.clone()).await
             };
+            // Background sub-agents do not outlive the run that started them.
+            em.scope.close().await;
             let usage = {
                 let mut state = inner.state();
                 state.busy = false;
@@ -739,7 +742,7 @@ impl Agent {
     /// A new agent with the same configuration and a copy of the transcript, recording to
     /// no session; its usage starts at zero.
     pub fn fork(&self) -> Agent {
-        self.fork_inner(None)
+        self.fork_inner(None, None)
     }
 
     /// Like [`Agent::fork`], recording the copied transcript to a new session `id` in `store`.
@@ -749,7 +752,7 @@ impl Agent {
         id: impl Into<String>,
     ) -> Result<Agent, SessionError> {
         let id = id.into();
-        let forked = self.fork_inner(Some((store.clone(), id.clone())));
+        let forked = self.fork_inner(Some((store.clone(), id.clone())), None);
         let messages = forked.messages();
         store
             .append(&id, &SessionRecord::Replaced { messages })
@@ -761,9 +764,37 @@ impl Agent {
         Ok(forked)
     }
 
-    fn fork_inner(&self, session: Option<(Arc<dyn SessionStore>, String)>) -> Agent {
+    /// A copy of this agent recording to `session`. For a sub-agent (`child`), the copy
+    /// takes its parent's approver, permission mode, standing grants, hooks and sandbox,
+    /// and starts with no plan.
+    pub(crate) fn fork_inner(
+        &self,
+        session: Option<(Arc<dyn SessionStore>, String)>,
+        child: Option<(&Inner, Arc<crate::subagent::SubagentInfo>)>,
+    ) -> Agent {
         let inner = &self.inner;
+        // Read the parent first: it may be this very agent (its lock is not reentrant).
+        let from_parent = child.as_ref().map(|(parent, info)| {
+            let state = parent.state();
+            let approver = state
+                .approver
+                .clone()
+                .map(|a| crate::subagent::child_approver(a, info.clone()));
+            (approver, state.mode, state.granted.clone())
+        });
         let state = inner.state();
+        let (approver, mode, granted) = match from_parent {
+            Some(inherited) => inherited,
+            None => (state.approver.clone(), state.mode, state.granted.clone()),
+        };
+        let (sandbox, hooks, plan) = match &child {
+            Some((parent, _)) => (parent.sandbox.inherit(), parent.hooks.fork(), Vec::new()),
+            None => (inner.sandbox.fork(), inner.hooks.fork(), state.plan.clone()),
+        };
+        let subagent = match child {
+            Some((_, info)) => Some(info),
+            None => inner.subagent.clone(),
+        };
         Agent {
             inner: Arc::new(Inner {
                 provider: inner.provider.clone(),
@@ -775,23 +806,24 @@ impl Agent {
                 compact_keep_tail: inner.compact_keep_tail,
                 session,
                 ctx: inner.ctx.clone(),
-                sandbox: inner.sandbox.fork(),
-                hooks: inner.hooks.fork(),
+                sandbox,
+                hooks,
+                subagent,
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
                     messages: state.messages.clone(),
                     system: state.system.clone(),
-                    approver: state.approver.clone(),
+                    approver,
                     model: state.model.clone(),
                     reasoning: state.reasoning,
-                    mode: state.mode,
+                    mode,
                     usage: Usage::default(),
                     busy: false,
                     queued: 0,
                     active: None,
                     steering: Vec::new(),
-                    granted: state.granted.clone(),
-                    plan: state.plan.clone(),
+                    granted,
+                    plan,
                     ctx: state.ctx.clone(),
                 }),
             }),

@@ -7,12 +7,24 @@ use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
 use crate::message::Message;
+use crate::subagent::RunScope;
 
 /// What travels on a run's event channel: one event, or a burst the loop had ready at once.
 #[derive(Debug)]
 pub(crate) enum Batch {
     One(AgentEvent),
     Many(Vec<AgentEvent>),
+}
+
+impl Batch {
+    /// `events` as one batch; `None` when there are none.
+    pub(crate) fn of(mut events: Vec<AgentEvent>) -> Option<Self> {
+        match events.len() {
+            0 => None,
+            1 => events.pop().map(Batch::One),
+            _ => Some(Batch::Many(events)),
+        }
+    }
 }
 
 /// Most events a burst carries: bounds what a slow reader can have queued (the channel holds
@@ -26,6 +38,30 @@ pub(crate) struct Emitter {
     pub(crate) cancel: CancellationToken,
     /// The messages this run added to the transcript, for [`crate::Run::finish`].
     pub(crate) log: MessageLog,
+    /// The background sub-agents this run started, stopped when it ends.
+    pub(crate) scope: Arc<RunScope>,
+}
+
+/// An [`Emitter`] that does not keep the run's stream open: what a tool call's
+/// [`crate::subagent::ParentRun`] holds, since a tool may keep its context past the run.
+#[derive(Clone)]
+pub(crate) struct WeakEmitter {
+    tx: mpsc::WeakSender<Batch>,
+    pub(crate) cancel: CancellationToken,
+    log: MessageLog,
+    pub(crate) scope: Arc<RunScope>,
+}
+
+impl WeakEmitter {
+    /// The emitter, while the run's stream is open.
+    pub(crate) fn upgrade(&self) -> Option<Emitter> {
+        Some(Emitter {
+            tx: self.tx.upgrade()?,
+            cancel: self.cancel.clone(),
+            log: self.log.clone(),
+            scope: self.scope.clone(),
+        })
+    }
 }
 
 /// The messages one run added to the transcript, shared by the loop and the `Run`.
@@ -37,6 +73,16 @@ impl Emitter {
             tx,
             cancel,
             log: MessageLog::default(),
+            scope: Arc::default(),
+        }
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakEmitter {
+        WeakEmitter {
+            tx: self.tx.downgrade(),
+            cancel: self.cancel.clone(),
+            log: self.log.clone(),
+            scope: self.scope.clone(),
         }
     }
 

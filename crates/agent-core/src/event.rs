@@ -35,10 +35,15 @@
 //!     [HookDecided{before_tool}…]        deny / ask / rewrite / halt / failed
 //!     [PermissionRequested] [PermissionDecided]
 //!     [ToolExecutionStarted ToolProgress* [PlanUpdated]]
+//!                                        a call that runs a sub-agent (a `Task` call, an
+//!                                        `Agent::as_tool` tool) adds, amid its progress:
+//!                                        SubagentStarted Subagent* SubagentFinished
+//!                                        (background: SubagentStarted only)
 //!     [ToolBlocked]                      the sandbox refused something the call did
 //!     [HookDecided{after_tool}…]         only when the tool ran
 //!     ToolResult
 //! [Error]
+//! [SubagentFinished…]                    background sub-agents still running, stopped
 //! RunFinished{status}
 //! ```
 //!
@@ -64,6 +69,36 @@
 //! `Error{compaction}` and the run goes on; an overflow compaction that fails ends the run
 //! (`Error{compaction}`, `RunFinished{error}`), and so does a second overflow of the same
 //! call (`TurnEnded{error}`, `Error{provider}`, `RunFinished{error}`).
+//!
+//! # Sub-agents
+//!
+//! A tool call may run a child agent ([`crate::subagent`]): the `Task` tool of
+//! `agent-specialists`, or a tool made with [`crate::Agent::as_tool`]. The child's own run
+//! follows this same grammar (from its `RunStarted` to its `RunFinished`), except that its
+//! `user_prompt` and `stop` hook points are `subagent_start` and `subagent_stop`. Each of
+//! its events reaches the parent's stream wrapped as [`AgentEvent::Subagent`], which names
+//! the child (`task_id`, `name`) and the parent's call that runs it (`call_id`); a
+//! grandchild's events are wrapped twice. Inside the running call they read:
+//!
+//! ```text
+//! ToolExecutionStarted{Task}
+//!   SubagentStarted{task_id}             once the child exists (not when it was refused)
+//!   Subagent{task_id, event}*            the child's run, in its own order
+//!   SubagentFinished{task_id, status, usage}
+//! ToolResult{Task}                       the child's answer, or its failure as an error
+//! ```
+//!
+//! A child that runs in the background (`Task` with `run_in_background`) reports
+//! `SubagentStarted{background}` inside the launching call; its `Subagent` events and its
+//! `SubagentFinished` come after that call's `ToolResult`, between any two events of the
+//! parent, and before the parent's `RunFinished`: when the parent's run ends (or is
+//! aborted) its background children still running are stopped and report
+//! `SubagentFinished{aborted}` first.
+//!
+//! Usage: every model call of a child is a wrapped `Usage` event whose `cumulative` is the
+//! child's own total; the same tokens are added to the parent's total, so the parent's next
+//! `Usage{cumulative}` (and [`crate::Agent::state`]) includes its children, and
+//! `SubagentFinished.usage` is the child's total (its own children included).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -460,6 +495,63 @@ pub enum AgentEvent {
         /// True when the run goes on despite it.
         recoverable: bool,
     },
+    /// A sub-agent (a child agent run by a tool call: `Task`, or [`crate::Agent::as_tool`])
+    /// started; see [Sub-agents](crate::event#sub-agents) for where its events go.
+    SubagentStarted {
+        /// The child's id; also its session id when it records to the parent's store.
+        task_id: String,
+        /// The sub-agent's name (the specialist, or the `as_tool` tool name).
+        name: String,
+        /// The parent's tool call that started it.
+        call_id: String,
+        /// The caller's short label for the task.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        /// The model the child calls.
+        model: String,
+        /// The child runs in the background: the launching call returned at once.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        background: bool,
+        /// The parent's session id, when the child records its transcript to the parent's
+        /// session store (under `task_id`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_session_id: Option<String>,
+        /// How deep the child is nested: 1 for a child of a top-level agent.
+        depth: u32,
+    },
+    /// One event of a running sub-agent, wrapped with its origin.
+    Subagent {
+        /// The child's id (as in [`AgentEvent::SubagentStarted`]).
+        task_id: String,
+        /// The sub-agent's name.
+        name: String,
+        /// The parent's tool call that started it.
+        call_id: String,
+        /// The child's event.
+        event: Box<AgentEvent>,
+    },
+    /// A sub-agent's run ended.
+    SubagentFinished {
+        /// The child's id.
+        task_id: String,
+        /// The sub-agent's name.
+        name: String,
+        /// The parent's tool call that started it.
+        call_id: String,
+        /// How its run ended.
+        status: RunStatus,
+        /// Its final answer, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        final_text: Option<String>,
+        /// What ended it, when `status` is `error`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// Token usage and cost of the child (with its own children's); already part of
+        /// the parent's cumulative usage.
+        usage: Usage,
+        /// Wall time of the child's run in milliseconds.
+        duration_ms: u64,
+    },
     /// The run is over; always the last event of a run, exactly once.
     RunFinished {
         /// How it ended.
@@ -474,5 +566,15 @@ impl AgentEvent {
     /// True for the run's last event.
     pub fn is_terminal(&self) -> bool {
         matches!(self, Self::RunFinished { .. })
+    }
+
+    /// The event itself, or for a [`AgentEvent::Subagent`] the innermost wrapped event
+    /// (a grandchild's events are wrapped twice).
+    pub fn innermost(&self) -> &AgentEvent {
+        let mut event = self;
+        while let Self::Subagent { event: inner, .. } = event {
+            event = inner;
+        }
+        event
     }
 }

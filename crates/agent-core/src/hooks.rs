@@ -32,8 +32,15 @@
 //!   and [`crate::Agent::session_end`]. Context from `session_start` is queued like
 //!   steering text and lands before the next model call.
 //! - `pre_compact`: at the start of [`crate::Agent::compact`].
-//! - `subagent_start` / `subagent_stop`: reserved. When sub-agents exist they get methods
-//!   here with defaults that change nothing, so existing implementations keep compiling.
+//! - `subagent_start` / `subagent_stop`: a sub-agent's run ([`crate::subagent`]) has
+//!   these in place of `user_prompt` and `stop`, with [`HookContext::subagent`] naming the
+//!   child. A child inherits its parent's hooks, so the same hooks see the child's tool
+//!   calls (`before_tool` / `after_tool`, with the child's call ids). `subagent_start` runs
+//!   when the child's run begins, before its prompt's first model call; context it adds is
+//!   added after the prompt, as `user_prompt` context is. `subagent_stop` runs when the
+//!   child answered and would end; a continuation makes the child go on, counted against
+//!   the same per-run limit as `stop`. Their decisions are reported in the child's run,
+//!   which the parent's stream carries wrapped.
 //!
 //! # Several hooks
 //!
@@ -46,9 +53,9 @@
 //! - `after_tool`: every hook runs on the result as the earlier ones left it; appends
 //!   accumulate and a replacement replaces what there was. A `Halt` stops the chain.
 //! - `user_prompt`: the first block wins; context from every hook before it is kept.
-//! - `stop`: the first `Continue` wins.
-//! - `session_start`: every hook runs; context accumulates. `session_end` and
-//!   `pre_compact`: every hook runs.
+//! - `stop` and `subagent_stop`: the first `Continue` wins.
+//! - `session_start` and `subagent_start`: every hook runs; context accumulates.
+//!   `session_end` and `pre_compact`: every hook runs.
 //!
 //! # Reporting
 //!
@@ -74,6 +81,7 @@ use crate::inner::Inner;
 use crate::message::{ContentBlock, Message, ToolCall};
 use crate::permission::{PermissionAction, PermissionMode, Verdict};
 use crate::secrets::scrub_known_values;
+use crate::subagent::SubagentInfo;
 use crate::tool::ToolOutput;
 
 /// Default number of times per run a [`Hooks::stop`] hook may make the model go on.
@@ -97,6 +105,10 @@ pub enum HookEvent {
     SessionEnd,
     /// Before a compaction.
     PreCompact,
+    /// When a sub-agent's run begins (in place of `user_prompt`).
+    SubagentStart,
+    /// When a sub-agent answered and its run would end (in place of `stop`).
+    SubagentStop,
 }
 
 impl HookEvent {
@@ -110,6 +122,8 @@ impl HookEvent {
             Self::SessionStart => "session_start",
             Self::SessionEnd => "session_end",
             Self::PreCompact => "pre_compact",
+            Self::SubagentStart => "subagent_start",
+            Self::SubagentStop => "subagent_stop",
         }
     }
 }
@@ -385,6 +399,8 @@ pub struct HookContext {
     pub event: HookEvent,
     /// The tool call, for tool events.
     pub call_id: Option<String>,
+    /// When the agent is a sub-agent: which one, and where it was started from.
+    pub subagent: Option<SubagentInfo>,
     reports: Mutex<Vec<HookReport>>,
 }
 
@@ -399,8 +415,15 @@ impl HookContext {
             model: String::new(),
             event,
             call_id: None,
+            subagent: None,
             reports: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same context for a sub-agent.
+    pub fn with_subagent(mut self, subagent: SubagentInfo) -> Self {
+        self.subagent = Some(subagent);
+        self
     }
 
     /// The same context with no reports, for asking one member of a list.
@@ -413,6 +436,7 @@ impl HookContext {
             model: self.model.clone(),
             event: self.event,
             call_id: self.call_id.clone(),
+            subagent: self.subagent.clone(),
             reports: Mutex::new(Vec::new()),
         }
     }
@@ -545,6 +569,21 @@ pub trait Hooks: Send + Sync + 'static {
     /// Before a compaction. Advisory.
     async fn pre_compact(&self, ctx: &HookContext, trigger: CompactTrigger) {
         let _ = (ctx, trigger);
+    }
+
+    /// When a sub-agent's run begins, before its first model call ([`HookContext::subagent`]
+    /// names it); `prompt` is the child's prompt text. Runs in place of
+    /// [`Hooks::user_prompt`] for a sub-agent; its context is added after the prompt.
+    async fn subagent_start(&self, ctx: &HookContext, prompt: &str) -> StartDecision {
+        let _ = (ctx, prompt);
+        StartDecision::Keep
+    }
+
+    /// When a sub-agent answered and its run would end; runs in place of [`Hooks::stop`]
+    /// for a sub-agent. A continuation makes the child go on.
+    async fn subagent_stop(&self, ctx: &HookContext, stop: &StopRequest) -> StopDecision {
+        let _ = (ctx, stop);
+        StopDecision::Accept
     }
 }
 
@@ -744,6 +783,45 @@ impl Hooks for HookList {
         StopDecision::Accept
     }
 
+    async fn subagent_start(&self, ctx: &HookContext, prompt: &str) -> StartDecision {
+        let mut context = Vec::new();
+        for member in &self.members {
+            let sub = ctx.fork();
+            let decision = member.subagent_start(&sub, prompt).await;
+            let answer = match &decision {
+                StartDecision::Keep => None,
+                StartDecision::AddContext { text } => {
+                    Some((HookOutcome::AddContext, Some(text.clone())))
+                }
+            };
+            ctx.absorb(member.as_ref(), sub, answer);
+            if let StartDecision::AddContext { text } = decision {
+                context.push(text);
+            }
+        }
+        join_context(context).map_or(StartDecision::Keep, |text| StartDecision::AddContext {
+            text,
+        })
+    }
+
+    async fn subagent_stop(&self, ctx: &HookContext, stop: &StopRequest) -> StopDecision {
+        for member in &self.members {
+            let sub = ctx.fork();
+            let decision = member.subagent_stop(&sub, stop).await;
+            let answer = match &decision {
+                StopDecision::Accept => None,
+                StopDecision::Continue { reason } => {
+                    Some((HookOutcome::Continue, Some(reason.clone())))
+                }
+            };
+            ctx.absorb(member.as_ref(), sub, answer);
+            if let StopDecision::Continue { .. } = decision {
+                return decision;
+            }
+        }
+        StopDecision::Accept
+    }
+
     async fn session_start(&self, ctx: &HookContext, source: SessionSource) -> StartDecision {
         let mut context = Vec::new();
         for member in &self.members {
@@ -867,6 +945,7 @@ pub(crate) fn context(inner: &Inner, event: HookEvent, call_id: Option<String>) 
         model,
         event,
         call_id,
+        subagent: inner.subagent.as_deref().cloned(),
         reports: Mutex::new(Vec::new()),
     }
 }
@@ -1030,8 +1109,19 @@ pub(crate) async fn user_prompt(inner: &Inner, em: &Emitter, prompt: &Message) -
     let Some(hooks) = inner.hooks.active() else {
         return UserPrompt::Proceed(None);
     };
-    let ctx = context(inner, HookEvent::UserPrompt, None);
     let text = prompt.text();
+    if inner.subagent.is_some() {
+        let ctx = context(inner, HookEvent::SubagentStart, None);
+        let Some(decision) = unless_aborted(em, hooks.subagent_start(&ctx, &text)).await else {
+            return UserPrompt::Stop;
+        };
+        emit_reports(em, &ctx).await;
+        return match decision {
+            StartDecision::Keep => UserPrompt::Proceed(None),
+            StartDecision::AddContext { text } => UserPrompt::Proceed(Some(scrub(&text))),
+        };
+    }
+    let ctx = context(inner, HookEvent::UserPrompt, None);
     let Some(decision) = unless_aborted(em, hooks.user_prompt(&ctx, &text)).await else {
         return UserPrompt::Stop;
     };
@@ -1052,12 +1142,22 @@ pub(crate) async fn stop(
     continuations: &mut u32,
 ) -> Option<String> {
     let hooks = inner.hooks.active()?;
-    let ctx = context(inner, HookEvent::Stop, None);
     let request = StopRequest {
         final_text: final_text.map(str::to_string),
         continuations: *continuations,
     };
-    let decision = unless_aborted(em, hooks.stop(&ctx, &request)).await?;
+    let (ctx, decision) = match inner.subagent.is_some() {
+        true => {
+            let ctx = context(inner, HookEvent::SubagentStop, None);
+            let decision = unless_aborted(em, hooks.subagent_stop(&ctx, &request)).await?;
+            (ctx, decision)
+        }
+        false => {
+            let ctx = context(inner, HookEvent::Stop, None);
+            let decision = unless_aborted(em, hooks.stop(&ctx, &request)).await?;
+            (ctx, decision)
+        }
+    };
     let StopDecision::Continue { reason } = decision else {
         emit_reports(em, &ctx).await;
         return None;

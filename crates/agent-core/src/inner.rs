@@ -31,6 +31,8 @@ pub(crate) struct Inner {
     pub(crate) sandbox: crate::sandbox::AgentSandbox,
     /// Lifecycle hooks (none: nothing is consulted).
     pub(crate) hooks: crate::hooks::AgentHooks,
+    /// Set when this agent is a sub-agent: which one, and where it was started from.
+    pub(crate) subagent: Option<Arc<crate::subagent::SubagentInfo>>,
     /// Context settings fixed at build time: summary prompt, tool-output budget, spill dir.
     pub(crate) ctx: Arc<crate::context::ContextSettings>,
     /// Serialises runs: a second prompt waits here, in FIFO order.

@@ -68,7 +68,8 @@
 //! ```
 //!
 //! A caller that only wants the answer uses [`Agent::run`] (or [`Run::finish`]); one that
-//! wants typed data uses [`Agent::prompt_as`].
+//! wants typed data uses [`Agent::prompt_as`]. An agent can delegate to another as a
+//! sub-agent ([`Agent::as_tool`], [`subagent`]).
 
 #![warn(missing_docs)]
 
@@ -92,6 +93,7 @@ pub mod secrets;
 pub mod session;
 pub mod spill;
 mod structured;
+pub mod subagent;
 pub mod telemetry;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
@@ -136,6 +138,10 @@ pub use secrets::register_secret;
 pub use session::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
 pub use spill::OutputBudget;
 pub use structured::{parse_answer, OutputSpec};
+pub use subagent::{
+    new_task_id, AgentTool, BackgroundChild, ChildSnapshot, ParentRun, SubagentError, SubagentInfo,
+    SubagentOutcome, SubagentRequest, MAX_SUBAGENT_DEPTH,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     Permission, PlanItem, PlanStatus, PlanUpdate, Progress, ProgressReceiver, ProgressSink,

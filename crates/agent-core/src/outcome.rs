@@ -16,7 +16,7 @@ pub struct RunOutcome {
     pub status: RunStatus,
     /// The final answer text (of the last assistant message with text), if any.
     pub text: Option<String>,
-    /// Token usage and cost of the run's model calls.
+    /// Token usage and cost of the run's model calls, its sub-agents' included.
     pub usage: Usage,
     /// The messages the run added to the transcript, in order (the prompt, the assistant's
     /// messages, tool results, and the agent's own notes such as a recovery prompt).
@@ -126,6 +126,12 @@ impl Run {
             for event in events.drain(..) {
                 match event {
                     AgentEvent::Usage { turn, .. } => usage += &turn,
+                    // A sub-agent's model calls count too (its usage is the parent's).
+                    AgentEvent::Subagent { .. } => {
+                        if let AgentEvent::Usage { turn, .. } = event.innermost() {
+                            usage += turn;
+                        }
+                    }
                     AgentEvent::Error {
                         code,
                         message,

@@ -432,6 +432,19 @@ pub enum Approval {
 pub trait Approver: Send + Sync + 'static {
     /// Decides one request.
     async fn approve(&self, request: ApprovalRequest) -> Approval;
+
+    /// Decides one request of a sub-agent's call ([`crate::subagent`]): a child asks its
+    /// parent's approver through this, with `subagent` naming the child (the request's
+    /// `call_id` is the child's own call id). The default asks [`Approver::approve`]; a
+    /// host that shows where a request comes from overrides it.
+    async fn approve_subagent(
+        &self,
+        subagent: &crate::subagent::SubagentInfo,
+        request: ApprovalRequest,
+    ) -> Approval {
+        let _ = subagent;
+        self.approve(request).await
+    }
 }
 
 #[cfg(test)]

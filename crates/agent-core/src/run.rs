@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
-use crate::emit::{Burst, Emitter};
+use crate::emit::{Batch, Burst, Emitter};
 use crate::event::{
     AgentEvent, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunStatus, StopReason,
     ToolStatus,
@@ -776,18 +776,21 @@ async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<Stri
 struct Running {
     handle: JoinHandle<(Result<ToolOutput, crate::tool::ToolError>, Duration)>,
     progress: ProgressReceiver,
+    /// The events of sub-agents the call runs, and the signal that its result went out.
+    link: crate::subagent::CallLink,
     span: tracing::Span,
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
         self.handle.abort();
+        self.link.released.cancel();
     }
 }
 
 /// Runs `batch` concurrently and reports each call in order. Returns false if aborted.
 async fn execute(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     em: &Emitter,
     batch: Vec<Ready>,
     results: &mut Vec<ContentBlock>,
@@ -800,12 +803,15 @@ async fn execute(
         .iter()
         .map(|ready| {
             let (sink, progress) = ProgressSink::channel();
+            let (parent, link) =
+                crate::subagent::ParentRun::for_call(inner.clone(), em, &ready.call.id);
             let ctx = ToolContext {
                 call_id: ready.call.id.clone(),
                 cwd: inner.cwd.clone(),
                 cancel: tool_cancel.clone(),
                 progress: sink,
                 sandbox: inner.sandbox.context(&inner.tools, ready.escalation),
+                parent: Some(parent),
             };
             let tool = ready.tool.clone();
             let args = ready.call.args.clone();
@@ -819,6 +825,7 @@ async fn execute(
             Running {
                 handle,
                 progress,
+                link,
                 span,
             }
         })
@@ -849,6 +856,9 @@ async fn execute(
             name: call.name.clone(),
         })
         .await;
+        // After an abort, the tool gets a moment to wind down on its own (a sub-agent
+        // reports its end meanwhile); then it is dropped.
+        let mut grace: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
         let outcome = loop {
             tokio::select! {
                 biased;
@@ -859,11 +869,16 @@ async fn execute(
                         text: progress.text,
                     }).await;
                 }
-                joined = &mut run.handle => break Some(joined),
-                _ = em.cancel.cancelled() => {
-                    // Give the tool a moment to wind down on its own, then drop it.
-                    break tokio::time::timeout(TOOL_CANCEL_GRACE, &mut run.handle).await.ok();
+                Some(events) = run.link.events.recv() => {
+                    if let Some(batch) = Batch::of(events) {
+                        em.send(batch).await;
+                    }
                 }
+                joined = &mut run.handle => break Some(joined),
+                _ = em.cancel.cancelled(), if grace.is_none() => {
+                    grace = Some(Box::pin(tokio::time::sleep(TOOL_CANCEL_GRACE)));
+                }
+                Some(()) = futures::future::OptionFuture::from(grace.as_mut()) => break None,
             }
         };
         while let Ok(progress) = run.progress.try_recv() {
@@ -873,6 +888,11 @@ async fn execute(
                 text: progress.text,
             })
             .await;
+        }
+        while let Ok(events) = run.link.events.try_recv() {
+            if let Some(batch) = Batch::of(events) {
+                em.send(batch).await;
+            }
         }
         let (mut output, elapsed) = match outcome {
             Some(Ok((Ok(output), elapsed))) => (output, elapsed),
@@ -932,6 +952,8 @@ async fn execute(
             duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
         })
         .await;
+        // Background sub-agents the call started report from here on.
+        run.link.released.cancel();
         results.push(ContentBlock::ToolResult {
             call_id: call.id,
             is_error: output.is_error,

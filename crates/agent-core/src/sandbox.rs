@@ -615,6 +615,14 @@ impl AgentSandbox {
         }
     }
 
+    /// A copy for a sub-agent: the parent's policy and kernel view, which the parent
+    /// already reported.
+    pub(crate) fn inherit(&self) -> Self {
+        let child = self.fork();
+        child.state().reported = true;
+        child
+    }
+
     fn state(&self) -> MutexGuard<'_, SandboxState> {
         // Nothing panics while holding this lock; recover the data if that ever changes.
         self.state.lock().unwrap_or_else(|e| e.into_inner())

@@ -13,6 +13,7 @@ pub use crate::permission::{Permission, SideEffect};
 pub use crate::progress::{ProgressReceiver, ProgressSink};
 use crate::provider::ToolSpec;
 use crate::sandbox::{SandboxContext, SandboxEscalation, SandboxSupport};
+use crate::subagent::ParentRun;
 
 /// Status of one plan item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -78,6 +79,9 @@ pub struct ToolContext {
     pub progress: ProgressSink,
     /// The OS sandbox for the processes this call starts.
     pub sandbox: SandboxContext,
+    /// The agent run that made the call, for tools that run a sub-agent
+    /// ([`crate::Agent::run_as_child`]); `None` outside the agent loop.
+    pub parent: Option<ParentRun>,
 }
 
 impl ToolContext {
@@ -90,6 +94,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             progress: ProgressSink::discard(),
             sandbox: SandboxContext::default(),
+            parent: None,
         }
     }
 

@@ -26,4 +26,5 @@ pub mod driver;
 pub mod fs;
 pub mod lines;
 pub mod output;
+pub mod session;
 pub mod text;

@@ -29,6 +29,7 @@ fn ctx(ws: &Path) -> (ToolContext, ProgressReceiver, CancellationToken) {
         cancel: cancel.clone(),
         progress: sink,
         sandbox: Default::default(),
+        ..ToolContext::new(ws)
     };
     (ctx, rx, cancel)
 }

@@ -14,7 +14,7 @@
 //!   response's `_meta.usage`; `usage_update` notifications report the context in use.
 //! - `session/cancel` aborts the running turn (streaming, tools and an open permission
 //!   request, which is withdrawn with `$/cancel_request`); the prompt answers `cancelled`.
-//! - `session/set_mode` takes one of [`agent::MODES`]: `build` (default: asks before every
+//! - `session/set_mode` takes one of [`handlers::MODES`]: `build` (default: asks before every
 //!   call with side effects), `edit`, `auto`, `plan`, `yolo` — the ZCode front end's modes —
 //!   or the aliases `default`/`ask`, `acceptEdits`, `unsafe`/`bypassPermissions`.
 //! - Prompt-gated tool calls send `session/request_permission` with the options
@@ -22,8 +22,13 @@
 //!   allow once / allow always / deny. Plan approval (`exit_plan_mode`) and `ask_user`
 //!   questions are put to the client the same way, one request per question.
 
-pub mod agent;
+//!
+//! Layout: [`mapping`] (pure: events, history, tool calls in ACP form), [`handlers`] (the
+//! SDK's agent builder and the methods, over agent-host's session host) and [`transport`]
+//! (lines ⇄ the SDK's frames, with one ordered output queue; it knows no method names).
+
+pub mod handlers;
 pub mod mapping;
 pub mod transport;
 
-pub use agent::{AcpAgent, AcpOptions};
+pub use handlers::{AcpAgent, AcpOptions};

@@ -1,52 +1,55 @@
 //! The ACP line transport: a [`ConnectTo`] endpoint of the official SDK built on its
-//! frame-level [`Channel`], with our own bounded line reader and a batching line writer.
+//! frame-level [`Channel`], with agent-host's bounded line reader and its batching line
+//! writer. It carries frames and knows no method names.
 //!
-//! The SDK's stock stdio transport ends the whole connection on a line that is not UTF-8
-//! and buffers lines of any length. This one answers such lines itself, in JSON-RPC's
+//! Input: the SDK's stock stdio transport ends the whole connection on a line that is not
+//! UTF-8 and buffers lines of any length. This one answers such lines itself, in JSON-RPC's
 //! form (`-32700` for non-UTF-8, `-32600` for a line over the limit, `id: null`), and keeps
-//! serving; every other line is parsed with the SDK's own
-//! [`TransportFrame::parse_json`] (which answers bad JSON with `-32700` and
-//! non-JSON-RPC values with `-32600`).
+//! serving; every other line is parsed with the SDK's own [`TransportFrame::parse_json`]
+//! (which answers bad JSON with `-32700` and non-JSON-RPC values with `-32600`). A request
+//! that is invalid only in its shape (say `"params": 5`) but whose `id` can be read is
+//! answered here with that id, as JSON-RPC 2.0 asks (the SDK would say `id: null`).
 //!
-//! Output: the SDK hands us [`TransportFrame`]s; the writer serialises every frame that is
-//! already waiting into one reused buffer (up to [`MAX_BATCH_BYTES`]) and writes it with one
-//! `write_all` + one `flush`. A lone frame is written and flushed before the writer waits
-//! for the next one, so nothing ever waits on a timer. Frames are written in the order the
-//! SDK sent them (one queue, one writer), so a `session/prompt` reply still follows every
-//! `session/update` sent before it. Written `session/update` notifications are counted on
-//! the [`OutputGate`] (known from the frame, no scan of the text), so turns wait for a slow
-//! client: memory stays bounded when the client stops reading.
-//!
-//! Compared with the SDK's [`Lines`](agent_client_protocol::Lines) transport this saves, per
-//! message, a deep clone of the message (the SDK's serialiser wraps a clone), a `String`
-//! per line, a task wake-up of the SDK's transport actor and one write + flush per line.
+//! Output: one [`LineWriter`] with one ordered queue. The
+//! SDK's frames are forwarded into it as they arrive (serialised by the writer without the
+//! SDK's deep copy of each message, byte-identical to the SDK's own lines), and the agent
+//! writes lines into the same queue through the [`Outbox`] (its `session/update`
+//! notifications, serialised once on the turn's task). The output is the order of the
+//! queue: whatever the agent hands to the SDK after it wrote a line (a `session/prompt`
+//! reply after its turn's updates, the `session/load` reply after the replayed history, a
+//! permission request after its `tool_call`) reaches the queue after that line. The writer's
+//! flush policy is agent-host's: everything waiting in one write and one flush, a lone line
+//! flushed before the writer waits. Every queued message is counted on the
+//! [`OutputGate`] until written, so turns wait for a slow client.
 
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::task::Poll;
 
-use agent_client_protocol::v1::schema::{JsonRpcMessage, SessionNotification};
+use agent_client_protocol::v1::schema::JsonRpcMessage;
 use agent_client_protocol::{
     Channel, ConnectTo, ConnectionDriver, Error, RawJsonRpcError, RawJsonRpcId, RawJsonRpcMessage,
     RawJsonRpcParams, RawJsonRpcResponse, Role, TransportFrame,
 };
+use agent_host::backpressure::OutputGate;
+use agent_host::lines::{LineError, LineReader};
+use agent_host::output::{line_writer, Closed, Encode, Frames, LineSender, LineWriter};
 use futures::channel::{mpsc, oneshot};
 use futures::future::{self, Either};
-use futures::task::AtomicWaker;
 use futures::{FutureExt, Stream, StreamExt};
-use serde::Serialize;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::backpressure::OutputGate;
-use crate::lines::{Line, LineReader};
+/// A frame of the SDK for the writer, which serialises it as the SDK would.
+#[derive(Debug)]
+pub struct SdkFrame(pub TransportFrame);
 
-/// The method of the notifications counted on the [`OutputGate`].
-const UPDATE_METHOD: &str = "session/update";
-
-/// The most bytes the writer gathers before it writes; a burst larger than this is written
-/// in several writes (each of them flushed).
-pub const MAX_BATCH_BYTES: usize = 64 * 1024;
+impl Encode for SdkFrame {
+    fn encode(self, buf: &mut Vec<u8>) {
+        encode(&self.0, buf);
+    }
+}
 
 /// The line transport of `adapter-acp acp`: lines of at most `limit` bytes from an input,
 /// batched lines to an output. Connect an agent to it with [`ConnectTo::connect_to`].
@@ -55,12 +58,12 @@ pub struct LineTransport<R, W> {
     input: R,
     output: W,
     limit: usize,
-    gate: Arc<OutputGate>,
-    outbox: Arc<UpdateOutbox>,
+    sender: LineSender<SdkFrame>,
+    writer: LineWriter<SdkFrame>,
 }
 
 /// A transport reading lines of at most `limit` bytes from `input` and writing lines to
-/// `output`, counting written `session/update` notifications on `gate`.
+/// `output`, counting every queued message on `gate` until it is written.
 pub fn transport<R, W>(
     input: R,
     output: W,
@@ -71,13 +74,61 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let (sender, writer) = line_writer(gate);
     LineTransport {
         input,
         output,
         limit,
-        gate,
-        outbox: Arc::new(UpdateOutbox::default()),
+        sender,
+        writer,
     }
+}
+
+/// The agent's end of the transport's one ordered output queue: lines written here go out
+/// in order with the SDK's frames (see the module docs). Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Outbox {
+    sender: LineSender<SdkFrame>,
+}
+
+impl Outbox {
+    /// Queues `message` (a whole JSON-RPC message) as one line, serialised now; it is
+    /// counted on the gate until written.
+    pub fn send<M: Serialize>(&self, message: &M) -> Result<(), OutboxError> {
+        self.sender
+            .send_json(message, None)
+            .map_err(|err| match err {
+                agent_host::output::SendJsonError::Closed(Closed) => OutboxError::Closed,
+                agent_host::output::SendJsonError::Serialize(err) => {
+                    OutboxError::Serialize(err.to_string())
+                }
+            })
+    }
+
+    /// Queues the lines of `frames` (whole JSON-RPC messages) as one message, and clears
+    /// `frames`; returns how many lines were queued. They are counted on the gate from now
+    /// until written.
+    pub fn send_frames(&self, frames: &mut Frames) -> Result<usize, OutboxError> {
+        self.sender
+            .send_frames(frames)
+            .map_err(|Closed| OutboxError::Closed)
+    }
+
+    /// The gate the writer counts on.
+    pub fn gate(&self) -> &Arc<OutputGate> {
+        self.sender.gate()
+    }
+}
+
+/// A line could not be queued on the [`Outbox`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutboxError {
+    /// The writer has ended: nothing sent now would be written.
+    #[error("the connection's output is closed")]
+    Closed,
+    /// The message could not be serialised.
+    #[error("cannot serialise a message: {0}")]
+    Serialize(String),
 }
 
 impl<R, W> LineTransport<R, W>
@@ -85,11 +136,14 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    /// The transport's [`UpdateOutbox`]: give it to the agent
+    /// The transport's [`Outbox`]: give it to the agent
     /// ([`AcpAgent::with_update_outbox`](super::AcpAgent::with_update_outbox)) so its
-    /// `session/update` notifications skip the SDK's outgoing queue.
-    pub fn update_outbox(&self) -> Arc<UpdateOutbox> {
-        self.outbox.clone()
+    /// `session/update` notifications go straight into the output queue instead of
+    /// through the SDK's.
+    pub fn update_outbox(&self) -> Outbox {
+        Outbox {
+            sender: self.sender.clone(),
+        }
     }
 
     /// The SDK's end of the transport and the driver doing its I/O.
@@ -99,24 +153,36 @@ where
         let (finish_tx, finish_rx) = oneshot::channel::<()>();
         let discard_incoming = Arc::new(AtomicBool::new(false));
         let reader = read_frames(
-            LineReader::new(BufReader::new(self.input), self.limit),
+            LineReader::with_limit(self.input, self.limit),
             incoming_tx,
-            outgoing_tx.clone(),
+            self.sender.clone(),
             discard_incoming.clone(),
         );
-        let writer = write_frames(
-            finishable(outgoing_rx, finish_rx),
-            self.outbox,
-            self.output,
-            self.gate,
-        );
+        let sender = self.sender;
+        let forward = async move {
+            let mut frames = finishable(outgoing_rx, finish_rx);
+            while let Some(frame) = frames.next().await {
+                if sender.send(SdkFrame(frame)).is_err() {
+                    break;
+                }
+            }
+            // Write what is queued, then end (the agent's outbox may still hold senders).
+            sender.finish();
+        };
+        let written = self.writer.run(self.output);
+        let output = async move {
+            match future::select(pin!(forward), pin!(written)).await {
+                Either::Left(((), written)) => written.await,
+                Either::Right((written, _)) => written,
+            }
+        };
         let driver = async move {
-            match future::select(pin!(reader), pin!(writer)).await {
+            match future::select(pin!(reader), pin!(output)).await {
                 // End of input: the SDK winds the connection down and stops sending.
-                Either::Left((Ok(()), writer)) => writer.await,
+                Either::Left((Ok(()), output)) => output.await.map_err(Error::into_internal_error),
                 Either::Left((Err(err), _)) => Err(err),
                 // All output is written; the input need not reach its end.
-                Either::Right((written, _)) => written,
+                Either::Right((written, _)) => written.map_err(Error::into_internal_error),
             }
         };
         let driver = ConnectionDriver::with_finish(driver, move || {
@@ -176,148 +242,94 @@ fn finishable(
     })
 }
 
-/// Reads lines into frames for the SDK; rejected lines are answered on `replies` (the
-/// writer's queue). Ends at the end of input.
-async fn read_frames<R: tokio::io::AsyncBufRead + Unpin>(
+/// An id JSON-RPC can answer with: a number or a string (a `null` id, or one of another
+/// type, cannot be read).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ReadableId {
+    Number(i64),
+    Str(String),
+}
+
+/// The shape of a call: an `id` and a `method` of any kind.
+#[derive(Deserialize)]
+struct CallShape {
+    id: ReadableId,
+    #[allow(dead_code)]
+    method: serde::de::IgnoredAny,
+}
+
+/// The id of a call the SDK refused as malformed, when it can be read: such a call is
+/// answered with its own id, not `null` (JSON-RPC 2.0 uses `null` only when the id cannot
+/// be determined).
+fn readable_call_id(frame: &TransportFrame) -> Option<RawJsonRpcId> {
+    let TransportFrame::Malformed { raw, error } = frame else {
+        return None;
+    };
+    // Bad JSON has no id to read.
+    if error.code == agent_client_protocol::ErrorCode::PARSE_ERROR {
+        return None;
+    }
+    match serde_json::from_str::<CallShape>(raw).ok()?.id {
+        ReadableId::Number(n) => Some(RawJsonRpcId::Number(n)),
+        ReadableId::Str(s) => Some(RawJsonRpcId::Str(s)),
+    }
+}
+
+/// Reads lines into frames for the SDK; rejected lines (and malformed calls whose id can be
+/// read) are answered on `replies` (the writer's queue). Ends at the end of input.
+async fn read_frames<R: AsyncRead + Unpin>(
     mut reader: LineReader<R>,
     to_sdk: mpsc::UnboundedSender<TransportFrame>,
-    replies: mpsc::UnboundedSender<TransportFrame>,
+    replies: LineSender<SdkFrame>,
     discard: Arc<AtomicBool>,
 ) -> agent_client_protocol::Result<()> {
-    loop {
-        let line = reader
-            .next_line()
-            .await
-            .map_err(Error::into_internal_error)?;
+    let answer = |id: RawJsonRpcId, error: Result<Error, RawJsonRpcError>| {
+        let response = match error {
+            Ok(error) => RawJsonRpcMessage::response(id, Err(error)),
+            Err(raw) => RawJsonRpcResponse::new(id, Err(Box::new(raw))).into(),
+        };
+        if replies
+            .send(SdkFrame(TransportFrame::Single(response)))
+            .is_err()
+        {
+            tracing::debug!("cannot answer a rejected line: output is closed");
+        }
+    };
+    while let Some(line) = reader.next_line().await {
         // After the finish request input is still read (so a writer blocked on a full
         // pipe never deadlocks a peer), but no longer delivered.
         let discarding = discard.load(Ordering::Acquire);
         match line {
-            Line::Eof => return Ok(()),
-            Line::Text(_) if discarding => {}
-            Line::Text(text) => to_sdk
-                .unbounded_send(TransportFrame::parse_json(&text))
-                .map_err(Error::into_internal_error)?,
-            rejected => {
-                let code = match rejected {
-                    Line::NotUtf8 => -32700,
-                    _ => -32600,
-                };
-                let message = rejected.error_message().unwrap_or_default();
-                tracing::warn!(%message, "rejected an input line");
-                if discarding {
+            Ok(_) if discarding => {}
+            Ok(text) => {
+                let frame = TransportFrame::parse_json(&text);
+                if let Some(id) = readable_call_id(&frame) {
+                    if let TransportFrame::Malformed { error, .. } = frame {
+                        tracing::debug!(?id, "answering a malformed call with its own id");
+                        answer(id, Ok(error));
+                    }
                     continue;
                 }
-                let reply = RawJsonRpcResponse::new(
-                    RawJsonRpcId::Null,
-                    Err(Box::new(RawJsonRpcError::new(code, message))),
-                );
-                if replies
-                    .unbounded_send(TransportFrame::Single(reply.into()))
-                    .is_err()
-                {
-                    tracing::debug!("cannot answer a rejected line: output is closed");
+                to_sdk
+                    .unbounded_send(frame)
+                    .map_err(Error::into_internal_error)?;
+            }
+            Err(LineError::Io(err)) => return Err(Error::into_internal_error(err)),
+            Err(rejected) => {
+                let (code, kind) = match rejected {
+                    LineError::NotUtf8 => (-32700, "Parse error"),
+                    _ => (-32600, "Invalid request"),
+                };
+                let message = format!("{kind}: {rejected}");
+                tracing::warn!(%message, "rejected an input line");
+                if !discarding {
+                    answer(RawJsonRpcId::Null, Err(RawJsonRpcError::new(code, message)));
                 }
             }
         }
     }
-}
-
-/// `session/update` notifications written by the agent straight into the writer's next
-/// batch: serialised once, from the typed [`SessionNotification`], on the sender's task,
-/// without the SDK's `serde_json::Value` round trip, its outgoing queue or a task
-/// hand-off per notification.
-///
-/// Order: the notifications of the outbox are written in the order they were sent. Each
-/// batch of the writer takes the SDK's frames already waiting *first*, then the outbox, and
-/// writes the outbox's lines *before* those frames; so every message the SDK is given after
-/// a notification was sent here (a `session/prompt` reply after its turn's updates, the
-/// `session/load` reply after the replayed history, a permission request after its
-/// `tool_call`) is written after it. (A message handed to the SDK *before* a notification
-/// may be written after it; nothing of ACP depends on that order.)
-#[derive(Debug, Default)]
-pub struct UpdateOutbox {
-    state: Mutex<OutboxState>,
-    writer: AtomicWaker,
-}
-
-#[derive(Debug, Default)]
-struct OutboxState {
-    /// Serialised lines, newline-terminated.
-    lines: Vec<u8>,
-    /// How many.
-    count: usize,
-    /// The writer is gone: nothing sent now would be written.
-    closed: bool,
-}
-
-/// The outbox's writer has ended: the notification was not sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the connection's output is closed")]
-pub struct OutboxClosed;
-
-/// A `session/update` notification as the SDK writes it.
-#[derive(Serialize)]
-struct UpdateLine<'a> {
-    jsonrpc: &'static str,
-    method: &'static str,
-    params: &'a SessionNotification,
-}
-
-impl UpdateOutbox {
-    fn state(&self) -> MutexGuard<'_, OutboxState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Queues `notification` as a `session/update` line for the writer's next batch.
-    pub fn send(&self, notification: &SessionNotification) -> Result<(), OutboxClosed> {
-        let was_empty = {
-            let mut state = self.state();
-            if state.closed {
-                return Err(OutboxClosed);
-            }
-            let start = state.lines.len();
-            let line = UpdateLine {
-                jsonrpc: "2.0",
-                method: UPDATE_METHOD,
-                params: notification,
-            };
-            if let Err(err) = serde_json::to_writer(&mut state.lines, &line) {
-                // Not reachable for the schema's types; dropped like the SDK drops a
-                // notification it cannot serialise.
-                state.lines.truncate(start);
-                tracing::error!(error = %err, "cannot serialise a session/update; dropped");
-                return Ok(());
-            }
-            state.lines.push(b'\n');
-            state.count += 1;
-            state.count == 1
-        };
-        if was_empty {
-            self.writer.wake();
-        }
-        Ok(())
-    }
-
-    fn is_empty(&self) -> bool {
-        self.state().count == 0
-    }
-
-    /// Swaps the queued lines into `buf` (which must be empty) and returns how many; closes
-    /// the outbox when `close`.
-    fn take(&self, buf: &mut Vec<u8>, close: bool) -> usize {
-        let mut state = self.state();
-        std::mem::swap(&mut state.lines, buf);
-        state.closed |= close;
-        std::mem::take(&mut state.count)
-    }
-
-    fn close(&self) {
-        let mut state = self.state();
-        state.closed = true;
-        state.lines = Vec::new();
-        state.count = 0;
-    }
+    Ok(())
 }
 
 /// A notification on the wire: `{"jsonrpc":"2.0","method":…,"params":…}`, the SDK's own
@@ -330,27 +342,22 @@ struct NotificationLine<'a> {
     params: &'a Option<RawJsonRpcParams>,
 }
 
-/// Appends `frame` as one line to `buf`; whether it is a `session/update` notification.
-/// A frame that cannot be serialised leaves `buf` as it was (a response is answered with
-/// an internal error instead, as the SDK does).
-fn encode(frame: &TransportFrame, buf: &mut Vec<u8>) -> bool {
+/// Appends `frame` as one line to `buf`. A frame that cannot be serialised leaves `buf` as
+/// it was (a response is answered with an internal error instead, as the SDK does).
+fn encode(frame: &TransportFrame, buf: &mut Vec<u8>) {
     let start = buf.len();
-    let (written, update) = match frame {
-        TransportFrame::Single(RawJsonRpcMessage::Notification(note)) => (
-            serde_json::to_writer(
-                &mut *buf,
-                &NotificationLine {
-                    jsonrpc: "2.0",
-                    method: &note.method,
-                    params: &note.params,
-                },
-            ),
-            &*note.method == UPDATE_METHOD,
+    let written = match frame {
+        TransportFrame::Single(RawJsonRpcMessage::Notification(note)) => serde_json::to_writer(
+            &mut *buf,
+            &NotificationLine {
+                jsonrpc: "2.0",
+                method: &note.method,
+                params: &note.params,
+            },
         ),
-        TransportFrame::Single(RawJsonRpcMessage::Request(request)) => (
-            serde_json::to_writer(&mut *buf, &JsonRpcMessage::wrap(request)),
-            false,
-        ),
+        TransportFrame::Single(RawJsonRpcMessage::Request(request)) => {
+            serde_json::to_writer(&mut *buf, &JsonRpcMessage::wrap(request))
+        }
         TransportFrame::Single(RawJsonRpcMessage::Response(response)) => {
             let written = serde_json::to_writer(&mut *buf, &JsonRpcMessage::wrap(response));
             if let Err(err) = &written {
@@ -361,39 +368,30 @@ fn encode(frame: &TransportFrame, buf: &mut Vec<u8>) -> bool {
                     Err(Error::internal_error()),
                 );
                 if let RawJsonRpcMessage::Response(fallback) = &fallback {
-                    return match serde_json::to_writer(&mut *buf, &JsonRpcMessage::wrap(fallback)) {
-                        Ok(()) => {
-                            buf.push(b'\n');
-                            false
-                        }
-                        Err(_) => {
-                            buf.truncate(start);
-                            false
-                        }
-                    };
+                    match serde_json::to_writer(&mut *buf, &JsonRpcMessage::wrap(fallback)) {
+                        Ok(()) => buf.push(b'\n'),
+                        Err(_) => buf.truncate(start),
+                    }
+                    return;
                 }
             }
-            (written, false)
+            written
         }
-        TransportFrame::Malformed { raw, .. } => (write_raw(raw, buf), false),
+        TransportFrame::Malformed { raw, .. } => write_raw(raw, buf),
         // A kind of frame newer than this code: the SDK's own serialisation.
         other => match other.to_json() {
-            Ok(line) => (write_raw(&line, buf), false),
+            Ok(line) => write_raw(&line, buf),
             Err(err) => {
                 tracing::error!(error = %err, "cannot serialise an outgoing frame; dropped");
-                return false;
+                return;
             }
         },
     };
     match written {
-        Ok(()) => {
-            buf.push(b'\n');
-            update
-        }
+        Ok(()) => buf.push(b'\n'),
         Err(err) => {
             buf.truncate(start);
             tracing::error!(error = %err, "cannot serialise an outgoing message; dropped");
-            false
         }
     }
 }
@@ -411,158 +409,20 @@ fn write_raw(raw: &str, buf: &mut Vec<u8>) -> serde_json::Result<()> {
     }
 }
 
-/// Writes the frames of `frames` and the lines of `outbox` until `frames` ends: every
-/// frame already waiting and every queued update go into one write and one flush; a lone
-/// line is flushed before the writer waits again. Counts written `session/update`
-/// notifications on `gate`; closes the gate when the output fails.
-async fn write_frames<W, S>(
-    mut frames: S,
-    outbox: Arc<UpdateOutbox>,
-    mut output: W,
-    gate: Arc<OutputGate>,
-) -> agent_client_protocol::Result<()>
-where
-    W: AsyncWrite + Unpin,
-    S: Stream<Item = TransportFrame> + Unpin,
-{
-    let mut buf = Vec::with_capacity(8 * 1024);
-    let mut tail = Vec::with_capacity(1024);
-    let mut ended = false;
-    while !ended {
-        // A frame, the end of the frames, or (`None`) queued updates.
-        let first = future::poll_fn(|cx| {
-            outbox.writer.register(cx.waker());
-            match frames.poll_next_unpin(cx) {
-                Poll::Ready(item) => Poll::Ready(Some(item)),
-                Poll::Pending if !outbox.is_empty() => Poll::Ready(None),
-                Poll::Pending => Poll::Pending,
-            }
-        })
-        .await;
-        tail.clear();
-        let mut updates = 0;
-        match first {
-            Some(Some(frame)) => {
-                updates += usize::from(encode(&frame, &mut tail));
-                while tail.len() < MAX_BATCH_BYTES {
-                    // Only what is already waiting: never wait for more before writing.
-                    match frames.next().now_or_never() {
-                        Some(Some(frame)) => updates += usize::from(encode(&frame, &mut tail)),
-                        Some(None) => {
-                            ended = true;
-                            break;
-                        }
-                        None => break,
-                    }
-                }
-            }
-            Some(None) => ended = true,
-            None => {}
-        }
-        // The frames were taken first: every update sent before one of them was given to
-        // the SDK is in the outbox now, and is written before it.
-        buf.clear();
-        updates += outbox.take(&mut buf, ended);
-        buf.extend_from_slice(&tail);
-        if buf.is_empty() {
-            continue;
-        }
-        if let Err(err) = write_flushed(&mut output, &buf).await {
-            // Nobody reads any more: never hold a turn back again.
-            outbox.close();
-            gate.close();
-            return Err(Error::into_internal_error(err));
-        }
-        gate.written_many(updates);
-    }
-    let closed = async {
-        output.flush().await?;
-        output.shutdown().await
-    };
-    closed.await.map_err(Error::into_internal_error)
-}
-
-/// One write of `bytes` (when there are any) and one flush.
-async fn write_flushed<W: AsyncWrite + Unpin>(output: &mut W, bytes: &[u8]) -> std::io::Result<()> {
-    if !bytes.is_empty() {
-        output.write_all(bytes).await?;
-    }
-    output.flush().await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::pin::Pin;
-    use std::sync::Mutex;
-    use std::task::Context;
     use std::time::Duration;
 
     use agent_client_protocol::RawJsonRpcNotification;
     use serde_json::{json, Value};
+    use tokio::io::AsyncReadExt;
 
     const WAIT: Duration = Duration::from_secs(10);
 
-    /// What a [`Recorder`] saw: each `poll_write`'s bytes, and the flushes after them.
-    #[derive(Debug, Default)]
-    struct Seen {
-        writes: Vec<Vec<u8>>,
-        flushes: usize,
-        /// Bytes written by the time of each flush.
-        flushed_at: Vec<usize>,
-    }
-
-    /// An output that records its writes and flushes and wakes a watcher after each flush.
-    #[derive(Clone, Default)]
-    struct Recorder {
-        seen: Arc<Mutex<Seen>>,
-        flushed: Arc<tokio::sync::Notify>,
-    }
-
-    impl Recorder {
-        fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
-            self.seen.lock().unwrap_or_else(|e| e.into_inner())
-        }
-
-        fn lines(&self) -> Vec<Value> {
-            let bytes: Vec<u8> = self.seen().writes.concat();
-            String::from_utf8(bytes)
-                .expect("utf-8")
-                .lines()
-                .map(|line| serde_json::from_str(line).expect("json line"))
-                .collect()
-        }
-    }
-
-    impl AsyncWrite for Recorder {
-        fn poll_write(
-            self: Pin<&mut Self>,
-            _: &mut Context<'_>,
-            bytes: &[u8],
-        ) -> Poll<std::io::Result<usize>> {
-            self.seen().writes.push(bytes.to_vec());
-            Poll::Ready(Ok(bytes.len()))
-        }
-
-        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-            {
-                let mut seen = self.seen();
-                seen.flushes += 1;
-                let total = seen.writes.iter().map(Vec::len).sum();
-                seen.flushed_at.push(total);
-            }
-            self.flushed.notify_one();
-            Poll::Ready(Ok(()))
-        }
-
-        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-            Poll::Ready(Ok(()))
-        }
-    }
-
     fn update(n: usize) -> TransportFrame {
         let message = RawJsonRpcMessage::notification(
-            UPDATE_METHOD.to_string(),
+            "session/update".to_string(),
             json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": format!("t{n}")}}}),
         )
         .expect("notification");
@@ -576,111 +436,19 @@ mod tests {
         ))
     }
 
-    #[tokio::test]
-    async fn a_burst_is_one_write_and_one_flush_in_order() {
-        let (tx, rx) = mpsc::unbounded();
-        for n in 0..100 {
-            tx.unbounded_send(update(n)).expect("queued");
-        }
-        tx.unbounded_send(reply(7)).expect("queued");
-        drop(tx);
-        let gate = Arc::new(OutputGate::new(1000));
-        for _ in 0..100 {
-            gate.queued_one();
-        }
-        let out = Recorder::default();
-        tokio::time::timeout(
-            WAIT,
-            write_frames(rx, Arc::default(), out.clone(), gate.clone()),
-        )
-        .await
-        .expect("written in time")
-        .expect("written");
-        {
-            let seen = out.seen();
-            assert_eq!(seen.writes.len(), 1, "one write for the burst");
-            // One flush after the burst, one when the writer ends.
-            assert_eq!(seen.flushes, 2);
-        }
-        let lines = out.lines();
-        assert_eq!(lines.len(), 101);
-        for (n, line) in lines[..100].iter().enumerate() {
-            assert_eq!(line["jsonrpc"], "2.0");
-            assert_eq!(line["method"], UPDATE_METHOD);
-            assert_eq!(line["params"]["update"]["content"]["text"], format!("t{n}"));
-        }
-        assert_eq!(lines[100]["id"], 7, "the reply comes after every update");
-        assert_eq!(lines[100]["result"]["stopReason"], "end_turn");
-        assert_eq!(gate.queued(), 0, "every written update counted");
-    }
-
-    #[tokio::test]
-    async fn a_lone_line_is_flushed_before_the_writer_waits() {
-        let (tx, rx) = mpsc::unbounded();
-        let gate = Arc::new(OutputGate::new(1000));
-        gate.queued_one();
-        let out = Recorder::default();
-        let flushed = out.flushed.clone();
-        let writer = tokio::spawn(write_frames(rx, Arc::default(), out.clone(), gate.clone()));
-        tx.unbounded_send(update(0)).expect("queued");
-        // The sender stays open: the line must still reach the output, flushed.
-        tokio::time::timeout(WAIT, flushed.notified())
+    /// Runs `writer` into a pipe until it ends; the lines written.
+    async fn written(writer: LineWriter<SdkFrame>) -> Vec<Value> {
+        let (mut client, server) = tokio::io::duplex(1 << 20);
+        let run = tokio::spawn(writer.run(server));
+        let mut text = String::new();
+        tokio::time::timeout(WAIT, client.read_to_string(&mut text))
             .await
-            .expect("flushed without more input");
-        {
-            let seen = out.seen();
-            assert_eq!(seen.writes.len(), 1);
-            assert_eq!(seen.flushed_at, vec![seen.writes[0].len()]);
-        }
-        assert_eq!(out.lines()[0]["params"]["update"]["content"]["text"], "t0");
-        tx.unbounded_send(reply(1)).expect("queued");
-        drop(tx);
-        tokio::time::timeout(WAIT, writer)
-            .await
-            .expect("ends in time")
-            .expect("join")
-            .expect("written");
-        let lines = out.lines();
-        assert_eq!(lines.len(), 2);
-        assert_eq!(lines[1]["id"], 1);
-        assert_eq!(gate.queued(), 0);
-    }
-
-    #[tokio::test]
-    async fn a_large_burst_is_split_but_kept_in_order() {
-        let (tx, rx) = mpsc::unbounded();
-        let n = 4 * MAX_BATCH_BYTES / 150;
-        for i in 0..n {
-            tx.unbounded_send(update(i)).expect("queued");
-        }
-        drop(tx);
-        let out = Recorder::default();
-        tokio::time::timeout(
-            WAIT,
-            write_frames(
-                rx,
-                Arc::default(),
-                out.clone(),
-                Arc::new(OutputGate::default()),
-            ),
-        )
-        .await
-        .expect("in time")
-        .expect("written");
-        let writes = out.seen().writes.len();
-        assert!((2..=8).contains(&writes), "{writes} writes");
-        let texts: Vec<String> = out
-            .lines()
-            .iter()
-            .map(|l| {
-                l["params"]["update"]["content"]["text"]
-                    .as_str()
-                    .expect("text")
-                    .to_string()
-            })
-            .collect();
-        let expected: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
-        assert_eq!(texts, expected);
+            .expect("read in time")
+            .expect("read");
+        run.await.expect("join").expect("written");
+        text.lines()
+            .map(|line| serde_json::from_str(line).expect("json line"))
+            .collect()
     }
 
     #[test]
@@ -703,16 +471,12 @@ mod tests {
         ];
         for frame in &frames {
             let mut ours = Vec::new();
-            let update = encode(frame, &mut ours);
+            encode(frame, &mut ours);
             let TransportFrame::Single(message) = frame else {
                 unreachable!()
             };
             let sdk = serde_json::to_string(message).expect("sdk serialises");
             assert_eq!(String::from_utf8(ours).expect("utf-8"), format!("{sdk}\n"));
-            assert_eq!(
-                update,
-                matches!(message, RawJsonRpcMessage::Notification(n) if &*n.method == UPDATE_METHOD)
-            );
         }
     }
 
@@ -723,125 +487,100 @@ mod tests {
             raw: "{\n \"a\": 1\n}".to_string(),
             error: Error::parse_error(),
         };
-        assert!(!encode(&frame, &mut buf));
+        encode(&frame, &mut buf);
         assert_eq!(buf, b"{\"a\":1}\n");
     }
 
     #[tokio::test]
-    async fn a_failed_write_closes_the_gate() {
-        struct Broken;
-        impl AsyncWrite for Broken {
-            fn poll_write(
-                self: Pin<&mut Self>,
-                _: &mut Context<'_>,
-                _: &[u8],
-            ) -> Poll<std::io::Result<usize>> {
-                Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into()))
-            }
-            fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-                Poll::Ready(Ok(()))
-            }
-            fn poll_shutdown(
-                self: Pin<&mut Self>,
-                _: &mut Context<'_>,
-            ) -> Poll<std::io::Result<()>> {
-                Poll::Ready(Ok(()))
-            }
-        }
-        let gate = Arc::new(OutputGate::new(1));
-        gate.queued_one();
-        let (tx, rx) = mpsc::unbounded();
-        tx.unbounded_send(update(0)).expect("queued");
-        let result =
-            tokio::time::timeout(WAIT, write_frames(rx, Arc::default(), Broken, gate.clone()))
-                .await
-                .expect("in time");
-        let err = result.expect_err("a broken pipe fails the writer");
-        assert!(
-            err.to_string().to_ascii_lowercase().contains("broken pipe"),
-            "{err}"
-        );
-        tokio::time::timeout(WAIT, gate.ready())
-            .await
-            .expect("a closed gate never holds a turn");
-    }
-
-    fn note(n: usize) -> SessionNotification {
-        use agent_client_protocol::v1::schema::{
-            ContentBlock, ContentChunk, SessionId, SessionUpdate, TextContent,
+    async fn outbox_lines_and_sdk_frames_keep_the_order_they_were_queued_in() {
+        let gate = Arc::new(OutputGate::new(1000));
+        let (sender, writer) = line_writer::<SdkFrame>(gate.clone());
+        let outbox = Outbox {
+            sender: sender.clone(),
         };
-        SessionNotification::new(
-            SessionId::new("s"),
-            SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(
-                TextContent::new(format!("o{n}")),
-            ))),
-        )
+        sender.send(SdkFrame(reply(1))).expect("open");
+        for n in 0..50 {
+            let line = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"n": n}});
+            outbox.send(&line).expect("open");
+        }
+        sender.send(SdkFrame(reply(2))).expect("open");
+        assert_eq!(gate.queued(), 52, "every message counted until written");
+        sender.finish();
+        let lines = written(writer).await;
+        assert_eq!(lines.len(), 52);
+        assert_eq!(lines[0]["id"], 1);
+        for (n, line) in lines[1..51].iter().enumerate() {
+            assert_eq!(line["params"]["n"], n);
+        }
+        assert_eq!(lines[51]["id"], 2, "the later reply follows the updates");
+        assert_eq!(gate.queued(), 0);
+        assert_eq!(
+            outbox.send(&json!({})),
+            Err(OutboxError::Closed),
+            "closed with the writer"
+        );
     }
 
     #[test]
-    fn outbox_lines_are_what_the_sdk_would_write() {
-        let outbox = UpdateOutbox::default();
-        let notification = note(1);
-        outbox.send(&notification).expect("open");
-        let mut buf = Vec::new();
-        assert_eq!(outbox.take(&mut buf, false), 1);
-        let sdk = RawJsonRpcMessage::notification(
-            UPDATE_METHOD.to_string(),
-            serde_json::to_value(&notification).expect("value"),
-        )
-        .expect("notification");
-        let sdk = serde_json::to_string(&sdk).expect("sdk serialises");
-        assert_eq!(String::from_utf8(buf).expect("utf-8"), format!("{sdk}\n"));
+    fn the_id_of_a_malformed_call_is_read_when_it_can_be() {
+        let id = |line: &str| readable_call_id(&TransportFrame::parse_json(line));
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":7,"method":"session/new","params":5}"#),
+            Some(RawJsonRpcId::Number(7))
+        );
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":"a","method":"x","params":"s"}"#),
+            Some(RawJsonRpcId::Str("a".into()))
+        );
+        // Valid calls are the SDK's; bad JSON, unreadable ids and notifications stay null.
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":7,"method":"x","params":{}}"#),
+            None
+        );
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":7,"method":"x","params":"#),
+            None
+        );
+        assert_eq!(id(r#"{"id":{"nested":true},"method":"x"}"#), None);
+        assert_eq!(id(r#"{"jsonrpc":"2.0","method":"x","params":5}"#), None);
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":7,"result":5,"params":5}"#),
+            None
+        );
     }
 
     #[tokio::test]
-    async fn outbox_updates_come_before_a_later_reply_and_are_counted() {
-        let (tx, rx) = mpsc::unbounded();
-        let outbox = Arc::new(UpdateOutbox::default());
-        let gate = Arc::new(OutputGate::new(1000));
-        // Updates queued, then the reply given to the SDK: both wait before the writer runs.
-        for n in 0..50 {
-            gate.queued_one();
-            outbox.send(&note(n)).expect("open");
-        }
-        tx.unbounded_send(reply(3)).expect("queued");
-        let out = Recorder::default();
-        let writer = tokio::spawn(write_frames(rx, outbox.clone(), out.clone(), gate.clone()));
-        tokio::time::timeout(WAIT, out.flushed.notified())
+    async fn a_call_with_params_that_are_not_an_object_is_answered_with_its_own_id() {
+        let mut input = br#"{"jsonrpc":"2.0","id":7,"method":"session/new","params":5}"#.to_vec();
+        input.extend_from_slice(b"\n\xff\xfe\n");
+        let (mut feed, read) = tokio::io::duplex(4096);
+        tokio::io::AsyncWriteExt::write_all(&mut feed, &input)
             .await
-            .expect("flushed");
-        assert_eq!(
-            out.seen().writes.len(),
-            1,
-            "one write for updates and reply"
-        );
-        // A lone update later is flushed before the writer waits again.
-        gate.queued_one();
-        outbox.send(&note(50)).expect("open");
-        tokio::time::timeout(WAIT, out.flushed.notified())
-            .await
-            .expect("a lone update is flushed");
-        drop(tx);
-        tokio::time::timeout(WAIT, writer)
-            .await
-            .expect("ends")
-            .expect("join")
-            .expect("written");
-        let lines = out.lines();
-        assert_eq!(lines.len(), 52);
-        for (n, line) in lines[..50].iter().enumerate() {
-            assert_eq!(line["params"]["update"]["content"]["text"], format!("o{n}"));
-        }
-        assert_eq!(
-            lines[50]["id"], 3,
-            "the reply follows the updates sent before it"
-        );
-        assert_eq!(lines[51]["params"]["update"]["content"]["text"], "o50");
-        assert_eq!(gate.queued(), 0, "every update counted as written");
-        assert_eq!(
-            outbox.send(&note(51)),
-            Err(OutboxClosed),
-            "closed with the writer"
-        );
+            .expect("write");
+        drop(feed);
+        let (to_sdk, mut sdk) = mpsc::unbounded();
+        let (sender, writer) = line_writer::<SdkFrame>(Arc::new(OutputGate::default()));
+        let read = tokio::time::timeout(
+            WAIT,
+            read_frames(
+                LineReader::with_limit(read, 1024),
+                to_sdk,
+                sender.clone(),
+                Arc::default(),
+            ),
+        )
+        .await
+        .expect("read in time");
+        assert!(read.is_ok(), "{read:?}");
+        assert!(sdk.try_recv().is_err(), "answered here, not by the SDK");
+        sender.finish();
+        drop(sender);
+        let lines = written(writer).await;
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines[0]["id"], 7, "{}", lines[0]);
+        assert_eq!(lines[0]["error"]["code"], -32600);
+        // A line whose id cannot be read at all is answered with null.
+        assert!(lines[1]["id"].is_null(), "{}", lines[1]);
+        assert_eq!(lines[1]["error"]["code"], -32700);
     }
 }

@@ -2,11 +2,15 @@
 //! `zcode app-server --stdio` as spawned by hosts such as the zcode-acp-server bridge.
 //!
 //! - [`wire`]: the protocol's serde types.
-//! - [`events`]: the event processor, `AgentEvent` → `session/event` payloads.
+//! - [`mapping`]: one turn's `AgentEvent`s → `session/event` payloads.
 //! - [`snapshot`]: session info, projection, settings and messages in ZCode shapes.
-//! - [`server`]: the stdio loop and method handlers.
+//! - [`eventlog`]: the per-session, seq'd event log with replay.
+//! - `handlers`: the dispatcher and the method handlers.
+//! - [`server`]: the stdio loop and the writer.
 
-pub mod events;
+pub mod eventlog;
+mod handlers;
+pub mod mapping;
 pub mod server;
 pub mod snapshot;
 pub mod wire;

@@ -6,8 +6,7 @@ use std::collections::HashMap;
 use agent_core::{ContentBlock, Message, ReasoningLevel, Role, RunKind};
 use serde_json::Value;
 
-use crate::session::{Session, SessionMeta, SessionMode, SessionView, ToolCallStatus};
-use crate::zcode::events::{result_text, todos};
+use crate::zcode::mapping::{result_text, todos};
 use crate::zcode::wire::{
     ActiveToolCall, AssistantMessageInfo, Current, LevelOption, MessageInfo, MessagePath,
     MessageTime, MessageTokens, MessageWithParts, ModelOption, ModelProperties, ModelRef,
@@ -15,6 +14,7 @@ use crate::zcode::wire::{
     SessionInfo, Settings, Snapshot, ThoughtLevelSetting, ToolState, UserMessageInfo, WireMode,
     WireStatus, WorkspaceRef, PROTOCOL_NAME, PROTOCOL_VERSION,
 };
+use agent_host::session::{Session, SessionMeta, SessionMode, SessionView, ToolCallStatus};
 
 /// Session mode → wire mode.
 pub fn wire_mode(mode: SessionMode) -> WireMode {

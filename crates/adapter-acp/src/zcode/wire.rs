@@ -1547,10 +1547,52 @@ pub struct RequestUserInputParams {
     pub questions: Option<Vec<Question>>,
     /// Input (`{plan}` for plan approval).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub input: Option<Value>,
+    pub input: Option<PlanInput>,
     /// `{interaction: "plan_approval"}` for plan approval.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub schema: Option<Value>,
+    pub schema: Option<InteractionSchema>,
+}
+
+/// The input of a plan approval: `{"plan": …}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanInput {
+    /// The plan, in Markdown.
+    pub plan: String,
+}
+
+/// What kind of user input is asked: `{"interaction": "plan_approval"}`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct InteractionSchema {
+    /// Always `plan_approval`.
+    pub interaction: &'static str,
+}
+
+/// The `data` of an invalid-params error, as the upstream server's zod validation reports
+/// it: `{"name": "ZodError", "message": "<the issues, as a JSON string>"}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ZodErrorData {
+    /// Always `ZodError`.
+    pub name: &'static str,
+    /// The [`ZodIssue`]s, serialised as a JSON array.
+    pub message: String,
+}
+
+/// One issue of a [`ZodErrorData`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ZodIssue<'a> {
+    /// The failing path (`(root)` for the params themselves).
+    pub path: &'a str,
+    /// What is wrong.
+    pub message: &'a str,
+}
+
+/// The `data` of a model error: `{"name": "ModelProtocolError", "code": …}`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ModelErrorData {
+    /// Always `ModelProtocolError`.
+    pub name: &'static str,
+    /// E.g. `model_not_found`.
+    pub code: &'static str,
 }
 
 /// User input reply actions.

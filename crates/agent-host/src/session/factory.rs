@@ -4,13 +4,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_core::{
-    Agent, Approver, Message, PermissionMode, Provider, SessionError, SessionRecord, SessionStore,
-    Tool,
+    Agent, Approver, Message, Provider, SessionError, SessionRecord, SessionStore, Tool,
 };
 use agent_providers::{build_provider, ConfigError, ProviderConfig, ProviderId};
 use agent_tools::ToolSet;
 
-use crate::session::{SessionMeta, SessionMode};
+use super::types::SessionMeta;
 
 /// Building a session's agent failed.
 #[derive(Debug, thiserror::Error)]
@@ -214,20 +213,6 @@ impl AgentFactory {
     }
 }
 
-impl SessionMode {
-    /// The engine's permission mode for this session mode: `yolo` → unsafe,
-    /// `build` → ask, `edit` and `auto` → auto (workspace edits pass), `plan` → plan
-    /// (read-only).
-    pub fn permission_mode(self) -> PermissionMode {
-        match self {
-            SessionMode::Yolo => PermissionMode::Unsafe,
-            SessionMode::Build => PermissionMode::Ask,
-            SessionMode::Edit | SessionMode::Auto => PermissionMode::Auto,
-            SessionMode::Plan => PermissionMode::Plan,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,8 +221,5 @@ mod tests {
     fn zcode_tool_names_map_to_ours() {
         assert_eq!(canonical_tool_name("Bash"), "bash");
         assert_eq!(canonical_tool_name("CronCreate"), "CronCreate");
-        assert_eq!(SessionMode::Yolo.permission_mode(), PermissionMode::Unsafe);
-        assert_eq!(SessionMode::Build.permission_mode(), PermissionMode::Ask);
-        assert_eq!(SessionMode::Plan.permission_mode(), PermissionMode::Plan);
     }
 }

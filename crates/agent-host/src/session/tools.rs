@@ -8,9 +8,10 @@ use agent_core::{async_trait, SideEffect, Tool, ToolContext, ToolError, ToolOutp
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::session::{
-    InteractionKind, InteractionLink, InteractionReply, QuestionSpec, Session, SessionMode,
-    UserInputAnswer, UserInputRequest,
+use super::interaction::InteractionLink;
+use super::live::Session;
+use super::types::{
+    InteractionKind, InteractionReply, QuestionSpec, SessionMode, UserInputAnswer, UserInputRequest,
 };
 
 /// The session a tool belongs to, set once the session exists.

@@ -1,13 +1,20 @@
 //! On-disk persistence of sessions: one directory per session holding `transcript.jsonl`
 //! (the agent's [`SessionRecord`]s, one per line) and `meta.json` (the front end's
-//! [`SessionMeta`]).
+//! [`SessionMeta`]), written with agent-host's file-store primitives: the metadata is
+//! replaced atomically ([`write_atomic`]), records are appended under an exclusive lock
+//! after the torn-tail repair ([`append_jsonl`]), and a transcript torn by a crash loses
+//! only its last line ([`parse_jsonl`]).
 
 use std::path::{Path, PathBuf};
 
 use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
-use tokio::io::AsyncWriteExt;
 
-use crate::session::SessionMeta;
+use super::types::SessionMeta;
+use crate::fs::{
+    append_jsonl, create_dir_all_private, parse_jsonl, write_atomic, Durability, JsonlFile,
+};
+
+pub use crate::fs::valid_session_id;
 
 const TRANSCRIPT: &str = "transcript.jsonl";
 const META: &str = "meta.json";
@@ -18,24 +25,23 @@ pub struct FileStore {
     root: PathBuf,
 }
 
-/// True for ids that are safe as directory names (`[A-Za-z0-9_-]`, 1..=128 characters).
-pub fn valid_session_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 128
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-async fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = tokio::fs::File::create(path).await?;
-    file.write_all(bytes).await?;
-    file.sync_all().await
-}
-
 fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError {
     let context = context.into();
     move |source| SessionError::Io { context, source }
+}
+
+/// Runs the blocking file operation `op` off the async workers.
+async fn blocking<T: Send + 'static>(
+    context: &str,
+    op: impl FnOnce() -> Result<T, SessionError> + Send + 'static,
+) -> Result<T, SessionError> {
+    match tokio::task::spawn_blocking(op).await {
+        Ok(result) => result,
+        Err(err) => Err(SessionError::Io {
+            context: context.to_string(),
+            source: std::io::Error::other(err),
+        }),
+    }
 }
 
 impl FileStore {
@@ -60,26 +66,20 @@ impl FileStore {
         Ok(self.sessions_dir().join(id))
     }
 
-    /// Writes the metadata of a session atomically (temp file, then rename).
+    /// Writes the metadata of a session atomically (temp file, fsync, rename), so
+    /// `meta.json` is always a whole old or a whole new version, even after a crash.
     pub async fn save_meta(&self, meta: &SessionMeta) -> Result<(), SessionError> {
         let dir = self.dir(&meta.session_id)?;
-        tokio::fs::create_dir_all(&dir)
-            .await
-            .map_err(io_err(format!("create {}", dir.display())))?;
         let json = serde_json::to_vec_pretty(meta).map_err(|e| SessionError::Corrupt {
             context: meta.session_id.clone(),
             message: e.to_string(),
         })?;
-        let tmp = dir.join(format!("{META}.{}.tmp", uuid::Uuid::new_v4().simple()));
-        // Written and synced in full before the rename, so meta.json is always a whole
-        // old or a whole new version, even after a crash.
-        write_synced(&tmp, &json)
-            .await
-            .map_err(io_err(format!("write {}", tmp.display())))?;
-        let path = dir.join(META);
-        tokio::fs::rename(&tmp, &path)
-            .await
-            .map_err(io_err(format!("rename to {}", path.display())))
+        blocking("save session metadata", move || {
+            create_dir_all_private(&dir).map_err(io_err(format!("create {}", dir.display())))?;
+            let path = dir.join(META);
+            write_atomic(&path, &json).map_err(io_err(format!("write {}", path.display())))
+        })
+        .await
     }
 
     /// Reads the metadata of a session.
@@ -116,56 +116,58 @@ impl FileStore {
 impl SessionStore for FileStore {
     async fn append(&self, id: &str, record: &SessionRecord) -> Result<(), SessionError> {
         let dir = self.dir(id)?;
-        tokio::fs::create_dir_all(&dir)
-            .await
-            .map_err(io_err(format!("create {}", dir.display())))?;
         let mut line = serde_json::to_vec(record).map_err(|e| SessionError::Corrupt {
             context: id.to_string(),
             message: e.to_string(),
         })?;
         line.push(b'\n');
-        let path = dir.join(TRANSCRIPT);
-        let mut file = tokio::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .await
-            .map_err(io_err(format!("open {}", path.display())))?;
-        file.write_all(&line)
-            .await
-            .map_err(io_err(format!("append to {}", path.display())))?;
-        file.flush()
-            .await
-            .map_err(io_err(format!("flush {}", path.display())))
+        blocking("append to a transcript", move || {
+            create_dir_all_private(&dir).map_err(io_err(format!("create {}", dir.display())))?;
+            let path = dir.join(TRANSCRIPT);
+            // Written to the OS (the process may crash, the machine is trusted), under the
+            // file's lock, after cutting off a torn last line.
+            append_jsonl(&path, &line, Durability::Buffered)
+                .map(drop)
+                .map_err(io_err(format!("append to {}", path.display())))
+        })
+        .await
     }
 
     async fn load(&self, id: &str) -> Result<Vec<SessionRecord>, SessionError> {
-        let path = self.dir(id)?.join(TRANSCRIPT);
+        let dir = self.dir(id)?;
+        let path = dir.join(TRANSCRIPT);
         // Bytes, not text: a line torn inside a multi-byte character must not make the
         // whole transcript unreadable.
         let bytes = match tokio::fs::read(&path).await {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // A session with metadata but no message yet has an empty transcript.
-                return match tokio::fs::try_exists(self.dir(id)?.join(META)).await {
+                return match tokio::fs::try_exists(dir.join(META)).await {
                     Ok(true) => Ok(Vec::new()),
                     _ => Err(SessionError::NotFound(id.to_string())),
                 };
             }
             Err(e) => return Err(io_err(format!("read {}", path.display()))(e)),
         };
-        let (records, repair) =
-            parse_transcript(&bytes).map_err(|(line, message)| SessionError::Corrupt {
-                context: format!("{}:{line}", path.display()),
-                message,
-            })?;
-        if let Some(repair) = repair {
-            tracing::warn!(session = %id, ?repair, "repairing the transcript's torn last line");
-            if let Err(err) = repair_transcript(&path, repair).await {
+        let jsonl = parse_jsonl::<SessionRecord>(&bytes).map_err(|e| SessionError::Corrupt {
+            context: format!("{}:{}", path.display(), e.line),
+            message: e.message,
+        })?;
+        if let Some(line) = jsonl.torn_line {
+            // Cut off now, so the file is whole again even before the next append.
+            tracing::warn!(session = %id, line, "repairing the transcript's torn last line");
+            let repaired = blocking("repair a transcript", move || {
+                JsonlFile::open_locked(&path)
+                    .and_then(|mut file| file.repair_tail())
+                    .map(drop)
+                    .map_err(io_err(format!("repair {}", path.display())))
+            })
+            .await;
+            if let Err(err) = repaired {
                 tracing::warn!(session = %id, error = %err, "cannot repair the transcript");
             }
         }
-        Ok(records)
+        Ok(jsonl.records)
     }
 
     async fn list(&self) -> Result<Vec<String>, SessionError> {
@@ -190,62 +192,6 @@ impl SessionStore for FileStore {
         ids.sort();
         Ok(ids)
     }
-}
-
-/// How a transcript with a torn end is made appendable again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Repair {
-    /// Cut the file at this length (dropping a torn last line).
-    Truncate(u64),
-    /// The last record is whole but lacks its newline: add it.
-    Terminate,
-}
-
-/// Parses a transcript: one record per line. An unreadable last line is a write torn by a
-/// crash: it is dropped (and the repair says how to cut it off, so that later appends do
-/// not land behind it). Any other unreadable line is an error `(line number, message)`.
-fn parse_transcript(bytes: &[u8]) -> Result<(Vec<SessionRecord>, Option<Repair>), (usize, String)> {
-    let segments: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    let count = segments.len();
-    // The last line that holds anything: a torn write lacks its newline, so it is the
-    // final segment; a bad final line with a newline is tolerated the same way.
-    let last = segments
-        .iter()
-        .rposition(|seg| !seg.iter().all(u8::is_ascii_whitespace));
-    let mut records = Vec::new();
-    let mut repair = None;
-    let mut offset = 0u64;
-    for (n, segment) in segments.iter().enumerate() {
-        let start = offset;
-        offset += segment.len() as u64 + 1;
-        if segment.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice(segment) {
-            Ok(record) => {
-                records.push(record);
-                if n + 1 == count {
-                    repair = Some(Repair::Terminate);
-                }
-            }
-            Err(_) if Some(n) == last => repair = Some(Repair::Truncate(start)),
-            Err(e) => return Err((n + 1, e.to_string())),
-        }
-    }
-    Ok((records, repair))
-}
-
-async fn repair_transcript(path: &Path, repair: Repair) -> std::io::Result<()> {
-    let mut file = tokio::fs::OpenOptions::new()
-        .write(true)
-        .append(matches!(repair, Repair::Terminate))
-        .open(path)
-        .await?;
-    match repair {
-        Repair::Truncate(len) => file.set_len(len).await?,
-        Repair::Terminate => file.write_all(b"\n").await?,
-    }
-    file.sync_data().await
 }
 
 #[cfg(test)]

@@ -15,13 +15,14 @@ use agent_core::{
     RunKind, RunStatus, ToolStatus, Usage,
 };
 
-use crate::eventlog::EventLog;
-use crate::session::{now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
+use crate::coverage::Coverage;
+use crate::zcode::eventlog::EventLog;
 use crate::zcode::wire::{
     CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
     SharedStr, Todo, ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnCompletedPayload,
     TurnError, TurnFailedPayload, TurnStartedPayload, WireUsage,
 };
+use agent_host::session::{now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
 
 /// The event log of one session.
 pub type ZLog = EventLog<SessionEvent>;
@@ -126,9 +127,11 @@ fn error_kind(code: ErrorCode) -> (&'static str, &'static str) {
 
 /// Maps one turn (prompt or compaction) of a session to ZCode events.
 ///
-/// Its events are held in the log's sink until the session calls
-/// [`TurnObserver::flush`] (before every wait), and the events of one such batch share
-/// the timestamp taken at the batch's first event (they are mapped within microseconds).
+/// The events of one batch (the agent events already waiting when the turn took them, up
+/// to the session's [`TurnObserver::flush`] before its next wait) share the timestamp
+/// taken at the batch's first event: they are mapped within microseconds. Each event is
+/// appended with [`EventLog::append_held`]: the server's sink holds the batch's lines and
+/// hands them to the writer as one message at that flush.
 pub struct ZcodeTurn {
     log: Arc<ZLog>,
     session_id: SharedStr,
@@ -139,7 +142,10 @@ pub struct ZcodeTurn {
     step_results: HashMap<String, bool>,
     denied: HashSet<String>,
     text: String,
-    gate: Option<Arc<crate::backpressure::OutputGate>>,
+    gate: Option<Arc<agent_host::backpressure::OutputGate>>,
+    /// Events appended since the last flush (an estimate from above of what the log's sink
+    /// holds: another append may have flushed them already).
+    held: usize,
 }
 
 impl ZcodeTurn {
@@ -156,17 +162,19 @@ impl ZcodeTurn {
             denied: HashSet::new(),
             text: String::new(),
             gate: None,
+            held: 0,
         }
     }
 
     /// Makes the turn wait for `gate` before each agent event (backpressure from the
     /// writer).
-    pub fn with_gate(mut self, gate: Arc<crate::backpressure::OutputGate>) -> Self {
+    pub fn with_gate(mut self, gate: Arc<agent_host::backpressure::OutputGate>) -> Self {
         self.gate = Some(gate);
         self
     }
 
-    /// Held until [`TurnObserver::flush`], which the session calls before every wait.
+    /// Appends one event of the turn (the sink may hold it until [`TurnObserver::flush`],
+    /// which the session calls before every wait).
     fn emit(&mut self, turn: &TurnInfo, body: EventBody) {
         let turn_id = match &self.turn_id {
             Some(id) if id.as_str() == turn.turn_id => id.clone(),
@@ -177,6 +185,7 @@ impl ZcodeTurn {
         };
         let timestamp = *self.timestamp.get_or_insert_with(now_ms);
         let session_id = self.session_id.clone();
+        self.held += 1;
         self.log.append_held(|seq| SessionEvent {
             event_id: event_id(),
             session_id,
@@ -194,12 +203,17 @@ impl ZcodeTurn {
             .unwrap_or_else(|| fallback.to_string())
     }
 
-    fn prompt_event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) {
+    /// Maps one event of a prompt turn, and says whether its
+    /// kind is shown on ZCode at all. Every variant is named: one agent-core adds shows up
+    /// as [`Coverage::Unknown`] (and fails the coverage test) until it is mapped or listed.
+    pub fn map(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) -> Coverage {
         let tool = |p: ToolUpdatedPayload| EventBody::ToolUpdated(p);
         match event {
+            // A model call starts a new step of tool calls (`tool.updated` `batch`).
             AgentEvent::TurnStarted { .. } => {
                 self.step_calls.clear();
                 self.step_results.clear();
+                return Coverage::NotShown;
             }
             AgentEvent::TextDelta { delta } => {
                 self.text.push_str(delta);
@@ -217,8 +231,9 @@ impl ZcodeTurn {
                 }),
             ),
             AgentEvent::AssistantMessage { .. } => {
-                // A new model call's text starts a new answer.
+                // Streamed as deltas; a new model call's text starts a new answer.
                 self.text.clear();
+                return Coverage::NotShown;
             }
             AgentEvent::ToolCall { id, name, args, .. } => {
                 self.tool_names.insert(id.clone(), name.clone());
@@ -240,13 +255,18 @@ impl ZcodeTurn {
                     }),
                 );
             }
+            // Permission prompts reach the client as `interaction/requestPermission`; a
+            // refusal shows as the call's `permission_denied` error.
             AgentEvent::PermissionDecided {
                 info,
-                action: PermissionAction::Deny | PermissionAction::Cancel,
-                granted: false,
+                action,
+                granted,
                 ..
             } => {
-                self.denied.insert(info.id.clone());
+                if !granted && matches!(action, PermissionAction::Deny | PermissionAction::Cancel) {
+                    self.denied.insert(info.id.clone());
+                }
+                return Coverage::NotShown;
             }
             AgentEvent::ToolExecutionStarted { id, name } => self.emit(
                 turn,
@@ -371,19 +391,53 @@ impl ZcodeTurn {
                     }),
                 );
             }
-            _ => {}
+            // The run's framing and the request attempts have no ZCode event; the turn
+            // starts with `turn.started` (on start) and ends with `turn.completed` /
+            // `turn.failed` from the turn's outcome, which also carries a fatal error
+            // (recoverable errors are only logged); a call is announced whole by `ToolCall`
+            // (not its streamed arguments); the prompt was the client's own input.
+            AgentEvent::RunStarted { .. }
+            | AgentEvent::UserMessage { .. }
+            | AgentEvent::RequestStarted { .. }
+            | AgentEvent::RetryScheduled { .. }
+            | AgentEvent::AssistantStarted
+            | AgentEvent::ToolUseStarted { .. }
+            | AgentEvent::ToolUseArgsDelta { .. }
+            | AgentEvent::ToolUseEnded { .. }
+            | AgentEvent::TurnEnded { .. }
+            | AgentEvent::TurnRecovery { .. }
+            | AgentEvent::PermissionRequested(_)
+            | AgentEvent::CompactionFinished { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::RunFinished { .. }
+            // ZCode's session events have no sandbox status or hook decisions; what a block or
+            // a hook refused shows in the call's `tool.updated` error (its `ToolResult`).
+            | AgentEvent::SandboxReport(_)
+            | AgentEvent::HookDecided { .. }
+            | AgentEvent::ToolBlocked { .. }
+            // The context events (issue 20) are mapped by a later task (projection
+            // contextUsed/contextWindow, compaction events).
+            | AgentEvent::ContextUsage { .. }
+            | AgentEvent::CompactionStarted { .. } => return Coverage::NotShown,
+            other => return Coverage::unknown(other),
         }
+        Coverage::Shown
     }
 }
 
 impl TurnObserver for ZcodeTurn {
-    fn output_gate(&self) -> Option<Arc<crate::backpressure::OutputGate>> {
+    fn output_gate(&self) -> Option<Arc<agent_host::backpressure::OutputGate>> {
         self.gate.clone()
     }
 
     fn flush(&mut self) {
         self.timestamp = None;
+        self.held = 0;
         self.log.flush();
+    }
+
+    fn held(&self) -> usize {
+        self.held
     }
 
     fn started(&mut self, _session: &Session, turn: &TurnInfo) {
@@ -403,11 +457,13 @@ impl TurnObserver for ZcodeTurn {
 
     fn event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) {
         match turn.kind {
-            RunKind::Prompt => self.prompt_event(session, turn, event),
+            RunKind::Prompt => {
+                self.map(session, turn, event);
+            }
             // A compaction's summary text is not assistant output; only its usage shows.
             RunKind::Compact => {
                 if let AgentEvent::Usage { .. } = event {
-                    self.prompt_event(session, turn, event);
+                    self.map(session, turn, event);
                 }
             }
         }
@@ -475,6 +531,52 @@ impl TurnObserver for ZcodeTurn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coverage::samples::every_event;
+    use agent_host::session::{AgentFactory, CreateOptions, FileStore, SessionManager};
+    use agent_providers::{ProviderConfig, ProviderId};
+
+    #[tokio::test]
+    async fn every_agent_event_is_mapped_or_listed_as_not_shown() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let manager = SessionManager::new(
+            AgentFactory::new(ProviderConfig::new(ProviderId::Scripted)),
+            FileStore::new(dir.path().join("data")),
+            tx,
+        );
+        let session = manager
+            .create(CreateOptions {
+                workspace_path: dir.path().display().to_string(),
+                ..Default::default()
+            })
+            .await
+            .expect("a session");
+        let log = Arc::new(EventLog::new(|_: &SessionEvent| {}));
+        let turn = TurnInfo {
+            turn_id: "turn_1".into(),
+            kind: RunKind::Prompt,
+            number: 1,
+            input: "hi".into(),
+            input_id: None,
+            started_at: now_ms(),
+        };
+        let mut zcode = ZcodeTurn::new(log.clone(), session.id());
+        let mut shown = 0;
+        for event in every_event() {
+            let before = log.seq();
+            let coverage = zcode.map(&session, &turn, &event);
+            let events = log.seq() - before;
+            match coverage {
+                Coverage::Unknown => panic!("the ZCode mapping does not know {event:?}"),
+                Coverage::NotShown => assert_eq!(events, 0, "{event:?} is not shown"),
+                Coverage::Shown => {
+                    assert!(events > 0, "{event:?} maps to nothing");
+                    shown += 1;
+                }
+            }
+        }
+        assert_eq!(shown, 8);
+    }
 
     #[test]
     fn event_ids_are_distinct_v4_uuids() {

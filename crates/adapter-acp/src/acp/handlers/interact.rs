@@ -1,0 +1,276 @@
+//! Interactions of the ACP agent: permission prompts, plan approval and questions, each
+//! put to the client as a `session/request_permission` from a task of its own.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock as AcpBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionId, TextContent, ToolCallContent, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::Client;
+use agent_core::Approval;
+use agent_host::session::{
+    new_id, InteractionKind, InteractionReply, InteractionRequest, QuestionSpec, UserInputAnswer,
+    UserInputRequest,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+
+use super::Shared;
+use crate::acp::mapping;
+
+/// How long a permission request waits for the call's `tool_call` to be sent first.
+const ANNOUNCE_WAIT: Duration = Duration::from_secs(5);
+
+/// Option ids of a permission request.
+mod option {
+    pub const ALLOW_ONCE: &str = "allow_once";
+    pub const ALLOW_ALWAYS: &str = "allow_always";
+    pub const REJECT: &str = "reject_once";
+    pub const APPROVE_PLAN: &str = "approve";
+    pub const KEEP_PLANNING: &str = "reject";
+}
+
+/// The `rawInput` of a question put to the client.
+#[derive(Serialize)]
+struct QuestionInput<'a> {
+    header: &'a str,
+    question: &'a str,
+}
+
+/// The answer content of an approved plan, as the session's `exit_plan_mode` tool reads it.
+#[derive(Serialize)]
+struct PlanAnswer {
+    answer_0: &'static str,
+}
+
+fn plan_approved() -> Value {
+    serde_json::to_value(PlanAnswer {
+        answer_0: option::APPROVE_PLAN,
+    })
+    .unwrap_or_default()
+}
+
+/// The answer content of questions, `{"answers": {question: value}}`, as the session's
+/// `ask_user` tool reads it.
+fn answers_object(answers: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("answers".to_string(), Value::Object(answers));
+    out
+}
+
+/// Tool call ids whose `tool_call` notification was sent, so that a permission request for
+/// a call never reaches the client before the call itself (Zed needs that order).
+#[derive(Debug, Default)]
+pub(crate) struct Announced {
+    ids: Mutex<HashSet<String>>,
+    tx: watch::Sender<u64>,
+}
+
+impl Announced {
+    fn key(session: &str, call: &str) -> String {
+        format!("{session}\u{0}{call}")
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.ids.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn add(&self, session: &str, call: &str) {
+        self.lock().insert(Self::key(session, call));
+        self.tx.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    pub(crate) fn forget_session(&self, session: &str) {
+        let prefix = format!("{session}\u{0}");
+        self.lock().retain(|k| !k.starts_with(&prefix));
+    }
+
+    /// Waits (at most `timeout`) until the call was announced.
+    async fn wait(&self, session: &str, call: &str, timeout: Duration) -> bool {
+        let key = Self::key(session, call);
+        let mut rx = self.tx.subscribe();
+        let waited =
+            tokio::time::timeout(timeout, rx.wait_for(|_| self.lock().contains(&key))).await;
+        matches!(waited, Ok(Ok(_)))
+    }
+}
+
+/// Puts one interaction of a session to the client and sends the answer back; dropped
+/// (withdrawing the request) when the turn stops waiting.
+pub(super) async fn interact(
+    s: Arc<Shared>,
+    cx: ConnectionTo<Client>,
+    request: InteractionRequest,
+) {
+    let InteractionRequest {
+        session_id,
+        kind,
+        mut reply,
+        ..
+    } = request;
+    let cwd = s
+        .manager
+        .get(&session_id)
+        .map(|session| PathBuf::from(session.meta().workspace_path))
+        .unwrap_or_default();
+    let work = async {
+        match kind {
+            InteractionKind::Permission(request) => {
+                if !s
+                    .announced
+                    .wait(&session_id, &request.call_id, ANNOUNCE_WAIT)
+                    .await
+                {
+                    tracing::debug!(call = %request.call_id, "asking before the call was announced");
+                }
+                let tool_call = mapping::permission_tool_call(&request, &cwd);
+                let options = vec![
+                    PermissionOption::new(
+                        option::ALLOW_ONCE,
+                        "Allow",
+                        PermissionOptionKind::AllowOnce,
+                    ),
+                    PermissionOption::new(
+                        option::ALLOW_ALWAYS,
+                        format!("Always allow {}", request.tool),
+                        PermissionOptionKind::AllowAlways,
+                    ),
+                    PermissionOption::new(
+                        option::REJECT,
+                        "Reject",
+                        PermissionOptionKind::RejectOnce,
+                    ),
+                ];
+                let picked = ask(&cx, &session_id, tool_call, options).await;
+                InteractionReply::Permission(match picked.as_deref() {
+                    Some(option::ALLOW_ONCE) => Approval::AllowOnce,
+                    Some(option::ALLOW_ALWAYS) => Approval::AllowAlways,
+                    Some(_) => Approval::Deny {
+                        reason: Some("The user rejected this call.".to_string()),
+                    },
+                    None => Approval::Deny {
+                        reason: Some("The permission request was cancelled.".to_string()),
+                    },
+                })
+            }
+            InteractionKind::UserInput(request) => {
+                InteractionReply::UserInput(user_input(&cx, &session_id, request).await)
+            }
+        }
+    };
+    // When the turn stops waiting (cancel, abort), the request is dropped, which also
+    // withdraws it from the client with `$/cancel_request`.
+    tokio::select! {
+        answer = work => {
+            let _ = reply.send(answer);
+        }
+        _ = reply.closed() => {}
+    }
+}
+
+/// Puts one `session/request_permission` to the client; the picked option id, or `None`
+/// when the client cancelled or failed.
+async fn ask(
+    cx: &ConnectionTo<Client>,
+    session_id: &str,
+    tool_call: ToolCallUpdate,
+    options: Vec<PermissionOption>,
+) -> Option<String> {
+    let request = RequestPermissionRequest::new(SessionId::new(session_id), tool_call, options);
+    match cx.send_request(request).block_task().await {
+        Ok(response) => match response.outcome {
+            RequestPermissionOutcome::Selected(selected) => Some(selected.option_id.0.to_string()),
+            _ => None,
+        },
+        Err(err) => {
+            tracing::warn!(session = session_id, error = ?err, "session/request_permission failed");
+            None
+        }
+    }
+}
+
+/// Plan approval and questions, put to the client as permission requests: the plan with
+/// approve / keep-planning options; each question with its choices as options.
+async fn user_input(
+    cx: &ConnectionTo<Client>,
+    session_id: &str,
+    request: UserInputRequest,
+) -> UserInputAnswer {
+    let call_id = request.call_id.clone().unwrap_or_else(|| new_id("ask"));
+    if let Some(plan) = &request.plan {
+        let tool_call = ToolCallUpdate::new(
+            call_id,
+            ToolCallUpdateFields::new()
+                .title("Ready to code?".to_string())
+                .kind(ToolKind::SwitchMode)
+                .status(ToolCallStatus::Pending)
+                .content(vec![ToolCallContent::from(AcpBlock::Text(
+                    TextContent::new(plan.clone()),
+                ))]),
+        );
+        let options = vec![
+            PermissionOption::new(
+                option::APPROVE_PLAN,
+                "Yes, start building",
+                PermissionOptionKind::AllowOnce,
+            ),
+            PermissionOption::new(
+                option::KEEP_PLANNING,
+                "No, keep planning",
+                PermissionOptionKind::RejectOnce,
+            ),
+        ];
+        return match ask(cx, session_id, tool_call, options).await.as_deref() {
+            Some(option::APPROVE_PLAN) => UserInputAnswer::Accepted(plan_approved()),
+            Some(_) => UserInputAnswer::Declined(None),
+            None => UserInputAnswer::Cancelled,
+        };
+    }
+    let mut answers = Map::new();
+    for (index, question) in request.questions.iter().enumerate() {
+        let QuestionSpec {
+            question: text,
+            header,
+            options,
+            ..
+        } = question;
+        let tool_call = ToolCallUpdate::new(
+            format!("{call_id}#{index}"),
+            ToolCallUpdateFields::new()
+                .title(text.clone())
+                .kind(ToolKind::Other)
+                .status(ToolCallStatus::Pending)
+                .raw_input(
+                    serde_json::to_value(QuestionInput {
+                        header,
+                        question: text,
+                    })
+                    .ok(),
+                ),
+        );
+        let choices = options
+            .iter()
+            .map(|(value, label)| {
+                PermissionOption::new(
+                    value.clone(),
+                    label.clone(),
+                    PermissionOptionKind::AllowOnce,
+                )
+            })
+            .collect();
+        match ask(cx, session_id, tool_call, choices).await {
+            Some(value) => {
+                answers.insert(text.clone(), Value::String(value));
+            }
+            None => return UserInputAnswer::Cancelled,
+        }
+    }
+    UserInputAnswer::Accepted(Value::Object(answers_object(answers)))
+}

@@ -1,0 +1,252 @@
+//! `session/prompt` and `session/cancel`: a prompt starts a turn whose observer
+//! ([`AcpTurn`]) streams `session/update`s and answers the request when the turn ends.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use agent_client_protocol::v1::schema::{
+    CurrentModeUpdate, PromptRequest, PromptResponse, SessionId, SessionUpdate,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Client, Error, Responder, V1};
+use agent_core::{AgentEvent, RunKind};
+use agent_host::backpressure::OutputGate;
+use agent_host::output::Frames;
+use agent_host::session::{Session, SessionMode, TurnInfo, TurnObserver, TurnOutcome};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::sessions::active;
+use super::{hold_update, internal, invalid_params, invalid_request, notify, Shared};
+use crate::acp::mapping::{self, TurnEnd, TurnMapper};
+
+/// The turn's usage, as `_meta.usage` of the prompt's response.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageMeta {
+    input_tokens: u64,
+    output_tokens: u64,
+    cached_read_tokens: u64,
+    total_tokens: u64,
+    model_calls: u32,
+    tool_calls: u32,
+}
+
+/// The `_meta` of a prompt's response: `{"usage": …}`.
+fn usage_meta(outcome: &TurnOutcome) -> Map<String, Value> {
+    let usage = &outcome.usage;
+    let meta = UsageMeta {
+        input_tokens: usage.prompt_tokens(),
+        output_tokens: usage.output,
+        cached_read_tokens: usage.cache_read,
+        total_tokens: usage.total_tokens(),
+        model_calls: outcome.model_calls,
+        tool_calls: outcome.tool_calls,
+    };
+    let mut out = Map::new();
+    if let Ok(value) = serde_json::to_value(meta) {
+        out.insert("usage".to_string(), value);
+    }
+    out
+}
+
+/// `session/cancel`: marks the running prompt cancelled and stops its turn.
+pub(super) fn cancel(s: &Shared, session_id: &str) {
+    if let Some(flag) = s.cancels().get(session_id) {
+        flag.store(true, Ordering::SeqCst);
+    }
+    if let Some(session) = s.manager.get(session_id) {
+        session.stop();
+    }
+}
+
+/// Where the `session/prompt` responder waits until the turn ends. The responder arrives
+/// after the turn started, so the turn may finish first and leave its answer here.
+#[derive(Default)]
+struct Reply {
+    responder: Option<Responder<PromptResponse, V1>>,
+    answer: Option<Result<PromptResponse, Error>>,
+}
+
+#[derive(Clone, Default)]
+pub(super) struct ReplySlot(Arc<Mutex<Reply>>);
+
+impl ReplySlot {
+    fn lock(&self) -> MutexGuard<'_, Reply> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn attach(&self, responder: Responder<PromptResponse, V1>) {
+        let answer = {
+            let mut reply = self.lock();
+            match reply.answer.take() {
+                Some(answer) => answer,
+                None => {
+                    reply.responder = Some(responder);
+                    return;
+                }
+            }
+        };
+        send_answer(responder, answer);
+    }
+
+    fn answer(&self, answer: Result<PromptResponse, Error>) {
+        let responder = {
+            let mut reply = self.lock();
+            match reply.responder.take() {
+                Some(responder) => responder,
+                None => {
+                    reply.answer = Some(answer);
+                    return;
+                }
+            }
+        };
+        send_answer(responder, answer);
+    }
+}
+
+fn send_answer(responder: Responder<PromptResponse, V1>, answer: Result<PromptResponse, Error>) {
+    if let Err(err) = responder.respond_with_result(answer) {
+        tracing::debug!(error = ?err, "cannot answer session/prompt");
+    }
+}
+
+pub(super) fn start_prompt(
+    s: &Arc<Shared>,
+    cx: &ConnectionTo<Client>,
+    req: PromptRequest,
+) -> Result<ReplySlot, Error> {
+    let id = req.session_id.0.to_string();
+    let session = active(s, &id)?;
+    let input = mapping::prompt_input(&req.prompt).map_err(|e| invalid_params(e.to_string()))?;
+    let meta = session.meta();
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let reply = ReplySlot::default();
+    let observer = AcpTurn {
+        shared: s.clone(),
+        cx: cx.clone(),
+        session_id: id.clone(),
+        sid: SessionId::new(id.as_str()),
+        mapper: TurnMapper::new(&meta.workspace_path, session.view().context_window),
+        mode: meta.mode,
+        cancelled: cancelled.clone(),
+        reply: reply.clone(),
+        frames: Frames::new(),
+    };
+    {
+        // Registered before the turn starts so a quick cancel is never lost.
+        let mut cancels = s.cancels();
+        if cancels.contains_key(&id) {
+            return Err(invalid_request(format!(
+                "a prompt is already running in session {id}"
+            )));
+        }
+        cancels.insert(id.clone(), cancelled);
+    }
+    match session.start_prompt(input, None, Box::new(observer)) {
+        Ok(_) => Ok(reply),
+        Err(busy) => {
+            s.cancels().remove(&id);
+            Err(invalid_request(busy.to_string()))
+        }
+    }
+}
+
+/// The ACP view of one prompt turn.
+struct AcpTurn {
+    shared: Arc<Shared>,
+    cx: ConnectionTo<Client>,
+    session_id: String,
+    /// The same, as sent in every notification.
+    sid: SessionId,
+    mapper: TurnMapper,
+    mode: SessionMode,
+    cancelled: Arc<AtomicBool>,
+    reply: ReplySlot,
+    /// The updates of the events already waiting, held (with an outbox) until the session
+    /// flushes before its next wait, then queued as one message.
+    frames: Frames,
+}
+
+impl AcpTurn {
+    /// One update of the turn: held for the next flush with an outbox, else sent through
+    /// the SDK.
+    fn send(&mut self, update: SessionUpdate) {
+        match &self.shared.outbox {
+            Some(_) => hold_update(&mut self.frames, &self.sid, update),
+            None => notify(&self.shared, &self.cx, &self.sid, update),
+        }
+    }
+}
+
+impl TurnObserver for AcpTurn {
+    fn output_gate(&self) -> Option<Arc<OutputGate>> {
+        self.shared.output_gate()
+    }
+
+    fn flush(&mut self) {
+        if let Some(outbox) = &self.shared.outbox {
+            if let Err(err) = outbox.send_frames(&mut self.frames) {
+                tracing::debug!(session = %self.session_id, error = %err, "cannot send session/update");
+                self.frames.clear();
+            }
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.frames.lines()
+    }
+
+    fn started(&mut self, _session: &Session, _turn: &TurnInfo) {}
+
+    fn event(&mut self, session: &Session, _turn: &TurnInfo, event: &AgentEvent) {
+        let (mapper, frames, sid) = (&mut self.mapper, &mut self.frames, &self.sid);
+        match &self.shared.outbox {
+            Some(_) => mapper.map_each(event, |update| hold_update(frames, sid, update)),
+            None => {
+                let (shared, cx) = (&self.shared, &self.cx);
+                mapper.map_each(event, |update| notify(shared, cx, sid, update))
+            }
+        };
+        match event {
+            AgentEvent::ToolCall { id, .. } => {
+                // The call's `tool_call` goes out before any permission request for it.
+                self.flush();
+                self.shared.announced.add(&self.session_id, id);
+            }
+            AgentEvent::ToolResult { .. } => {
+                // A tool (exit_plan_mode) may have changed the mode.
+                let mode = session.meta().mode;
+                if mode != self.mode {
+                    self.mode = mode;
+                    self.send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                        mode.as_str(),
+                    )));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finished(&mut self, _session: &Session, turn: &TurnInfo, outcome: &TurnOutcome) {
+        // Every update of the turn goes out before its answer.
+        self.flush();
+        self.shared.cancels().remove(&self.session_id);
+        self.shared.announced.forget_session(&self.session_id);
+        if turn.kind != RunKind::Prompt {
+            return;
+        }
+        let error = outcome.error.as_ref().map(|(code, m)| (*code, m.as_str()));
+        let end = mapping::turn_end(
+            outcome.status,
+            self.mapper.last_stop(),
+            error,
+            self.cancelled.load(Ordering::SeqCst),
+        );
+        let answer = match end {
+            TurnEnd::Stop(reason) => Ok(PromptResponse::new(reason).meta(usage_meta(outcome))),
+            TurnEnd::Failed(message) => Err(internal(message)),
+        };
+        self.reply.answer(answer);
+    }
+}

@@ -1,0 +1,203 @@
+//! Session requests of the ACP agent: `initialize`, `session/new`, `session/load`,
+//! `session/list` and `session/set_mode`, and the session modes offered.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionId, SessionInfo,
+    SessionListCapabilities, SessionMode as AcpMode, SessionModeState, SetSessionModeRequest,
+    SetSessionModeResponse,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Client, Error};
+use agent_host::session::{CreateOptions, Session, SessionMode};
+
+use super::{internal, invalid_params, notify, session_error, session_not_found, Shared};
+use crate::acp::mapping;
+
+/// The session modes offered, in order, as `(id, name, description)`. They are the ZCode
+/// front end's modes (sessions are shared with it); `build` is the default.
+pub const MODES: [(SessionMode, &str, &str); 5] = [
+    (
+        SessionMode::Build,
+        "Build",
+        "Asks before every call that changes files or runs commands",
+    ),
+    (
+        SessionMode::Edit,
+        "Accept edits",
+        "Workspace edits run without asking; risky commands ask",
+    ),
+    (
+        SessionMode::Auto,
+        "Auto",
+        "Reads, edits and low- or medium-risk commands run; high-risk calls ask",
+    ),
+    (
+        SessionMode::Plan,
+        "Plan",
+        "Read-only: the agent explores and proposes a plan",
+    ),
+    (SessionMode::Yolo, "Yolo", "Everything runs without asking"),
+];
+
+/// The mode a `session/set_mode` id names: our ids, plus the common aliases `default` /
+/// `ask` (build), `acceptEdits` (edit), `unsafe` / `bypassPermissions` (yolo).
+pub fn parse_mode(id: &str) -> Option<SessionMode> {
+    match id {
+        "build" | "default" | "ask" => Some(SessionMode::Build),
+        "edit" | "acceptEdits" | "accept_edits" => Some(SessionMode::Edit),
+        "auto" => Some(SessionMode::Auto),
+        "plan" => Some(SessionMode::Plan),
+        "yolo" | "unsafe" | "bypassPermissions" => Some(SessionMode::Yolo),
+        _ => None,
+    }
+}
+
+/// The `modes` of a session in `current`.
+pub fn mode_state(current: SessionMode) -> SessionModeState {
+    SessionModeState::new(
+        current.as_str(),
+        MODES
+            .iter()
+            .map(|(mode, name, description)| {
+                AcpMode::new(mode.as_str(), *name).description(description.to_string())
+            })
+            .collect(),
+    )
+}
+
+fn absolute_cwd(cwd: &Path) -> Result<String, Error> {
+    if !cwd.is_absolute() {
+        return Err(invalid_params(format!(
+            "cwd must be an absolute path, got {}",
+            cwd.display()
+        )));
+    }
+    Ok(cwd.to_string_lossy().into_owned())
+}
+
+pub(super) fn initialize(req: &InitializeRequest) -> InitializeResponse {
+    tracing::debug!(version = ?req.protocol_version, "initialize");
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                .session_capabilities(
+                    SessionCapabilities::new().list(SessionListCapabilities::new()),
+                ),
+        )
+        .agent_info(
+            Implementation::new("adapter-acp", env!("CARGO_PKG_VERSION"))
+                .title("adapter-acp (agent-core)".to_string()),
+        )
+}
+
+pub(super) async fn new_session(
+    s: &Shared,
+    req: NewSessionRequest,
+) -> Result<NewSessionResponse, Error> {
+    let cwd = absolute_cwd(&req.cwd)?;
+    if !req.mcp_servers.is_empty() {
+        tracing::info!(
+            count = req.mcp_servers.len(),
+            "MCP servers are not supported; ignoring them"
+        );
+    }
+    let session = s
+        .manager
+        .create(CreateOptions {
+            workspace_path: cwd,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| session_error(e, None))?;
+    let meta = session.meta();
+    Ok(
+        NewSessionResponse::new(SessionId::new(meta.session_id.as_str()))
+            .modes(mode_state(meta.mode)),
+    )
+}
+
+pub(super) async fn load_session(
+    s: &Shared,
+    cx: &ConnectionTo<Client>,
+    req: LoadSessionRequest,
+) -> Result<LoadSessionResponse, Error> {
+    let id = req.session_id.0.to_string();
+    let (session, _) = s
+        .manager
+        .resume(&id)
+        .await
+        .map_err(|e| session_error(e, Some(&id)))?;
+    let meta = session.meta();
+    if Path::new(&meta.workspace_path) != req.cwd {
+        tracing::info!(
+            session = %id,
+            stored = %meta.workspace_path,
+            requested = %req.cwd.display(),
+            "session/load: keeping the session's own workspace"
+        );
+    }
+    // Notifications go out in order, before the response.
+    let sid = SessionId::new(id.as_str());
+    for update in mapping::replay(&session.messages(), Path::new(&meta.workspace_path)) {
+        notify(s, cx, &sid, update);
+    }
+    if !meta.todos.is_empty() {
+        notify(s, cx, &sid, mapping::plan_update(&meta.todos));
+    }
+    Ok(LoadSessionResponse::new().modes(mode_state(meta.mode)))
+}
+
+pub(super) async fn list_sessions(
+    s: &Shared,
+    req: ListSessionsRequest,
+) -> Result<ListSessionsResponse, Error> {
+    let metas = s.manager.list().await.map_err(internal)?;
+    let sessions = metas
+        .into_iter()
+        .filter(|m| {
+            req.cwd
+                .as_ref()
+                .is_none_or(|cwd| Path::new(&m.workspace_path) == cwd)
+        })
+        .map(|m| {
+            let updated =
+                chrono::DateTime::from_timestamp_millis(m.updated_at).map(|t| t.to_rfc3339());
+            SessionInfo::new(
+                SessionId::new(m.session_id.as_str()),
+                m.workspace_path.clone(),
+            )
+            .title((!m.title.is_empty()).then(|| m.title.clone()))
+            .updated_at(updated)
+        })
+        .collect();
+    Ok(ListSessionsResponse::new(sessions))
+}
+
+pub(super) fn active(s: &Shared, id: &str) -> Result<Arc<Session>, Error> {
+    s.manager.get(id).ok_or_else(|| session_not_found(id))
+}
+
+pub(super) async fn set_mode(
+    s: &Shared,
+    req: SetSessionModeRequest,
+) -> Result<SetSessionModeResponse, Error> {
+    let session = active(s, &req.session_id.0)?;
+    let mode = parse_mode(&req.mode_id.0).ok_or_else(|| {
+        let ids: Vec<&str> = MODES.iter().map(|(m, _, _)| m.as_str()).collect();
+        invalid_params(format!(
+            "unknown mode {:?}; expected one of {}",
+            &*req.mode_id.0,
+            ids.join(", ")
+        ))
+    })?;
+    session.set_mode(mode).await.map_err(internal)?;
+    Ok(SetSessionModeResponse::new())
+}

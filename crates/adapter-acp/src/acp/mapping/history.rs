@@ -1,0 +1,257 @@
+//! A session's history in ACP form: a stored transcript as the `session/update`s that
+//! replay it on `session/load`, and an ACP prompt as the agent's [`UserInput`].
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use agent_client_protocol::v1::schema::{
+    BlobResourceContents, ContentBlock as AcpBlock, ContentChunk, EmbeddedResourceResource,
+    SessionUpdate, ToolCallStatus, ToolCallUpdateFields,
+};
+use agent_core::{ContentBlock, Message, Role, UserInput};
+use base64::Engine as _;
+use serde_json::Value;
+
+use super::tools::{content_block, result_content, text_block, tool_call, update};
+
+/// The updates that replay a transcript to a client loading the session: the user's text
+/// and images, the agent's text and reasoning, each tool call (`tool_call`, then a
+/// `tool_call_update` with its final status and content). Messages the agent wrote itself
+/// (recovery nudges, compaction notes) are not replayed.
+pub fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
+    let mut out = Vec::new();
+    let mut calls: HashMap<String, (String, Value)> = HashMap::new();
+    for message in messages.iter().filter(|m| !m.synthetic) {
+        for block in &message.content {
+            match (message.role, block) {
+                (Role::User, ContentBlock::Text { .. } | ContentBlock::Image { .. }) => {
+                    if let Some(block) = content_block(block) {
+                        out.push(SessionUpdate::UserMessageChunk(ContentChunk::new(block)));
+                    }
+                }
+                (Role::Assistant, ContentBlock::Text { text }) if !text.is_empty() => out.push(
+                    SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text.clone()))),
+                ),
+                (Role::Assistant, ContentBlock::Image { .. }) => {
+                    if let Some(block) = content_block(block) {
+                        out.push(SessionUpdate::AgentMessageChunk(ContentChunk::new(block)));
+                    }
+                }
+                (Role::Assistant, ContentBlock::Reasoning { text, .. }) if !text.is_empty() => out
+                    .push(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                        text_block(text.clone()),
+                    ))),
+                (Role::Assistant, ContentBlock::ToolCall(call)) => {
+                    calls.insert(call.id.clone(), (call.name.clone(), call.args.clone()));
+                    out.push(SessionUpdate::ToolCall(tool_call(
+                        &call.id, &call.name, &call.args, None, cwd,
+                    )));
+                }
+                (
+                    _,
+                    ContentBlock::ToolResult {
+                        call_id,
+                        is_error,
+                        content,
+                    },
+                ) => {
+                    let (name, args) = match calls.get(call_id) {
+                        Some((name, args)) => (name.as_str(), Some(args)),
+                        None => ("", None),
+                    };
+                    let status = match is_error {
+                        false => ToolCallStatus::Completed,
+                        true => ToolCallStatus::Failed,
+                    };
+                    let content = result_content(name, args, !is_error, content, cwd);
+                    out.push(update(
+                        call_id,
+                        ToolCallUpdateFields::new().status(status).content(content),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// A prompt the agent cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PromptError {
+    /// Audio is not a prompt capability of this agent.
+    #[error("audio prompts are not supported")]
+    Audio,
+    /// Base64 data that does not decode.
+    #[error("prompt block {index}: invalid base64 data: {message}")]
+    Base64 {
+        /// Index of the block in the prompt.
+        index: usize,
+        /// The decoder's message.
+        message: String,
+    },
+    /// Nothing to send.
+    #[error("the prompt is empty")]
+    Empty,
+}
+
+fn decode(index: usize, data: &str) -> Result<Vec<u8>, PromptError> {
+    base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| PromptError::Base64 {
+            index,
+            message: e.to_string(),
+        })
+}
+
+/// Turns an ACP prompt into the agent's input: text blocks in order, resource links as
+/// Markdown links, images (and embedded image blobs) as images, and embedded text
+/// resources appended as `<context ref="URI">` sections.
+pub fn prompt_input(blocks: &[AcpBlock]) -> Result<UserInput, PromptError> {
+    let mut text = String::new();
+    let mut context = String::new();
+    let mut input = UserInput::default();
+    for (index, block) in blocks.iter().enumerate() {
+        match block {
+            AcpBlock::Text(t) => text.push_str(&t.text),
+            AcpBlock::ResourceLink(link) => {
+                text.push_str(&format!("[@{}]({})", link.name, link.uri));
+            }
+            AcpBlock::Image(image) => {
+                let data = decode(index, &image.data)?;
+                input = input.with_image(image.mime_type.clone(), data);
+            }
+            AcpBlock::Audio(_) => return Err(PromptError::Audio),
+            AcpBlock::Resource(resource) => match &resource.resource {
+                EmbeddedResourceResource::TextResourceContents(r) => {
+                    context.push_str(&format!(
+                        "\n<context ref=\"{}\">\n{}\n</context>",
+                        r.uri, r.text
+                    ));
+                }
+                EmbeddedResourceResource::BlobResourceContents(BlobResourceContents {
+                    blob,
+                    mime_type: Some(mime),
+                    ..
+                }) if mime.starts_with("image/") => {
+                    let data = decode(index, blob)?;
+                    input = input.with_image(mime.clone(), data);
+                }
+                EmbeddedResourceResource::BlobResourceContents(r) => {
+                    text.push_str(&format!("[@{}]({})", r.uri, r.uri));
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    if !context.is_empty() {
+        text.push('\n');
+        text.push_str(&context);
+    }
+    input.text = text;
+    if input.is_empty() {
+        return Err(PromptError::Empty);
+    }
+    Ok(input)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::{
+        EmbeddedResource, ImageContent, ResourceLink, TextResourceContents,
+    };
+    use serde_json::json;
+    use std::path::PathBuf;
+
+    fn wire(update: &SessionUpdate) -> Value {
+        serde_json::to_value(update).unwrap_or_default()
+    }
+
+    fn cwd() -> PathBuf {
+        PathBuf::from("/work/ws")
+    }
+
+    #[test]
+    fn replay_rebuilds_the_conversation() {
+        let messages = vec![
+            Message::user_text("fix it"),
+            Message::new(
+                Role::Assistant,
+                vec![
+                    ContentBlock::Reasoning {
+                        text: "think".into(),
+                        signature: None,
+                        opaque: None,
+                    },
+                    ContentBlock::text("Running."),
+                    ContentBlock::ToolCall(agent_core::ToolCall {
+                        id: "c1".into(),
+                        name: "bash".into(),
+                        args: json!({"command": "echo hi"}),
+                    }),
+                ],
+            ),
+            Message::new(
+                Role::Tool,
+                vec![ContentBlock::ToolResult {
+                    call_id: "c1".into(),
+                    is_error: false,
+                    content: vec![ContentBlock::text("hi")],
+                }],
+            ),
+            Message::user_text(agent_core::RECOVERY_PROMPT).synthetic(),
+            Message::assistant_text("Done."),
+        ];
+        let updates: Vec<Value> = replay(&messages, &cwd()).iter().map(wire).collect();
+        let kinds: Vec<&str> = updates
+            .iter()
+            .map(|u| u["sessionUpdate"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "user_message_chunk",
+                "agent_thought_chunk",
+                "agent_message_chunk",
+                "tool_call",
+                "tool_call_update",
+                "agent_message_chunk"
+            ]
+        );
+        assert_eq!(updates[0]["content"]["text"], "fix it");
+        assert_eq!(updates[3]["kind"], "execute");
+        assert_eq!(updates[4]["status"], "completed");
+        assert_eq!(updates[4]["content"][0]["content"]["text"], "hi");
+        assert_eq!(updates[5]["content"]["text"], "Done.");
+    }
+
+    #[test]
+    fn prompts_become_input() {
+        let png = base64::engine::general_purpose::STANDARD.encode([1u8, 2, 3]);
+        let blocks = vec![
+            text_block("look at "),
+            AcpBlock::ResourceLink(ResourceLink::new("a.rs", "file:///w/a.rs")),
+            AcpBlock::Image(ImageContent::new(png, "image/png")),
+            AcpBlock::Resource(EmbeddedResource::new(
+                EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
+                    "fn main() {}",
+                    "file:///w/main.rs",
+                )),
+            )),
+        ];
+        let input = prompt_input(&blocks).unwrap_or_default();
+        assert!(input.text.starts_with("look at [@a.rs](file:///w/a.rs)"));
+        assert!(input
+            .text
+            .contains("<context ref=\"file:///w/main.rs\">\nfn main() {}\n</context>"));
+        assert_eq!(input.images.len(), 1);
+        assert_eq!(input.images[0].1.as_ref(), &[1u8, 2, 3]);
+        assert_eq!(prompt_input(&[]), Err(PromptError::Empty));
+        assert!(matches!(
+            prompt_input(&[AcpBlock::Image(ImageContent::new("@@", "image/png"))]),
+            Err(PromptError::Base64 { index: 0, .. })
+        ));
+    }
+}

@@ -1,0 +1,319 @@
+//! The ZCode app-server's dispatcher: one [`Server`] per connection, reading each line as
+//! a request, notification or response and answering through the writer's queue.
+//!
+//! - [`sessions`]: create, list, resume, read, messages, subscribe, events, fork and the
+//!   settings (`setMode`, `setThoughtLevel`, `setModel`).
+//! - [`turns`]: send, stop, steer, compact and goal.
+//! - [`interactions`]: permission and user-input requests to the client, and its answers.
+
+mod interactions;
+mod sessions;
+mod turns;
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::eventlog::EventLog;
+use super::mapping::ZLog;
+use super::server::{EventLines, Outbox};
+use super::snapshot;
+use super::wire::{codes, ErrorObject, RawMessage, RequestId, Snapshot, ZodErrorData, ZodIssue};
+use crate::MAX_JSON_DEPTH;
+use agent_host::session::{InteractionReply, ManagerError, Session, SessionManager};
+
+/// An error reply.
+#[derive(Debug, Clone)]
+pub struct RpcError(pub(crate) ErrorObject);
+
+impl RpcError {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> Self {
+        Self(ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        })
+    }
+
+    pub(crate) fn with_data(mut self, data: impl Serialize) -> Self {
+        self.0.data = serde_json::to_value(data).ok();
+        self
+    }
+
+    pub(crate) fn invalid_params(path: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let path = if path.is_empty() { "(root)" } else { path };
+        Self::new(
+            codes::INVALID_PARAMS,
+            format!("Invalid params — {path}: {message}"),
+        )
+        .with_data(ZodErrorData {
+            name: "ZodError",
+            message: serde_json::to_string(&[ZodIssue {
+                path,
+                message: &message,
+            }])
+            .unwrap_or_default(),
+        })
+    }
+
+    pub(crate) fn not_active(id: &str) -> Self {
+        Self::new(
+            codes::SESSION_UNAVAILABLE,
+            format!("Session is not active: {id}"),
+        )
+    }
+
+    pub(crate) fn not_found(id: &str) -> Self {
+        Self::new(
+            codes::SESSION_UNAVAILABLE,
+            format!("Session not found: {id}"),
+        )
+    }
+
+    pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
+        Self::new(codes::INTERNAL_ERROR, message.to_string())
+    }
+
+    pub(crate) fn running(message: impl Into<String>) -> Self {
+        Self::new(codes::PROMPT_RUNNING, message)
+    }
+}
+
+pub(crate) type Reply = Result<Value, RpcError>;
+
+pub(crate) fn ok<T: Serialize>(value: T) -> Reply {
+    serde_json::to_value(value).map_err(RpcError::internal)
+}
+
+/// Parses params into `T`; failures name the failing path.
+pub(crate) fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {
+    let value = params.unwrap_or_else(|| Value::Object(Default::default()));
+    if !value.is_object() {
+        return Err(RpcError::invalid_params("", "expected an object"));
+    }
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let mut path = err.path().to_string();
+        let message = err.inner().to_string();
+        // serde reports a missing field at its parent; name the field itself.
+        if let Some(field) = message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next())
+        {
+            path = match path.as_str() {
+                "." | "" => field.to_string(),
+                parent => format!("{parent}.{field}"),
+            };
+        }
+        if path == "." {
+            path.clear();
+        }
+        RpcError::invalid_params(&path, message)
+    })
+}
+
+/// What the writer gets: a message to serialise, or lines serialised already.
+fn manager_error(err: ManagerError) -> RpcError {
+    match err {
+        ManagerError::NotFound(id) => RpcError::not_found(&id),
+        other => RpcError::internal(other),
+    }
+}
+
+/// What a server request to the client asks.
+pub(crate) enum PendingKind {
+    Permission,
+    UserInput,
+}
+
+/// A server request waiting for the client's answer.
+pub(crate) struct Pending {
+    pub(crate) session_id: String,
+    pub(crate) request_id: String,
+    pub(crate) kind: PendingKind,
+    pub(crate) reply: oneshot::Sender<InteractionReply>,
+}
+
+/// The state of one app-server connection: its sessions, their event logs, the
+/// interactions waiting for the client, and the writer's queue.
+pub(crate) struct Server {
+    pub(crate) manager: SessionManager,
+    pub(crate) out: Outbox,
+    logs: Mutex<HashMap<String, Arc<ZLog>>>,
+    pending: Mutex<HashMap<String, Pending>>,
+    next_request: AtomicU64,
+}
+impl Server {
+    /// A connection's state: sessions built by `manager`, output to `out`.
+    pub(crate) fn new(manager: SessionManager, out: Outbox) -> Self {
+        Self {
+            manager,
+            out,
+            logs: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::new()),
+            next_request: AtomicU64::new(1),
+        }
+    }
+
+    fn logs(&self) -> MutexGuard<'_, HashMap<String, Arc<ZLog>>> {
+        self.logs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn pending(&self) -> MutexGuard<'_, HashMap<String, Pending>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The event log of a session, created on first use.
+    pub(crate) fn log_for(&self, session_id: &str) -> Arc<ZLog> {
+        self.logs()
+            .entry(session_id.to_string())
+            .or_insert_with(|| Arc::new(EventLog::new(EventLines::new(&self.out))))
+            .clone()
+    }
+
+    pub(crate) fn active(&self, session_id: &str) -> Result<(Arc<Session>, Arc<ZLog>), RpcError> {
+        let session = self
+            .manager
+            .get(session_id)
+            .ok_or_else(|| RpcError::not_active(session_id))?;
+        Ok((session, self.log_for(session_id)))
+    }
+
+    /// `(request id, server id)` of a session's unanswered interactions.
+    pub(crate) fn pending_of(&self, session_id: &str) -> Vec<(String, String)> {
+        let mut ids: Vec<(String, String)> = self
+            .pending()
+            .iter()
+            .filter(|(_, p)| p.session_id == session_id && !p.reply.is_closed())
+            .map(|(server_id, p)| (p.request_id.clone(), server_id.clone()))
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    pub(crate) fn snapshot(&self, session: &Session, log: &ZLog, limit: Option<usize>) -> Snapshot {
+        let pending = self.pending_of(session.id());
+        snapshot::snapshot(session, log.seq(), &pending, limit)
+    }
+
+    /// Handles one input line (a request, notification or response).
+    pub(crate) async fn handle_line(self: &Arc<Self>, text: &str) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let value: Value = match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(err) => {
+                let message = match err.to_string() {
+                    m if m.starts_with("recursion limit exceeded") => format!(
+                        "Parse error: JSON nested deeper than {MAX_JSON_DEPTH} levels ({m})"
+                    ),
+                    m => format!("Parse error: {m}"),
+                };
+                self.out.invalid(codes::PARSE_ERROR, message);
+                return;
+            }
+        };
+        let Some(object) = value.as_object() else {
+            self.out.invalid(
+                codes::INVALID_REQUEST,
+                "Invalid ZCode Protocol message: expected a JSON object".into(),
+            );
+            return;
+        };
+        if object.contains_key("jsonrpc") {
+            self.out.invalid(
+                codes::INVALID_REQUEST,
+                "Invalid ZCode Protocol message: the `jsonrpc` field is not part of the ZCode \
+                 Protocol (send requests without it)"
+                    .into(),
+            );
+            return;
+        }
+        let raw: RawMessage = match serde_json::from_value(value) {
+            Ok(raw) => raw,
+            Err(err) => {
+                self.out.invalid(
+                    codes::INVALID_REQUEST,
+                    format!("Invalid ZCode Protocol message: {err}"),
+                );
+                return;
+            }
+        };
+        match (raw.id, raw.method) {
+            (Some(id), Some(method)) => self.handle(Some(id), &method, raw.params).await,
+            (None, Some(method)) => self.handle(None, &method, raw.params).await,
+            (Some(id), None) if raw.result.is_some() || raw.error.is_some() => {
+                let reply = match raw.error {
+                    Some(error) => Err(error),
+                    None => Ok(raw.result.unwrap_or(Value::Null)),
+                };
+                self.handle_response(&id, reply);
+            }
+            _ => self.out.invalid(
+                codes::INVALID_REQUEST,
+                "Invalid ZCode Protocol message: expected a request (id + method), a \
+                 notification (method) or a response (id + result or error)"
+                    .into(),
+            ),
+        }
+    }
+
+    /// Handles a request (`id` present) or notification.
+    async fn handle(self: &Arc<Self>, id: Option<RequestId>, method: &str, params: Option<Value>) {
+        tracing::debug!(%method, id = ?id, "request");
+        let reply = match method {
+            "session/create" => self.create(params).await,
+            "session/list" => self.list(params).await,
+            "session/resume" => self.resume(params).await,
+            "session/read" => self.read(params),
+            "session/messages" => self.messages(params),
+            "session/subscribe" => return self.subscribe(id, params),
+            "session/events" => self.events(params),
+            "session/send" => self.send(params),
+            "session/stop" => return self.stop(id, params),
+            "session/steer" => self.steer(params),
+            "session/fork" => self.fork(params).await,
+            "session/compact" => self.compact(params),
+            "session/goal" => self.goal(params).await,
+            "session/setMode" => self.set_mode(params).await,
+            "session/setThoughtLevel" => self.set_thought_level(params).await,
+            "session/setModel" => self.set_model(params).await,
+            "session/cancelBackgroundTask" => self.cancel_background_task(params),
+            _ => Err(RpcError::new(
+                codes::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )),
+        };
+        self.out.reply(id, reply);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zcode::wire::{CreateParams, SendParams};
+    use serde_json::json;
+
+    #[test]
+    fn invalid_params_name_the_failing_path() {
+        let err = parse::<SendParams>(Some(json!({"content": "x"}))).expect_err("missing id");
+        assert_eq!(err.0.code, codes::INVALID_PARAMS);
+        assert!(err.0.message.contains("sessionId"), "{}", err.0.message);
+        let err = parse::<CreateParams>(Some(json!({"workspace": {"workspacePath": 3}})))
+            .expect_err("bad type");
+        assert!(
+            err.0
+                .message
+                .starts_with("Invalid params — workspace.workspacePath:"),
+            "{}",
+            err.0.message
+        );
+    }
+}

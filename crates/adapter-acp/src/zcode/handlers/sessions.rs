@@ -1,0 +1,319 @@
+//! Session requests of the ZCode app-server: create, list, resume, read, messages,
+//! subscribe, events, fork, and the settings (`setMode`, `setThoughtLevel`, `setModel`,
+//! `cancelBackgroundTask`).
+
+use agent_core::{ReasoningLevel, Role};
+use serde_json::Value;
+
+use super::{manager_error, ok, parse, Reply, RpcError, Server};
+use crate::zcode::mapping::emit;
+use crate::zcode::snapshot::{self, session_info, session_mode, wire_mode};
+use crate::zcode::wire::{
+    codes, CancelBackgroundTaskParams, CancelBackgroundTaskResult, CreateParams, EventBody,
+    EventsParams, EventsResult, ForkParams, ForkResult, ForkTarget, ListParams, ListResult,
+    MessagesParams, MessagesResult, ModelErrorData, ModelRef, ReadParams, RequestId, ResumeParams,
+    SessionUpdatedPayload, SetModeParams, SetModelParams, SetThoughtLevelParams, SubscribeParams,
+    SubscribeResult,
+};
+use agent_host::session::{valid_session_id, CreateOptions, ManagerError};
+
+/// Default `session/list` limit.
+const DEFAULT_LIST_LIMIT: usize = 50;
+
+impl Server {
+    pub(super) async fn create(&self, params: Option<Value>) -> Reply {
+        let p: CreateParams = parse(params)?;
+        if p.workspace.workspace_path.trim().is_empty() {
+            return Err(RpcError::invalid_params(
+                "workspace.workspacePath",
+                "must not be empty",
+            ));
+        }
+        if !std::path::Path::new(&p.workspace.workspace_path).is_dir() {
+            return Err(RpcError::invalid_params(
+                "workspace.workspacePath",
+                format!("not a directory: {}", p.workspace.workspace_path),
+            ));
+        }
+        let thought_level = p
+            .thought_level
+            .as_deref()
+            .map(|l| {
+                l.parse::<ReasoningLevel>()
+                    .map_err(|e| RpcError::invalid_params("thoughtLevel", e.to_string()))
+            })
+            .transpose()?;
+        let model = match p.model {
+            Some(model) => Some(self.check_model(&model)?),
+            None => None,
+        };
+        let session = self
+            .manager
+            .create(CreateOptions {
+                workspace_path: p.workspace.workspace_path,
+                workspace_key: Some(p.workspace.workspace_key),
+                mode: p.mode.map(session_mode),
+                model,
+                thought_level,
+                parent_session_id: p.parent_session_id,
+                tool_allowlist: p.tool_allowlist,
+                tool_denylist: p.tool_denylist.unwrap_or_default(),
+            })
+            .await
+            .map_err(manager_error)?;
+        let log = self.log_for(session.id());
+        tracing::info!(session = %session.id(), "session created");
+        ok(self.snapshot(&session, &log, None))
+    }
+
+    pub(super) fn check_model(&self, model: &ModelRef) -> Result<String, RpcError> {
+        let ours = self.manager.factory().provider_id().to_string();
+        if model.provider_id != ours || model.model_id.trim().is_empty() {
+            return Err(RpcError::new(
+                codes::INTERNAL_ERROR,
+                format!("Model not found: {}/{}", model.provider_id, model.model_id),
+            )
+            .with_data(ModelErrorData {
+                name: "ModelProtocolError",
+                code: "model_not_found",
+            }));
+        }
+        Ok(model.model_id.clone())
+    }
+
+    pub(super) async fn list(&self, params: Option<Value>) -> Reply {
+        let p: ListParams = parse(params)?;
+        let metas = self.manager.list().await.map_err(RpcError::internal)?;
+        let sessions = metas
+            .iter()
+            .filter(|m| {
+                p.workspace.as_ref().is_none_or(|w| {
+                    (!w.workspace_key.is_empty() && w.workspace_key == m.workspace_key)
+                        || w.workspace_path == m.workspace_path
+                })
+            })
+            .filter(|m| {
+                p.session_ids
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(&m.session_id))
+            })
+            .take(p.limit.unwrap_or(DEFAULT_LIST_LIMIT))
+            .map(|m| {
+                let running = self
+                    .manager
+                    .get(&m.session_id)
+                    .is_some_and(|s| s.active_turn().is_some());
+                session_info(m, running)
+            })
+            .collect();
+        ok(ListResult { sessions })
+    }
+
+    pub(super) async fn resume(&self, params: Option<Value>) -> Reply {
+        let p: ResumeParams = parse(params)?;
+        if !valid_session_id(&p.session_id) {
+            return Err(RpcError::not_found(&p.session_id));
+        }
+        let (session, loaded) = self
+            .manager
+            .resume(&p.session_id)
+            .await
+            .map_err(|e| match e {
+                ManagerError::NotFound(id) => RpcError::not_found(&id),
+                other => manager_error(other),
+            })?;
+        if loaded {
+            if let Some(level) = p.thought_level {
+                let level = level
+                    .parse::<ReasoningLevel>()
+                    .map_err(|e| RpcError::invalid_params("thoughtLevel", e.to_string()))?;
+                session
+                    .set_thought_level(level)
+                    .await
+                    .map_err(RpcError::internal)?;
+            }
+            tracing::info!(session = %session.id(), "session resumed");
+        }
+        let log = self.log_for(session.id());
+        ok(self.snapshot(&session, &log, None))
+    }
+
+    pub(super) fn read(&self, params: Option<Value>) -> Reply {
+        let p: ReadParams = parse(params)?;
+        let (session, log) = self.active(&p.session_id)?;
+        ok(self.snapshot(&session, &log, p.message_limit))
+    }
+
+    pub(super) fn messages(&self, params: Option<Value>) -> Reply {
+        let p: MessagesParams = parse(params)?;
+        let (session, _) = self.active(&p.session_id)?;
+        let mut messages = snapshot::messages(&session, &session.view());
+        if let Some(after) = &p.after_message_id {
+            if let Some(pos) = messages.iter().position(|m| m.message_id() == after) {
+                messages.drain(..=pos);
+            }
+        }
+        if let Some(limit) = p.limit {
+            let skip = messages.len().saturating_sub(limit);
+            messages.drain(..skip);
+        }
+        ok(MessagesResult { messages })
+    }
+
+    pub(super) fn subscribe(&self, id: Option<RequestId>, params: Option<Value>) {
+        let result = parse::<SubscribeParams>(params).and_then(|p| {
+            let (session, log) = self.active(&p.session_id)?;
+            Ok((p, session, log))
+        });
+        let (p, session, log) = match result {
+            Ok(parts) => parts,
+            Err(err) => return self.out.reply(id, Err(err)),
+        };
+        let pending = self.pending_of(session.id());
+        // The reply is queued under the log's lock, so it precedes every pushed event.
+        log.subscribe(p.after_seq, |event_seq, events| {
+            let snapshot = p
+                .include_snapshot
+                .then(|| Box::new(snapshot::snapshot(&session, event_seq, &pending, None)));
+            self.out.reply(
+                id,
+                ok(SubscribeResult {
+                    session_id: p.session_id.clone(),
+                    event_seq,
+                    events,
+                    snapshot,
+                }),
+            );
+        });
+    }
+
+    pub(super) fn events(&self, params: Option<Value>) -> Reply {
+        let p: EventsParams = parse(params)?;
+        let (_, log) = self.active(&p.session_id)?;
+        ok(EventsResult {
+            events: log.events_after(p.after_seq.unwrap_or(0), p.limit.unwrap_or(usize::MAX)),
+        })
+    }
+
+    pub(super) async fn fork(&self, params: Option<Value>) -> Reply {
+        let p: ForkParams = parse(params)?;
+        let (parent, _) = self.active(&p.session_id)?;
+        if let Some(active) = parent.active_turn() {
+            return Err(RpcError::running(format!(
+                "prompt is running: cannot fork session {} during turn {}",
+                parent.id(),
+                active.turn_id
+            )));
+        }
+        let mut messages = parent.messages();
+        match p.target.unwrap_or(ForkTarget::LatestCheckpoint) {
+            ForkTarget::LatestCheckpoint => {}
+            ForkTarget::Turn { turn_index } => {
+                let cut = messages
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| m.role == Role::User && !m.synthetic)
+                    .map(|(i, _)| i)
+                    .nth(turn_index + 1);
+                let turns = messages
+                    .iter()
+                    .filter(|m| m.role == Role::User && !m.synthetic)
+                    .count();
+                if turn_index >= turns {
+                    return Err(RpcError::invalid_params(
+                        "target.turnIndex",
+                        format!("out of range: the session has {turns} turns"),
+                    ));
+                }
+                if let Some(cut) = cut {
+                    messages.truncate(cut);
+                }
+            }
+            ForkTarget::Message { message_id } => {
+                let Some(index) = snapshot::message_index(&messages, &message_id) else {
+                    return Err(RpcError::invalid_params(
+                        "target.messageId",
+                        format!("unknown message {message_id}"),
+                    ));
+                };
+                // Keep the tool results of a kept tool-calling message.
+                let mut end = index + 1;
+                while messages.get(end).is_some_and(|m| m.role == Role::Tool) {
+                    end += 1;
+                }
+                messages.truncate(end);
+            }
+        }
+        let target_message_id = messages
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, m)| m.role != Role::Tool)
+            .map(|(i, m)| snapshot::message_id(i, m));
+        let forked = self
+            .manager
+            .fork(&parent, messages)
+            .await
+            .map_err(manager_error)?;
+        let log = self.log_for(forked.id());
+        ok(ForkResult {
+            forked_session_id: forked.id().to_string(),
+            parent_session_id: parent.id().to_string(),
+            target_message_id,
+            response: format!("Forked session {} into {}.", parent.id(), forked.id()),
+            snapshot: Box::new(self.snapshot(&forked, &log, None)),
+        })
+    }
+
+    pub(super) async fn set_mode(&self, params: Option<Value>) -> Reply {
+        let p: SetModeParams = parse(params)?;
+        let (session, log) = self.active(&p.session_id)?;
+        let mode = session_mode(p.mode);
+        session.set_mode(mode).await.map_err(RpcError::internal)?;
+        emit(
+            &log,
+            session.id(),
+            None,
+            EventBody::SessionUpdated(SessionUpdatedPayload {
+                mode: Some(wire_mode(mode)),
+                ..Default::default()
+            }),
+        );
+        ok(self.snapshot(&session, &log, Some(0)))
+    }
+
+    pub(super) async fn set_thought_level(&self, params: Option<Value>) -> Reply {
+        let p: SetThoughtLevelParams = parse(params)?;
+        let (session, log) = self.active(&p.session_id)?;
+        let level = match p.thought_level {
+            Some(level) => level
+                .parse::<ReasoningLevel>()
+                .map_err(|e| RpcError::invalid_params("thoughtLevel", e.to_string()))?,
+            None => ReasoningLevel::default(),
+        };
+        session
+            .set_thought_level(level)
+            .await
+            .map_err(RpcError::internal)?;
+        ok(self.snapshot(&session, &log, Some(0)))
+    }
+
+    pub(super) async fn set_model(&self, params: Option<Value>) -> Reply {
+        let p: SetModelParams = parse(params)?;
+        let (session, log) = self.active(&p.session_id)?;
+        let model = self.check_model(&p.model)?;
+        session.set_model(model).await.map_err(RpcError::internal)?;
+        ok(self.snapshot(&session, &log, Some(0)))
+    }
+
+    pub(super) fn cancel_background_task(&self, params: Option<Value>) -> Reply {
+        let p: CancelBackgroundTaskParams = parse(params)?;
+        self.active(&p.session_id)?;
+        ok(CancelBackgroundTaskResult {
+            cancelled: false,
+            reason: format!("no background task {}", p.task_id),
+            status: "not_found",
+            task_id: p.task_id,
+        })
+    }
+}

@@ -1,0 +1,179 @@
+//! Turn requests of the ZCode app-server: send, stop, steer, compact and goal.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_core::RunKind;
+use serde_json::Value;
+
+use super::{ok, parse, Reply, RpcError, Server};
+use crate::zcode::mapping::ZcodeTurn;
+use crate::zcode::wire::{
+    CompactResult, CompactState, GoalAction, GoalInfo, GoalParams, GoalResult, RequestId,
+    SendParams, SendResult, SessionParams, SteerParams, SteerResult, StopResult,
+};
+use agent_host::session::{now_ms, Goal};
+
+/// How long a `session/stop` request waits for the turn to end before answering.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+
+impl Server {
+    pub(super) fn send(&self, params: Option<Value>) -> Reply {
+        let p: SendParams = parse(params)?;
+        let (session, log) = self.active(&p.session_id)?;
+        if p.content.trim().is_empty() {
+            return Err(RpcError::invalid_params("content", "the prompt is empty"));
+        }
+        let observer = Box::new(ZcodeTurn::new(log, session.id()).with_gate(self.out.gate()));
+        let turn = session
+            .start_prompt(p.content, p.input_id, observer)
+            .map_err(|busy| RpcError::running(busy.to_string()))?;
+        tracing::info!(session = %session.id(), turn = %turn.turn_id, "turn started");
+        ok(SendResult {
+            session_id: p.session_id,
+            accepted: true,
+            state_revision: session.view().revision,
+        })
+    }
+
+    pub(super) fn stop(self: &Arc<Self>, id: Option<RequestId>, params: Option<Value>) {
+        let session = match parse::<SessionParams>(params)
+            .and_then(|p| self.active(&p.session_id).map(|(s, _)| s))
+        {
+            Ok(session) => session,
+            Err(err) => return self.out.reply(id, Err(err)),
+        };
+        let stopped = session.stop();
+        self.cancel_interactions(session.id());
+        let session_id = session.id().to_string();
+        let result = move |stopped| {
+            ok(StopResult {
+                session_id: session_id.clone(),
+                stopped,
+            })
+        };
+        if !stopped || id.is_none() {
+            return self.out.reply(id, result(stopped));
+        }
+        // Answer once the turn is over (its turn.completed is then already queued).
+        let out = self.out.clone();
+        tokio::spawn(async move {
+            session.wait_idle(STOP_WAIT).await;
+            out.reply(id, result(true));
+        });
+    }
+
+    pub(super) fn steer(&self, params: Option<Value>) -> Reply {
+        let p: SteerParams = parse(params)?;
+        let (session, _) = self.active(&p.session_id)?;
+        if p.content.trim().is_empty() {
+            return Err(RpcError::invalid_params("content", "the text is empty"));
+        }
+        let running = session.steer(p.content);
+        ok(SteerResult {
+            session_id: p.session_id,
+            accepted: true,
+            queued_for_next_turn: !running,
+        })
+    }
+
+    pub(super) fn compact(&self, params: Option<Value>) -> Reply {
+        let p: SessionParams = parse(params)?;
+        let (session, log) = self.active(&p.session_id)?;
+        let observer =
+            Box::new(ZcodeTurn::new(log.clone(), session.id()).with_gate(self.out.gate()));
+        let (response, state, operation_id) = match session.start_compact(observer) {
+            Ok(turn) => ("Compaction started.", "accepted", Some(turn.turn_id)),
+            Err(busy) => match session.active_turn().map(|a| a.kind) {
+                Some(RunKind::Compact) => (
+                    "A compaction is already running.",
+                    "already_running",
+                    Some(busy.turn_id),
+                ),
+                _ => return Err(RpcError::running(busy.to_string())),
+            },
+        };
+        ok(CompactResult {
+            response: response.to_string(),
+            snapshot: Box::new(self.snapshot(&session, &log, None)),
+            compact: CompactState {
+                state,
+                operation_id,
+            },
+        })
+    }
+
+    pub(super) async fn goal(&self, params: Option<Value>) -> Reply {
+        let p: GoalParams = parse(params)?;
+        let (session, log) = self.active(&p.session_id)?;
+        if let Some(active) = session.active_turn() {
+            return Err(RpcError::running(format!(
+                "prompt is running: session {} is busy with turn {}",
+                session.id(),
+                active.turn_id
+            )));
+        }
+        let objective = p
+            .objective
+            .as_deref()
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_string();
+        if matches!(p.action, GoalAction::Set | GoalAction::Replace) && objective.is_empty() {
+            return Err(RpcError::invalid_params(
+                "objective",
+                "required for set and replace",
+            ));
+        }
+        let action = p.action;
+        let response = session
+            .update_meta(move |meta| {
+                let now = now_ms();
+                match (action, meta.goal.as_mut()) {
+                    (GoalAction::Show, Some(goal)) => format!(
+                        "Goal ({}): {}",
+                        if goal.paused { "paused" } else { "active" },
+                        goal.objective
+                    ),
+                    (GoalAction::Set | GoalAction::Replace, existing) => {
+                        let created_at = existing.map(|g| g.created_at).unwrap_or(now);
+                        meta.goal = Some(Goal {
+                            objective: objective.clone(),
+                            paused: false,
+                            created_at,
+                            updated_at: now,
+                        });
+                        format!("Goal set: {objective}")
+                    }
+                    (GoalAction::Clear, Some(_)) => {
+                        meta.goal = None;
+                        "Goal cleared.".to_string()
+                    }
+                    (GoalAction::Pause, Some(goal)) => {
+                        goal.paused = true;
+                        goal.updated_at = now;
+                        format!("Goal paused: {}", goal.objective)
+                    }
+                    (GoalAction::Resume, Some(goal)) => {
+                        goal.paused = false;
+                        goal.updated_at = now;
+                        format!("Goal resumed: {}", goal.objective)
+                    }
+                    (_, None) => "No goal is set.".to_string(),
+                }
+            })
+            .await
+            .map_err(RpcError::internal)?;
+        let goal = session.meta().goal.map(|g| GoalInfo {
+            objective: g.objective,
+            status: if g.paused { "paused" } else { "active" },
+            created_at: g.created_at,
+            updated_at: g.updated_at,
+        });
+        ok(GoalResult {
+            response,
+            goal,
+            snapshot: Box::new(self.snapshot(&session, &log, None)),
+        })
+    }
+}

@@ -1,0 +1,299 @@
+//! A session's turns: [`TurnObserver`] (a front end's view of one turn), and starting,
+//! driving, stopping and steering a turn on a [`Session`].
+//!
+//! Ordering guarantees a front end can rely on:
+//! - [`TurnObserver::started`] runs before any event of the turn, and
+//!   [`TurnObserver::finished`] after the last one, exactly once per turn (also when the
+//!   turn was stopped before it really started).
+//! - When `finished` runs, the transcript holds the final text, the metadata is persisted,
+//!   and [`Session::active_turn`] is already `None`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_core::{AgentEvent, Run, RunKind, RunStatus, ToolStatus, UserInput};
+
+use super::live::Session;
+use super::types::{
+    new_id, now_ms, ActiveTurn, Busy, ToolCallState, ToolCallStatus, TurnInfo, TurnOutcome,
+};
+use crate::backpressure::OutputGate;
+
+/// Agent events a turn takes from its run at once (those already waiting, up to this many).
+const EVENT_BATCH: usize = 256;
+
+/// A front end's view of one turn: it maps the turn's events to its protocol.
+pub trait TurnObserver: Send + 'static {
+    /// The turn started; no event of it was seen yet.
+    fn started(&mut self, session: &Session, turn: &TurnInfo);
+    /// One agent event of the turn.
+    fn event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent);
+    /// The turn ended; the session is idle again.
+    fn finished(&mut self, session: &Session, turn: &TurnInfo, outcome: &TurnOutcome);
+    /// Hands over output the observer holds back to send several events' frames at once.
+    /// The session calls it before every wait (for the next agent events, for the output
+    /// gate) and after [`started`](Self::started) and [`finished`](Self::finished), so
+    /// output is batched only across events that were already waiting, never delayed.
+    /// The default does nothing (an observer that sends every frame at once).
+    fn flush(&mut self) {}
+    /// How many messages the observer holds back (not yet handed to the output, so not
+    /// yet counted on the [`output_gate`](Self::output_gate)): the turn counts them against
+    /// the gate's limit too, so holding never lets the output outgrow the limit. An
+    /// estimate from above is fine (it only flushes sooner). The default: none.
+    fn held(&self) -> usize {
+        0
+    }
+    /// The gate of the front end's output: the turn takes its next event only when the
+    /// gate is [ready](OutputGate::ready), so a slow client stalls the turn instead of
+    /// growing the output queue. `None` (the default): no backpressure.
+    fn output_gate(&self) -> Option<Arc<OutputGate>> {
+        None
+    }
+}
+
+impl Session {
+    /// Starts a prompt turn (text, optionally with images). Fails with [`Busy`] while a
+    /// turn (or compaction) runs.
+    pub fn start_prompt(
+        self: &Arc<Self>,
+        input: impl Into<UserInput>,
+        input_id: Option<String>,
+        observer: Box<dyn TurnObserver>,
+    ) -> Result<TurnInfo, Busy> {
+        self.start(RunKind::Prompt, input.into(), input_id, observer)
+    }
+
+    /// Starts a compaction of the transcript, which holds the prompt lock like a turn.
+    pub fn start_compact(
+        self: &Arc<Self>,
+        observer: Box<dyn TurnObserver>,
+    ) -> Result<TurnInfo, Busy> {
+        self.start(RunKind::Compact, UserInput::default(), None, observer)
+    }
+
+    fn start(
+        self: &Arc<Self>,
+        kind: RunKind,
+        input: UserInput,
+        input_id: Option<String>,
+        mut observer: Box<dyn TurnObserver>,
+    ) -> Result<TurnInfo, Busy> {
+        let gate = self.gate();
+        let (info, run) = {
+            let mut data = self.data();
+            if let Some(active) = &data.active {
+                return Err(Busy {
+                    session_id: self.id().to_string(),
+                    turn_id: active.turn_id.clone(),
+                });
+            }
+            let turn_id = new_id("turn");
+            let started_at = now_ms();
+            if kind == RunKind::Prompt {
+                data.meta.turn_count += 1;
+                if data.meta.title.is_empty() {
+                    data.meta.title = input.text.trim().chars().take(80).collect();
+                    data.meta.title_from_input = true;
+                }
+            }
+            data.meta.updated_at = started_at;
+            data.revision += 1;
+            let text = input.text.clone();
+            // Set before the run starts: its first permission prompt may come at once, and
+            // it names the turn.
+            self.set_turn(Some(turn_id.clone()));
+            let run = match kind {
+                RunKind::Prompt => self.agent.prompt(input),
+                RunKind::Compact => self.agent.compact(),
+            };
+            data.active = Some(ActiveTurn {
+                turn_id: turn_id.clone(),
+                kind,
+                started_at,
+                abort: run.abort_handle(),
+            });
+            let info = TurnInfo {
+                turn_id,
+                kind,
+                number: data.meta.turn_count,
+                input: text,
+                input_id,
+                started_at,
+            };
+            (info, run)
+        };
+        self.idle.send_replace(false);
+        observer.started(self, &info);
+        observer.flush();
+        drop(gate);
+        let session = self.clone();
+        let turn = info.clone();
+        tokio::spawn(async move { session.drive(run, turn, observer).await });
+        Ok(info)
+    }
+
+    async fn drive(
+        self: Arc<Self>,
+        mut run: Run,
+        turn: TurnInfo,
+        mut observer: Box<dyn TurnObserver>,
+    ) {
+        self.persist_logged().await;
+        let started = Instant::now();
+        let mut outcome = TurnOutcome::default();
+        let gate = observer.output_gate();
+        let mut batch = Vec::with_capacity(EVENT_BATCH);
+        loop {
+            // Everything observed so far goes out before the turn waits for the provider.
+            observer.flush();
+            if let Some(gate) = &gate {
+                gate.ready().await;
+            }
+            if run.recv_many(&mut batch, EVENT_BATCH).await == 0 {
+                break;
+            }
+            for event in batch.drain(..) {
+                // The gate bounds the output per event, also inside a batch: a turn goes on
+                // only while fewer than the limit are queued or held by the observer (a
+                // lock-free check; it waits, after handing over what it holds, only when
+                // the queue is full).
+                if let Some(gate) = gate
+                    .as_ref()
+                    .filter(|g| !g.has_room() || g.queued() + observer.held() >= g.limit())
+                {
+                    observer.flush();
+                    gate.ready().await;
+                }
+                self.track(&event, &mut outcome);
+                observer.event(&self, &turn, &event);
+                if let AgentEvent::RunFinished { status, final_text } = event {
+                    outcome.status = status;
+                    outcome.final_text = final_text;
+                }
+            }
+        }
+        outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        {
+            let mut data = self.data();
+            let now = now_ms();
+            data.meta.updated_at = now;
+            if outcome.status == RunStatus::Error {
+                data.meta.last_error = outcome.error.as_ref().map(|(_, m)| m.clone());
+            }
+            // Calls the run never finished (it was aborted) are failed now.
+            for state in data.tool_calls.values_mut() {
+                if matches!(
+                    state.status,
+                    ToolCallStatus::Pending | ToolCallStatus::Running
+                ) {
+                    state.status = ToolCallStatus::Failed;
+                    state.completed_at = Some(now);
+                }
+            }
+        }
+        self.persist_logged().await;
+        let _gate = self.gate();
+        {
+            let mut data = self.data();
+            data.active = None;
+            data.revision += 1;
+        }
+        self.set_turn(None);
+        self.idle.send_replace(true);
+        observer.finished(&self, &turn, &outcome);
+        observer.flush();
+    }
+
+    fn track(&self, event: &AgentEvent, outcome: &mut TurnOutcome) {
+        match event {
+            // The streaming events change nothing here: no lock for them.
+            AgentEvent::TextDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::ToolProgress { .. } => return,
+            _ => {}
+        }
+        let mut data = self.data();
+        match event {
+            AgentEvent::Usage { turn, .. } => {
+                data.meta.usage += turn;
+                data.meta.context_used = turn.total_tokens();
+                outcome.usage += turn;
+                outcome.model_calls += 1;
+            }
+            AgentEvent::ToolCall { id, name, .. } => {
+                outcome.tool_calls += 1;
+                data.tool_calls.insert(
+                    id.clone(),
+                    ToolCallState {
+                        name: name.clone(),
+                        status: ToolCallStatus::Pending,
+                        started_at: None,
+                        completed_at: None,
+                    },
+                );
+            }
+            AgentEvent::ToolExecutionStarted { id, .. } => {
+                if let Some(state) = data.tool_calls.get_mut(id) {
+                    state.status = ToolCallStatus::Running;
+                    state.started_at = Some(now_ms());
+                }
+            }
+            AgentEvent::ToolResult { id, status, .. } => {
+                if let Some(state) = data.tool_calls.get_mut(id) {
+                    let now = now_ms();
+                    state.status = match status {
+                        ToolStatus::Ok => ToolCallStatus::Completed,
+                        _ => ToolCallStatus::Failed,
+                    };
+                    state.started_at.get_or_insert(now);
+                    state.completed_at = Some(now);
+                }
+            }
+            AgentEvent::PlanUpdated { plan, .. } => data.meta.todos = plan.clone(),
+            AgentEvent::Error {
+                code,
+                message,
+                recoverable: false,
+            } => outcome.error = Some((*code, message.clone())),
+            AgentEvent::Error {
+                message,
+                recoverable: true,
+                ..
+            } => tracing::warn!(session = %self.id(), %message, "recoverable agent error"),
+            AgentEvent::CompactionFinished { summary, .. } => {
+                outcome.summary = Some(summary.clone())
+            }
+            _ => {}
+        }
+    }
+
+    /// Aborts the running turn (streaming, tools and pending approvals stop). Returns whether
+    /// a turn was running.
+    pub fn stop(&self) -> bool {
+        let data = self.data();
+        match &data.active {
+            Some(active) => {
+                active.abort.abort();
+                self.agent.abort();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Waits until no turn runs, at most `timeout`. Returns whether the session is idle.
+    pub async fn wait_idle(&self, timeout: Duration) -> bool {
+        let mut rx = self.idle.subscribe();
+        let waited = tokio::time::timeout(timeout, rx.wait_for(|idle| *idle))
+            .await
+            .map(|r| r.is_ok());
+        waited.unwrap_or(false)
+    }
+
+    /// Queues steering text for the running turn (or the next one). Returns whether a turn
+    /// was running.
+    pub fn steer(&self, text: String) -> bool {
+        self.agent.steer(text);
+        self.data().active.is_some()
+    }
+}

@@ -1,0 +1,354 @@
+//! The plain data of the session host: what is persisted about a session, what a turn
+//! reports to its observer, and what a session asks the front end's client. No behaviour
+//! beyond small conversions; every other module of the session host imports these.
+
+use agent_core::{
+    AbortHandle, Approval, ApprovalRequest, ErrorCode, PermissionMode, PlanItem, ReasoningLevel,
+    RunKind, RunStatus, Usage,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// A fresh id with a prefix: `<prefix>_<uuid v4>`.
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::new_v4())
+}
+
+/// Context window reported when the provider does not know the model.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
+
+/// A session's mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionMode {
+    /// Read-only planning.
+    Plan,
+    /// Asks before every call with side effects.
+    #[default]
+    Build,
+    /// Workspace edits pass; risky calls ask.
+    Edit,
+    /// Everything pre-approved.
+    Yolo,
+    /// Risk-based.
+    Auto,
+}
+
+impl SessionMode {
+    /// The mode's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plan => "plan",
+            Self::Build => "build",
+            Self::Edit => "edit",
+            Self::Yolo => "yolo",
+            Self::Auto => "auto",
+        }
+    }
+
+    /// The engine's permission mode for this session mode: `yolo` → unsafe,
+    /// `build` → ask, `edit` and `auto` → auto (workspace edits pass), `plan` → plan
+    /// (read-only).
+    pub fn permission_mode(self) -> PermissionMode {
+        match self {
+            Self::Yolo => PermissionMode::Unsafe,
+            Self::Build => PermissionMode::Ask,
+            Self::Edit | Self::Auto => PermissionMode::Auto,
+            Self::Plan => PermissionMode::Plan,
+        }
+    }
+}
+
+/// A session goal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Goal {
+    /// The objective.
+    pub objective: String,
+    /// Paused goals are kept but not pursued.
+    #[serde(default)]
+    pub paused: bool,
+    /// Set at, ms.
+    pub created_at: i64,
+    /// Changed at, ms.
+    pub updated_at: i64,
+}
+
+/// Everything persisted about a session besides its transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMeta {
+    /// Session id (`sess_<uuid>`).
+    pub session_id: String,
+    /// Workspace directory.
+    pub workspace_path: String,
+    /// Workspace identity as the client gave it.
+    pub workspace_key: String,
+    /// The session this one was forked from.
+    #[serde(default)]
+    pub parent_session_id: Option<String>,
+    /// Trace id.
+    #[serde(default)]
+    pub trace_id: String,
+    /// Title (first 80 characters of the first prompt).
+    #[serde(default)]
+    pub title: String,
+    /// Whether the title came from the first prompt.
+    #[serde(default)]
+    pub title_from_input: bool,
+    /// Mode.
+    #[serde(default)]
+    pub mode: SessionMode,
+    /// Provider id.
+    pub provider_id: String,
+    /// Model id.
+    pub model: String,
+    /// Thought (reasoning) level.
+    #[serde(default)]
+    pub thought_level: ReasoningLevel,
+    /// Created, ms.
+    pub created_at: i64,
+    /// Last changed, ms.
+    pub updated_at: i64,
+    /// Prompts run.
+    #[serde(default)]
+    pub turn_count: u32,
+    /// All usage so far.
+    #[serde(default)]
+    pub usage: Usage,
+    /// Tokens of the last model call (prompt + output).
+    #[serde(default)]
+    pub context_used: u64,
+    /// The checklist from the plan tool.
+    #[serde(default)]
+    pub todos: Vec<PlanItem>,
+    /// The goal.
+    #[serde(default)]
+    pub goal: Option<Goal>,
+    /// Message of the last failed turn.
+    #[serde(default)]
+    pub last_error: Option<String>,
+    /// Only these tools (when set).
+    #[serde(default)]
+    pub tool_allowlist: Option<Vec<String>>,
+    /// Not these tools.
+    #[serde(default)]
+    pub tool_denylist: Vec<String>,
+}
+
+/// Options of a new session.
+#[derive(Debug, Clone, Default)]
+pub struct CreateOptions {
+    /// Workspace directory.
+    pub workspace_path: String,
+    /// Workspace identity (defaults to the path).
+    pub workspace_key: Option<String>,
+    /// Mode (default build).
+    pub mode: Option<SessionMode>,
+    /// Model (default: the factory's).
+    pub model: Option<String>,
+    /// Thought level (default medium).
+    pub thought_level: Option<ReasoningLevel>,
+    /// Parent session.
+    pub parent_session_id: Option<String>,
+    /// Only these tools.
+    pub tool_allowlist: Option<Vec<String>>,
+    /// Not these tools.
+    pub tool_denylist: Vec<String>,
+}
+
+/// Where a tool call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolCallStatus {
+    /// Proposed, not started.
+    Pending,
+    /// Running.
+    Running,
+    /// Succeeded.
+    Completed,
+    /// Failed, refused or not run.
+    Failed,
+}
+
+/// What the session knows about one tool call of this process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallState {
+    /// Tool name.
+    pub name: String,
+    /// Status.
+    pub status: ToolCallStatus,
+    /// Started, ms.
+    pub started_at: Option<i64>,
+    /// Finished, ms.
+    pub completed_at: Option<i64>,
+}
+
+/// The running turn.
+#[derive(Debug, Clone)]
+pub struct ActiveTurn {
+    /// Turn id (`turn_<uuid>`).
+    pub turn_id: String,
+    /// Prompt or compaction.
+    pub kind: RunKind,
+    /// Started, ms.
+    pub started_at: i64,
+    /// Stops the turn's run.
+    pub(super) abort: AbortHandle,
+}
+
+/// Facts about a turn, given to the observer.
+#[derive(Debug, Clone)]
+pub struct TurnInfo {
+    /// Turn id.
+    pub turn_id: String,
+    /// Prompt or compaction.
+    pub kind: RunKind,
+    /// 1-based prompt number in the session (for compaction: the count so far).
+    pub number: u32,
+    /// The prompt text (empty for compaction).
+    pub input: String,
+    /// The client's input id.
+    pub input_id: Option<String>,
+    /// Started, ms.
+    pub started_at: i64,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    /// Status of the run.
+    pub status: RunStatus,
+    /// Final answer text.
+    pub final_text: Option<String>,
+    /// The fatal error, when the run failed.
+    pub error: Option<(ErrorCode, String)>,
+    /// Usage of the turn's model calls.
+    pub usage: Usage,
+    /// Model calls made.
+    pub model_calls: u32,
+    /// Tool calls made.
+    pub tool_calls: u32,
+    /// Wall time, ms.
+    pub duration_ms: u64,
+    /// Compaction summary.
+    pub summary: Option<String>,
+}
+
+impl Default for TurnOutcome {
+    /// An aborted turn that did nothing: what a turn reports when its run ends without
+    /// a [`RunFinished`](agent_core::AgentEvent::RunFinished).
+    fn default() -> Self {
+        Self {
+            status: RunStatus::Aborted,
+            final_text: None,
+            error: None,
+            usage: Usage::default(),
+            model_calls: 0,
+            tool_calls: 0,
+            duration_ms: 0,
+            summary: None,
+        }
+    }
+}
+
+/// A second turn was started while one runs.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("prompt is running: a prompt is already running in session {session_id} (turn {turn_id})")]
+pub struct Busy {
+    /// The session.
+    pub session_id: String,
+    /// The running turn.
+    pub turn_id: String,
+}
+
+/// A choice offered with a question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuestionSpec {
+    /// The question.
+    pub question: String,
+    /// A short header.
+    pub header: String,
+    /// Choices as `(value, label)`.
+    pub options: Vec<(String, String)>,
+    /// Several may be picked.
+    pub multi_select: bool,
+}
+
+/// A request for user input (plan approval or questions).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserInputRequest {
+    /// The tool call asking.
+    pub call_id: Option<String>,
+    /// The asking tool's protocol name (`ExitPlanMode`, `AskUserQuestion`).
+    pub tool_name: String,
+    /// A plan to approve.
+    pub plan: Option<String>,
+    /// Questions to answer.
+    pub questions: Vec<QuestionSpec>,
+}
+
+/// What the user answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UserInputAnswer {
+    /// Accepted, with the answer content.
+    Accepted(Value),
+    /// Declined, with a reason.
+    Declined(Option<String>),
+    /// Dismissed or cancelled.
+    Cancelled,
+}
+
+/// What is asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InteractionKind {
+    /// A permission prompt.
+    Permission(ApprovalRequest),
+    /// A user input request.
+    UserInput(UserInputRequest),
+}
+
+/// The answer to an interaction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InteractionReply {
+    /// To a permission prompt.
+    Permission(Approval),
+    /// To a user input request.
+    UserInput(UserInputAnswer),
+}
+
+/// A question from a session's agent for the front end's client. Dropping `reply`
+/// without sending means "cancelled".
+#[derive(Debug)]
+pub struct InteractionRequest {
+    /// The session asking.
+    pub session_id: String,
+    /// Its running turn.
+    pub turn_id: Option<String>,
+    /// What is asked.
+    pub kind: InteractionKind,
+    /// Where the answer goes.
+    pub reply: oneshot::Sender<InteractionReply>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_map_to_permission_modes() {
+        assert_eq!(SessionMode::Yolo.permission_mode(), PermissionMode::Unsafe);
+        assert_eq!(SessionMode::Build.permission_mode(), PermissionMode::Ask);
+        assert_eq!(SessionMode::Edit.permission_mode(), PermissionMode::Auto);
+        assert_eq!(SessionMode::Plan.permission_mode(), PermissionMode::Plan);
+        assert_eq!(
+            serde_json::to_value(SessionMode::Auto).ok(),
+            Some(Value::from("auto"))
+        );
+    }
+}

@@ -414,7 +414,10 @@ impl ZcodeTurn {
             // a hook refused shows in the call's `tool.updated` error (its `ToolResult`).
             | AgentEvent::SandboxReport(_)
             | AgentEvent::HookDecided { .. }
-            | AgentEvent::ToolBlocked { .. } => return Coverage::NotShown,
+            | AgentEvent::ToolBlocked { .. }
+            | AgentEvent::SubagentStarted { .. }
+            | AgentEvent::Subagent { .. }
+            | AgentEvent::SubagentFinished { .. } => return Coverage::NotShown,
             other => return Coverage::unknown(other),
         }
         Coverage::Shown
@@ -527,7 +530,7 @@ impl TurnObserver for ZcodeTurn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coverage::samples::every_event;
+    use agent_core::testing::one_of_each as every_event;
     use agent_host::session::{AgentFactory, CreateOptions, FileStore, SessionManager};
     use agent_providers::{ProviderConfig, ProviderId};
 

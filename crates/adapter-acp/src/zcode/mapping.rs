@@ -415,6 +415,9 @@ impl ZcodeTurn {
             | AgentEvent::SandboxReport(_)
             | AgentEvent::HookDecided { .. }
             | AgentEvent::ToolBlocked { .. }
+            | AgentEvent::SubagentStarted { .. }
+            | AgentEvent::Subagent { .. }
+            | AgentEvent::SubagentFinished { .. }
             // The context events (issue 20) are mapped by a later task (projection
             // contextUsed/contextWindow, compaction events).
             | AgentEvent::ContextUsage { .. }
@@ -531,7 +534,7 @@ impl TurnObserver for ZcodeTurn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coverage::samples::every_event;
+    use agent_core::testing::one_of_each as every_event;
     use agent_host::session::{AgentFactory, CreateOptions, FileStore, SessionManager};
     use agent_providers::{ProviderConfig, ProviderId};
 

@@ -168,6 +168,9 @@ impl TurnMapper {
             | AgentEvent::SandboxReport(_)
             | AgentEvent::HookDecided { .. }
             | AgentEvent::ToolBlocked { .. }
+            | AgentEvent::SubagentStarted { .. }
+            | AgentEvent::Subagent { .. }
+            | AgentEvent::SubagentFinished { .. }
             // A fatal error and the end of the run are the prompt's response (the turn's
             // outcome, see the handlers); recoverable errors are only logged.
             | AgentEvent::Error { .. }
@@ -216,7 +219,7 @@ pub fn turn_end(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coverage::samples::every_event;
+    use agent_core::testing::one_of_each as every_event;
     use agent_core::{
         ContentBlock, PlanItem, PlanStatus, ProgressStream, SideEffect, ToolStatus, Usage,
     };

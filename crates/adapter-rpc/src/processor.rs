@@ -102,11 +102,14 @@ impl SharedMeter {
 /// - `reasoning_delta`: zut has no reasoning event (reasoning is dropped from messages too);
 /// - `permission_requested`, `permission_decided`: RPC runs tools without confirmation, so
 ///   no client ever answers a permission prompt (see [`crate::cli::AllowAll`]);
-/// - `sandbox_report`, `hook_decided`, `tool_blocked`, `subagent*`: not wired into this front end yet.
+/// - `sandbox_report`, `hook_decided`, `tool_blocked`, `subagent*`: not wired into this front end yet;
+/// - `context_usage`, `compaction_started`: zut has no event for them (`compact_done`
+///   reports a finished compaction; the context figures belong in `get_state`, from
+///   `Agent::context_usage`).
 ///
 /// Every other variant is mapped; a test feeds one of each and fails for a variant that is
 /// neither mapped nor listed here.
-pub const NOT_SHOWN: [&str; 10] = [
+pub const NOT_SHOWN: [&str; 12] = [
     "run_started",
     "reasoning_delta",
     "permission_requested",
@@ -117,6 +120,8 @@ pub const NOT_SHOWN: [&str; 10] = [
     "subagent_started",
     "subagent",
     "subagent_finished",
+    "context_usage",
+    "compaction_started",
 ];
 
 /// Maps the events of one run to RPC events.
@@ -246,7 +251,7 @@ impl EventProcessor {
                 is_error: *status == agent_core::ToolStatus::Error,
                 content: blocks(content),
             },
-            AgentEvent::CompactionFinished { summary } => Event::CompactDone {
+            AgentEvent::CompactionFinished { summary, .. } => Event::CompactDone {
                 summary: summary.trim().into(),
             },
             AgentEvent::Error { message, .. } => Event::Error {

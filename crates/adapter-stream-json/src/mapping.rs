@@ -70,13 +70,16 @@ pub const NOT_SHOWN: &[&str] = &[
     "tool_progress",
     "plan_updated",
     "compaction_finished",
-    // Not wired into this front end yet.
+    // Not wired into this front end yet (the context events: issue 20's front-end task, a
+    // `warning` line for a compaction).
     "sandbox_report",
     "hook_decided",
     "tool_blocked",
     "subagent_started",
     "subagent",
     "subagent_finished",
+    "context_usage",
+    "compaction_started",
 ];
 
 /// Cuts `output` to [`TOOL_OUTPUT_LIMIT`] bytes on a character boundary and appends

@@ -10,6 +10,7 @@ use futures::Stream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::context::{AutoCompact, ContextSettings, ContextState, ContextUsage};
 use crate::emit::{Batch, Emitter, MessageLog};
 use crate::event::{AgentEvent, RunKind, RunStatus};
 use crate::hooks::{HookList, HookReport, Hooks, SessionEnd, SessionSource};
@@ -19,6 +20,7 @@ use crate::permission::{Approver, PermissionMode};
 use crate::provider::{ModelInfo, Provider, ReasoningLevel, ToolSpec};
 use crate::sandbox::{AgentSandbox, SandboxPolicy, SandboxReport, SandboxSupport};
 use crate::session::{SessionError, SessionRecord, SessionStore};
+use crate::spill::{OutputBudget, Spill};
 use crate::structured::OutputSpec;
 use crate::tool::{PlanItem, Tool};
 use crate::tool_source::{DynamicTools, ToolSource};
@@ -50,6 +52,19 @@ pub struct AgentBuilder {
     sandbox: Option<SandboxPolicy>,
     sandbox_support: Option<SandboxSupport>,
     hooks: crate::hooks::HookSetup,
+    context: ContextOptions,
+}
+
+/// The builder's context settings (see [`crate::context`]).
+#[derive(Debug, Default)]
+struct ContextOptions {
+    window: Option<u64>,
+    auto: AutoCompact,
+    compaction_prompt: Option<String>,
+    budget: OutputBudget,
+    spill_dir: Option<PathBuf>,
+    note_tool: bool,
+    notes: Vec<String>,
 }
 
 impl AgentBuilder {
@@ -147,6 +162,7 @@ impl AgentBuilder {
         let id = id.into();
         let records = store.load(&id).await?;
         self.messages = SessionRecord::replay(&records);
+        self.context.notes = SessionRecord::replay_notes(&records);
         self.session = Some((store, id));
         Ok(self)
     }
@@ -157,9 +173,68 @@ impl AgentBuilder {
         self
     }
 
-    /// How many trailing messages compaction keeps verbatim (default 4).
+    /// How many trailing messages compaction keeps verbatim (default 4; extended back so
+    /// that tool results keep the message with their calls).
     pub fn compact_keep_tail(mut self, n: usize) -> Self {
         self.compact_keep_tail = n;
+        self
+    }
+
+    /// The context window in tokens, overriding the model catalogue's
+    /// (`--context-window`; see [`crate::context::parse_context_window`]). 0 means no
+    /// override.
+    pub fn context_window(mut self, tokens: u64) -> Self {
+        self.context.window = (tokens > 0).then_some(tokens);
+        self
+    }
+
+    /// When the agent compacts on its own (default at 85 % of the window;
+    /// `--auto-compact`, parsed with [`AutoCompact`]'s `FromStr`).
+    pub fn auto_compact(mut self, auto: AutoCompact) -> Self {
+        self.context.auto = auto;
+        self
+    }
+
+    /// Replaces the summary prompt of compaction (default
+    /// [`crate::compaction::DEFAULT_COMPACTION_PROMPT`]).
+    pub fn compaction_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.context.compaction_prompt = Some(prompt.into()).filter(|p| !p.trim().is_empty());
+        self
+    }
+
+    /// Bytes of a tool result's text the model gets before the result is spilled to a
+    /// file (default [`crate::spill::DEFAULT_TOOL_OUTPUT_BUDGET`]; `usize::MAX` never
+    /// spills). Per-tool budgets set with [`AgentBuilder::tool_output_budget_for`] stay.
+    pub fn tool_output_budget(mut self, bytes: usize) -> Self {
+        self.context.budget = std::mem::take(&mut self.context.budget).with_default(bytes);
+        self
+    }
+
+    /// The tool-output budget of the tool called `name`.
+    pub fn tool_output_budget_for(mut self, name: impl Into<String>, bytes: usize) -> Self {
+        self.context.budget = std::mem::take(&mut self.context.budget).with_tool(name, bytes);
+        self
+    }
+
+    /// The directory over-budget tool output is written to (a front end passes its
+    /// session's directory). Default: `<temp>/agent-sdk-tool-output/<session id or a
+    /// unique name>` ([`crate::spill::default_spill_root`]). Files here are readable by the
+    /// file tools even outside the workspace ([`crate::spill::is_spill_file`]).
+    pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.context.spill_dir = Some(dir.into());
+        self
+    }
+
+    /// Offers the model the `note` tool ([`crate::note_tool`]): `{text}` is pinned and
+    /// carried verbatim into every compacted transcript.
+    pub fn note_tool(mut self) -> Self {
+        self.context.note_tool = true;
+        self
+    }
+
+    /// Pinned notes to start with (a resumed session restores its own).
+    pub fn notes(mut self, notes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.context.notes = notes.into_iter().map(Into::into).collect();
         self
     }
 
@@ -216,16 +291,40 @@ impl AgentBuilder {
             .cwd
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."));
+        let ContextOptions {
+            window,
+            auto,
+            compaction_prompt,
+            budget,
+            spill_dir,
+            note_tool,
+            notes,
+        } = self.context;
+        let mut tools = self.tools;
+        // A tool of the host's own called `note` wins; its calls pin nothing.
+        let note_tool = note_tool && !tools.iter().any(|t| t.name() == crate::notes::NOTE_TOOL);
+        if note_tool {
+            tools.push(Arc::new(crate::notes::note_tool()));
+        }
+        let spill_dir = spill_dir.unwrap_or_else(|| {
+            crate::spill::default_spill_dir(self.session.as_ref().map(|(_, id)| id.as_str()))
+        });
+        let ctx = Arc::new(ContextSettings {
+            compaction_prompt,
+            spill: Spill::new(spill_dir, budget),
+            note_tool,
+        });
         Agent {
             inner: Arc::new(Inner {
                 provider: self.provider,
                 specs: std::sync::OnceLock::new(),
                 sources: DynamicTools::new(self.sources),
-                tools: self.tools,
+                tools,
                 max_steps: self.max_steps,
                 cwd,
                 compact_keep_tail: self.compact_keep_tail,
                 session: self.session,
+                ctx,
                 sandbox: AgentSandbox::new(self.sandbox, self.sandbox_support),
                 hooks: crate::hooks::AgentHooks::new(self.hooks),
                 subagent: None,
@@ -244,6 +343,7 @@ impl AgentBuilder {
                     steering: Vec::new(),
                     granted: HashSet::new(),
                     plan: Vec::new(),
+                    ctx: ContextState::new(window, auto, notes),
                 }),
             }),
         }
@@ -310,6 +410,7 @@ impl Agent {
             session: None,
             messages: Vec::new(),
             compact_keep_tail: DEFAULT_COMPACT_KEEP_TAIL,
+            context: ContextOptions::default(),
             sandbox: None,
             sandbox_support: None,
             hooks: crate::hooks::HookSetup::default(),
@@ -333,11 +434,10 @@ impl Agent {
     }
 
     /// Summarises the transcript through the provider into one synthetic user message
-    /// (keeping the last few messages verbatim). Queued like a prompt.
+    /// (keeping the last few messages and the pinned notes verbatim; see
+    /// [`crate::compaction`]). Queued like a prompt.
     pub fn compact(&self) -> Run {
-        self.spawn_run(RunKind::Compact, |inner, em| async move {
-            crate::run::compact(inner, em).await
-        })
+        self.spawn_run(RunKind::Compact, crate::compaction::run_manual)
     }
 
     fn spawn_run<F, Fut>(&self, kind: RunKind, body: F) -> Run
@@ -434,6 +534,81 @@ impl Agent {
     /// The session checklist last set by the plan tool.
     pub fn plan(&self) -> Vec<PlanItem> {
         self.inner.state().plan.clone()
+    }
+
+    /// How full the context window is now: the last call's reported tokens plus an
+    /// estimate of what was added since (or an estimate of the whole request when usage was
+    /// never reported), and the window (see [`crate::context`]).
+    pub fn context_usage(&self) -> ContextUsage {
+        crate::context::usage_now(&self.inner)
+    }
+
+    /// The context window of the current model in tokens (the override, else the
+    /// catalogue's, else [`crate::context::DEFAULT_CONTEXT_WINDOW`]).
+    pub fn context_window(&self) -> u64 {
+        crate::context::window(&self.inner)
+    }
+
+    /// Overrides the context window for later calls (`None` or 0: back to the catalogue).
+    pub fn set_context_window(&self, tokens: Option<u64>) {
+        self.inner.state().ctx.window = tokens.filter(|t| *t > 0);
+    }
+
+    /// The auto-compact setting.
+    pub fn auto_compact(&self) -> AutoCompact {
+        self.inner.state().ctx.auto
+    }
+
+    /// Changes the auto-compact setting for later calls.
+    pub fn set_auto_compact(&self, auto: AutoCompact) {
+        self.inner.state().ctx.auto = auto;
+    }
+
+    /// The pinned notes, in the order they were pinned.
+    pub fn notes(&self) -> Vec<String> {
+        self.inner.state().ctx.notes.clone()
+    }
+
+    /// Pins `text` (ignored when blank): every compacted transcript carries it verbatim.
+    /// Recorded to the session.
+    pub async fn pin_note(&self, text: impl Into<String>) -> Result<(), SessionError> {
+        let text = text.into();
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        let notes = {
+            let mut state = self.inner.state();
+            state.ctx.notes.push(text);
+            state.ctx.notes.clone()
+        };
+        self.record_notes(notes).await
+    }
+
+    /// Unpins the note at `index` (0-based, as [`Agent::notes`] lists them) and returns it,
+    /// or `None` when there is no such note. Recorded to the session.
+    pub async fn unpin_note(&self, index: usize) -> Result<Option<String>, SessionError> {
+        let (removed, notes) = {
+            let mut state = self.inner.state();
+            if index >= state.ctx.notes.len() {
+                return Ok(None);
+            }
+            let removed = state.ctx.notes.remove(index);
+            (removed, state.ctx.notes.clone())
+        };
+        self.record_notes(notes).await?;
+        Ok(Some(removed))
+    }
+
+    async fn record_notes(&self, notes: Vec<String>) -> Result<(), SessionError> {
+        match &self.inner.session {
+            Some((store, id)) => store.append(id, &SessionRecord::Notes { notes }).await,
+            None => Ok(()),
+        }
+    }
+
+    /// The directory over-budget tool output is spilled to.
+    pub fn spill_dir(&self) -> &std::path::Path {
+        &self.inner.ctx.spill.dir
     }
 
     /// The provider.
@@ -548,12 +723,15 @@ impl Agent {
         crate::hooks::session_end(&self.inner, &end).await
     }
 
-    /// Drops the whole transcript (and the plan), recording the clear to the session.
+    /// Drops the whole transcript (and the plan and the pinned notes), recording the clear
+    /// to the session.
     pub async fn clear(&self) -> Result<(), SessionError> {
         {
             let mut state = self.inner.state();
             state.messages.clear();
             state.plan.clear();
+            state.ctx.notes.clear();
+            state.ctx.tracker.reset();
         }
         match &self.inner.session {
             Some((store, id)) => store.append(id, &SessionRecord::Cleared).await,
@@ -579,6 +757,10 @@ impl Agent {
         store
             .append(&id, &SessionRecord::Replaced { messages })
             .await?;
+        let notes = forked.notes();
+        if !notes.is_empty() {
+            store.append(&id, &SessionRecord::Notes { notes }).await?;
+        }
         Ok(forked)
     }
 
@@ -623,6 +805,7 @@ impl Agent {
                 cwd: inner.cwd.clone(),
                 compact_keep_tail: inner.compact_keep_tail,
                 session,
+                ctx: inner.ctx.clone(),
                 sandbox,
                 hooks,
                 subagent,
@@ -641,6 +824,7 @@ impl Agent {
                     steering: Vec::new(),
                     granted,
                     plan,
+                    ctx: state.ctx.clone(),
                 }),
             }),
         }

@@ -13,16 +13,23 @@
 //! [UserMessage…]                         context added by user_prompt hooks (synthetic)
 //! repeat for step = 1..:
 //!   [UserMessage…]                       steering text queued while the run was in flight
+//!   [CompactionStarted{auto|overflow}    the context crossed the auto-compact threshold,
+//!    [HookDecided{pre_compact}…]         or the previous call overflowed the window
+//!    [Usage]
+//!    (CompactionFinished ContextUsage | Error{compaction})]
 //!   TurnStarted{step}
 //!   RequestStarted{agent}  (RequestStarted{provider} | RetryScheduled{provider})*
 //!   AssistantStarted
 //!   (TextDelta | ReasoningDelta | ToolUseStarted ToolUseArgsDelta* ToolUseEnded | Usage)*
 //!   [AssistantMessage]                   when the reply has content
+//!   ContextUsage                         when the call completed: how full the window is
 //!   ToolCall*                            one per call, in order
 //!   [HookDecided{stop}…]                 only when the run would end (stop = end)
 //!   TurnEnded{stop}                      end | tool_use | length | continue | error | aborted
 //!                                        (continue: recovery, steering, a structured
-//!                                        output repair turn, or a stop hook)
+//!                                        output repair turn, a stop hook, or a context
+//!                                        overflow, then with `error` set: compaction and
+//!                                        one retry follow)
 //!   [TurnRecovery]                       after a `continue` caused by a missing answer
 //!   for each call, in call order:
 //!     [HookDecided{before_tool}…]        deny / ask / rewrite / halt / failed
@@ -46,10 +53,22 @@
 //! execution events (match them by `call_id`). A `stop` hook that makes the model go on
 //! reports `HookDecided{stop, continue}` before `TurnEnded{continue}`; the next step
 //! follows. A hook that halts the run refuses the step's remaining calls and the run
-//! ends after the step with `RunFinished{success}`. A compaction run emits `RunStarted`,
-//! `[HookDecided{pre_compact}…]`, `RequestStarted`, provider events, `AssistantStarted`,
-//! `TextDelta`s of the summary, `Usage`, then `CompactionFinished` (or `Error`) and
-//! `RunFinished`. See [`crate::hooks`] for what each hook decision does.
+//! ends after the step with `RunFinished{success}`. See [`crate::hooks`] for what each hook
+//! decision does.
+//!
+//! A compaction run ([`crate::Agent::compact`]) emits `RunStarted`,
+//! `CompactionStarted{manual}`, `[HookDecided{pre_compact}…]`, `RequestStarted`, provider
+//! events, `AssistantStarted`, `TextDelta`s of the summary, `Usage`, then
+//! `CompactionFinished` and `ContextUsage` (or `Error`) and `RunFinished`; a transcript too
+//! short to compact gets `Error` right after `RunStarted`.
+//!
+//! A compaction inside a prompt run (automatic at the threshold, or after a context
+//! overflow) streams nothing: its summary is not assistant output. After
+//! `CompactionStarted` and the `pre_compact` hook's decisions, only the `Usage` of the
+//! summary call shows. An automatic compaction that fails is reported as a recoverable
+//! `Error{compaction}` and the run goes on; an overflow compaction that fails ends the run
+//! (`Error{compaction}`, `RunFinished{error}`), and so does a second overflow of the same
+//! call (`TurnEnded{error}`, `Error{provider}`, `RunFinished{error}`).
 //!
 //! # Sub-agents
 //!
@@ -152,6 +171,30 @@ pub enum RecoveryReason {
     MissingAnswer,
     /// The model produced only reasoning.
     CommentaryOnly,
+}
+
+/// Why the transcript is being compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionReason {
+    /// The context crossed the auto-compact threshold after a model call.
+    Auto,
+    /// The host asked for it ([`crate::Agent::compact`]).
+    Manual,
+    /// The provider said the prompt did not fit the context window; the call is retried
+    /// once after the compaction.
+    Overflow,
+}
+
+impl CompactionReason {
+    /// The lower-case name (`auto`, `manual`, `overflow`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Manual => "manual",
+            Self::Overflow => "overflow",
+        }
+    }
 }
 
 /// Outcome of a tool call.
@@ -415,10 +458,33 @@ pub enum AgentEvent {
         /// Wall time of the call in milliseconds (0 when it did not run).
         duration_ms: u64,
     },
+    /// How full the model's context window is: after every model call that completed, and
+    /// after a compaction. `used` is the provider's reported input + output tokens of the
+    /// call when it reports usage, else an estimate from the transcript
+    /// ([`crate::context::estimate_request_tokens`]).
+    ContextUsage {
+        /// Tokens in the context.
+        used: u64,
+        /// The model's context window in tokens.
+        window: u64,
+        /// `used` as a percentage of `window`, to one decimal (may exceed 100).
+        percent: f64,
+    },
+    /// A compaction of the transcript begins.
+    CompactionStarted {
+        /// Why.
+        reason: CompactionReason,
+    },
     /// Compaction replaced the transcript with a summary.
     CompactionFinished {
-        /// The summary text.
+        /// The summary text (without the pinned notes the compacted transcript carries).
         summary: String,
+        /// Context tokens before the compaction (as the last `ContextUsage` counted them).
+        #[serde(default)]
+        before: u64,
+        /// Context tokens after it (estimated: no model call has seen the new transcript).
+        #[serde(default)]
+        after: u64,
     },
     /// Something failed; a [`AgentEvent::RunFinished`] follows when it is fatal.
     Error {

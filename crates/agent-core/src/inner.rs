@@ -33,6 +33,8 @@ pub(crate) struct Inner {
     pub(crate) hooks: crate::hooks::AgentHooks,
     /// Set when this agent is a sub-agent: which one, and where it was started from.
     pub(crate) subagent: Option<Arc<crate::subagent::SubagentInfo>>,
+    /// Context settings fixed at build time: summary prompt, tool-output budget, spill dir.
+    pub(crate) ctx: Arc<crate::context::ContextSettings>,
     /// Serialises runs: a second prompt waits here, in FIFO order.
     pub(crate) queue: tokio::sync::Mutex<()>,
     pub(crate) state: Mutex<State>,
@@ -53,6 +55,8 @@ pub(crate) struct State {
     pub(crate) steering: Vec<Message>,
     pub(crate) granted: HashSet<String>,
     pub(crate) plan: Vec<PlanItem>,
+    /// Context accounting, window, auto-compact setting and pinned notes.
+    pub(crate) ctx: crate::context::ContextState,
 }
 
 impl Inner {

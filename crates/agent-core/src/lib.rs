@@ -74,11 +74,14 @@
 #![warn(missing_docs)]
 
 mod agent;
+pub mod compaction;
+pub mod context;
 mod emit;
 pub mod event;
 pub mod hooks;
 mod inner;
 pub mod message;
+pub mod notes;
 mod outcome;
 pub mod permission;
 pub mod progress;
@@ -88,6 +91,7 @@ pub mod sandbox;
 pub mod schema;
 pub mod secrets;
 pub mod session;
+pub mod spill;
 mod structured;
 pub mod subagent;
 pub mod telemetry;
@@ -102,9 +106,10 @@ pub use agent::{
     AbortHandle, Agent, AgentBuilder, AgentState, Run, DEFAULT_COMPACT_KEEP_TAIL, DEFAULT_MAX_STEPS,
 };
 pub use async_trait::async_trait;
+pub use context::{parse_context_window, AutoCompact, ContextTracker, ContextUsage};
 pub use event::{
-    AgentEvent, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunKind, RunStatus,
-    StopReason, ToolStatus,
+    AgentEvent, CompactionReason, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunKind,
+    RunStatus, StopReason, ToolStatus,
 };
 pub use hooks::{
     CompactTrigger, HookContext, HookEvent, HookList, HookOutcome, HookReport, Hooks,
@@ -112,6 +117,7 @@ pub use hooks::{
     StopDecision, StopRequest, ToolDecision,
 };
 pub use message::{ContentBlock, Message, Role, ToolCall, UserInput};
+pub use notes::note_tool;
 pub use outcome::{AgentError, RunError, RunOutcome};
 pub use permission::{
     decide, Approval, ApprovalRequest, Approver, Assessment, Block, BlockCode, PermissionAction,
@@ -130,6 +136,7 @@ pub use schema::{SchemaError, StrictSchema};
 pub use schemars;
 pub use secrets::register_secret;
 pub use session::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
+pub use spill::OutputBudget;
 pub use structured::{parse_answer, OutputSpec};
 pub use subagent::{
     new_task_id, AgentTool, BackgroundChild, ChildSnapshot, ParentRun, SubagentError, SubagentInfo,

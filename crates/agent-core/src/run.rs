@@ -35,21 +35,13 @@ pub const RECOVERY_PROMPT: &str =
 /// Prefix of the synthetic user message that replaces a compacted transcript.
 pub const COMPACTION_PREFIX: &str = "## Context Summary (compacted)\n\n";
 
-const COMPACTION_SYSTEM: &str = "You summarise coding-agent conversations so that work can \
-continue from the summary alone. Keep every fact needed to continue: the user's goals and \
-constraints, decisions made, files read or changed and why, commands run and their outcomes, \
-open problems and next steps. Be concise; use short sections and bullet points.";
-
-const COMPACTION_REQUEST: &str =
-    "Summarise the conversation so far for a continuation. Reply with the summary only.";
-
-async fn push_message(inner: &Inner, em: &Emitter, message: Message) {
+pub(crate) async fn push_message(inner: &Inner, em: &Emitter, message: Message) {
     inner.state().messages.push(message.clone());
     em.log_message(&message);
     record(inner, em, SessionRecord::Message { message }).await;
 }
 
-async fn record(inner: &Inner, em: &Emitter, record: SessionRecord) {
+pub(crate) async fn record(inner: &Inner, em: &Emitter, record: SessionRecord) {
     if let Some((store, id)) = &inner.session {
         if let Err(err) = store.append(id, &record).await {
             tracing::warn!(session = %id, error = %err, "session append failed");
@@ -93,6 +85,9 @@ pub(crate) async fn prompt(
 
     let mut recovered = false;
     let mut repaired = false;
+    // A context overflow of the last call: compact, then retry it once.
+    let mut overflowed = false;
+    let mut overflow_retried = false;
     let mut continuations = 0u32;
     let mut final_text: Option<String> = None;
     let mut step = 0u32;
@@ -109,6 +104,11 @@ pub(crate) async fn prompt(
             let message = format!("agent model step limit exceeded: {}", inner.max_steps);
             em.emit(error_event(ErrorCode::MaxSteps, message)).await;
             return (RunStatus::Error, final_text);
+        }
+        match crate::compaction::before_call(&inner, &em, std::mem::take(&mut overflowed)).await {
+            crate::compaction::Flow::Proceed => {}
+            crate::compaction::Flow::Aborted => return (RunStatus::Aborted, final_text),
+            crate::compaction::Flow::Failed => return (RunStatus::Error, final_text),
         }
         step += 1;
         em.emit(AgentEvent::TurnStarted { step }).await;
@@ -139,6 +139,14 @@ pub(crate) async fn prompt(
                     .await;
                 return (RunStatus::Aborted, final_text);
             }
+            CallEnd::Failed(err)
+                if crate::compaction::overflow_recoverable(&inner, &err, &mut overflow_retried) =>
+            {
+                em.emit(turn_end(StopReason::Continue, Some(err.message)))
+                    .await;
+                overflowed = true;
+                continue;
+            }
             CallEnd::Failed(err) => {
                 em.emit(turn_end(StopReason::Error, Some(err.message.clone())))
                     .await;
@@ -146,6 +154,7 @@ pub(crate) async fn prompt(
                 return (RunStatus::Error, final_text);
             }
             CallEnd::Completed(stop) => {
+                overflow_retried = false;
                 let text = call.message.text();
                 let has_reasoning = call
                     .message
@@ -162,6 +171,7 @@ pub(crate) async fn prompt(
                     })
                     .await;
                 }
+                crate::context::after_call(&inner, &em, call.usage.as_ref()).await;
                 for (tc, raw) in &call.calls {
                     em.emit(AgentEvent::ToolCall {
                         id: tc.id.clone(),
@@ -250,18 +260,20 @@ fn build_request(inner: &Inner, with_tools: bool) -> ProviderRequest {
     }
 }
 
-enum CallEnd {
+pub(crate) enum CallEnd {
     Completed(Option<ProviderStop>),
     Aborted,
     Failed(ProviderError),
 }
 
-struct CallOutcome {
+pub(crate) struct CallOutcome {
     /// The assistant message assembled from the stream.
-    message: Message,
+    pub(crate) message: Message,
     /// Tool calls with their raw argument text when it was not valid JSON.
     calls: Vec<(ToolCall, Option<String>)>,
-    end: CallEnd,
+    pub(crate) end: CallEnd,
+    /// The call's usage, when the provider reported it.
+    pub(crate) usage: Option<crate::usage::Usage>,
 }
 
 /// Assembles streamed deltas into content blocks.
@@ -360,7 +372,7 @@ fn parse_args(raw: String) -> (Value, Option<String>) {
 }
 
 /// Streams one model call, forwarding its events.
-async fn stream_call(
+pub(crate) async fn stream_call(
     inner: &Inner,
     em: &Emitter,
     request: ProviderRequest,
@@ -381,6 +393,7 @@ async fn stream_call(
     let mut asm = Assembler::default();
     let mut started = false;
     let mut stop = None;
+    let mut usage = None;
     let cancelled = em.cancel.cancelled();
     tokio::pin!(cancelled);
     let end = loop {
@@ -485,6 +498,7 @@ async fn stream_call(
                     state.usage += &turn;
                     state.usage
                 };
+                usage = Some(turn);
                 burst.push(AgentEvent::Usage { turn, cumulative });
             }
             ProviderEvent::Stop(reason) => {
@@ -499,6 +513,7 @@ async fn stream_call(
         message,
         calls,
         end,
+        usage,
     }
 }
 
@@ -893,9 +908,15 @@ async fn execute(
         };
         // The one place an error result of a run call becomes content.
         scrub_error_output(&mut output);
+        // A result over its tool's budget is cut for the model (and the spans and hooks)
+        // and spilled to a file.
+        crate::spill::apply(&inner.ctx.spill, &call, &mut output).await;
         telemetry::finish_tool(&run.span, &output);
         if em.cancel.is_cancelled() {
             aborted = true;
+        }
+        if inner.ctx.note_tool && call.name == crate::notes::NOTE_TOOL && !output.is_error {
+            crate::notes::pin_from_call(inner, em, &call).await;
         }
         if let Some(update) = output.plan.clone() {
             inner.state().plan = update.plan.clone();
@@ -914,7 +935,9 @@ async fn execute(
             })
             .await;
         }
-        let output = crate::hooks::after_tool(inner, em, &call, output).await;
+        let mut output = crate::hooks::after_tool(inner, em, &call, output).await;
+        // Again, in case a hook made the result longer (a no-op otherwise).
+        crate::spill::apply(&inner.ctx.spill, &call, &mut output).await;
         em.emit(AgentEvent::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -939,86 +962,6 @@ async fn execute(
     }
     tool_cancel.cancel();
     !aborted
-}
-
-/// Runs one compaction.
-pub(crate) async fn compact(inner: Arc<Inner>, em: Emitter) -> (RunStatus, Option<String>) {
-    let messages = inner.state().messages.clone();
-    let keep = inner.compact_keep_tail;
-    if messages.is_empty() {
-        em.emit(error_event(ErrorCode::Compaction, "nothing to compact"))
-            .await;
-        return (RunStatus::Error, None);
-    }
-    if messages.len() <= keep {
-        em.emit(error_event(
-            ErrorCode::Compaction,
-            "nothing to compact: keep-tail covers the whole transcript",
-        ))
-        .await;
-        return (RunStatus::Error, None);
-    }
-    crate::hooks::pre_compact(&inner, &em, crate::hooks::CompactTrigger::Manual).await;
-    let mut request = build_request(&inner, false);
-    request.system = Some(COMPACTION_SYSTEM.to_string());
-    request
-        .messages
-        .push(Message::user_text(COMPACTION_REQUEST));
-    let call = stream_call(&inner, &em, request, false).await;
-    match call.end {
-        CallEnd::Aborted => return (RunStatus::Aborted, None),
-        CallEnd::Failed(err) => {
-            em.emit(error_event(ErrorCode::Provider, err.message)).await;
-            return (RunStatus::Error, None);
-        }
-        CallEnd::Completed(_) => {}
-    }
-    let summary = call.message.text().trim().to_string();
-    if summary.is_empty() {
-        em.emit(error_event(
-            ErrorCode::Compaction,
-            "empty summary from model",
-        ))
-        .await;
-        return (RunStatus::Error, None);
-    }
-    let replaced = {
-        let mut state = inner.state();
-        // Re-read the transcript: a `clear()` may have run while the summary streamed.
-        let current = std::mem::take(&mut state.messages);
-        let tail_start = current.len().saturating_sub(keep);
-        let mut next = Vec::with_capacity(keep + 1);
-        next.push(Message::user_text(format!("{COMPACTION_PREFIX}{summary}")).synthetic());
-        next.extend(drop_orphan_results(current[tail_start..].to_vec()));
-        state.messages = next.clone();
-        next
-    };
-    record(&inner, &em, SessionRecord::Replaced { messages: replaced }).await;
-    em.emit(AgentEvent::CompactionFinished { summary }).await;
-    (RunStatus::Success, None)
-}
-
-/// Removes tool results whose calls are not in `messages`, and messages left empty.
-fn drop_orphan_results(messages: Vec<Message>) -> Vec<Message> {
-    let call_ids: std::collections::HashSet<String> = messages
-        .iter()
-        .flat_map(|m| m.tool_calls().map(|c| c.id.clone()))
-        .collect();
-    messages
-        .into_iter()
-        .filter_map(|mut m| {
-            if m.role == Role::Tool {
-                m.content.retain(|b| match b {
-                    ContentBlock::ToolResult { call_id, .. } => call_ids.contains(call_id),
-                    _ => true,
-                });
-                if m.content.is_empty() {
-                    return None;
-                }
-            }
-            Some(m)
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -1061,20 +1004,5 @@ mod tests {
         );
         assert_eq!(message.text(), "hello");
         assert_eq!(calls[0].0.args, serde_json::json!({"path": "a"}));
-    }
-
-    #[test]
-    fn orphan_results_are_dropped() {
-        let tool_msg = Message::new(
-            Role::Tool,
-            vec![ContentBlock::ToolResult {
-                call_id: "gone".into(),
-                is_error: false,
-                content: vec![],
-            }],
-        );
-        let kept = drop_orphan_results(vec![tool_msg, Message::user_text("hi")]);
-        assert_eq!(kept.len(), 1);
-        assert_eq!(kept[0].role, Role::User);
     }
 }

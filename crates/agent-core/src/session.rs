@@ -22,8 +22,13 @@ pub enum SessionRecord {
         /// The new transcript.
         messages: Vec<Message>,
     },
-    /// The transcript was cleared.
+    /// The transcript was cleared (and the pinned notes with it).
     Cleared,
+    /// The pinned notes changed; this is the whole new list.
+    Notes {
+        /// Every pinned note, in order.
+        notes: Vec<String>,
+    },
 }
 
 impl SessionRecord {
@@ -35,9 +40,24 @@ impl SessionRecord {
                 SessionRecord::Message { message } => messages.push(message.clone()),
                 SessionRecord::Replaced { messages: m } => messages = m.clone(),
                 SessionRecord::Cleared => messages.clear(),
+                SessionRecord::Notes { .. } => {}
             }
         }
         messages
+    }
+
+    /// Rebuilds the pinned notes from records in order: the last [`SessionRecord::Notes`]
+    /// since the last [`SessionRecord::Cleared`].
+    pub fn replay_notes<'a>(records: impl IntoIterator<Item = &'a SessionRecord>) -> Vec<String> {
+        let mut notes = Vec::new();
+        for record in records {
+            match record {
+                SessionRecord::Notes { notes: n } => notes = n.clone(),
+                SessionRecord::Cleared => notes.clear(),
+                SessionRecord::Message { .. } | SessionRecord::Replaced { .. } => {}
+            }
+        }
+        notes
     }
 }
 

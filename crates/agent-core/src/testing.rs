@@ -85,6 +85,7 @@ pub fn one_of_each() -> Vec<AgentEvent> {
         json!({"type": "usage", "turn": usage, "cumulative": usage}),
         json!({"type": "assistant_message",
                "message": message(Message::assistant_text("Let me look."))}),
+        json!({"type": "context_usage", "used": 15, "window": 200000, "percent": 0.0}),
         json!({"type": "tool_call", "id": "c", "name": "bash", "args": {"command": "ls"},
                "side_effect": "shell"}),
         json!({"type": "turn_ended", "step": 1, "stop": "tool_use"}),
@@ -108,7 +109,9 @@ pub fn one_of_each() -> Vec<AgentEvent> {
         json!({"type": "subagent_finished", "task_id": "task_1", "name": "explorer",
                "call_id": "t", "status": "success", "final_text": "Tests are in tests/.",
                "usage": usage, "duration_ms": 40}),
-        json!({"type": "compaction_finished", "summary": "the user asked to list files"}),
+        json!({"type": "compaction_started", "reason": "auto"}),
+        json!({"type": "compaction_finished", "summary": "the user asked to list files",
+               "before": 170000, "after": 2100}),
         json!({"type": "error", "code": "provider", "message": "boom", "recoverable": true}),
         json!({"type": "run_finished", "status": "success", "final_text": "Done."}),
     ];

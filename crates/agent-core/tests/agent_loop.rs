@@ -6,9 +6,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use agent_core::{
-    Agent, AgentEvent, Approval, ContentBlock, ErrorCode, MemorySessionStore, PermissionAction,
-    PermissionMode, ProviderErrorKind, RecoveryReason, Role, RunStatus, SessionRecord,
-    SessionStore, StopReason, ToolStatus, UserInput,
+    Agent, AgentEvent, Approval, CompactionReason, ContentBlock, ErrorCode, MemorySessionStore,
+    PermissionAction, PermissionMode, ProviderErrorKind, RecoveryReason, Role, RunStatus,
+    SessionRecord, SessionStore, StopReason, ToolStatus, UserInput,
 };
 use agent_providers::scripted::{ScriptUsage, ScriptedProvider, Step, Turn};
 use common::*;
@@ -42,10 +42,17 @@ async fn plain_text_turn() {
             "text_delta",
             "usage",
             "assistant_message",
+            "context_usage",
             "turn_ended:End",
             "run_finished:Success",
         ]
     );
+    // The provider reported 10 input + 2 output tokens of the scripted model's 200k window.
+    assert!(events.contains(&AgentEvent::ContextUsage {
+        used: 12,
+        window: 200_000,
+        percent: 0.0
+    }));
     match events.last() {
         Some(AgentEvent::RunFinished { final_text, .. }) => {
             assert_eq!(final_text.as_deref(), Some("Hello"))
@@ -86,6 +93,7 @@ async fn tool_call_then_second_model_call() {
             "tool_use_args_delta",
             "tool_use_ended",
             "assistant_message",
+            "context_usage",
             "tool_call:c1",
             "turn_ended:ToolUse",
             "tool_execution_started:c1",
@@ -96,6 +104,7 @@ async fn tool_call_then_second_model_call() {
             "assistant_started",
             "text_delta",
             "assistant_message",
+            "context_usage",
             "turn_ended:End",
             "run_finished:Success",
         ]
@@ -573,6 +582,7 @@ async fn compaction_replaces_the_transcript() {
         kinds(&events),
         [
             "run_started",
+            "compaction_started",
             "request_started:Agent",
             "request_started:Provider",
             "assistant_started",
@@ -580,9 +590,21 @@ async fn compaction_replaces_the_transcript() {
             "text_delta",
             "usage",
             "compaction_finished",
+            "context_usage",
             "run_finished:Success",
         ]
     );
+    assert!(events.contains(&AgentEvent::CompactionStarted {
+        reason: CompactionReason::Manual
+    }));
+    let (before, after) = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::CompactionFinished { before, after, .. } => Some((*before, *after)),
+            _ => None,
+        })
+        .expect("compaction_finished");
+    assert!(before > 0 && after > 0, "{before} -> {after}");
     let messages = agent.messages();
     assert_eq!(messages.len(), 5);
     assert!(messages[0].synthetic);
@@ -592,10 +614,18 @@ async fn compaction_replaces_the_transcript() {
     );
     assert_eq!(messages[1].text(), "b");
     assert_eq!(messages[4].text(), "three");
-    // The compaction request offered no tools and ended with the summary instruction.
+    // The compaction request offered no tools: one user message rendering the compacted
+    // part (the first exchange) as text, ending with the summary instruction.
     let request = provider.requests().pop().expect("request");
     assert!(request.tools.is_empty());
-    assert_eq!(request.messages.len(), 7);
+    assert_eq!(request.messages.len(), 1);
+    let text = request.messages[0].text();
+    assert!(text.contains("[user]\na\n") && text.contains("[assistant]\none\n"));
+    assert!(
+        !text.contains("[user]\nb\n"),
+        "the kept tail is not summarised"
+    );
+    assert!(text.ends_with(agent_core::compaction::COMPACTION_REQUEST));
     // The session replays to the compacted transcript.
     let records = store.load("s1").await.expect("session");
     assert_eq!(SessionRecord::replay(&records), messages);

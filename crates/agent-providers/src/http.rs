@@ -457,21 +457,67 @@ pub(crate) fn parse_error_body(body: &str) -> Option<ErrorObject> {
     }
 }
 
-/// Whether an error message or code says the prompt did not fit the context window.
+/// Whether an error message, type or code says the prompt did not fit the context window,
+/// in the forms the APIs and servers use:
+///
+/// - OpenAI (and vLLM, DeepSeek, Groq, OpenRouter, Mistral): code
+///   `context_length_exceeded`, "This model's maximum context length is N tokens…", "Your
+///   input exceeds the context window of this model", "Please reduce the length of the
+///   messages or completion";
+/// - Anthropic: "prompt is too long: N tokens > M maximum", "input length and `max_tokens`
+///   exceed context limit", type `request_too_large` (413);
+/// - llama.cpp server: type `exceed_context_size_error`, "request (N tokens) exceeds the
+///   available context size (M tokens)", and the older "the request exceeds the available
+///   context size" and "input is too large to process";
+/// - LiteLLM: `ContextWindowExceededError` (also `context_window_exceeded`);
+/// - Ollama: "the input length exceeds the context length"; Bedrock: "Input is too long";
+///   Gemini: "The input token count (N) exceeds the maximum number of tokens allowed".
 pub(crate) fn is_context_length(text: &str) -> bool {
     let text = text.to_ascii_lowercase();
     [
         "context_length_exceeded",
         "context length",
         "context window",
+        "contextwindowexceeded",
+        "context_window_exceeded",
         "maximum context",
+        "context size",
+        "exceed_context_size",
+        "exceed context limit",
         "prompt is too long",
+        "input is too long",
+        "input is too large",
         "too many tokens",
         "exceeds the context",
+        "exceeds the maximum number of tokens",
+        "reduce the length of the messages",
         "request_too_large",
     ]
     .iter()
     .any(|needle| text.contains(needle))
+}
+
+/// The kind of an error reported inside a response (an SSE `error` event, a
+/// `response.failed`, an error body): what its code or type names, except that a
+/// context-length message wins over the generic request and stream kinds.
+pub(crate) fn api_error_kind(
+    code: Option<&str>,
+    kind: Option<&str>,
+    message: &str,
+) -> ProviderErrorKind {
+    let named = code
+        .and_then(kind_from_code)
+        .or_else(|| kind.and_then(kind_from_code));
+    let context = is_context_length(message)
+        || code.is_some_and(is_context_length)
+        || kind.is_some_and(is_context_length);
+    match named {
+        Some(ProviderErrorKind::BadRequest | ProviderErrorKind::Other) | None if context => {
+            ProviderErrorKind::ContextLength
+        }
+        Some(named) => named,
+        None => ProviderErrorKind::Stream,
+    }
 }
 
 /// The error kind an API error `type` or `code` names, if it names one.
@@ -484,7 +530,10 @@ pub(crate) fn kind_from_code(code: &str) -> Option<ProviderErrorKind> {
         }
         "overloaded_error" | "overloaded" => ProviderErrorKind::Overloaded,
         "api_error" | "server_error" | "internal_error" => ProviderErrorKind::Server,
-        "context_length_exceeded" | "request_too_large" => ProviderErrorKind::ContextLength,
+        "context_length_exceeded"
+        | "request_too_large"
+        | "exceed_context_size_error"
+        | "context_window_exceeded" => ProviderErrorKind::ContextLength,
         "invalid_request_error" | "invalid_prompt" => ProviderErrorKind::BadRequest,
         _ => return None,
     })
@@ -518,6 +567,8 @@ pub(crate) fn status_error(status: u16, headers: &HeaderMap, body: &str) -> Prov
         404 => ProviderErrorKind::NotFound,
         413 => ProviderErrorKind::ContextLength,
         400 | 422 if context => ProviderErrorKind::ContextLength,
+        // Older llama.cpp servers answer a prompt over the context size with a 500.
+        500 if context => ProviderErrorKind::ContextLength,
         400 | 422 => ProviderErrorKind::BadRequest,
         408 => ProviderErrorKind::Timeout,
         429 => ProviderErrorKind::RateLimited,
@@ -547,7 +598,8 @@ pub(crate) fn status_error(status: u16, headers: &HeaderMap, body: &str) -> Prov
     };
     let quota = code.as_deref() == Some("insufficient_quota")
         || api_type.as_deref() == Some("insufficient_quota");
-    let mut retryable = matches!(status, 408 | 409 | 429) || status >= 500;
+    let mut retryable = (matches!(status, 408 | 409 | 429) || status >= 500)
+        && kind != ProviderErrorKind::ContextLength;
     if quota {
         retryable = false;
     }
@@ -713,6 +765,100 @@ mod tests {
         assert!(err.message.contains("oops"));
         let err = status_error(400, &headers(&[("x-should-retry", "true")]), "");
         assert!(err.retryable);
+    }
+
+    #[test]
+    fn context_overflow_is_recognised_in_every_form() {
+        let bodies: [(u16, &str); 9] = [
+            (
+                400,
+                r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+            ),
+            (
+                400,
+                r#"{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","code":null}}"#,
+            ),
+            (
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215034 tokens > 200000 maximum"}}"#,
+            ),
+            (
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000, decrease input length or `max_tokens` and try again"}}"#,
+            ),
+            (
+                413,
+                r#"{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}"#,
+            ),
+            (
+                400,
+                r#"{"error":{"code":400,"message":"request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4476,"n_ctx":4096}}"#,
+            ),
+            (
+                500,
+                r#"{"error":{"code":500,"message":"input is too large to process. increase the physical batch size","type":"server_error"}}"#,
+            ),
+            (
+                400,
+                r#"{"error":{"message":"litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: OpenAIException - This model's maximum context length is 4096 tokens","type":null,"param":null,"code":"400"}}"#,
+            ),
+            (
+                400,
+                r#"{"error":"the input length exceeds the context length"}"#,
+            ),
+        ];
+        for (status, body) in bodies {
+            let err = status_error(status, &HeaderMap::new(), body);
+            assert_eq!(err.kind, ProviderErrorKind::ContextLength, "{body}");
+            assert!(!err.retryable, "{body}");
+        }
+        // Not an overflow: a rate limit on tokens per minute, an unrelated bad request.
+        let tpm = r#"{"error":{"message":"Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 50000.","type":"tokens","code":"rate_limit_exceeded"}}"#;
+        assert_eq!(
+            status_error(429, &HeaderMap::new(), tpm).kind,
+            ProviderErrorKind::RateLimited
+        );
+        let bad = r#"{"error":{"message":"Invalid value for 'temperature'","type":"invalid_request_error"}}"#;
+        assert_eq!(
+            status_error(400, &HeaderMap::new(), bad).kind,
+            ProviderErrorKind::BadRequest
+        );
+    }
+
+    #[test]
+    fn errors_inside_a_stream_prefer_context_length_over_generic_kinds() {
+        assert_eq!(
+            api_error_kind(
+                None,
+                Some("invalid_request_error"),
+                "prompt is too long: 1 > 0"
+            ),
+            ProviderErrorKind::ContextLength
+        );
+        assert_eq!(
+            api_error_kind(Some("context_length_exceeded"), None, "whatever"),
+            ProviderErrorKind::ContextLength
+        );
+        assert_eq!(
+            api_error_kind(Some("400"), None, "ContextWindowExceededError: too long"),
+            ProviderErrorKind::ContextLength
+        );
+        assert_eq!(
+            api_error_kind(
+                Some("rate_limit_exceeded"),
+                None,
+                "too many tokens per minute"
+            ),
+            ProviderErrorKind::RateLimited
+        );
+        assert_eq!(
+            api_error_kind(None, Some("overloaded_error"), "Overloaded"),
+            ProviderErrorKind::Overloaded
+        );
+        assert_eq!(
+            api_error_kind(None, None, "boom"),
+            ProviderErrorKind::Stream
+        );
     }
 
     #[test]

@@ -38,8 +38,9 @@ pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(150);
 const PROGRESS_TAIL_BYTES: usize = 2048;
 /// Bytes before the progress tail that are scrubbed with it (longer than any credential).
 const PROGRESS_SCRUB_MARGIN: usize = 1024;
-/// Bytes of each stream kept in memory (the most recent).
-const CAPTURE_BYTES: usize = 1024 * 1024;
+/// Bytes a stream's capture may grow past its limit before the oldest are dropped (so
+/// they are dropped in chunks, not on every read).
+const CAPTURE_SLACK: usize = 1024 * 1024;
 /// How long to keep reading the pipes after the shell exited and its group was killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// Sandbox refusals remembered (by command line) for the escalation request that may follow.
@@ -218,7 +219,9 @@ impl Tool for Bash {
             Some(ms) => Duration::from_millis(ms).min(self.config.bash_max_timeout),
             None => self.config.bash_timeout,
         };
-        let cap = self.config.output_cap;
+        // The whole output (up to the full-output cap) goes to the agent, which cuts it for
+        // the model and spills it to a file.
+        let cap = self.config.full_output_cap;
         let workspace = self.config.workspace.root();
         let mut roots = Roots::new(workspace);
         roots.extra = self.config.workspace.extra_roots().to_vec();
@@ -269,10 +272,11 @@ const PROFILE_END: &[u8] = b"\x1eagent-sandbox: profile done\x1e\n";
 /// The same, as the shell prints it.
 const PROFILE_END_PRINTF: &str = "printf '\\036agent-sandbox: profile done\\036\\n' >&2; ";
 
-/// The recent bytes of one output stream.
+/// The recent bytes of one output stream: at most `limit` once the command is done.
 #[derive(Debug, Default)]
 struct Capture {
     bytes: Vec<u8>,
+    limit: usize,
     dropped: usize,
     dirty: bool,
     /// The marker still to be cut out of the stream, if any.
@@ -284,10 +288,19 @@ struct Capture {
 }
 
 impl Capture {
+    /// A capture keeping the last `limit` bytes.
+    fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            ..Self::default()
+        }
+    }
+
     /// A capture that cuts `marker` out of the stream and remembers where it was.
-    fn with_marker(marker: &'static [u8]) -> Self {
+    fn with_marker(marker: &'static [u8], limit: usize) -> Self {
         Self {
             marker: Some(marker),
+            limit,
             ..Self::default()
         }
     }
@@ -310,8 +323,15 @@ impl Capture {
                 None => self.scanned = self.bytes.len(),
             }
         }
-        if self.bytes.len() > 2 * CAPTURE_BYTES {
-            let excess = self.bytes.len() - CAPTURE_BYTES;
+        if self.bytes.len() > self.limit.saturating_add(CAPTURE_SLACK) {
+            self.trim();
+        }
+    }
+
+    /// Drops the oldest bytes over the limit.
+    fn trim(&mut self) {
+        if self.bytes.len() > self.limit {
+            let excess = self.bytes.len() - self.limit;
             self.bytes.drain(..excess);
             self.dropped += excess;
             self.scanned = self.scanned.saturating_sub(excess);
@@ -330,9 +350,12 @@ impl Capture {
         String::from_utf8_lossy(&self.bytes).into_owned()
     }
 
-    /// The last `max` bytes (on a character boundary), from the last line start.
+    /// The last `max` bytes (on a character boundary). Only those bytes are decoded, so a
+    /// large capture costs nothing extra per progress report.
     fn tail(&self, max: usize) -> String {
-        let text = self.text();
+        // A few bytes more, so a character cut at the start is dropped rather than mangled.
+        let start = self.bytes.len().saturating_sub(max + 3);
+        let text = String::from_utf8_lossy(&self.bytes[start..]);
         tail_str(&text, max).to_string()
     }
 }
@@ -413,10 +436,10 @@ async fn run(
     let mut guard = ProcessGroup::of(&child);
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
-    let mut out = Capture::default();
+    let mut out = Capture::new(cap);
     let mut err = match confined {
-        true => Capture::with_marker(PROFILE_END),
-        false => Capture::default(),
+        true => Capture::with_marker(PROFILE_END, cap),
+        false => Capture::new(cap),
     };
     let mut out_buf = vec![0u8; 16 * 1024];
     let mut err_buf = vec![0u8; 16 * 1024];
@@ -467,6 +490,8 @@ async fn run(
     }
     guard.disarm();
     send_progress(ctx, &mut out, &mut err);
+    out.trim();
+    err.trim();
     let header = match &ending {
         Ending::Cancelled => {
             return Err(ToolError::Cancelled(
@@ -585,7 +610,7 @@ mod tests {
 
     #[test]
     fn the_profile_marker_is_cut_out_even_across_chunks() {
-        let mut capture = Capture::with_marker(PROFILE_END);
+        let mut capture = Capture::with_marker(PROFILE_END, 1024);
         capture.push(b"pyenv: cannot rehash\n\x1eagent-sandbox: pro");
         capture.push(b"file done\x1e\ntouch: cannot touch 'x'\n");
         assert_eq!(
@@ -594,7 +619,7 @@ mod tests {
         );
         assert_eq!(capture.command_text(), "touch: cannot touch 'x'\n");
 
-        let mut never = Capture::with_marker(PROFILE_END);
+        let mut never = Capture::with_marker(PROFILE_END, 1024);
         never.push(b"bash: syntax error\n");
         assert_eq!(never.command_text(), "bash: syntax error\n");
     }

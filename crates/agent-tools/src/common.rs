@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::scrub::DEFAULT_OUTPUT_CAP;
+use crate::scrub::{DEFAULT_FULL_OUTPUT_CAP, DEFAULT_OUTPUT_CAP};
 use crate::workspace::{ResolvedPath, Workspace};
 
 /// Default `bash` timeout.
@@ -23,8 +23,14 @@ pub const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
 pub struct ToolsConfig {
     /// The roots tools may touch.
     pub workspace: Workspace,
-    /// Output cap in bytes (default 10240).
+    /// Output cap in bytes of the tools that page (`read_file`, `list_dir`, `glob`, `grep`,
+    /// and the short results of `write_file`, `edit_file`, `plan`); default 10240. Keep it
+    /// within the agent's tool-output budget, or their results get spilled.
     pub output_cap: usize,
+    /// Cap in bytes of the whole output `bash` and custom tools hand to the agent loop,
+    /// which cuts it for the model and spills it to a file; default 8 MiB. `bash` keeps the
+    /// most recent output of each stream when a command prints more.
+    pub full_output_cap: usize,
     /// `bash` timeout when the call gives none.
     pub bash_timeout: Duration,
     /// Upper bound for a call's `timeout_ms`.
@@ -37,6 +43,7 @@ impl ToolsConfig {
         Self {
             workspace: Workspace::new(workspace),
             output_cap: DEFAULT_OUTPUT_CAP,
+            full_output_cap: DEFAULT_FULL_OUTPUT_CAP,
             bash_timeout: DEFAULT_BASH_TIMEOUT,
             bash_max_timeout: MAX_BASH_TIMEOUT,
         }
@@ -96,6 +103,47 @@ pub(crate) fn assess_path(
                 reason: Some(block.reason.clone()),
                 block: Some(block),
             }
+        }
+    }
+}
+
+/// `raw` as a spilled tool-output file of this process (see
+/// [`agent_core::spill::is_spill_file`]), which read-only tools may open wherever it is.
+fn spill_file(raw: &str) -> Option<ResolvedPath> {
+    let path = std::path::Path::new(raw);
+    agent_core::spill::is_spill_file(path).then(|| ResolvedPath {
+        path: path.to_path_buf(),
+        display: raw.to_string(),
+        categories: vec![RiskCategory::AbsolutePath],
+    })
+}
+
+/// [`assess_path`] for a tool that only reads: a spilled tool-output file is allowed
+/// outside the workspace.
+pub(crate) fn assess_read_path(config: &ToolsConfig, tool: &str, raw: Option<&str>) -> Assessment {
+    match raw.and_then(spill_file) {
+        Some(spilled) => Assessment {
+            risk: Risk::from_categories(
+                std::iter::once(RiskCategory::Read).chain(spilled.categories),
+            ),
+            block: None,
+            reason: None,
+        },
+        None => assess_path(config, tool, RiskCategory::Read, raw, None),
+    }
+}
+
+/// [`resolve`] for a tool that only reads: a spilled tool-output file is allowed outside
+/// the workspace.
+pub(crate) fn resolve_read(
+    config: &ToolsConfig,
+    tool: &str,
+    raw: &str,
+) -> Result<ResolvedPath, ToolError> {
+    match config.workspace.resolve(tool, raw) {
+        Ok(resolved) => Ok(resolved),
+        Err(confinement) => {
+            spill_file(raw).ok_or_else(|| ToolError::Blocked(Box::new(confinement.block)))
         }
     }
 }

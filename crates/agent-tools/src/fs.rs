@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::common::{
-    assess_path, blocking, looks_binary, parse_args, resolve, schema_for, str_arg, Config,
-    ToolsConfig, SNIFF_BYTES,
+    assess_path, assess_read_path, blocking, looks_binary, parse_args, resolve, resolve_read,
+    schema_for, str_arg, Config, ToolsConfig, SNIFF_BYTES,
 };
 use crate::scrub::finish_output;
 
@@ -21,6 +21,8 @@ use crate::scrub::finish_output;
 pub const DEFAULT_READ_LIMIT: u64 = 2000;
 /// Longest line `read_file` shows in full.
 pub const MAX_LINE_CHARS: usize = 2000;
+/// Bytes kept free under the cap for the "more lines follow" hint.
+const HINT_ROOM: usize = 256;
 
 fn io_error(what: &str, display: &str, err: std::io::Error) -> ToolError {
     match err.kind() {
@@ -82,18 +84,12 @@ impl Tool for ReadFile {
     }
 
     fn assess(&self, args: &Value, _cwd: &Path) -> Assessment {
-        assess_path(
-            &self.config,
-            self.name(),
-            RiskCategory::Read,
-            str_arg(args, "path"),
-            None,
-        )
+        assess_read_path(&self.config, self.name(), str_arg(args, "path"))
     }
 
     async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ReadFileArgs = parse_args(self.name(), args)?;
-        let resolved = resolve(&self.config, self.name(), &args.path)?;
+        let resolved = resolve_read(&self.config, self.name(), &args.path)?;
         let cap = self.config.output_cap;
         let output =
             blocking(move || read_numbered(&resolved.path, &resolved.display, &args, cap)).await?;
@@ -165,7 +161,8 @@ fn read_numbered(
             None => text.to_string(),
         };
         let entry = format!("{line_no:>6}\t{line}\n");
-        if !out.is_empty() && out.len() + entry.len() > cap {
+        // Room is left for the hint below, so the result fits the cap whole.
+        if !out.is_empty() && out.len() + entry.len() + HINT_ROOM > cap {
             more = true;
             cut_for_size = true;
             break;

@@ -10,9 +10,13 @@
 //!   both in [`agent_core::Tool::assess`] (before the permission gate) and when the call runs.
 //! - **Risk** ([`classify_command`]): every call gets a level and categories; `bash` command
 //!   lines are parsed and network tools, destructive commands and piped installers flagged.
-//! - **Output** ([`scrub_secrets`], [`finish_output`]): secrets become `[REDACTED]` and output
-//!   over the cap (default 10240 bytes) is cut on a UTF-8 boundary, for every tool in a
-//!   [`ToolSet`], custom ones included.
+//! - **Output** ([`scrub_secrets`], [`finish_output`]): secrets become `[REDACTED]`, for
+//!   every tool in a [`ToolSet`], custom ones included. The tools that page (`read_file`,
+//!   `list_dir`, `glob`, `grep`) keep a result within the output cap (default 10240 bytes,
+//!   the agent's tool-output budget); `bash` and custom tools hand the agent their whole
+//!   output (up to 8 MiB), which the agent loop cuts for the model and spills to a file
+//!   that `read_file` and `grep` may read even outside the workspace
+//!   (`agent_core::spill`).
 
 #![warn(missing_docs)]
 
@@ -36,8 +40,8 @@ pub use fs::{
 pub use plan::{Plan, PlanArgs, PlanItemStatus, PlanStep};
 pub use scrub::{
     finish_output, is_sensitive_name, register_secret, scrub_secrets, scrub_secrets_cow,
-    sensitive_env_values, truncate_output, truncate_utf8, DEFAULT_OUTPUT_CAP, MIN_ENV_SECRET_LEN,
-    REDACTED, TRUNCATION_MARKER,
+    sensitive_env_values, truncate_output, truncate_utf8, DEFAULT_FULL_OUTPUT_CAP,
+    DEFAULT_OUTPUT_CAP, MIN_ENV_SECRET_LEN, REDACTED, TRUNCATION_MARKER,
 };
 pub use search::{Glob, GlobArgs, Grep, GrepArgs, ListDir, ListDirArgs, MAX_ENTRIES, MAX_MATCHES};
 pub use toolset::{ToolSet, ToolSetBuilder, ToolSetError};

@@ -7,7 +7,16 @@
 //! news" or "task-list" is left alone.
 //!
 //! [`truncate_output`] cuts text at a byte cap on a UTF-8 boundary and appends
-//! [`TRUNCATION_MARKER`]; [`finish_output`] applies both to a [`ToolOutput`].
+//! [`TRUNCATION_MARKER`]; [`finish_output`] applies both to a [`ToolOutput`], keeping its
+//! text within the cap marker included.
+//!
+//! Where capping happens: the tools that page (`read_file`, `list_dir`, `glob`, `grep`)
+//! keep a result within [`crate::ToolsConfig::output_cap`] ([`DEFAULT_OUTPUT_CAP`], the
+//! agent's default tool-output budget) so it is never spilled; `bash` and the custom tools
+//! of a [`crate::ToolSet`] return their whole output up to
+//! [`crate::ToolsConfig::full_output_cap`] ([`DEFAULT_FULL_OUTPUT_CAP`], a bound on memory),
+//! and the agent loop cuts it for the model and writes all of it to a spill file
+//! (`agent_core::spill`).
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -21,8 +30,13 @@ use regex::{Captures, Regex};
 /// Appended to output cut at the cap.
 pub const TRUNCATION_MARKER: &str = "\n[truncated]";
 
-/// Default output cap in bytes.
+/// Default output cap of the tools that page, in bytes (the agent's default tool-output
+/// budget, `agent_core::spill::DEFAULT_TOOL_OUTPUT_BUDGET`).
 pub const DEFAULT_OUTPUT_CAP: usize = 10240;
+
+/// Default cap of the output `bash` and custom tools hand to the agent loop, in bytes: the
+/// loop cuts it for the model and spills all of it to a file, so this only bounds memory.
+pub const DEFAULT_FULL_OUTPUT_CAP: usize = 8 * 1024 * 1024;
 
 struct Patterns {
     /// Whole-match replacements, in order.
@@ -185,49 +199,57 @@ pub fn truncate_output(text: &str, cap: usize) -> (Cow<'_, str>, bool) {
 }
 
 /// Applies the tool-boundary rules to an output: secrets in its text are scrubbed (setting
-/// `redacted`) and its text is capped at `cap` bytes in total (setting `truncated`).
+/// `redacted`) and its text is capped at `cap` bytes in total, [`TRUNCATION_MARKER`]
+/// included (setting `truncated`).
 ///
 /// Idempotent: an output already cut to the cap (marked truncated, ending with the marker
-/// and within the cap plus the marker) is not cut again.
+/// and within the cap) is not cut again.
 pub fn finish_output(mut output: ToolOutput, cap: usize) -> ToolOutput {
-    let already_capped = output.truncated && {
-        let text = output.text_content();
-        text.len() <= cap + TRUNCATION_MARKER.len() && text.ends_with(TRUNCATION_MARKER)
-    };
-    let mut budget = cap;
-    let mut cut_done = false;
     let mut content = Vec::with_capacity(output.content.len());
-    for block in output.content {
+    for block in std::mem::take(&mut output.content) {
         match block {
-            ContentBlock::Text { text } => {
-                let text = match scrub_secrets_cow(&text) {
-                    Cow::Owned(clean) => {
-                        output.redacted = true;
-                        clean
-                    }
-                    Cow::Borrowed(_) => text,
-                };
-                if already_capped {
-                    content.push(ContentBlock::Text { text });
-                    continue;
+            ContentBlock::Text { text } => match scrub_secrets_cow(&text) {
+                Cow::Owned(clean) => {
+                    output.redacted = true;
+                    content.push(ContentBlock::Text { text: clean });
                 }
-                if cut_done {
-                    continue;
-                }
-                let (kept, cut) = truncate_output(&text, budget);
-                if cut {
-                    output.truncated = true;
-                    cut_done = true;
-                    content.push(ContentBlock::text(kept.into_owned()));
-                } else {
-                    budget -= text.len();
-                    content.push(ContentBlock::Text { text });
-                }
-            }
+                Cow::Borrowed(_) => content.push(ContentBlock::Text { text }),
+            },
             other => content.push(other),
         }
     }
-    output.content = content;
+    let total: usize = content
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text { text } => text.len(),
+            _ => 0,
+        })
+        .sum();
+    // Within the cap (an output already cut to it included): nothing to cut.
+    if total <= cap {
+        output.content = content;
+        return output;
+    }
+    // Cut where the text (with the marker after it) reaches the cap; later text blocks go.
+    let mut budget = cap.saturating_sub(TRUNCATION_MARKER.len());
+    let mut cut_done = false;
+    output.content = content
+        .into_iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { .. } if cut_done => None,
+            ContentBlock::Text { text } if text.len() <= budget => {
+                budget -= text.len();
+                Some(ContentBlock::Text { text })
+            }
+            ContentBlock::Text { text } => {
+                cut_done = true;
+                let (kept, _) = truncate_output(&text, budget);
+                Some(ContentBlock::text(kept.into_owned()))
+            }
+            other => Some(other),
+        })
+        .collect();
+    output.truncated = true;
     output
 }
 
@@ -253,14 +275,19 @@ mod tests {
     #[test]
     fn finish_output_caps_total_and_is_idempotent() {
         let out = ToolOutput::text("x".repeat(50));
-        let once = finish_output(out, 10);
+        let cap = 10 + TRUNCATION_MARKER.len();
+        let once = finish_output(out, cap);
         assert!(once.truncated);
         assert_eq!(
             once.text_content(),
             format!("{}{TRUNCATION_MARKER}", "x".repeat(10))
         );
-        let twice = finish_output(once.clone(), 10);
+        assert_eq!(once.text_content().len(), cap);
+        let twice = finish_output(once.clone(), cap);
         assert_eq!(twice, once);
+        // Text that fits exactly is left alone.
+        let exact = finish_output(ToolOutput::text("y".repeat(cap)), cap);
+        assert!(!exact.truncated);
     }
 }
 

@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::common::{
-    assess_path, blocking, looks_binary, parse_args, resolve, schema_for, str_arg, Config,
-    ToolsConfig, SNIFF_BYTES,
+    assess_path, assess_read_path, blocking, looks_binary, parse_args, resolve, resolve_read,
+    schema_for, str_arg, Config, ToolsConfig, SNIFF_BYTES,
 };
 use crate::scrub::finish_output;
 
@@ -378,19 +378,13 @@ impl Tool for Grep {
     }
 
     fn assess(&self, args: &Value, _cwd: &Path) -> Assessment {
-        assess_path(
-            &self.config,
-            self.name(),
-            RiskCategory::Read,
-            str_arg(args, "path"),
-            None,
-        )
+        assess_read_path(&self.config, self.name(), str_arg(args, "path"))
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: GrepArgs = parse_args(self.name(), args)?;
         let raw = args.path.clone().unwrap_or_else(|| ".".to_string());
-        let resolved = resolve(&self.config, self.name(), &raw)?;
+        let resolved = resolve_read(&self.config, self.name(), &raw)?;
         let regex = regex::RegexBuilder::new(&args.pattern)
             .size_limit(10 * 1024 * 1024)
             .build()

@@ -104,19 +104,20 @@ impl ToolSet {
     }
 
     /// Adds a tool of your own (replacing a tool of the same name). Its output is scrubbed
-    /// of secrets and capped like the built-in tools' output.
+    /// of secrets and capped at [`ToolsConfig::full_output_cap`] like `bash`'s: the agent
+    /// loop cuts it for the model and spills the whole to a file.
     pub fn with(mut self, tool: impl Tool) -> Self {
         self.push(Arc::new(tool));
         self
     }
 
     /// Adds a shared tool (replacing a tool of the same name). Its output is scrubbed of
-    /// secrets and capped like the built-in tools' output.
+    /// secrets and capped like [`ToolSet::with`]'s.
     pub fn push(&mut self, tool: Arc<dyn Tool>) {
         self.tools.retain(|t| t.name() != tool.name());
         self.tools.push(Arc::new(Guarded {
             inner: tool,
-            cap: self.config.output_cap,
+            cap: self.config.full_output_cap,
         }));
     }
 
@@ -181,9 +182,17 @@ pub struct ToolSetBuilder {
 }
 
 impl ToolSetBuilder {
-    /// Output cap in bytes (default 10240).
+    /// Output cap in bytes of the tools that page (default 10240; see
+    /// [`ToolsConfig::output_cap`]).
     pub fn output_cap(mut self, bytes: usize) -> Self {
         self.config.output_cap = bytes;
+        self
+    }
+
+    /// Cap in bytes of the whole output of `bash` and custom tools (default 8 MiB; see
+    /// [`ToolsConfig::full_output_cap`]).
+    pub fn full_output_cap(mut self, bytes: usize) -> Self {
+        self.config.full_output_cap = bytes;
         self
     }
 

@@ -301,3 +301,90 @@ async fn aborting_the_run_kills_a_running_command() {
     .await;
     assert!(gone.is_ok(), "processes survived the abort: {pids:?}");
 }
+
+/// A 5 MB `bash` output: the model gets its head and tail and the path of a spill file
+/// outside the workspace, which `read_file` and `grep` then read back (and `write_file`
+/// may not touch).
+#[tokio::test]
+async fn huge_bash_output_is_spilled_and_read_back_by_the_file_tools() {
+    let outer = tempfile::tempdir().unwrap();
+    let ws = outer.path().join("ws");
+    let spill = outer.path().join("spill");
+    std::fs::create_dir_all(&ws).unwrap();
+    let file = spill.join("call_1-0.txt");
+    let path = file.to_string_lossy().to_string();
+    let args = |value: serde_json::Value| value.to_string();
+    // 1..=700000, one number a line: 4 888 895 bytes.
+    let provider = ScriptedProvider::new([
+        Turn::new().tool_call(
+            "call_1",
+            "bash",
+            args(serde_json::json!({"command": "seq 1 700000"})),
+        ),
+        Turn::new()
+            .tool_call(
+                "call_2",
+                "read_file",
+                args(serde_json::json!({"path": path, "offset": 350000, "limit": 2})),
+            )
+            .tool_call(
+                "call_3",
+                "grep",
+                args(serde_json::json!({"pattern": "^654321$", "path": path})),
+            )
+            .tool_call(
+                "call_4",
+                "write_file",
+                args(serde_json::json!({"path": path, "content": "x"})),
+            ),
+        Turn::new().text("done"),
+    ]);
+    let agent = Agent::builder(provider)
+        .tools(ToolSet::defaults(&ws).into_tools())
+        .permission_mode(PermissionMode::Unsafe)
+        .cwd(&ws)
+        .spill_dir(&spill)
+        .build();
+    let events = collect(agent.prompt("count")).await;
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::RunFinished {
+            status: RunStatus::Success,
+            ..
+        })
+    ));
+    let results = results(&events);
+    let (_, status, shown) = &results[0];
+    assert_eq!(*status, ToolStatus::Ok);
+    assert!(shown.len() <= 10 * 1024, "{}", shown.len());
+    assert!(
+        shown.starts_with("exit code: 0\n--- stdout ---\n1\n2\n3\n"),
+        "{shown}"
+    );
+    assert!(shown.ends_with("699999\n700000"), "{shown}");
+    assert!(shown.contains(&path), "{shown}");
+    let full = std::fs::read_to_string(&file).expect("spill file");
+    let expected: String = (1..=700000).map(|i| format!("{i}\n")).collect();
+    assert!(
+        full.contains(expected.trim_end()),
+        "the whole output was spilled"
+    );
+    assert!(!ws.join("call_1-0.txt").exists());
+    let (_, status, read) = &results[1];
+    assert_eq!(*status, ToolStatus::Ok, "{read}");
+    // Line 350000 of the file is 349998 (two header lines come first).
+    assert!(
+        read.contains("349998\n") && read.contains("349999"),
+        "{read}"
+    );
+    let (_, status, grep) = &results[2];
+    assert_eq!(*status, ToolStatus::Ok, "{grep}");
+    assert!(grep.contains(":654323: 654321"), "{grep}");
+    let (_, status, write) = &results[3];
+    assert_eq!(
+        *status,
+        ToolStatus::Error,
+        "writing a spill file is refused: {write}"
+    );
+    assert!(std::fs::read_to_string(&file).unwrap().contains("654321"));
+}

@@ -152,22 +152,23 @@ fn finish_output_scrubs_and_caps() {
     assert!(text.starts_with(REDACTED));
     assert!(!text.contains(secret));
     assert!(text.ends_with(TRUNCATION_MARKER));
-    assert!(text.len() <= 10240 + TRUNCATION_MARKER.len());
+    assert!(text.len() <= 10240, "the marker counts against the cap");
 
     let clean = finish_output(ToolOutput::text("nothing to see"), 10240);
     assert!(!clean.redacted && !clean.truncated);
     assert_eq!(clean.text_content(), "nothing to see");
 
-    // The cap is over all text blocks together; later blocks are dropped once it is hit.
+    // The cap is over all text blocks together, the marker included; later blocks are
+    // dropped once it is hit.
     let multi = ToolOutput {
         content: vec![
             ContentBlock::text("a".repeat(8)),
             ContentBlock::text("b".repeat(8)),
-            ContentBlock::text("c".repeat(8)),
+            ContentBlock::text("c".repeat(9)),
         ],
         ..ToolOutput::default()
     };
-    let capped = finish_output(multi, 12);
+    let capped = finish_output(multi, 12 + TRUNCATION_MARKER.len());
     assert!(capped.truncated);
     assert_eq!(
         capped.text_content(),

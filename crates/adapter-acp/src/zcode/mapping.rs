@@ -417,7 +417,11 @@ impl ZcodeTurn {
             | AgentEvent::ToolBlocked { .. }
             | AgentEvent::SubagentStarted { .. }
             | AgentEvent::Subagent { .. }
-            | AgentEvent::SubagentFinished { .. } => return Coverage::NotShown,
+            | AgentEvent::SubagentFinished { .. }
+            // The context events (issue 20) are mapped by a later task (projection
+            // contextUsed/contextWindow, compaction events).
+            | AgentEvent::ContextUsage { .. }
+            | AgentEvent::CompactionStarted { .. } => return Coverage::NotShown,
             other => return Coverage::unknown(other),
         }
         Coverage::Shown

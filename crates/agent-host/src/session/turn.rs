@@ -260,7 +260,9 @@ impl Session {
                 recoverable: true,
                 ..
             } => tracing::warn!(session = %self.id(), %message, "recoverable agent error"),
-            AgentEvent::CompactionFinished { summary } => outcome.summary = Some(summary.clone()),
+            AgentEvent::CompactionFinished { summary, .. } => {
+                outcome.summary = Some(summary.clone())
+            }
             _ => {}
         }
     }

@@ -14,7 +14,7 @@ use agent_core::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderStop, 
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::http::{kind_from_code, ErrorObject};
+use crate::http::{api_error_kind, ErrorObject};
 use crate::sse::{decode_error, truncated_stream, Decoder};
 use crate::transcript::{lenient_count, lenient_nonempty, lenient_text, lenient_vec};
 
@@ -430,15 +430,11 @@ fn end_block(block: Block, out: &mut Vec<ProviderEvent>) {
 
 /// The error an `error` event (or error body) becomes.
 pub(crate) fn api_error(err: &ErrorObject) -> ProviderError {
-    let kind = err
-        .kind
-        .as_deref()
-        .and_then(kind_from_code)
-        .unwrap_or(ProviderErrorKind::Stream);
     let message = err
         .message
         .clone()
         .unwrap_or_else(|| "unknown error".into());
+    let kind = api_error_kind(None, err.kind.as_deref(), &message);
     ProviderError::new(kind, format!("the API reported an error: {message}"))
 }
 

@@ -158,8 +158,11 @@ impl TurnMapper {
             // (the session's approver), not as updates.
             | AgentEvent::PermissionRequested(_)
             | AgentEvent::PermissionDecided { .. }
-            // ACP has no compaction; a session's prompts never compact.
+            // ACP has no compaction event. The context events (issue 20: `usage_update`, a
+            // note for a compaction inside a prompt) are mapped by a later task.
             | AgentEvent::CompactionFinished { .. }
+            | AgentEvent::CompactionStarted { .. }
+            | AgentEvent::ContextUsage { .. }
             // ACP has no sandbox status or hook decisions; what a block or a hook refused
             // shows in the call's failed `tool_call_update` (its `ToolResult`).
             | AgentEvent::SandboxReport(_)

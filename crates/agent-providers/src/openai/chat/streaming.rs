@@ -5,10 +5,10 @@
 //! `reasoning_content` or `reasoning` (DeepSeek, llama.cpp, vLLM, OpenRouter), and tool
 //! calls are matched by `index` (or by id when a server leaves the index out).
 
-use agent_core::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderStop, Usage};
+use agent_core::{ProviderError, ProviderEvent, ProviderStop, Usage};
 use serde::Deserialize;
 
-use crate::http::{kind_from_code, ErrorObject};
+use crate::http::{api_error_kind, ErrorObject};
 use crate::sse::{decode_error, truncated_stream, Decoder};
 use crate::transcript::{lenient_count, lenient_nonempty, lenient_text, lenient_vec};
 
@@ -302,15 +302,11 @@ impl ChatDecoder {
 /// An error object inside a 2xx stream.
 pub(crate) fn stream_error(err: &ErrorObject) -> ProviderError {
     let code = err.code_str();
-    let kind = code
-        .as_deref()
-        .and_then(kind_from_code)
-        .or_else(|| err.kind.as_deref().and_then(kind_from_code))
-        .unwrap_or(ProviderErrorKind::Stream);
     let message = err
         .message
         .clone()
         .unwrap_or_else(|| "unknown error".into());
+    let kind = api_error_kind(code.as_deref(), err.kind.as_deref(), &message);
     let mut e = ProviderError::new(kind, format!("the API reported an error: {message}"));
     if let Some(status) = code.and_then(|c| c.parse::<u16>().ok()) {
         e = e.with_status(status);

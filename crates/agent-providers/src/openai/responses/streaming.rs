@@ -8,7 +8,7 @@ use agent_core::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderStop, 
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::http::{is_context_length, kind_from_code, ErrorObject};
+use crate::http::{api_error_kind, ErrorObject};
 use crate::sse::{decode_error, truncated_stream, Decoder};
 use crate::transcript::{lenient_count, lenient_nonempty, lenient_text, lenient_vec};
 
@@ -441,16 +441,7 @@ pub(crate) fn api_error(err: &ErrorObject) -> ProviderError {
         .message
         .clone()
         .unwrap_or_else(|| "unknown error".into());
-    let kind = err
-        .code_str()
-        .as_deref()
-        .and_then(kind_from_code)
-        .or_else(|| err.kind.as_deref().and_then(kind_from_code))
-        .unwrap_or(if is_context_length(&message) {
-            ProviderErrorKind::ContextLength
-        } else {
-            ProviderErrorKind::Stream
-        });
+    let kind = api_error_kind(err.code_str().as_deref(), err.kind.as_deref(), &message);
     ProviderError::new(kind, format!("the API reported an error: {message}"))
 }
 

@@ -6,6 +6,8 @@
 //! protocol only when `-o stream-json` was parsed before the failing token. A generic parser
 //! cannot reproduce that, so this module walks the arguments by hand, like the original.
 
+use agent_core::sandbox::{NetworkAccess, SandboxFallback, SandboxMode};
+use agent_core::{parse_context_window, AutoCompact};
 use agent_host::cli::ProviderArgs;
 use secrecy::SecretString;
 
@@ -86,9 +88,40 @@ pub struct ExecOptions {
     pub init_session_id: Option<String>,
     /// `--session-title`.
     pub session_title: Option<String>,
+    /// `--tag` (`specialist` marks a specialist's own run: no specialist tools).
+    pub tag: Option<String>,
     /// `-m/--model` (in `provider.model`), `--provider`, `--base-url`, `--api-key` and
     /// `--script`: agent-host's provider flags, filled by this parser.
     pub provider: ProviderArgs,
+    /// The capability flags (sandbox, hooks, MCP, context budget, output schema).
+    pub capabilities: CapabilityFlags,
+}
+
+/// The capability flags `exec` takes beside Zero's own: `--add-dir` is Zero's; the sandbox
+/// flags are named as Codex names them; `--hooks`, `--mcp-config`, `--context-window`,
+/// `--auto-compact` and `--output-schema` are this SDK's extensions (Codex has
+/// `--output-schema` too). Each value is checked as it is parsed, with Zero-style errors.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CapabilityFlags {
+    /// `--sandbox read-only|workspace-write|off` (`danger-full-access` = off; default
+    /// workspace-write).
+    pub sandbox: Option<SandboxMode>,
+    /// `--sandbox-network allow|deny` (default: deny, allow when the sandbox is off).
+    pub sandbox_network: Option<NetworkAccess>,
+    /// `--sandbox-fallback refuse|prompt|allow` (default prompt).
+    pub sandbox_fallback: Option<SandboxFallback>,
+    /// `--add-dir DIR`, repeatable: extra writable roots (relative to the workspace).
+    pub add_dirs: Vec<String>,
+    /// `--hooks FILE`: a hooks file (Zero's or Claude Code's format) on top of Zero's own.
+    pub hooks: Option<String>,
+    /// `--mcp-config FILE`: a `{"mcpServers": {...}}` file on top of Zero's config.
+    pub mcp_config: Option<String>,
+    /// `--context-window N` (`200000`, `200k`, `1m`).
+    pub context_window: Option<u64>,
+    /// `--auto-compact PERCENT|off`.
+    pub auto_compact: Option<AutoCompact>,
+    /// `--output-schema FILE`: the final answer must be JSON matching this JSON Schema.
+    pub output_schema: Option<String>,
 }
 
 /// What the command line asks for.
@@ -170,6 +203,51 @@ pub fn invalid_autonomy(value: &str) -> String {
         "Invalid autonomy level {}. Expected low, medium, or high.",
         go_quote(value)
     )
+}
+
+fn parse_sandbox_mode(value: &str) -> Result<SandboxMode, String> {
+    value.trim().to_ascii_lowercase().parse().map_err(|_| {
+        format!(
+            "Invalid sandbox mode {}. Expected read-only, workspace-write, or off.",
+            go_quote(value)
+        )
+    })
+}
+
+fn parse_sandbox_network(value: &str) -> Result<NetworkAccess, String> {
+    value.trim().to_ascii_lowercase().parse().map_err(|_| {
+        format!(
+            "Invalid sandbox network {}. Expected allow or deny.",
+            go_quote(value)
+        )
+    })
+}
+
+fn parse_sandbox_fallback(value: &str) -> Result<SandboxFallback, String> {
+    value.trim().to_ascii_lowercase().parse().map_err(|_| {
+        format!(
+            "Invalid sandbox fallback {}. Expected refuse, prompt, or allow.",
+            go_quote(value)
+        )
+    })
+}
+
+fn parse_window(value: &str) -> Result<u64, String> {
+    parse_context_window(value).map_err(|_| {
+        format!(
+            "invalid --context-window {}. Expected a token count such as 200000, 200k or 1m.",
+            go_quote(value)
+        )
+    })
+}
+
+fn parse_auto_compact(value: &str) -> Result<AutoCompact, String> {
+    value.parse().map_err(|_| {
+        format!(
+            "invalid --auto-compact {}. Expected a percentage from 1 to 100, or off.",
+            go_quote(value)
+        )
+    })
 }
 
 struct Args<'a> {
@@ -255,10 +333,8 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 | "--no-completion-gate" => {}
                 "--notify"
                 | "--profile"
-                | "--tag"
                 | "--calling-session-id"
                 | "--calling-tool-use-id"
-                | "--add-dir"
                 | "--trace"
                 | "--mode" => {
                     a.next_value(arg)?;
@@ -271,6 +347,28 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                             go_quote(&v)
                         ));
                     }
+                }
+                "--tag" => o.tag = Some(a.next_value(arg)?),
+                "--add-dir" => o.capabilities.add_dirs.push(a.next_value(arg)?),
+                "--sandbox" => {
+                    o.capabilities.sandbox = Some(parse_sandbox_mode(&a.next_value(arg)?)?)
+                }
+                "--sandbox-network" => {
+                    o.capabilities.sandbox_network =
+                        Some(parse_sandbox_network(&a.next_value(arg)?)?)
+                }
+                "--sandbox-fallback" => {
+                    o.capabilities.sandbox_fallback =
+                        Some(parse_sandbox_fallback(&a.next_value(arg)?)?)
+                }
+                "--hooks" => o.capabilities.hooks = Some(a.next_value(arg)?),
+                "--mcp-config" => o.capabilities.mcp_config = Some(a.next_value(arg)?),
+                "--output-schema" => o.capabilities.output_schema = Some(a.next_value(arg)?),
+                "--context-window" => {
+                    o.capabilities.context_window = Some(parse_window(&a.next_value(arg)?)?)
+                }
+                "--auto-compact" => {
+                    o.capabilities.auto_compact = Some(parse_auto_compact(&a.next_value(arg)?)?)
                 }
                 "--auto" => o.autonomy = a.next_value(arg)?,
                 "--permission-mode" => o.permission_mode = Some(a.next_value(arg)?),
@@ -357,16 +455,34 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                             Some(SecretString::from(required_inline(&v, "--api-key")?));
                     } else if let Some(v) = inline("--script=") {
                         o.provider.script = Some(required_inline(&v, "--script")?.into());
-                    } else if let Some(v) = [
-                        "--notify=",
-                        "--profile=",
-                        "--tag=",
-                        "--add-dir=",
-                        "--trace=",
-                        "--mode=",
-                    ]
-                    .iter()
-                    .find_map(|p| inline(p))
+                    } else if let Some(v) = inline("--tag=") {
+                        o.tag = Some(v);
+                    } else if let Some(v) = inline("--add-dir=") {
+                        o.capabilities
+                            .add_dirs
+                            .push(required_inline(&v, "--add-dir")?);
+                    } else if let Some(v) = inline("--sandbox=") {
+                        o.capabilities.sandbox = Some(parse_sandbox_mode(&v)?);
+                    } else if let Some(v) = inline("--sandbox-network=") {
+                        o.capabilities.sandbox_network = Some(parse_sandbox_network(&v)?);
+                    } else if let Some(v) = inline("--sandbox-fallback=") {
+                        o.capabilities.sandbox_fallback = Some(parse_sandbox_fallback(&v)?);
+                    } else if let Some(v) = inline("--hooks=") {
+                        o.capabilities.hooks = Some(required_inline(&v, "--hooks")?);
+                    } else if let Some(v) = inline("--mcp-config=") {
+                        o.capabilities.mcp_config = Some(required_inline(&v, "--mcp-config")?);
+                    } else if let Some(v) = inline("--output-schema=") {
+                        o.capabilities.output_schema =
+                            Some(required_inline(&v, "--output-schema")?);
+                    } else if let Some(v) = inline("--context-window=") {
+                        o.capabilities.context_window =
+                            Some(parse_window(&required_inline(&v, "--context-window")?)?);
+                    } else if let Some(v) = inline("--auto-compact=") {
+                        o.capabilities.auto_compact =
+                            Some(parse_auto_compact(&required_inline(&v, "--auto-compact")?)?);
+                    } else if let Some(v) = ["--notify=", "--profile=", "--trace=", "--mode="]
+                        .iter()
+                        .find_map(|p| inline(p))
                     {
                         let _ = v;
                     } else if arg.starts_with('-') {
@@ -463,7 +579,21 @@ Flags:
       --fork <id>                    Fork a session into a new one
       --init-session-id <id>         Create the new session with this id
       --session-title <title>        Title of a new session
+      --add-dir <path>               Extra writable root for the sandbox and file tools (repeatable)
   -h, --help                         Show this help
+
+Sandbox (as Codex names it; commands run confined by Landlock and seccomp):
+      --sandbox <mode>               read-only, workspace-write (default) or off
+      --sandbox-network <access>     allow or deny (default deny; allow when the sandbox is off)
+      --sandbox-fallback <policy>    refuse, prompt (default) or allow, when the kernel
+                                     cannot enforce the sandbox
+
+Extensions (Zero reads hooks and MCP servers from its own files, which work as well):
+      --hooks <file>                 A hooks file (Zero's hooks.json or Claude Code's format)
+      --mcp-config <file>            MCP servers in the {\"mcpServers\": {...}} format
+      --context-window <tokens>      Context window of the model (200000, 200k, 1m)
+      --auto-compact <percent|off>   Compact the context at this fill level (default 85)
+      --output-schema <file>         The final answer must be JSON matching this JSON Schema
 
 Provider selection (Zero keeps these in its config):
       --provider <id>                openai, openai-responses, anthropic or scripted

@@ -58,6 +58,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Spans go to an OTLP collector only when OTEL_EXPORTER_OTLP_ENDPOINT is set; stdout
+    // stays protocol lines only.
+    let _otel = match agent_otel::init("adapter-stream-json") {
+        Ok(guard) => guard,
+        Err(err) => {
+            eprintln!("[zero] WARNING: telemetry is off: {err}");
+            None
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

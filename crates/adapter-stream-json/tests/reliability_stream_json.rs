@@ -625,7 +625,8 @@ fn assert_group_gone(pgid: i32) {
 #[test]
 fn sigterm_during_a_long_bash_call_leaves_no_process_behind() {
     let sb = Sandbox::new();
-    let pid_file = sb.dir.path().join("bash.pid");
+    // Inside the workspace: the sandbox (workspace-write by default) refuses writes elsewhere.
+    let pid_file = sb.work().join("bash.pid");
     let command = format!(
         "sleep 300 & sleep 300 & echo $$ > {}; wait",
         pid_file.display()

@@ -36,6 +36,7 @@ pub mod framing;
 pub mod processor;
 pub mod reasoning;
 pub mod server;
+pub mod signals;
 pub mod wire;
 
-pub use server::{serve, ServeError, ServerConfig};
+pub use server::{serve, serve_until, Ended, ServeError, ServerConfig};

@@ -8,7 +8,7 @@
 
 use agent_core::sandbox::{NetworkAccess, SandboxFallback, SandboxMode};
 use agent_core::{parse_context_window, AutoCompact};
-use agent_host::cli::ProviderArgs;
+use agent_host::cli::{CapabilityArgs, ProviderArgs};
 use secrecy::SecretString;
 
 use crate::input::go_quote;
@@ -93,34 +93,13 @@ pub struct ExecOptions {
     /// `-m/--model` (in `provider.model`), `--provider`, `--base-url`, `--api-key` and
     /// `--script`: agent-host's provider flags, filled by this parser.
     pub provider: ProviderArgs,
-    /// The capability flags (sandbox, hooks, MCP, context budget, output schema).
-    pub capabilities: CapabilityFlags,
-}
-
-/// The capability flags `exec` takes beside Zero's own: `--add-dir` is Zero's; the sandbox
-/// flags are named as Codex names them; `--hooks`, `--mcp-config`, `--context-window`,
-/// `--auto-compact` and `--output-schema` are this SDK's extensions (Codex has
-/// `--output-schema` too). Each value is checked as it is parsed, with Zero-style errors.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CapabilityFlags {
-    /// `--sandbox read-only|workspace-write|off` (`danger-full-access` = off; default
-    /// workspace-write).
-    pub sandbox: Option<SandboxMode>,
-    /// `--sandbox-network allow|deny` (default: deny, allow when the sandbox is off).
-    pub sandbox_network: Option<NetworkAccess>,
-    /// `--sandbox-fallback refuse|prompt|allow` (default prompt).
-    pub sandbox_fallback: Option<SandboxFallback>,
-    /// `--add-dir DIR`, repeatable: extra writable roots (relative to the workspace).
-    pub add_dirs: Vec<String>,
-    /// `--hooks FILE`: a hooks file (Zero's or Claude Code's format) on top of Zero's own.
-    pub hooks: Option<String>,
-    /// `--mcp-config FILE`: a `{"mcpServers": {...}}` file on top of Zero's config.
-    pub mcp_config: Option<String>,
-    /// `--context-window N` (`200000`, `200k`, `1m`).
-    pub context_window: Option<u64>,
-    /// `--auto-compact PERCENT|off`.
-    pub auto_compact: Option<AutoCompact>,
-    /// `--output-schema FILE`: the final answer must be JSON matching this JSON Schema.
+    /// The capability flags agent-host's layer loads ([`CapabilityArgs`]): the sandbox flags
+    /// (named as Codex names them; `--add-dir` is Zero's own), `--hooks`, `--mcp-config`,
+    /// `--context-window` and `--auto-compact` (this SDK's extensions). This parser checks
+    /// each value as it reads it, with Zero-style errors.
+    pub capabilities: CapabilityArgs,
+    /// `--output-schema FILE`: the final answer must be JSON matching this JSON Schema
+    /// (Codex's flag).
     pub output_schema: Option<String>,
 }
 
@@ -203,6 +182,12 @@ pub fn invalid_autonomy(value: &str) -> String {
         "Invalid autonomy level {}. Expected low, medium, or high.",
         go_quote(value)
     )
+}
+
+/// The flag's value, checked with `check` (Zero-style error), as agent-host takes it.
+fn checked<T>(value: &str, check: fn(&str) -> Result<T, String>) -> Result<String, String> {
+    check(value)?;
+    Ok(value.trim().to_ascii_lowercase())
 }
 
 fn parse_sandbox_mode(value: &str) -> Result<SandboxMode, String> {
@@ -349,26 +334,28 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                     }
                 }
                 "--tag" => o.tag = Some(a.next_value(arg)?),
-                "--add-dir" => o.capabilities.add_dirs.push(a.next_value(arg)?),
+                "--add-dir" => o.capabilities.add_dir.push(a.next_value(arg)?.into()),
                 "--sandbox" => {
-                    o.capabilities.sandbox = Some(parse_sandbox_mode(&a.next_value(arg)?)?)
+                    o.capabilities.sandbox = Some(checked(&a.next_value(arg)?, parse_sandbox_mode)?)
                 }
                 "--sandbox-network" => {
                     o.capabilities.sandbox_network =
-                        Some(parse_sandbox_network(&a.next_value(arg)?)?)
+                        Some(checked(&a.next_value(arg)?, parse_sandbox_network)?)
                 }
                 "--sandbox-fallback" => {
                     o.capabilities.sandbox_fallback =
-                        Some(parse_sandbox_fallback(&a.next_value(arg)?)?)
+                        Some(checked(&a.next_value(arg)?, parse_sandbox_fallback)?)
                 }
-                "--hooks" => o.capabilities.hooks = Some(a.next_value(arg)?),
-                "--mcp-config" => o.capabilities.mcp_config = Some(a.next_value(arg)?),
-                "--output-schema" => o.capabilities.output_schema = Some(a.next_value(arg)?),
+                "--hooks" => o.capabilities.hooks = Some(a.next_value(arg)?.into()),
+                "--mcp-config" => o.capabilities.mcp_config = Some(a.next_value(arg)?.into()),
+                "--output-schema" => o.output_schema = Some(a.next_value(arg)?),
                 "--context-window" => {
-                    o.capabilities.context_window = Some(parse_window(&a.next_value(arg)?)?)
+                    o.capabilities.context_window =
+                        Some(checked(&a.next_value(arg)?, parse_window)?)
                 }
                 "--auto-compact" => {
-                    o.capabilities.auto_compact = Some(parse_auto_compact(&a.next_value(arg)?)?)
+                    o.capabilities.auto_compact =
+                        Some(checked(&a.next_value(arg)?, parse_auto_compact)?)
                 }
                 "--auto" => o.autonomy = a.next_value(arg)?,
                 "--permission-mode" => o.permission_mode = Some(a.next_value(arg)?),
@@ -459,27 +446,32 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                         o.tag = Some(v);
                     } else if let Some(v) = inline("--add-dir=") {
                         o.capabilities
-                            .add_dirs
-                            .push(required_inline(&v, "--add-dir")?);
+                            .add_dir
+                            .push(required_inline(&v, "--add-dir")?.into());
                     } else if let Some(v) = inline("--sandbox=") {
-                        o.capabilities.sandbox = Some(parse_sandbox_mode(&v)?);
+                        o.capabilities.sandbox = Some(checked(&v, parse_sandbox_mode)?);
                     } else if let Some(v) = inline("--sandbox-network=") {
-                        o.capabilities.sandbox_network = Some(parse_sandbox_network(&v)?);
+                        o.capabilities.sandbox_network = Some(checked(&v, parse_sandbox_network)?);
                     } else if let Some(v) = inline("--sandbox-fallback=") {
-                        o.capabilities.sandbox_fallback = Some(parse_sandbox_fallback(&v)?);
+                        o.capabilities.sandbox_fallback =
+                            Some(checked(&v, parse_sandbox_fallback)?);
                     } else if let Some(v) = inline("--hooks=") {
-                        o.capabilities.hooks = Some(required_inline(&v, "--hooks")?);
+                        o.capabilities.hooks = Some(required_inline(&v, "--hooks")?.into());
                     } else if let Some(v) = inline("--mcp-config=") {
-                        o.capabilities.mcp_config = Some(required_inline(&v, "--mcp-config")?);
+                        o.capabilities.mcp_config =
+                            Some(required_inline(&v, "--mcp-config")?.into());
                     } else if let Some(v) = inline("--output-schema=") {
-                        o.capabilities.output_schema =
-                            Some(required_inline(&v, "--output-schema")?);
+                        o.output_schema = Some(required_inline(&v, "--output-schema")?);
                     } else if let Some(v) = inline("--context-window=") {
-                        o.capabilities.context_window =
-                            Some(parse_window(&required_inline(&v, "--context-window")?)?);
+                        o.capabilities.context_window = Some(checked(
+                            &required_inline(&v, "--context-window")?,
+                            parse_window,
+                        )?);
                     } else if let Some(v) = inline("--auto-compact=") {
-                        o.capabilities.auto_compact =
-                            Some(parse_auto_compact(&required_inline(&v, "--auto-compact")?)?);
+                        o.capabilities.auto_compact = Some(checked(
+                            &required_inline(&v, "--auto-compact")?,
+                            parse_auto_compact,
+                        )?);
                     } else if let Some(v) = ["--notify=", "--profile=", "--trace=", "--mode="]
                         .iter()
                         .find_map(|p| inline(p))
@@ -661,6 +653,88 @@ mod tests {
         assert_eq!(
             err(&["--init-session-id", "../x", "p"]).message,
             "invalid --init-session-id \"../x\""
+        );
+    }
+
+    #[test]
+    fn capability_flags_are_checked_as_they_are_read() {
+        let o = ok(&[
+            "--sandbox",
+            "Read-Only",
+            "--sandbox-network=allow",
+            "--add-dir",
+            "a",
+            "--add-dir=/b",
+            "--sandbox-fallback",
+            "refuse",
+            "--hooks",
+            "h.json",
+            "--mcp-config=m.json",
+            "--context-window",
+            "200k",
+            "--auto-compact=70%",
+            "--output-schema",
+            "s.json",
+            "--tag",
+            "specialist",
+            "p",
+        ]);
+        let caps = &o.capabilities;
+        assert_eq!(caps.sandbox.as_deref(), Some("read-only"));
+        assert_eq!(caps.sandbox_network.as_deref(), Some("allow"));
+        assert_eq!(caps.sandbox_fallback.as_deref(), Some("refuse"));
+        assert_eq!(
+            caps.add_dir,
+            [
+                std::path::PathBuf::from("a"),
+                std::path::PathBuf::from("/b")
+            ]
+        );
+        assert_eq!(caps.hooks.as_deref(), Some(std::path::Path::new("h.json")));
+        assert_eq!(
+            caps.mcp_config.as_deref(),
+            Some(std::path::Path::new("m.json"))
+        );
+        assert_eq!(caps.context_window.as_deref(), Some("200k"));
+        assert_eq!(caps.auto_compact.as_deref(), Some("70%"));
+        assert_eq!(o.output_schema.as_deref(), Some("s.json"));
+        assert_eq!(o.tag.as_deref(), Some("specialist"));
+        assert_eq!(
+            ok(&["--sandbox=danger-full-access", "p"])
+                .capabilities
+                .sandbox
+                .as_deref(),
+            Some("danger-full-access")
+        );
+
+        assert_eq!(
+            err(&["--sandbox", "full", "p"]).message,
+            "Invalid sandbox mode \"full\". Expected read-only, workspace-write, or off."
+        );
+        assert_eq!(
+            err(&["--sandbox-network=open", "p"]).message,
+            "Invalid sandbox network \"open\". Expected allow or deny."
+        );
+        assert_eq!(
+            err(&["--sandbox-fallback", "maybe", "p"]).message,
+            "Invalid sandbox fallback \"maybe\". Expected refuse, prompt, or allow."
+        );
+        assert_eq!(
+            err(&["--context-window", "lots", "p"]).message,
+            "invalid --context-window \"lots\". Expected a token count such as 200000, 200k or 1m."
+        );
+        assert_eq!(
+            err(&["--auto-compact=200", "p"]).message,
+            "invalid --auto-compact \"200\". Expected a percentage from 1 to 100, or off."
+        );
+        assert_eq!(err(&["--hooks"]).message, "--hooks requires a value");
+        assert_eq!(
+            err(&["--output-schema="]).message,
+            "--output-schema requires a value"
+        );
+        assert_eq!(
+            err(&["-o", "stream-json", "--sandbox", "x"]).format,
+            OutputFormat::StreamJson
         );
     }
 

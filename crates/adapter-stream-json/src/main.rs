@@ -60,13 +60,7 @@ fn main() -> ExitCode {
     };
     // Spans go to an OTLP collector only when OTEL_EXPORTER_OTLP_ENDPOINT is set; stdout
     // stays protocol lines only.
-    let _otel = match agent_otel::init("adapter-stream-json") {
-        Ok(guard) => guard,
-        Err(err) => {
-            eprintln!("[zero] WARNING: telemetry is off: {err}");
-            None
-        }
-    };
+    let _otel = agent_host::capabilities::init_otel("adapter-stream-json");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

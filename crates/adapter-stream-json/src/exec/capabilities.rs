@@ -1,30 +1,33 @@
-//! The run's capabilities, read from where Zero reads them, and from the flags.
+//! The run's capabilities: agent-host's capability layer loaded from the flags
+//! ([`Capabilities`]: the sandbox, `--mcp-config`, the context budget), with what Zero reads
+//! itself added:
 //!
 //! - MCP servers: `$XDG_CONFIG_HOME/zero/config.json` (`mcp.servers`, `mcpServers`,
 //!   `mcp_servers`), then the project's `.zero/config.json` only in a workspace the user
-//!   trusted (`zero trust`), then `--mcp-config FILE`. `disabled` servers are left out. An
-//!   invalid file is an `mcp_error`.
-//! - Hooks: Zero's `hooks.json` layers ([`agent_hooks::zero`], with the same trust gate), plus
-//!   `--hooks FILE` in either format.
-//! - Specialists: the built-ins, the user's and the project's manifests; a broken layer
-//!   Zero refuses to run with is a `specialist_error`.
-//! - The sandbox policy from `--sandbox`, `--sandbox-network`, `--add-dir` and
-//!   `--sandbox-fallback` (default `workspace-write`).
+//!   trusted (`zero trust`); `disabled` servers are left out; `--mcp-config FILE` adds more.
+//!   An invalid file is an `mcp_error`.
+//! - Hooks: Zero's `hooks.json` layers ([`agent_hooks::zero`], with the same trust gate),
+//!   then `--hooks FILE` in either format.
+//! - Specialists: the built-ins, the user's and the project's manifests, only where Zero
+//!   offers them ([`wants_specialists`]); a layer Zero refuses to run with is a
+//!   `specialist_error`.
 //! - `--output-schema FILE`: the check of the final answer.
+//!
+//! Files named on the command line resolve against the workspace (`-C`), as `--file` does.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::sandbox::{SandboxMode, SandboxPolicy};
-use agent_core::{async_trait, Hooks, OutputSchema, OutputSpec, StrictSchema, Tool, ToolSource};
+use agent_core::{async_trait, OutputSchema, OutputSpec, StrictSchema, Tool, ToolSource};
 use agent_hooks::zero::ZeroPaths;
 use agent_hooks::HookOptions;
+use agent_host::capabilities::{Capabilities, CapabilityError};
 use agent_mcp::{McpManager, McpServerConfig, ZeroMcpConfig};
 use agent_specialists::{SpecialistPaths, SpecialistRegistry};
 use serde_json::Value;
 
-use super::EnvLookup;
-use crate::cli::{CapabilityFlags, ExecOptions};
+use super::{EnvLookup, Failure};
+use crate::cli::ExecOptions;
 use crate::input::go_quote;
 
 /// Zero's one stderr line when project configuration was ignored in an untrusted
@@ -116,13 +119,9 @@ pub(super) struct McpSetup {
     pub(super) trust: TrustSkip,
 }
 
-/// Reads the MCP servers from Zero's config layers and `--mcp-config` (see the module
-/// docs); an invalid file is the error message of an `mcp_error`.
-pub(super) fn mcp_servers(
-    workspace: &Path,
-    env: &EnvLookup,
-    flags: &CapabilityFlags,
-) -> Result<McpSetup, String> {
+/// Reads the MCP servers of Zero's config layers (see the module docs); an invalid file is
+/// the message of an `mcp_error`.
+pub(super) fn zero_mcp_servers(workspace: &Path, env: &EnvLookup) -> Result<McpSetup, String> {
     let mut config = ZeroMcpConfig::default();
     if let Some(dir) = user_config_dir(env) {
         if let Some(user) = read_zero_layer(&dir.join("zero").join("config.json"))? {
@@ -144,59 +143,21 @@ pub(super) fn mcp_servers(
             store_error,
         };
     }
-    let mut servers = config.into_servers().map_err(|err| err.to_string())?;
-    if let Some(file) = &flags.mcp_config {
-        let path = resolve_against(workspace, file);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|err| format!("read MCP config {}: {err}", path.display()))?;
-        let extra = agent_mcp::parse_mcp_config_file(&text)
-            .map_err(|err| format!("{}: {err}", path.display()))?;
-        servers.extend(extra);
-    }
+    let servers = config.into_servers().map_err(|err| err.to_string())?;
     Ok(McpSetup { servers, trust })
 }
 
-/// The hooks of a run: Zero's files (with their trust gate) and `--hooks FILE`.
-pub(super) struct HookSetup {
-    /// In the order they are consulted.
-    pub(super) hooks: Vec<Arc<dyn Hooks>>,
-    /// What the trust gate skipped.
+/// The capabilities of a run.
+pub(super) struct ExecCapabilities {
+    /// agent-host's layer, with Zero's hooks and specialists in it.
+    pub(super) caps: Capabilities,
+    /// What the hooks' trust gate skipped.
     pub(super) trust: TrustSkip,
+    /// Lines for stderr: what was skipped while loading (hook definitions, manifests).
+    pub(super) notices: Vec<String>,
 }
 
-/// Loads Zero's hooks for `workspace` and the `--hooks` file; a `--hooks` file that cannot
-/// be loaded is the message of a usage error. `transcripts` is the session root (Claude
-/// Code's `transcript_path` points into it).
-pub(super) fn load_hooks(
-    workspace: &Path,
-    env: &EnvLookup,
-    flags: &CapabilityFlags,
-    transcripts: Option<PathBuf>,
-) -> Result<HookSetup, String> {
-    let mut options = HookOptions::new(workspace);
-    if let Some(root) = transcripts {
-        options.transcript_path = Some(Arc::new(move |id: &str| {
-            Some(root.join(id).join(crate::session::EVENTS_FILE))
-        }));
-    }
-    let mut hooks: Vec<Arc<dyn Hooks>> = Vec::new();
-    let zero = agent_hooks::zero::load_workspace_with(&options, &zero_paths(workspace, env));
-    let trust = TrustSkip {
-        skipped: zero.project_skipped,
-        store_error: zero.trust_error.is_some(),
-    };
-    if !zero.hooks.config().hooks.is_empty() {
-        hooks.push(zero.hooks);
-    }
-    if let Some(file) = &flags.hooks {
-        let path = resolve_against(workspace, file);
-        let loaded = agent_hooks::load_file(&path, &options).map_err(|err| err.to_string())?;
-        hooks.push(loaded.hooks);
-    }
-    Ok(HookSetup { hooks, trust })
-}
-
-/// Zero registers its specialist tools only at `--auto medium` or `high` (or unsafe), and
+/// Zero offers its specialist tools only at `--auto medium` or `high` (or unsafe), and
 /// never in a specialist's own run (`--tag specialist`).
 pub(super) fn wants_specialists(o: &ExecOptions) -> bool {
     if o.tag
@@ -209,36 +170,113 @@ pub(super) fn wants_specialists(o: &ExecOptions) -> bool {
     o.skip_permissions_unsafe || autonomy == "high" || autonomy == "medium"
 }
 
-/// The specialists for `workspace`; a layer Zero refuses to run with is the message of a
-/// `specialist_error`.
-pub(super) fn specialists(workspace: &Path, env: &EnvLookup) -> Result<SpecialistRegistry, String> {
+/// The specialists for `workspace` where Zero offers them (else none); a layer Zero refuses
+/// to run with is a `specialist_error`.
+pub(super) fn specialists(
+    o: &ExecOptions,
+    workspace: &Path,
+    env: &EnvLookup,
+) -> Result<SpecialistRegistry, Failure> {
+    if !wants_specialists(o) {
+        return Ok(SpecialistRegistry::empty());
+    }
     let registry = SpecialistRegistry::load(&SpecialistPaths::resolve(workspace, |n| env(n)));
     match registry.fatal_error() {
-        Some(err) => Err(err.to_string()),
+        Some(err) => Err(Failure::Capability("specialist_error", err.to_string())),
         None => Ok(registry),
     }
 }
 
-/// The sandbox policy of the flags (default `workspace-write`, network denied).
-pub(super) fn sandbox_policy(workspace: &Path, flags: &CapabilityFlags) -> SandboxPolicy {
-    let mut policy = SandboxPolicy::new(flags.sandbox.unwrap_or(SandboxMode::WorkspaceWrite));
-    if let Some(network) = flags.sandbox_network {
-        policy.network = network;
+/// Loads the capability flags with agent-host's layer, then adds Zero's hooks (before the
+/// `--hooks` file's) and the specialists. A `--hooks` file that cannot be loaded is a usage
+/// error, an `--mcp-config` file an `mcp_error`. `transcripts` is the session root (Claude
+/// Code's `transcript_path` points into it).
+pub(super) fn load(
+    o: &ExecOptions,
+    workspace: &Path,
+    env: &EnvLookup,
+    specialists: SpecialistRegistry,
+    transcripts: Option<PathBuf>,
+) -> Result<ExecCapabilities, Failure> {
+    let mut args = o.capabilities.clone();
+    let hooks_file = args.hooks.take().map(|p| workspace.join(p));
+    args.mcp_config = args.mcp_config.map(|p| workspace.join(p));
+    args.add_dir = args.add_dir.iter().map(|d| workspace.join(d)).collect();
+    let mut options = HookOptions::new(workspace);
+    if let Some(root) = transcripts {
+        options.transcript_path = Some(Arc::new(move |id: &str| {
+            Some(root.join(id).join(crate::session::EVENTS_FILE))
+        }));
     }
-    if let Some(fallback) = flags.sandbox_fallback {
-        policy.fallback = fallback;
+    let mut caps = Capabilities::load_with(&args, &options).map_err(|err| match err {
+        CapabilityError::McpRead { .. } | CapabilityError::McpConfig { .. } => {
+            Failure::Capability("mcp_error", err.to_string())
+        }
+        other => Failure::Usage(other.to_string()),
+    })?;
+    // The layer's own warnings are about the specialists it loaded, which Zero's replace.
+    caps.warnings.clear();
+    let mut notices: Vec<String> = specialists
+        .errors()
+        .iter()
+        .map(|e| format!("[zero] WARNING: skipped specialist manifest {e}"))
+        .chain(
+            specialists
+                .warnings()
+                .into_iter()
+                .map(|w| format!("[zero] WARNING: specialists: {w}")),
+        )
+        .collect();
+    caps.specialists = Arc::new(specialists);
+
+    let zero = agent_hooks::zero::load_workspace_with(&options, &zero_paths(workspace, env));
+    let trust = TrustSkip {
+        skipped: zero.project_skipped,
+        store_error: zero.trust_error.is_some(),
+    };
+    notices.extend(
+        zero.diagnostics
+            .iter()
+            .map(|d| format!("[zero] WARNING: {d}")),
+    );
+    if !zero.hooks.config().hooks.is_empty() {
+        caps.hooks.push(zero.hooks);
     }
-    policy.writable_roots = add_dirs(workspace, flags);
-    policy
+    if let Some(path) = hooks_file {
+        let loaded = agent_hooks::load_file(&path, &options)
+            .map_err(|err| Failure::Usage(format!("--hooks: {err}")))?;
+        notices.extend(
+            loaded
+                .diagnostics
+                .iter()
+                .map(|d| format!("[zero] WARNING: hooks file {}: {d}", path.display())),
+        );
+        caps.hooks.push(loaded.hooks);
+    }
+    Ok(ExecCapabilities {
+        caps,
+        trust,
+        notices,
+    })
 }
 
-/// The `--add-dir` roots, absolute.
-pub(super) fn add_dirs(workspace: &Path, flags: &CapabilityFlags) -> Vec<PathBuf> {
-    flags
-        .add_dirs
-        .iter()
-        .map(|d| resolve_against(workspace, d.trim()))
-        .collect()
+/// Connects the MCP servers of Zero's config and `--mcp-config` (none: nothing starts);
+/// an invalid configuration is an `mcp_error`.
+pub(super) async fn connect_mcp(
+    caps: &Capabilities,
+    workspace: &Path,
+    env: &EnvLookup,
+) -> Result<(Option<McpManager>, TrustSkip), Failure> {
+    let setup =
+        zero_mcp_servers(workspace, env).map_err(|m| Failure::Capability("mcp_error", m))?;
+    if setup.servers.is_empty() && caps.mcp_servers.is_empty() {
+        return Ok((None, setup.trust));
+    }
+    let manager = caps
+        .connect_mcp(setup.servers)
+        .await
+        .map_err(|e| Failure::Capability("mcp_error", e.to_string()))?;
+    Ok((Some(manager), setup.trust))
 }
 
 /// `--output-schema FILE`: the schema asked of the provider and the check of the final
@@ -386,9 +424,8 @@ mod tests {
         )
         .expect("project");
         let lookup = env(vec![("XDG_CONFIG_HOME", config.display().to_string())]);
-        let flags = CapabilityFlags::default();
 
-        let setup = mcp_servers(&ws, &lookup, &flags).expect("valid");
+        let setup = zero_mcp_servers(&ws, &lookup).expect("valid");
         let names: Vec<&str> = setup.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["user"], "untrusted: no project layer, no disabled");
         assert_eq!(
@@ -403,13 +440,13 @@ mod tests {
             serde_json::json!({"trusted": [root]}).to_string(),
         )
         .expect("trust");
-        let setup = mcp_servers(&ws, &lookup, &flags).expect("valid");
+        let setup = zero_mcp_servers(&ws, &lookup).expect("valid");
         let names: Vec<&str> = setup.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["proj", "user"]);
         assert_eq!(setup.trust.notice(), None);
 
         std::fs::write(config.join("zero/config.json"), "{not json").expect("broken");
-        let err = mcp_servers(&ws, &lookup, &flags).expect_err("invalid");
+        let err = zero_mcp_servers(&ws, &lookup).expect_err("invalid");
         assert!(err.contains("config.json"), "{err}");
     }
 

@@ -41,10 +41,11 @@ pub(super) async fn run(ready: Ready, out: &mut Output, interrupt: &Cancellation
         output,
         warnings,
         trust_notice,
+        notices,
         has_hooks,
         resumed,
     } = ready;
-    if let Some(notice) = trust_notice {
+    for notice in notices.iter().map(String::as_str).chain(trust_notice) {
         let _ = out.renderer.stderr_line(notice);
     }
     // `run_start` is on stdout before the agent starts; if it cannot be written, the agent

@@ -5,13 +5,13 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::sandbox::SandboxPolicy;
 use agent_core::{
-    async_trait, Agent, Hooks, OutputSpec, PermissionMode, Provider, ReasoningLevel, SessionError,
+    async_trait, Agent, OutputSpec, PermissionMode, Provider, ReasoningLevel, SessionError,
     SessionRecord, SideEffect, Tool, UserInput,
 };
+use agent_host::capabilities::Capabilities;
 use agent_host::cli::{build_provider, ProviderEnv};
-use agent_mcp::{McpManager, McpOptions, ServerState};
+use agent_mcp::ServerState;
 use agent_providers::ProviderConfig;
 use agent_specialists::TaskTools;
 use agent_tools::ToolSet;
@@ -106,8 +106,8 @@ fn build_tools(
     mcp_names: &[String],
 ) -> Result<Vec<Arc<dyn Tool>>, String> {
     let mut builder = ToolSet::builder(workspace);
-    for root in capabilities::add_dirs(workspace, &o.capabilities) {
-        builder = builder.allow_root(root);
+    for root in &o.capabilities.add_dir {
+        builder = builder.allow_root(workspace.join(root));
     }
     let mut set = builder.build();
     let mut own = Vec::new();
@@ -346,8 +346,8 @@ workspace with the tools you are given, then answer the user concisely. Nobody c
 questions during this run: when something is ambiguous, proceed with your best assumption.";
 
 /// Everything decided before the prompt is read: the workspace, the permission mode, the
-/// tools (MCP servers connected), the sandbox, the hooks and the output schema. All
-/// `--list-tools` needs.
+/// tools (MCP servers connected), the capabilities (sandbox, hooks, context budget) and the
+/// output schema. All `--list-tools` needs.
 pub(super) struct Plan {
     /// Absolute workspace root.
     pub(super) workspace: PathBuf,
@@ -358,12 +358,12 @@ pub(super) struct Plan {
     /// The connected MCP servers with the tool filters applied; `None` without servers
     /// (or in plan mode, where Zero starts none).
     pub(super) mcp: Option<Arc<FilteredTools>>,
-    /// The sandbox policy.
-    pub(super) policy: SandboxPolicy,
-    /// The hooks.
-    pub(super) hooks: Vec<Arc<dyn Hooks>>,
+    /// agent-host's capabilities: the sandbox, the hooks, the context settings.
+    pub(super) caps: Capabilities,
     /// What the workspace-trust gate skipped (hooks and MCP).
     pub(super) trust: TrustSkip,
+    /// Lines for stderr about what was skipped while loading.
+    pub(super) notices: Vec<String>,
     /// `--output-schema`.
     pub(super) output: Option<OutputSpec>,
 }
@@ -406,51 +406,34 @@ impl Plan {
 }
 
 /// Resolves the workspace, the specialists, the permission mode, the output schema, the
-/// hooks, the sandbox and the MCP servers (connecting them), then the tools, in Zero's
-/// order.
+/// capability flags and files (hooks, sandbox, context) and the MCP servers (connecting
+/// them), then the tools, in Zero's order.
 pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Failure> {
     let workspace =
         resolve_workspace(o.cwd.as_deref(), hooks.cwd.as_deref()).map_err(Failure::Usage)?;
-    let mut extra = hooks.tools.clone();
-    if capabilities::wants_specialists(o) {
-        let registry = capabilities::specialists(&workspace, &hooks.env)
-            .map_err(|m| Failure::Capability("specialist_error", m))?;
-        extra.extend(
-            TaskTools::new(registry)
-                .base_system_prompt(SYSTEM_PROMPT)
-                .build(),
-        );
-    }
+    let specialists = capabilities::specialists(o, &workspace, &hooks.env)?;
     let mode = resolve_permission_mode(o).map_err(Failure::Usage)?;
-    let output = match &o.capabilities.output_schema {
+    let output = match &o.output_schema {
         Some(file) => Some(capabilities::output_spec(&workspace, file).map_err(Failure::Usage)?),
         None => None,
     };
     let transcripts = uses_session(o, &session_request(o)).then(|| default_root(&*hooks.env));
-    let hook_setup = capabilities::load_hooks(&workspace, &hooks.env, &o.capabilities, transcripts)
-        .map_err(Failure::Usage)?;
-    let policy = capabilities::sandbox_policy(&workspace, &o.capabilities);
-    let mut trust = hook_setup.trust;
+    let loaded = capabilities::load(o, &workspace, &hooks.env, specialists, transcripts)?;
+    let mut trust = loaded.trust;
     let mcp = match mode.core {
         // Zero starts no MCP server in plan mode.
         PermissionMode::Plan => None,
         _ => {
-            let setup = capabilities::mcp_servers(&workspace, &hooks.env, &o.capabilities)
-                .map_err(|m| Failure::Capability("mcp_error", m))?;
-            trust = trust.or(setup.trust);
-            match setup.servers.is_empty() {
-                true => None,
-                false => {
-                    let manager = McpManager::connect(setup.servers, McpOptions::new(&workspace))
-                        .await
-                        .map_err(|e| Failure::Capability("mcp_error", e.to_string()))?;
-                    Some(Arc::new(FilteredTools {
-                        inner: manager,
-                        enabled: (!o.enabled_tools.is_empty()).then(|| o.enabled_tools.clone()),
-                        disabled: o.disabled_tools.clone(),
-                    }))
-                }
-            }
+            let (manager, skipped) =
+                capabilities::connect_mcp(&loaded.caps, &workspace, &hooks.env).await?;
+            trust = trust.or(skipped);
+            manager.map(|inner| {
+                Arc::new(FilteredTools {
+                    inner,
+                    enabled: (!o.enabled_tools.is_empty()).then(|| o.enabled_tools.clone()),
+                    disabled: o.disabled_tools.clone(),
+                })
+            })
         }
     };
     let mcp_names: Vec<String> = mcp
@@ -463,6 +446,12 @@ pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Fai
                 .collect()
         })
         .unwrap_or_default();
+    let mut extra = hooks.tools.clone();
+    extra.extend(
+        TaskTools::new(loaded.caps.specialists.clone())
+            .base_system_prompt(SYSTEM_PROMPT)
+            .build(),
+    );
     let tools = match build_tools(&workspace, o, &mode, extra, &mcp_names) {
         Ok(tools) => tools,
         Err(message) => {
@@ -477,9 +466,9 @@ pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Fai
         mode,
         tools,
         mcp,
-        policy,
-        hooks: hook_setup.hooks,
+        caps: loaded.caps,
         trust,
+        notices: loaded.notices,
         output,
     })
 }
@@ -506,6 +495,8 @@ pub(super) struct Ready {
     pub(super) warnings: Vec<String>,
     /// Zero's stderr notice about project files ignored in an untrusted workspace.
     pub(super) trust_notice: Option<&'static str>,
+    /// Lines for stderr about what was skipped while loading.
+    pub(super) notices: Vec<String>,
     /// The run has hooks: `session_start` and `session_end` are called around it.
     pub(super) has_hooks: bool,
     /// The session was resumed (`session_start`'s source).
@@ -596,27 +587,18 @@ fn build_agent(
             _ => tool,
         })
         .collect();
-    let mut builder = Agent::builder_arc(provider)
+    let builder = Agent::builder_arc(provider)
         .system_prompt(SYSTEM_PROMPT)
         .tools(tools)
         .permission_mode(plan.mode.core)
-        .sandbox(plan.policy)
         .cwd(plan.workspace);
+    // The hooks, the sandbox and the context settings; the Task tools are among `tools`.
+    let mut builder = plan.caps.apply_without_tasks(builder);
     if let Some(mcp) = plan.mcp {
         builder = builder.tool_source_arc(mcp);
     }
-    for hook in plan.hooks {
-        builder = builder.hooks(hook);
-    }
     if let Some(support) = &hooks.sandbox_support {
         builder = builder.sandbox_support(support.clone());
-    }
-    let flags = &o.capabilities;
-    if let Some(window) = flags.context_window {
-        builder = builder.context_window(window);
-    }
-    if let Some(auto) = flags.auto_compact {
-        builder = builder.auto_compact(auto);
     }
     if let Some((id, dir)) = session {
         builder = builder
@@ -685,7 +667,8 @@ pub(super) fn ready(
         .unwrap_or_default();
     let warnings = plan.mcp_warnings();
     let trust_notice = plan.trust.notice();
-    let has_hooks = !plan.hooks.is_empty();
+    let has_hooks = !plan.caps.hooks.is_empty();
+    let notices = plan.notices.clone();
     let output = plan.output.clone();
     let session = prepared.as_ref().map(|p| {
         (
@@ -748,6 +731,7 @@ pub(super) fn ready(
         output,
         warnings,
         trust_notice,
+        notices,
         has_hooks,
         resumed,
     })

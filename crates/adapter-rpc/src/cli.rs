@@ -45,11 +45,6 @@ pub struct RpcArgs {
     /// front end; rpc has no environment variables of its own for them).
     #[command(flatten)]
     pub provider: ProviderArgs,
-    /// Our extensions to zut's flags (agent-host's, shared by every front end): `--hooks
-    /// FILE`, `--mcp-config FILE`, `--sandbox MODE`, `--sandbox-network`, `--add-dir DIR`,
-    /// `--sandbox-fallback`, `--context-window N`, `--auto-compact PERCENT|off`.
-    #[command(flatten, next_help_heading = "Extensions to zut's flags")]
-    pub capabilities: CapabilityArgs,
     /// Workspace directory (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
@@ -83,6 +78,11 @@ pub struct RpcArgs {
     /// zut: no effect in RPC mode (tools run without confirmation).
     #[arg(long, hide = true)]
     pub no_yolo: bool,
+    /// Our extensions to zut's flags (agent-host's, shared by every front end): `--hooks
+    /// FILE`, `--mcp-config FILE`, `--sandbox MODE`, `--sandbox-network`, `--add-dir DIR`,
+    /// `--sandbox-fallback`, `--context-window N`, `--auto-compact PERCENT|off`.
+    #[command(flatten, next_help_heading = "Extensions to zut's flags")]
+    pub capabilities: CapabilityArgs,
 }
 
 /// The agent could not be set up.

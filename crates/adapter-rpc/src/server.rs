@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agent_core::sandbox::{Enforcement, SandboxMode, SandboxReport};
+use agent_core::sandbox::SandboxReport;
 use agent_core::{AbortHandle, Agent, AgentEvent, UserInput};
 use agent_host::backpressure::OutputGate;
 use agent_host::driver::drive;
@@ -246,7 +246,7 @@ async fn worker(
 /// A sandbox that enforces less than its policy asks is worth a line on stderr (zut has no
 /// event for it; `get_state.sandbox` has the whole report).
 fn log_sandbox(report: &SandboxReport) {
-    if report.mode != SandboxMode::Off && report.enforced != Enforcement::Full {
+    if report.falls_short() {
         eprintln!("adapter-rpc: warning: {}", report.summary());
     }
 }

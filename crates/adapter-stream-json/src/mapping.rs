@@ -7,7 +7,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use agent_core::sandbox::{Enforcement, SandboxMode};
 use agent_core::{
     AgentEvent, Block, CompactionReason, ErrorCode, HookEvent, HookOutcome, PermissionAction,
     PermissionInfo, Risk, RunStatus, SandboxReport, SideEffect, StopReason, ToolStatus,
@@ -333,9 +332,9 @@ pub struct Mapper {
 
 /// The `warning` for a sandbox that enforces less than asked, if it does.
 pub fn sandbox_warning(report: &SandboxReport) -> Option<String> {
-    match report.mode == SandboxMode::Off || report.enforced == Enforcement::Full {
-        true => None,
-        false => Some(format!(
+    match report.falls_short() {
+        false => None,
+        true => Some(format!(
             "The sandbox enforces less than asked: {}.",
             report.summary()
         )),

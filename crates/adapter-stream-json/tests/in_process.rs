@@ -231,6 +231,38 @@ async fn tool_result_output_is_cut_at_10240_bytes_on_a_char_boundary() {
     assert!(output.contains("The full output is saved in"), "{output}");
 }
 
+/// With no tool that runs commands there is nothing to confine: a sandbox policy the kernel
+/// could not enforce is not worth a warning.
+#[tokio::test]
+async fn no_sandbox_warning_when_no_tool_runs_commands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let provider = ScriptedProvider::new([Turn::new().text("hello")]);
+    let hooks = ExecHooks {
+        provider: Some(Arc::new(provider)),
+        env: Arc::new(move |k| (k == "XDG_DATA_HOME").then(|| data.display().to_string())),
+        cwd: Some(dir.path().to_path_buf()),
+        ..ExecHooks::default()
+    };
+    let out = exec_with(
+        hooks,
+        &["-o", "stream-json", "--enabled-tools", "read_file", "go"],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let types: Vec<String> = out
+        .events()
+        .iter()
+        .filter_map(|e| e["type"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        types,
+        ["run_start", "text", "final", "run_end"],
+        "{}",
+        out.stdout
+    );
+}
+
 /// On a kernel that cannot enforce the sandbox (simulated), the run says so in a `warning`
 /// right after `run_start`, and `--sandbox-fallback refuse` refuses commands.
 #[tokio::test]

@@ -420,12 +420,27 @@ pub struct SandboxReport {
     /// True when the sandbox should confine commands but a part of the policy cannot be
     /// enforced at all, so the fallback decides what happens to them.
     pub fallback_active: bool,
+    /// True when a tool of this agent runs commands under the sandbox. Without one there is
+    /// nothing to confine, and a policy the kernel cannot enforce costs nothing.
+    #[serde(default = "yes")]
+    pub commands: bool,
     /// What is missing and why, when `enforced` is not `full`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
+fn yes() -> bool {
+    true
+}
+
 impl SandboxReport {
+    /// True when commands would run with less confinement than the policy asks: the policy
+    /// confines, a tool runs commands under it, and the kernel enforces less than all of it.
+    /// This is what a front end warns about.
+    pub fn falls_short(&self) -> bool {
+        self.mode != SandboxMode::Off && self.commands && self.enforced != Enforcement::Full
+    }
+
     /// The report for `policy` on a kernel with `support` (`None`: no tool of the agent runs
     /// commands under the sandbox, so nothing is enforced).
     pub fn new(policy: &SandboxPolicy, support: Option<&SandboxSupport>) -> Self {
@@ -437,6 +452,7 @@ impl SandboxReport {
             network_filter: NetworkFilter::None,
             fallback: policy.fallback,
             fallback_active: false,
+            commands: support.is_some(),
             reason: None,
         };
         if !policy.confines() {

@@ -34,7 +34,11 @@ impl Server {
         if p.content.trim().is_empty() {
             return Err(RpcError::invalid_params("content", "the prompt is empty"));
         }
-        let observer = Box::new(ZcodeTurn::new(log, session.id()).with_gate(self.out.gate()));
+        let observer = Box::new(
+            ZcodeTurn::new(log, session.id())
+                .with_gate(self.out.gate())
+                .with_subagents(self.log_resolver()),
+        );
         let turn = session
             .start_prompt(p.content, p.input_id, observer)
             .map_err(start_error)?;

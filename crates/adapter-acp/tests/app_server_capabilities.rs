@@ -451,3 +451,490 @@ async fn mcp_call_aborted_and_server_killed_mid_call() {
     assert_eq!(server(&servers, "everything")["status"], "failed", "{servers:?}");
     assert!(c.shutdown().await);
 }
+
+// ---------------------------------------------------------------------------------------
+// Hooks
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_file_vetoes_appends_blocks_continues_and_survives_a_hang_and_a_missing_hook() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    std::fs::write(env.workspace().join("notes.txt"), "some notes\n").expect("notes");
+    let marker = env.workspace().join("marker.txt");
+    let hang_pid = env.root.path().join("hang.pid");
+    let hooks = json!({"hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command",
+                "command": "echo 'no bash here' >&2; exit 2"}]},
+            {"matcher": "list_dir", "hooks": [{"type": "command", "timeout": 1,
+                "command": format!("echo $$ > '{}'; exec sleep 60", hang_pid.display())}]},
+            {"matcher": "glob", "hooks": [{"type": "command",
+                "command": env.root.path().join("no-such-hook").display().to_string()}]}
+        ],
+        "PostToolUse": [{"matcher": "read_file", "hooks": [{"type": "command",
+            "command": "echo 'AFTER-HOOK-NOTE' >&2; exit 2"}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": "grep -q forbidden && { echo 'prompt refused by policy' >&2; exit 2; }; exit 0"}]}],
+        "Stop": [{"hooks": [{"type": "command",
+            "command": "grep -q 'first answer' && { echo 'keep going' >&2; exit 2; }; exit 0"}]}]
+    }});
+    let hooks_file = env.root.path().join("hooks.json");
+    std::fs::write(&hooks_file, hooks.to_string()).expect("hooks file");
+    let mut c = scripted(
+        &env,
+        json!([
+            {"steps": [tool_call("b1", "bash", json!({"command": format!("touch '{}'", marker.display())}))]},
+            {"steps": [text("bash was refused")]},
+            {"steps": [tool_call("r1", "read_file", json!({"path": "notes.txt"}))]},
+            {"steps": [text("read done")]},
+            {"steps": [text("first answer")]},
+            {"steps": [text("second answer")]},
+            {"steps": [tool_call("l1", "list_dir", json!({"path": "."}))]},
+            {"steps": [text("listed")]},
+            {"steps": [tool_call("g1", "glob", json!({"pattern": "*.txt"}))]},
+            {"steps": [text("globbed")]}
+        ]),
+        &["--hooks", &hooks_file.display().to_string()],
+    );
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+
+    // A PreToolUse veto: the command never runs, the call's error names the hook's reason.
+    let events = turn(&mut c, &sid, "run bash").await;
+    assert!(!marker.exists(), "the vetoed command ran");
+    let vetoed = outcome_of(&events, "b1");
+    assert_eq!(vetoed["payload"]["kind"], "error", "{vetoed}");
+    let error = &vetoed["payload"]["error"];
+    assert_eq!(error["type"], "hook_denied", "{error}");
+    assert_eq!(error["code"], "hook_denied");
+    assert!(error["message"].as_str().unwrap_or("").contains("no bash here"), "{error}");
+    assert_eq!(error["data"]["hooks"][0]["outcome"], "deny", "{error}");
+    assert!(error["data"]["hooks"][0]["reason"]
+        .as_str()
+        .unwrap_or("")
+        .contains("no bash here"));
+    // The part (what the model got back) shows the reason.
+    let part = tool_part(&mut c, &sid, "b1").await;
+    assert_eq!(part["state"]["status"], "error");
+    assert!(part["state"]["error"].as_str().unwrap_or("").contains("no bash here"), "{part}");
+    assert_eq!(part["state"]["metadata"]["hooks"][0]["event"], "before_tool");
+    assert_eq!(
+        events.last().expect("end")["payload"]["response"],
+        "bash was refused"
+    );
+
+    // A PostToolUse hook's output reaches the model with the result.
+    let events = turn(&mut c, &sid, "read the notes").await;
+    let read = outcome_of(&events, "r1");
+    assert_eq!(read["payload"]["kind"], "result", "{read}");
+    let content = read["payload"]["result"]["content"].as_str().unwrap_or("");
+    assert!(content.contains("some notes") && content.contains("AFTER-HOOK-NOTE"), "{content}");
+    assert_eq!(read["payload"]["result"]["metadata"]["hooks"][0]["outcome"], "append");
+    let part = tool_part(&mut c, &sid, "r1").await;
+    assert!(part["state"]["output"].as_str().unwrap_or("").contains("AFTER-HOOK-NOTE"));
+
+    // A UserPromptSubmit block: the turn ends at once, the model is not called.
+    let events = turn(&mut c, &sid, "do the forbidden thing").await;
+    let done = events.last().expect("end");
+    assert_eq!(done["type"], "turn.completed", "{done}");
+    assert_eq!(done["payload"]["response"], "");
+    assert!(!types(&events).iter().any(|t| t.starts_with("model.streaming")));
+
+    // A Stop hook makes the model go on once.
+    let events = turn(&mut c, &sid, "answer").await;
+    assert_eq!(events.last().expect("end")["payload"]["response"], "second answer");
+
+    // A hook that hangs is killed at its timeout; the call and the run go on.
+    let events = turn(&mut c, &sid, "list").await;
+    assert_eq!(events.last().expect("end")["payload"]["response"], "listed");
+    assert_eq!(outcome_of(&events, "l1")["payload"]["kind"], "result");
+    let pid: i32 = std::fs::read_to_string(&hang_pid)
+        .expect("the hanging hook ran")
+        .trim()
+        .parse()
+        .expect("pid");
+    assert!(wait_gone(&[pid]).await.is_empty(), "the hanging hook {pid} was not killed");
+
+    // A hook command that does not exist does not stop the call.
+    let events = turn(&mut c, &sid, "glob").await;
+    assert_eq!(events.last().expect("end")["payload"]["response"], "globbed");
+    assert_eq!(outcome_of(&events, "g1")["payload"]["kind"], "result");
+    assert!(c.shutdown().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hooks_file_that_does_not_exist_is_a_usage_error() {
+    let env = Env::new();
+    let missing = env.root.path().join("missing-hooks.json");
+    let mut c = scripted(&env, json!([]), &["--hooks", &missing.display().to_string()]);
+    let status = c.wait_exit().await;
+    assert_eq!(status.code(), Some(2));
+    let stderr = std::fs::read_to_string(env.root.path().join("stderr.log")).expect("stderr");
+    assert!(stderr.contains("missing-hooks.json"), "{stderr}");
+    assert!(c.raw.is_empty(), "nothing on stdout: {:?}", c.raw);
+}
+
+// ---------------------------------------------------------------------------------------
+// Sandbox
+// ---------------------------------------------------------------------------------------
+
+/// The `session.updated{sandbox}` of a turn.
+fn sandbox_report(events: &[Value]) -> Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "session.updated" && e["payload"]["sandbox"].is_object())
+        .unwrap_or_else(|| panic!("no sandbox report in {:?}", types(events)))["payload"]["sandbox"]
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_confines_bash_by_default_refuses_without_enforcement_and_is_off_on_request() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let outside = env.root.path().join("outside");
+    std::fs::create_dir_all(&outside).expect("outside dir");
+    let target = outside.join("escaped.txt");
+    let bash = json!({"command": format!("touch '{}' && echo made-it", target.display())});
+    let turns = json!([
+        {"steps": [tool_call("s1", "bash", bash.clone())]},
+        {"steps": [text("tried")]}
+    ]);
+
+    // Default (workspace-write) with --sandbox-fallback refuse: a write outside the
+    // workspace never happens — refused by Landlock with a block, or, on a kernel that
+    // cannot enforce it, the command is refused outright.
+    let mut c = scripted(&env, turns.clone(), &["--sandbox-fallback", "refuse"]);
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    let events = turn(&mut c, &sid, "escape").await;
+    let report = sandbox_report(&events);
+    assert_eq!(report["mode"], "workspace-write", "{report}");
+    assert_eq!(report["network"], "deny");
+    assert!(report["summary"].as_str().is_some_and(|s| s.contains("workspace-write")));
+    assert!(!target.exists(), "a sandboxed command wrote outside the workspace");
+    let outcome = outcome_of(&events, "s1");
+    let block = match outcome["payload"]["kind"].as_str() {
+        Some("error") => outcome["payload"]["error"]["data"]["block"].clone(),
+        _ => outcome["payload"]["result"]["metadata"]["block"].clone(),
+    };
+    assert_eq!(block["code"], "sandbox", "{outcome}");
+    assert!(block["reason"].as_str().is_some_and(|r| !r.is_empty()), "{block}");
+    if report["enforced"] == "full" {
+        assert_eq!(outcome["payload"]["error"]["code"], "sandbox", "{outcome}");
+    }
+    let part = tool_part(&mut c, &sid, "s1").await;
+    assert_eq!(part["state"]["metadata"]["block"]["code"], "sandbox", "{part}");
+    assert!(c.shutdown().await);
+
+    // --sandbox off: the same command writes where it likes.
+    let env2 = Env::new();
+    let mut c = scripted(&env2, turns, &["--sandbox", "off"]);
+    let ws2 = env2.workspace_str();
+    let sid = create(&mut c, &ws2, "yolo", json!({})).await;
+    let events = turn(&mut c, &sid, "escape").await;
+    assert_eq!(outcome_of(&events, "s1")["payload"]["kind"], "result");
+    assert!(target.exists(), "--sandbox off still confined the command");
+    assert!(c.shutdown().await);
+
+    // A bad value is a usage error naming the flag.
+    let mut c = scripted(&env, json!([]), &["--sandbox", "sometimes"]);
+    assert_eq!(c.wait_exit().await.code(), Some(2));
+    let stderr = std::fs::read_to_string(env.root.path().join("stderr.log")).expect("stderr");
+    assert!(stderr.contains("--sandbox"), "{stderr}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Sub-agents
+// ---------------------------------------------------------------------------------------
+
+/// Runs a prompt to its end, allowing every permission request; returns the turn's events
+/// and the params of the requests.
+async fn turn_allowing(c: &mut Client, sid: &str, prompt: &str) -> (Vec<Value>, Vec<Value>) {
+    c.call("session/subscribe", json!({"sessionId": sid})).await;
+    c.call("session/send", json!({"sessionId": sid, "content": prompt}))
+        .await;
+    let (mut events, mut requests) = (Vec::new(), Vec::new());
+    loop {
+        let session = sid.to_string();
+        let message = c
+            .next_matching(move |m| {
+                (m["method"] == "session/event" && m["params"]["sessionId"] == session.as_str())
+                    || (m["method"] == "interaction/requestPermission" && m.get("id").is_some())
+            })
+            .await;
+        if message["method"] == "interaction/requestPermission" {
+            let allow = message["params"]["options"]
+                .as_array()
+                .expect("options")
+                .iter()
+                .find(|o| o["optionId"] == "allow_once")
+                .expect("allow_once")["response"]
+                .clone();
+            c.send(json!({"id": message["id"].clone(), "result": allow}))
+                .await;
+            requests.push(message["params"].clone());
+            continue;
+        }
+        let event = message["params"].clone();
+        let done = event["type"] == "turn.completed" || event["type"] == "turn.failed";
+        events.push(event);
+        if done {
+            return (events, requests);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_call_runs_a_child_session_with_its_own_events_messages_and_permissions() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let task = json!({"name": "worker", "description": "write the file",
+                      "prompt": "Write done.txt saying the child was here."});
+    // The child shares the parent's scripted model: parent, child, child, parent.
+    let mut c = scripted(
+        &env,
+        json!([
+            {"steps": [tool_call("t1", "Task", task), usage(10, 2)]},
+            {"steps": [tool_call("w1", "write_file", json!({"path": "done.txt", "content": "child was here"})),
+                       usage(5, 1)]},
+            {"steps": [text("The child wrote done.txt."), usage(6, 2)]},
+            {"steps": [text("The worker is done."), usage(20, 3)]}
+        ]),
+        &[],
+    );
+    let sid = create(&mut c, &ws, "build", json!({})).await;
+    let (events, requests) = turn_allowing(&mut c, &sid, "delegate it").await;
+    let done = events.last().expect("end");
+    assert_eq!(done["payload"]["response"], "The worker is done.", "{done}");
+    assert_eq!(
+        std::fs::read_to_string(env.workspace().join("done.txt")).expect("written"),
+        "child was here"
+    );
+
+    // The Task call names its child.
+    let progress = events
+        .iter()
+        .find(|e| e["payload"]["kind"] == "progress" && e["payload"]["source"] == "subagent")
+        .unwrap_or_else(|| panic!("no sub-agent progress in {:?}", types(&events)));
+    assert_eq!(progress["payload"]["toolCallId"], "t1");
+    assert_eq!(progress["payload"]["agentType"], "worker");
+    assert_eq!(progress["payload"]["background"], false);
+    assert_eq!(progress["payload"]["description"], "write the file");
+    let child = progress["payload"]["childSessionId"]
+        .as_str()
+        .expect("childSessionId")
+        .to_string();
+    assert_eq!(progress["payload"]["agentId"], child.as_str());
+    let result = outcome_of(&events, "t1");
+    assert_eq!(result["payload"]["kind"], "result", "{result}");
+    assert_eq!(result["payload"]["childSessionId"], child.as_str());
+    assert_eq!(result["payload"]["result"]["metadata"]["childSessionId"], child.as_str());
+    // Usage of parent and child add up in the turn's usage.
+    assert_eq!(done["payload"]["usage"]["totalTokens"], 12 + 6 + 8 + 23);
+
+    // The child's write was asked about in the child's name, with its own call id.
+    assert!(
+        requests
+            .iter()
+            .any(|r| r["sessionId"] == child.as_str() && r["toolCallId"] == "w1"),
+        "{requests:?}"
+    );
+
+    // session/subagents lists it; it is a session of its own.
+    let listed = c.call("session/subagents", json!({"sessionId": sid})).await;
+    let subagents = listed["subagents"].as_array().expect("subagents");
+    assert_eq!(subagents.len(), 1, "{listed}");
+    let entry = &subagents[0];
+    assert_eq!(entry["session"]["sessionId"], child.as_str());
+    assert_eq!(entry["session"]["parentSessionId"], sid.as_str());
+    assert_eq!(entry["session"]["sessionKind"], "subagent");
+    assert_eq!(entry["session"]["title"], "worker: write the file");
+    assert_eq!(entry["agentType"], "worker");
+    assert_eq!(entry["toolCallId"], "t1");
+    assert_eq!(entry["status"], "completed");
+    assert_eq!(entry["finalText"], "The child wrote done.txt.");
+    assert_eq!(entry["usage"]["totalTokens"], 14);
+    let read = c.call("session/read", json!({"sessionId": child})).await;
+    assert_eq!(read["session"]["parentSessionId"], sid.as_str());
+    assert_eq!(read["projection"]["status"], "idle");
+    let texts = message_texts(&mut c, &child).await;
+    assert!(texts.iter().any(|t| t == "The child wrote done.txt."), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("Write done.txt")), "{texts:?}");
+    let part = tool_part(&mut c, &child, "w1").await;
+    assert_eq!(part["state"]["status"], "completed");
+
+    // Its own event stream, replayed from the start.
+    let sub = c
+        .call("session/subscribe", json!({"sessionId": child, "afterSeq": 0}))
+        .await;
+    let replay = sub["events"].as_array().expect("events").clone();
+    let kinds = types(&replay);
+    assert_eq!(kinds.first().map(String::as_str), Some("turn.started"), "{kinds:?}");
+    assert_eq!(replay[0]["payload"]["inputSource"], "subagent");
+    assert!(replay.iter().all(|e| e["sessionId"] == child.as_str()));
+    assert!(kinds.contains(&"model.streaming:tool_call".to_string()), "{kinds:?}");
+    assert!(kinds.contains(&"tool.updated:result".to_string()), "{kinds:?}");
+    let last = replay.last().expect("events");
+    assert_eq!(last["type"], "turn.completed", "{kinds:?}");
+    assert_eq!(last["payload"]["response"], "The child wrote done.txt.");
+
+    // Not a root session, and it takes no prompts of its own.
+    let list = c.call("session/list", json!({})).await;
+    let ids: Vec<&Value> = list["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|s| &s["sessionId"])
+        .collect();
+    assert_eq!(ids, [&json!(sid)], "{list}");
+    let err = c
+        .call_err("session/send", json!({"sessionId": child, "content": "hi"}))
+        .await;
+    assert_eq!(err["code"], -32602, "{err}");
+    assert!(c.shutdown().await);
+}
+
+/// True for a chat request of the `worker` specialist's child.
+fn worker_request(request: &test_support::Request) -> bool {
+    request.contains("Specialist: worker")
+}
+
+/// Assistant messages in a chat request (the model calls before it).
+fn steps(request: &test_support::Request) -> usize {
+    request.json()["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "assistant")
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_task_is_listed_and_cancel_background_task_stops_it() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let mock = MockModel::start(Script::respond(|request, _| {
+        if worker_request(request) {
+            return match steps(request) {
+                0 => chat_call("k1", "bash", json!({"command": "sleep 60"})),
+                _ => chat_text("child done"),
+            };
+        }
+        match steps(request) {
+            0 => chat_call(
+                "t1",
+                "Task",
+                json!({"name": "worker", "description": "sleepy", "prompt": "sleep a while",
+                       "run_in_background": true}),
+            ),
+            1 => {
+                let body = request.text();
+                let task_id = body
+                    .split("task_id: ")
+                    .nth(1)
+                    .map(|rest| {
+                        rest.chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                            .collect::<String>()
+                    })
+                    .unwrap_or_default();
+                chat_call(
+                    "o1",
+                    "TaskOutput",
+                    json!({"task_id": task_id, "block": true, "timeout": 60000}),
+                )
+            }
+            _ => chat_text("parent done"),
+        }
+    }));
+    let mut c = mocked(&env, &mock, &[]);
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    c.call("session/subscribe", json!({"sessionId": sid})).await;
+    c.call("session/send", json!({"sessionId": sid, "content": "start it"}))
+        .await;
+    let started = loop {
+        let event = c.event(&sid).await;
+        if event["type"] == "session.updated" && event["payload"]["status"] == "running" {
+            break event;
+        }
+        assert_ne!(event["type"], "turn.completed", "{event}");
+    };
+    let task_id = started["payload"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_string();
+    assert_eq!(started["payload"]["toolCallId"], "t1");
+    assert_eq!(started["payload"]["toolName"], "Task");
+    assert_eq!(started["payload"]["description"], "sleepy");
+
+    // The child's bash runs on the child's own stream.
+    let sub = c
+        .call("session/subscribe", json!({"sessionId": task_id, "afterSeq": 0}))
+        .await;
+    let mut seen = sub["events"].as_array().expect("events").clone();
+    let bash_started =
+        |e: &Value| e["type"] == "tool.updated" && e["payload"]["kind"] == "started";
+    while !seen.iter().any(bash_started) {
+        seen.push(c.event(&task_id).await);
+    }
+    assert_eq!(seen[0]["type"], "turn.started", "{:?}", types(&seen));
+    let started_bash = seen.iter().find(|e| bash_started(e)).expect("started");
+    assert_eq!(started_bash["payload"]["toolCallId"], "k1");
+    let listed = c.call("session/subagents", json!({"sessionId": sid})).await;
+    assert_eq!(listed["subagents"][0]["background"], true, "{listed}");
+    assert_eq!(listed["subagents"][0]["status"], "running");
+    let read = c.call("session/read", json!({"sessionId": sid})).await;
+    let jobs = read["projection"]["backgroundJobs"].as_array().expect("jobs");
+    assert!(
+        jobs.iter()
+            .any(|j| j["taskId"] == task_id.as_str() && j["status"] == "running"),
+        "{jobs:?}"
+    );
+
+    let cancelled = c
+        .call(
+            "session/cancelBackgroundTask",
+            json!({"sessionId": sid, "taskId": task_id}),
+        )
+        .await;
+    assert_eq!(cancelled["cancelled"], true, "{cancelled}");
+    assert_eq!(cancelled["status"], "cancelled");
+    let events = c
+        .events_until(&sid, &["turn.completed", "turn.failed"])
+        .await;
+    assert_eq!(
+        events.last().expect("end")["payload"]["response"],
+        "parent done"
+    );
+    assert!(
+        events.iter().any(|e| e["type"] == "session.updated"
+            && e["payload"]["taskId"] == task_id.as_str()
+            && e["payload"]["status"] == "cancelled"),
+        "{:?}",
+        types(&events)
+    );
+    let child_end = c
+        .events_until(&task_id, &["turn.completed", "turn.failed"])
+        .await;
+    assert_eq!(
+        child_end.last().expect("end")["payload"]["resultType"],
+        "cancelled"
+    );
+    let listed = c.call("session/subagents", json!({"sessionId": sid})).await;
+    assert_eq!(listed["subagents"][0]["status"], "cancelled", "{listed}");
+    // Cancelling again: it had finished already.
+    let again = c
+        .call(
+            "session/cancelBackgroundTask",
+            json!({"sessionId": sid, "taskId": task_id}),
+        )
+        .await;
+    assert_eq!(again["cancelled"], false);
+    let unknown = c
+        .call(
+            "session/cancelBackgroundTask",
+            json!({"sessionId": sid, "taskId": "specialist_nope"}),
+        )
+        .await;
+    assert_eq!(unknown["status"], "not_found");
+    assert!(c.shutdown().await);
+}

@@ -188,7 +188,10 @@ fn node() -> String {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    assert!(found, "node is not on PATH; the reference MCP servers need it");
+    assert!(
+        found,
+        "node is not on PATH; the reference MCP servers need it"
+    );
     "node".to_string()
 }
 
@@ -271,7 +274,11 @@ async fn mcp_servers_of_session_create_over_stdio_and_http_a_missing_one_and_no_
     let http = everything_http().await;
     let mock = MockModel::start([
         chat_calls(&[
-            ("e1", "mcp_everything_echo", json!({"message": "hello over stdio"})),
+            (
+                "e1",
+                "mcp_everything_echo",
+                json!({"message": "hello over stdio"}),
+            ),
             ("w1", "mcp_web_get_sum", json!({"a": 2, "b": 40})),
         ]),
         chat_text("Both tools answered."),
@@ -328,7 +335,8 @@ async fn mcp_servers_of_session_create_over_stdio_and_http_a_missing_one_and_no_
     let requests = mock.wait_for_requests(2, WAIT).await.expect("two requests");
     let results = tool_messages(&requests[1]);
     assert!(
-        results.iter().any(|r| r.contains("hello over stdio")) && results.iter().any(|r| r.contains("42")),
+        results.iter().any(|r| r.contains("hello over stdio"))
+            && results.iter().any(|r| r.contains("42")),
         "{results:?}"
     );
     assert!(offered(&requests[0]).contains(&"mcp_web_echo".to_string()));
@@ -349,7 +357,10 @@ async fn mcp_servers_of_session_create_over_stdio_and_http_a_missing_one_and_no_
     // Closing the session ends its servers; resuming with ACP's list shape starts them.
     let closed = c.call("session/close", json!({"sessionId": sid})).await;
     assert_eq!(closed["closed"], true);
-    assert!(wait_gone(&[pid]).await.is_empty(), "server {pid} left after close");
+    assert!(
+        wait_gone(&[pid]).await.is_empty(),
+        "server {pid} left after close"
+    );
     let resumed = c
         .call(
             "session/resume",
@@ -377,11 +388,17 @@ async fn mcp_servers_of_session_create_over_stdio_and_http_a_missing_one_and_no_
         )
         .await;
     assert_eq!(err["code"], -32602, "{err}");
-    assert!(err["message"].as_str().unwrap_or("").contains("mcpServers"), "{err}");
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("mcpServers"),
+        "{err}"
+    );
 
     // Exit: no MCP server process is left.
     assert!(c.shutdown().await, "clean exit");
-    assert!(wait_gone(&[again]).await.is_empty(), "server {again} left after exit");
+    assert!(
+        wait_gone(&[again]).await.is_empty(),
+        "server {again} left after exit"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -390,8 +407,16 @@ async fn mcp_call_aborted_and_server_killed_mid_call() {
     let ws = env.workspace_str();
     let long = json!({"duration": 300, "steps": 300});
     let mock = MockModel::start([
-        chat_call("long1", "mcp_everything_trigger_long_running_operation", long.clone()),
-        chat_call("long2", "mcp_everything_trigger_long_running_operation", long),
+        chat_call(
+            "long1",
+            "mcp_everything_trigger_long_running_operation",
+            long.clone(),
+        ),
+        chat_call(
+            "long2",
+            "mcp_everything_trigger_long_running_operation",
+            long,
+        ),
         chat_text("Went on after the crash."),
     ]);
     let mut c = mocked(&env, &mock, &[]);
@@ -431,8 +456,11 @@ async fn mcp_call_aborted_and_server_killed_mid_call() {
     assert!(!common::process_gone(pid), "the server survived the abort");
 
     // Killed mid-call: the call fails, the run goes on, mcp/list says failed.
-    c.call("session/send", json!({"sessionId": sid, "content": "again"}))
-        .await;
+    c.call(
+        "session/send",
+        json!({"sessionId": sid, "content": "again"}),
+    )
+    .await;
     loop {
         let event = c.event(&sid).await;
         if event["type"] == "tool.updated" && event["payload"]["kind"] == "started" {
@@ -446,9 +474,16 @@ async fn mcp_call_aborted_and_server_killed_mid_call() {
     let failed = outcome_of(&events, "long2");
     assert_eq!(failed["payload"]["kind"], "error", "{failed}");
     let done = events.last().expect("end");
-    assert_eq!(done["payload"]["response"], "Went on after the crash.", "{done}");
+    assert_eq!(
+        done["payload"]["response"], "Went on after the crash.",
+        "{done}"
+    );
     let servers = mcp_list(&mut c, &sid).await;
-    assert_eq!(server(&servers, "everything")["status"], "failed", "{servers:?}");
+    assert_eq!(
+        server(&servers, "everything")["status"],
+        "failed",
+        "{servers:?}"
+    );
     assert!(c.shutdown().await);
 }
 
@@ -507,7 +542,13 @@ async fn hooks_file_vetoes_appends_blocks_continues_and_survives_a_hang_and_a_mi
     let error = &vetoed["payload"]["error"];
     assert_eq!(error["type"], "hook_denied", "{error}");
     assert_eq!(error["code"], "hook_denied");
-    assert!(error["message"].as_str().unwrap_or("").contains("no bash here"), "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no bash here"),
+        "{error}"
+    );
     assert_eq!(error["data"]["hooks"][0]["outcome"], "deny", "{error}");
     assert!(error["data"]["hooks"][0]["reason"]
         .as_str()
@@ -516,8 +557,17 @@ async fn hooks_file_vetoes_appends_blocks_continues_and_survives_a_hang_and_a_mi
     // The part (what the model got back) shows the reason.
     let part = tool_part(&mut c, &sid, "b1").await;
     assert_eq!(part["state"]["status"], "error");
-    assert!(part["state"]["error"].as_str().unwrap_or("").contains("no bash here"), "{part}");
-    assert_eq!(part["state"]["metadata"]["hooks"][0]["event"], "before_tool");
+    assert!(
+        part["state"]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no bash here"),
+        "{part}"
+    );
+    assert_eq!(
+        part["state"]["metadata"]["hooks"][0]["event"],
+        "before_tool"
+    );
     assert_eq!(
         events.last().expect("end")["payload"]["response"],
         "bash was refused"
@@ -528,21 +578,35 @@ async fn hooks_file_vetoes_appends_blocks_continues_and_survives_a_hang_and_a_mi
     let read = outcome_of(&events, "r1");
     assert_eq!(read["payload"]["kind"], "result", "{read}");
     let content = read["payload"]["result"]["content"].as_str().unwrap_or("");
-    assert!(content.contains("some notes") && content.contains("AFTER-HOOK-NOTE"), "{content}");
-    assert_eq!(read["payload"]["result"]["metadata"]["hooks"][0]["outcome"], "append");
+    assert!(
+        content.contains("some notes") && content.contains("AFTER-HOOK-NOTE"),
+        "{content}"
+    );
+    assert_eq!(
+        read["payload"]["result"]["metadata"]["hooks"][0]["outcome"],
+        "append"
+    );
     let part = tool_part(&mut c, &sid, "r1").await;
-    assert!(part["state"]["output"].as_str().unwrap_or("").contains("AFTER-HOOK-NOTE"));
+    assert!(part["state"]["output"]
+        .as_str()
+        .unwrap_or("")
+        .contains("AFTER-HOOK-NOTE"));
 
     // A UserPromptSubmit block: the turn ends at once, the model is not called.
     let events = turn(&mut c, &sid, "do the forbidden thing").await;
     let done = events.last().expect("end");
     assert_eq!(done["type"], "turn.completed", "{done}");
     assert_eq!(done["payload"]["response"], "");
-    assert!(!types(&events).iter().any(|t| t.starts_with("model.streaming")));
+    assert!(!types(&events)
+        .iter()
+        .any(|t| t.starts_with("model.streaming")));
 
     // A Stop hook makes the model go on once.
     let events = turn(&mut c, &sid, "answer").await;
-    assert_eq!(events.last().expect("end")["payload"]["response"], "second answer");
+    assert_eq!(
+        events.last().expect("end")["payload"]["response"],
+        "second answer"
+    );
 
     // A hook that hangs is killed at its timeout; the call and the run go on.
     let events = turn(&mut c, &sid, "list").await;
@@ -553,11 +617,17 @@ async fn hooks_file_vetoes_appends_blocks_continues_and_survives_a_hang_and_a_mi
         .trim()
         .parse()
         .expect("pid");
-    assert!(wait_gone(&[pid]).await.is_empty(), "the hanging hook {pid} was not killed");
+    assert!(
+        wait_gone(&[pid]).await.is_empty(),
+        "the hanging hook {pid} was not killed"
+    );
 
     // A hook command that does not exist does not stop the call.
     let events = turn(&mut c, &sid, "glob").await;
-    assert_eq!(events.last().expect("end")["payload"]["response"], "globbed");
+    assert_eq!(
+        events.last().expect("end")["payload"]["response"],
+        "globbed"
+    );
     assert_eq!(outcome_of(&events, "g1")["payload"]["kind"], "result");
     assert!(c.shutdown().await);
 }
@@ -566,7 +636,11 @@ async fn hooks_file_vetoes_appends_blocks_continues_and_survives_a_hang_and_a_mi
 async fn a_hooks_file_that_does_not_exist_is_a_usage_error() {
     let env = Env::new();
     let missing = env.root.path().join("missing-hooks.json");
-    let mut c = scripted(&env, json!([]), &["--hooks", &missing.display().to_string()]);
+    let mut c = scripted(
+        &env,
+        json!([]),
+        &["--hooks", &missing.display().to_string()],
+    );
     let status = c.wait_exit().await;
     assert_eq!(status.code(), Some(2));
     let stderr = std::fs::read_to_string(env.root.path().join("stderr.log")).expect("stderr");
@@ -609,20 +683,31 @@ async fn the_sandbox_confines_bash_by_default_refuses_without_enforcement_and_is
     let report = sandbox_report(&events);
     assert_eq!(report["mode"], "workspace-write", "{report}");
     assert_eq!(report["network"], "deny");
-    assert!(report["summary"].as_str().is_some_and(|s| s.contains("workspace-write")));
-    assert!(!target.exists(), "a sandboxed command wrote outside the workspace");
+    assert!(report["summary"]
+        .as_str()
+        .is_some_and(|s| s.contains("workspace-write")));
+    assert!(
+        !target.exists(),
+        "a sandboxed command wrote outside the workspace"
+    );
     let outcome = outcome_of(&events, "s1");
     let block = match outcome["payload"]["kind"].as_str() {
         Some("error") => outcome["payload"]["error"]["data"]["block"].clone(),
         _ => outcome["payload"]["result"]["metadata"]["block"].clone(),
     };
     assert_eq!(block["code"], "sandbox", "{outcome}");
-    assert!(block["reason"].as_str().is_some_and(|r| !r.is_empty()), "{block}");
+    assert!(
+        block["reason"].as_str().is_some_and(|r| !r.is_empty()),
+        "{block}"
+    );
     if report["enforced"] == "full" {
         assert_eq!(outcome["payload"]["error"]["code"], "sandbox", "{outcome}");
     }
     let part = tool_part(&mut c, &sid, "s1").await;
-    assert_eq!(part["state"]["metadata"]["block"]["code"], "sandbox", "{part}");
+    assert_eq!(
+        part["state"]["metadata"]["block"]["code"], "sandbox",
+        "{part}"
+    );
     assert!(c.shutdown().await);
 
     // --sandbox off: the same command writes where it likes.
@@ -727,7 +812,10 @@ async fn a_task_call_runs_a_child_session_with_its_own_events_messages_and_permi
     let result = outcome_of(&events, "t1");
     assert_eq!(result["payload"]["kind"], "result", "{result}");
     assert_eq!(result["payload"]["childSessionId"], child.as_str());
-    assert_eq!(result["payload"]["result"]["metadata"]["childSessionId"], child.as_str());
+    assert_eq!(
+        result["payload"]["result"]["metadata"]["childSessionId"],
+        child.as_str()
+    );
     // Usage of parent and child add up in the turn's usage.
     assert_eq!(done["payload"]["usage"]["totalTokens"], 12 + 6 + 8 + 23);
 
@@ -757,22 +845,41 @@ async fn a_task_call_runs_a_child_session_with_its_own_events_messages_and_permi
     assert_eq!(read["session"]["parentSessionId"], sid.as_str());
     assert_eq!(read["projection"]["status"], "idle");
     let texts = message_texts(&mut c, &child).await;
-    assert!(texts.iter().any(|t| t == "The child wrote done.txt."), "{texts:?}");
-    assert!(texts.iter().any(|t| t.contains("Write done.txt")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t == "The child wrote done.txt."),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("Write done.txt")),
+        "{texts:?}"
+    );
     let part = tool_part(&mut c, &child, "w1").await;
     assert_eq!(part["state"]["status"], "completed");
 
     // Its own event stream, replayed from the start.
     let sub = c
-        .call("session/subscribe", json!({"sessionId": child, "afterSeq": 0}))
+        .call(
+            "session/subscribe",
+            json!({"sessionId": child, "afterSeq": 0}),
+        )
         .await;
     let replay = sub["events"].as_array().expect("events").clone();
     let kinds = types(&replay);
-    assert_eq!(kinds.first().map(String::as_str), Some("turn.started"), "{kinds:?}");
+    assert_eq!(
+        kinds.first().map(String::as_str),
+        Some("turn.started"),
+        "{kinds:?}"
+    );
     assert_eq!(replay[0]["payload"]["inputSource"], "subagent");
     assert!(replay.iter().all(|e| e["sessionId"] == child.as_str()));
-    assert!(kinds.contains(&"model.streaming:tool_call".to_string()), "{kinds:?}");
-    assert!(kinds.contains(&"tool.updated:result".to_string()), "{kinds:?}");
+    assert!(
+        kinds.contains(&"model.streaming:tool_call".to_string()),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&"tool.updated:result".to_string()),
+        "{kinds:?}"
+    );
     let last = replay.last().expect("events");
     assert_eq!(last["type"], "turn.completed", "{kinds:?}");
     assert_eq!(last["payload"]["response"], "The child wrote done.txt.");
@@ -849,8 +956,11 @@ async fn a_background_task_is_listed_and_cancel_background_task_stops_it() {
     let mut c = mocked(&env, &mock, &[]);
     let sid = create(&mut c, &ws, "yolo", json!({})).await;
     c.call("session/subscribe", json!({"sessionId": sid})).await;
-    c.call("session/send", json!({"sessionId": sid, "content": "start it"}))
-        .await;
+    c.call(
+        "session/send",
+        json!({"sessionId": sid, "content": "start it"}),
+    )
+    .await;
     let started = loop {
         let event = c.event(&sid).await;
         if event["type"] == "session.updated" && event["payload"]["status"] == "running" {
@@ -868,11 +978,13 @@ async fn a_background_task_is_listed_and_cancel_background_task_stops_it() {
 
     // The child's bash runs on the child's own stream.
     let sub = c
-        .call("session/subscribe", json!({"sessionId": task_id, "afterSeq": 0}))
+        .call(
+            "session/subscribe",
+            json!({"sessionId": task_id, "afterSeq": 0}),
+        )
         .await;
     let mut seen = sub["events"].as_array().expect("events").clone();
-    let bash_started =
-        |e: &Value| e["type"] == "tool.updated" && e["payload"]["kind"] == "started";
+    let bash_started = |e: &Value| e["type"] == "tool.updated" && e["payload"]["kind"] == "started";
     while !seen.iter().any(bash_started) {
         seen.push(c.event(&task_id).await);
     }
@@ -883,7 +995,9 @@ async fn a_background_task_is_listed_and_cancel_background_task_stops_it() {
     assert_eq!(listed["subagents"][0]["background"], true, "{listed}");
     assert_eq!(listed["subagents"][0]["status"], "running");
     let read = c.call("session/read", json!({"sessionId": sid})).await;
-    let jobs = read["projection"]["backgroundJobs"].as_array().expect("jobs");
+    let jobs = read["projection"]["backgroundJobs"]
+        .as_array()
+        .expect("jobs");
     assert!(
         jobs.iter()
             .any(|j| j["taskId"] == task_id.as_str() && j["status"] == "running"),
@@ -937,4 +1051,204 @@ async fn a_background_task_is_listed_and_cancel_background_task_stops_it() {
         .await;
     assert_eq!(unknown["status"], "not_found");
     assert!(c.shutdown().await);
+}
+
+// ---------------------------------------------------------------------------------------
+// Context budget
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_usage_and_automatic_compaction_show_in_events_read_and_messages() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let mut c = scripted(
+        &env,
+        json!([
+            {"steps": [text("first answer"), usage(500, 10)]},
+            {"steps": [text("second answer"), usage(600, 10)]},
+            {"steps": [text("third answer"), usage(700, 10)]},
+            {"steps": [text("SUMMARY: three questions answered"), usage(100, 10)]},
+            {"steps": [text("fourth answer"), usage(60, 5)]}
+        ]),
+        &["--context-window", "1000", "--auto-compact", "70"],
+    );
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    let read = c.call("session/read", json!({"sessionId": sid})).await;
+    assert_eq!(read["projection"]["contextWindow"], 1000);
+
+    // Each model call's context usage is a session.updated.
+    let events = turn(&mut c, &sid, "one").await;
+    let context = events
+        .iter()
+        .find(|e| e["type"] == "session.updated" && e["payload"]["contextUsed"].is_u64())
+        .unwrap_or_else(|| panic!("no context update in {:?}", types(&events)));
+    assert_eq!(context["payload"]["contextUsed"], 510);
+    assert_eq!(context["payload"]["contextWindow"], 1000);
+    let read = c.call("session/read", json!({"sessionId": sid})).await;
+    assert!(
+        read["projection"]["contextUsed"]
+            .as_u64()
+            .is_some_and(|u| u >= 510),
+        "{read}"
+    );
+    assert_eq!(read["runtime"]["contextUsage"]["window"], 1000);
+
+    // The third answer leaves 710 of 1000 in the context, over 70 %: the next prompt
+    // compacts first, inside its turn.
+    turn(&mut c, &sid, "two").await;
+    turn(&mut c, &sid, "three").await;
+    let events = turn(&mut c, &sid, "four").await;
+    let compaction: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "session.updated" && e["payload"]["compaction"].is_object())
+        .collect();
+    assert_eq!(compaction.len(), 2, "{:?}", types(&events));
+    assert_eq!(compaction[0]["payload"]["compaction"]["state"], "running");
+    assert_eq!(compaction[0]["payload"]["compaction"]["auto"], true);
+    assert_eq!(compaction[0]["payload"]["compaction"]["reason"], "auto");
+    assert_eq!(compaction[1]["payload"]["compaction"]["state"], "completed");
+    assert!(compaction[1]["payload"]["compaction"]["before"]
+        .as_u64()
+        .is_some_and(|b| b >= 710));
+    let done = events.last().expect("end");
+    assert_eq!(done["payload"]["response"], "fourth answer", "{done}");
+    // The summary is not streamed as the answer.
+    assert!(!events.iter().any(|e| e["payload"]["delta"]
+        .as_str()
+        .is_some_and(|d| d.contains("SUMMARY"))));
+    let read = c.call("session/read", json!({"sessionId": sid})).await;
+    assert!(
+        read["projection"]["contextUsed"]
+            .as_u64()
+            .is_some_and(|u| u < 700),
+        "{read}"
+    );
+    // The compacted transcript starts with a compaction part.
+    let messages = c.call("session/messages", json!({"sessionId": sid})).await;
+    let first = &messages["messages"][0];
+    assert_eq!(first["parts"][0]["type"], "compaction", "{first}");
+    assert_eq!(first["parts"][0]["auto"], true);
+    assert!(c.shutdown().await);
+}
+
+// ---------------------------------------------------------------------------------------
+// SIGTERM / SIGINT, and a key from the command line
+// ---------------------------------------------------------------------------------------
+
+/// Waits (bounded) until the bash call wrote both pids into the workspace.
+async fn bash_pids(ws: &Path) -> Vec<i32> {
+    let read = |name: &str| {
+        std::fs::read_to_string(ws.join(name))
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+    };
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let (Some(shell), Some(child)) = (read("shell.pid"), read("child.pid")) {
+            return vec![shell, child];
+        }
+        assert!(tokio::time::Instant::now() < deadline, "bash never started");
+        // Polling the file system: the pids appear when the shell writes them.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_and_sigint_mid_turn_end_the_turn_stop_tools_and_servers_and_exit_0() {
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let env = Env::new();
+        let ws = env.workspace_str();
+        let command = "echo $$ > shell.pid; sleep 300 & echo $! > child.pid; wait";
+        let mut c = scripted(
+            &env,
+            json!([
+                {"steps": [tool_call("b1", "bash", json!({"command": command, "timeout_ms": 600_000}))]},
+                {"steps": [text("never")]}
+            ]),
+            &[],
+        );
+        let sid = create(
+            &mut c,
+            &ws,
+            "yolo",
+            json!({"mcpServers": {"everything": {"command": node(),
+                "args": [server_script("server-everything"), "stdio"]}}}),
+        )
+        .await;
+        let server_pid = server(&mcp_list(&mut c, &sid).await, "everything")["pid"]
+            .as_i64()
+            .expect("pid") as i32;
+        c.call("session/subscribe", json!({"sessionId": sid})).await;
+        c.call("session/send", json!({"sessionId": sid, "content": "run"}))
+            .await;
+        let mut pids = bash_pids(&env.workspace()).await;
+        signal(c.pid() as i32, sig);
+        // What was in flight is written: the turn ends cancelled.
+        let events = c
+            .events_until(&sid, &["turn.completed", "turn.failed"])
+            .await;
+        let done = events.last().expect("end");
+        assert_eq!(
+            done["payload"]["resultType"], "cancelled",
+            "signal {sig}: {done}"
+        );
+        assert_eq!(c.wait_exit().await.code(), Some(0), "signal {sig}");
+        pids.push(server_pid);
+        assert!(
+            wait_gone(&pids).await.is_empty(),
+            "signal {sig}: processes left: {pids:?}"
+        );
+        // The session was flushed: it lists and resumes in a new process.
+        let mut again = scripted(&env, json!([]), &[]);
+        let list = again.call("session/list", json!({})).await;
+        assert_eq!(list["sessions"][0]["sessionId"], sid.as_str(), "{list}");
+        again
+            .call("session/resume", json!({"sessionId": sid}))
+            .await;
+        let texts = message_texts(&mut again, &sid).await;
+        assert!(texts.iter().any(|t| t == "run"), "{texts:?}");
+        assert!(again.shutdown().await);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_given_with_api_key_is_redacted_from_a_tool_error() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let key = "sk-zcode-test-5f3a9c1e7b2d4086";
+    let mut c = scripted(
+        &env,
+        json!([
+            {"steps": [tool_call("r1", "read_file", json!({"path": key}))]},
+            {"steps": [text("could not read it")]}
+        ]),
+        &["--api-key", key],
+    );
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    let events = turn(&mut c, &sid, "read the file named like the key").await;
+    let failed = outcome_of(&events, "r1");
+    assert_eq!(failed["payload"]["kind"], "error", "{failed}");
+    let message = failed["payload"]["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("[REDACTED]"), "{message}");
+    let part = tool_part(&mut c, &sid, "r1").await;
+    assert!(
+        part["state"]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("[REDACTED]"),
+        "{part}"
+    );
+    // The call's own arguments are the model's words and are shown as such; no result
+    // or error line carries the key.
+    assert!(c.shutdown_keep().await);
+    let leaks: Vec<&String> = c
+        .raw
+        .iter()
+        .filter(|line| line.contains(key))
+        .filter(|line| line.contains("\"kind\":\"error\"") || line.contains("\"kind\":\"result\""))
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "the key reached a tool outcome: {leaks:?}"
+    );
 }

@@ -36,13 +36,18 @@ fn args(env: &Env, extra: &[String]) -> Vec<String> {
 
 /// The server on the scripted model playing `turns`, with `extra` flags.
 fn scripted(env: &Env, turns: Value, extra: &[&str]) -> Client {
+    scripted_with_env(env, turns, extra, &[])
+}
+
+/// [`scripted`] with extra environment variables.
+fn scripted_with_env(env: &Env, turns: Value, extra: &[&str], vars: &[(&str, &str)]) -> Client {
     let script = write_script(env.root.path(), turns);
     let mut flags = strings(&["--provider", "scripted", "--script"]);
     flags.push(script.display().to_string());
     flags.extend(strings(extra));
     Client::spawn_with(
         &args(env, &flags),
-        &[],
+        vars,
         Some(&env.root.path().join("stderr.log")),
     )
 }
@@ -1251,4 +1256,36 @@ async fn a_key_given_with_api_key_is_redacted_from_a_tool_error() {
         leaks.is_empty(),
         "the key reached a tool outcome: {leaks:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spans_are_exported_when_an_otlp_endpoint_is_set() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let collector = MockModel::start([Reply::json(200, "{}")]);
+    let url = collector.url();
+    let mut c = scripted_with_env(
+        &env,
+        json!([{"steps": [text("traced")]}]),
+        &[],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", url.as_str()),
+            ("NO_PROXY", "127.0.0.1,localhost"),
+        ],
+    );
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    let events = turn(&mut c, &sid, "trace this").await;
+    assert_eq!(events.last().expect("end")["payload"]["response"], "traced");
+    // The spans are flushed at exit at the latest.
+    assert!(c.shutdown().await);
+    let requests = collector
+        .wait_for_requests(1, WAIT)
+        .await
+        .expect("spans exported");
+    assert_eq!(requests[0].path, "/v1/traces");
+    assert!(
+        requests.iter().any(|r| r.contains("agent.run")),
+        "no agent.run span exported"
+    );
+    assert!(requests.iter().any(|r| r.contains("adapter-acp")));
 }

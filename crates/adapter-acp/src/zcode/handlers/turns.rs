@@ -58,7 +58,12 @@ impl Server {
             Err(err) => return self.out.reply(id, Err(err)),
         };
         let stopped = session.stop();
-        self.cancel_interactions(session.id());
+        // Its sub-agents' questions go with it.
+        let mut sessions = vec![session.clone()];
+        while let Some(next) = sessions.pop() {
+            self.cancel_interactions(next.id());
+            sessions.extend(next.subagents());
+        }
         let session_id = session.id().to_string();
         let result = move |stopped| {
             ok(StopResult {

@@ -12,10 +12,14 @@ use adapter_acp::max_line_bytes;
 use adapter_acp::zcode::{serve, ServerOptions};
 use agent_client_protocol::ConnectTo;
 use agent_host::backpressure::OutputGate;
-use agent_host::cli::{ProviderArgs, ProviderEnv};
+use agent_host::capabilities::Capabilities;
+use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderEnv};
 use agent_host::lines::{termination_signal, UntilStopped};
 use agent_host::session::AgentFactory;
 use clap::{Args, Parser, Subcommand};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::Layer;
 
 #[derive(Parser)]
 #[command(
@@ -65,6 +69,22 @@ struct AppServerArgs {
     data_dir: Option<PathBuf>,
     #[command(flatten)]
     provider: ProviderArgs,
+    /// Hooks, MCP servers, sandbox, context budget: applied to every session.
+    #[command(flatten)]
+    capabilities: CapabilityArgs,
+}
+
+/// Why the process ends unsuccessfully: its exit code and the line for stderr.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<String> for Failure {
+    /// A runtime failure (exit 1).
+    fn from(message: String) -> Self {
+        Self { code: 1, message }
+    }
 }
 
 /// The variables of this binary that set the provider flags it leaves out.
@@ -82,16 +102,33 @@ fn factory(provider: &ProviderArgs, disallowed: &[String]) -> Result<AgentFactor
     Ok(AgentFactory::new(config).disallowed_tools(split_names(disallowed)))
 }
 
-fn init_logging() {
+/// Logs to stderr (`ADAPTER_ACP_LOG` filters them), and the agent's spans to an OTLP
+/// collector when `OTEL_EXPORTER_OTLP_ENDPOINT` is set ([`agent_otel::layer`]; nothing
+/// otherwise). Keep the guard until the end of `main`: dropping it flushes the spans.
+fn init_logging() -> Option<agent_otel::OtelGuard> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ADAPTER_ACP_LOG")
         // The ACP SDK logs every error response it sends at warn; those are answers, not
         // faults.
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,agent_client_protocol=error"));
-    tracing_subscriber::fmt()
+    // The filter is the log layer's own: the span export sees the agent's INFO spans
+    // whatever the log level.
+    let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_env_filter(filter)
-        .init();
+        .with_filter(filter);
+    let (otel, guard) = match agent_otel::layer("adapter-acp") {
+        Ok(Some((layer, guard))) => (Some(layer), Some(guard)),
+        Ok(None) => (None, None),
+        Err(err) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "adapter-acp: warning: tracing export disabled: {err}"
+            );
+            (None, None)
+        }
+    };
+    tracing_subscriber::registry().with(otel).with(logs).init();
+    guard
 }
 
 fn split_names(lists: &[String]) -> Vec<String> {
@@ -138,9 +175,19 @@ fn is_broken_pipe(message: &str) -> bool {
     lower.contains("broken pipe") || lower.contains("os error 32")
 }
 
-async fn app_server(args: AppServerArgs) -> Result<(), String> {
+async fn app_server(args: AppServerArgs) -> Result<(), Failure> {
     let _ = args.stdio;
-    let factory = factory(&args.provider, &args.disallowed_tools)?;
+    // Relative paths of the capability flags (and the specialists' project manifests) are
+    // resolved against the directory the host started us in.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let capabilities = Capabilities::load(&args.capabilities, &cwd).map_err(|err| Failure {
+        code: 2,
+        message: err.to_string(),
+    })?;
+    for warning in capabilities.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let factory = factory(&args.provider, &args.disallowed_tools)?.capabilities(capabilities);
     // A provider that cannot be built (e.g. no API key) is reported on stderr now and to
     // the client, in the protocol's own form, on session/create.
     if let Err(err) = factory.provider() {
@@ -163,15 +210,16 @@ async fn app_server(args: AppServerArgs) -> Result<(), String> {
             tracing::info!("stdout closed; exiting");
             Ok(())
         }
-        Err(err) => Err(format!("app-server I/O failed: {err}")),
+        Err(err) => Err(format!("app-server I/O failed: {err}").into()),
     }
 }
 
 /// Exit codes: 0 after stdin closed, SIGTERM/SIGINT or a closed stdout (every running turn
-/// was stopped first); 1 on other failures; 2 on bad arguments.
+/// was stopped first); 1 on other failures; 2 on bad arguments (also a capability flag
+/// whose file or value is unusable).
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    let _otel = init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -185,7 +233,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::AppServer(args) => app_server(args).await,
-            Command::Acp(args) => acp(args).await,
+            Command::Acp(args) => acp(args).await.map_err(Failure::from),
         }
     });
     // A read of stdin blocked in tokio's reader thread cannot be cancelled (after SIGTERM
@@ -193,10 +241,10 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(Duration::from_millis(250));
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
+        Err(Failure { code, message }) => {
             // Never panic on a closed stderr.
             let _ = writeln!(std::io::stderr(), "adapter-acp: {message}");
-            ExitCode::FAILURE
+            ExitCode::from(code)
         }
     }
 }

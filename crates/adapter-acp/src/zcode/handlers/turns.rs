@@ -12,7 +12,17 @@ use crate::zcode::wire::{
     CompactResult, CompactState, GoalAction, GoalInfo, GoalParams, GoalResult, RequestId,
     SendParams, SendResult, SessionParams, SteerParams, SteerResult, StopResult,
 };
-use agent_host::session::{now_ms, Goal};
+use agent_host::session::{now_ms, Goal, StartError};
+
+/// A turn that cannot start, in the protocol's error form: `prompt is running` (-32010),
+/// a sub-agent's session (invalid params) or a closed session (-32004).
+fn start_error(err: StartError) -> RpcError {
+    match err {
+        StartError::Busy(busy) => RpcError::running(busy.to_string()),
+        StartError::Subagent { .. } => RpcError::invalid_params("sessionId", err.to_string()),
+        StartError::Closed(id) => RpcError::not_active(&id),
+    }
+}
 
 /// How long a `session/stop` request waits for the turn to end before answering.
 const STOP_WAIT: Duration = Duration::from_secs(10);
@@ -24,10 +34,14 @@ impl Server {
         if p.content.trim().is_empty() {
             return Err(RpcError::invalid_params("content", "the prompt is empty"));
         }
-        let observer = Box::new(ZcodeTurn::new(log, session.id()).with_gate(self.out.gate()));
+        let observer = Box::new(
+            ZcodeTurn::new(log, session.id())
+                .with_gate(self.out.gate())
+                .with_subagents(self.log_resolver()),
+        );
         let turn = session
             .start_prompt(p.content, p.input_id, observer)
-            .map_err(|busy| RpcError::running(busy.to_string()))?;
+            .map_err(start_error)?;
         tracing::info!(session = %session.id(), turn = %turn.turn_id, "turn started");
         ok(SendResult {
             session_id: p.session_id,
@@ -44,7 +58,12 @@ impl Server {
             Err(err) => return self.out.reply(id, Err(err)),
         };
         let stopped = session.stop();
-        self.cancel_interactions(session.id());
+        // Its sub-agents' questions go with it.
+        let mut sessions = vec![session.clone()];
+        while let Some(next) = sessions.pop() {
+            self.cancel_interactions(next.id());
+            sessions.extend(next.subagents());
+        }
         let session_id = session.id().to_string();
         let result = move |stopped| {
             ok(StopResult {
@@ -84,7 +103,7 @@ impl Server {
             Box::new(ZcodeTurn::new(log.clone(), session.id()).with_gate(self.out.gate()));
         let (response, state, operation_id) = match session.start_compact(observer) {
             Ok(turn) => ("Compaction started.", "accepted", Some(turn.turn_id)),
-            Err(busy) => match session.active_turn().map(|a| a.kind) {
+            Err(StartError::Busy(busy)) => match session.active_turn().map(|a| a.kind) {
                 Some(RunKind::Compact) => (
                     "A compaction is already running.",
                     "already_running",
@@ -92,6 +111,7 @@ impl Server {
                 ),
                 _ => return Err(RpcError::running(busy.to_string())),
             },
+            Err(other) => return Err(start_error(other)),
         };
         ok(CompactResult {
             response: response.to_string(),

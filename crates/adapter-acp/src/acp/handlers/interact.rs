@@ -130,7 +130,8 @@ pub(super) async fn interact(
                 {
                     tracing::debug!(call = %request.call_id, "asking before the call was announced");
                 }
-                let tool_call = mapping::permission_tool_call(&request, &cwd);
+                let tool_call =
+                    mapping::permission_tool_call(&request, request.call_id.clone(), &cwd, None);
                 let options = vec![
                     PermissionOption::new(
                         option::ALLOW_ONCE,

@@ -127,7 +127,7 @@ pub(super) fn start_prompt(
         cx: cx.clone(),
         session_id: id.clone(),
         sid: SessionId::new(id.as_str()),
-        mapper: TurnMapper::new(&meta.workspace_path, session.view().context_window),
+        mapper: TurnMapper::new(&meta.workspace_path),
         mode: meta.mode,
         cancelled: cancelled.clone(),
         reply: reply.clone(),

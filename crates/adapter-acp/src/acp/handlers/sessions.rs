@@ -146,7 +146,7 @@ pub(super) async fn load_session(
     }
     // Notifications go out in order, before the response.
     let sid = SessionId::new(id.as_str());
-    for update in mapping::replay(&session.messages(), Path::new(&meta.workspace_path)) {
+    for update in mapping::replay(&session.messages(), Path::new(&meta.workspace_path), None) {
         notify(s, cx, &sid, update);
     }
     if !meta.todos.is_empty() {

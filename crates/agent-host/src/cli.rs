@@ -1,6 +1,8 @@
 //! The provider flags every binary accepts — `--provider openai|openai-responses|anthropic|
 //! scripted --model M --base-url URL --api-key KEY --script FILE` — as one clap [`Args`]
-//! struct to flatten, and the clap-free function that turns them into a provider.
+//! struct to flatten, and the clap-free function that turns them into a provider; and the
+//! capability flags ([`CapabilityArgs`]: `--hooks`, `--mcp-config`, `--sandbox`, …), which
+//! [`crate::capabilities`] loads.
 //!
 //! Precedence, per setting: the flag; else the binary's own environment variable for it, if
 //! it has one ([`ProviderEnv`]: `ZERO_PROVIDER` for Zero, `ADAPTER_ACP_*` for adapter-acp);
@@ -59,6 +61,46 @@ pub struct ProviderArgs {
     /// Script file for --provider scripted (default: the built-in demo).
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
+}
+
+/// The capability flags every binary accepts besides the provider flags (see
+/// [`crate::capabilities`]): hooks, MCP servers, the OS sandbox and the context budget.
+/// Flatten into a binary's clap struct, or fill the pub fields by hand (stream-json's own
+/// parser). Values are checked by [`crate::capabilities::Capabilities::load`], which names
+/// the flag of a bad one.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CapabilityArgs {
+    /// Command hooks file: Zero's `hooks.json` or Claude Code's `hooks` settings (detected
+    /// by shape).
+    #[arg(long, value_name = "FILE")]
+    pub hooks: Option<PathBuf>,
+    /// MCP servers file in Claude Code's and Cursor's format: `{"mcpServers": {NAME:
+    /// {"command", "args", "env", "cwd"} | {"type": "http", "url", "headers"}}}`.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
+    /// OS sandbox for commands: read-only, workspace-write or off (also
+    /// danger-full-access). Default: workspace-write.
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<String>,
+    /// Network access of sandboxed commands: allow or deny (default: deny unless the
+    /// sandbox is off).
+    #[arg(long, value_name = "allow|deny")]
+    pub sandbox_network: Option<String>,
+    /// Extra writable directory for sandboxed commands (repeatable; relative to the
+    /// workspace).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+    /// When the kernel cannot enforce the sandbox: refuse, prompt or allow (default:
+    /// prompt).
+    #[arg(long, value_name = "refuse|prompt|allow")]
+    pub sandbox_fallback: Option<String>,
+    /// Context window in tokens (200000, 200k, 1m), instead of the model catalogue's.
+    #[arg(long, value_name = "N")]
+    pub context_window: Option<String>,
+    /// Compact automatically at this share of the context window (85, 85%) or never
+    /// (off). Default: 85%.
+    #[arg(long, value_name = "PERCENT|off")]
+    pub auto_compact: Option<String>,
 }
 
 fn parse_secret(value: &str) -> Result<SecretString, std::convert::Infallible> {

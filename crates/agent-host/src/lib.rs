@@ -8,18 +8,23 @@
 //! - [`text`]: text of content blocks, UTF-8 cutting, the JSON escapes of U+2028/U+2029
 //!   (and Go's `<`, `>`, `&`).
 //! - [`context_files`]: `AGENTS.md` and the like, read into the system prompt.
-//! - [`cli`]: the provider flags as one clap struct, and the provider they describe.
+//! - [`cli`]: the provider flags as one clap struct, and the provider they describe; the
+//!   capability flags.
+//! - [`capabilities`]: hooks, MCP servers, the sandbox, specialists, the context budget and
+//!   telemetry, loaded from the capability flags and applied to an agent builder.
 //! - [`lines`]: the bounded line reader (`tokio_util::codec`), SIGTERM as end of input.
 //! - [`output`] and [`backpressure`]: the one batching line writer, its flush policy and its
 //!   gate.
 //! - [`driver`]: one turn driver: a `Run` to its end through a mapper into the writer.
 //!
 //! Dependencies point one way: the adapters depend on this crate, this crate on
-//! `agent-core`, `agent-providers` and `agent-tools`.
+//! `agent-core`, `agent-providers`, `agent-tools` and the capability crates (`agent-hooks`,
+//! `agent-mcp`, `agent-specialists`, `agent-otel`).
 
 #![warn(missing_docs)]
 
 pub mod backpressure;
+pub mod capabilities;
 pub mod cli;
 pub mod context_files;
 pub mod driver;

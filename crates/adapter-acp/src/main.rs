@@ -12,7 +12,8 @@ use adapter_acp::max_line_bytes;
 use adapter_acp::zcode::{serve, ServerOptions};
 use agent_client_protocol::ConnectTo;
 use agent_host::backpressure::OutputGate;
-use agent_host::cli::{ProviderArgs, ProviderEnv};
+use agent_host::capabilities::{Capabilities, OtelGuard};
+use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderEnv};
 use agent_host::lines::{termination_signal, UntilStopped};
 use agent_host::session::AgentFactory;
 use clap::{Args, Parser, Subcommand};
@@ -48,6 +49,10 @@ struct AcpArgs {
     data_dir: Option<PathBuf>,
     #[command(flatten)]
     provider: ProviderArgs,
+    /// Hooks, MCP servers (besides each session's `mcpServers`), the sandbox and the
+    /// context budget.
+    #[command(flatten)]
+    capabilities: CapabilityArgs,
 }
 
 #[derive(Args)]
@@ -82,16 +87,35 @@ fn factory(provider: &ProviderArgs, disallowed: &[String]) -> Result<AgentFactor
     Ok(AgentFactory::new(config).disallowed_tools(split_names(disallowed)))
 }
 
-fn init_logging() {
+/// Logs to stderr (`ADAPTER_ACP_LOG`), and the agent's spans to OpenTelemetry when
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` is set ([`agent_otel::layer`]); keep the guard until exit.
+fn init_logging() -> Option<OtelGuard> {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::Layer as _;
+
     let filter = tracing_subscriber::EnvFilter::try_from_env("ADAPTER_ACP_LOG")
         // The ACP SDK logs every error response it sends at warn; those are answers, not
         // faults.
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,agent_client_protocol=error"));
-    tracing_subscriber::fmt()
+    // The log filter applies to the log only: the exporter keeps its own (INFO spans).
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_env_filter(filter)
-        .init();
+        .with_filter(filter);
+    let (otel, guard) = match agent_otel::layer("adapter-acp") {
+        Ok(Some((layer, guard))) => (Some(layer), Some(guard)),
+        Ok(None) => (None, None),
+        Err(err) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "adapter-acp: warning: tracing export disabled: {err}"
+            );
+            (None, None)
+        }
+    };
+    tracing_subscriber::registry().with(log).with(otel).init();
+    guard
 }
 
 fn split_names(lists: &[String]) -> Vec<String> {
@@ -104,9 +128,18 @@ fn split_names(lists: &[String]) -> Vec<String> {
 }
 
 async fn acp(args: AcpArgs) -> Result<(), String> {
+    // Sessions have their own workspaces: the flags are resolved against the directory the
+    // agent was started in, and each session applies them in its own workspace.
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let capabilities = Capabilities::load(&args.capabilities, &cwd).map_err(|e| e.to_string())?;
+    for warning in capabilities.warnings() {
+        tracing::warn!("{warning}");
+    }
     let factory = factory(&args.provider, &args.disallowed_tools)?;
-    // A provider that cannot be built is reported now and, as a JSON-RPC error, on
-    // session/new.
+    let _ = capabilities; // PENDING(fe-zcode): AgentFactory::capabilities
+                          // A provider that cannot be built is reported now and, as a JSON-RPC error, on
+                          // session/new.
     if let Err(err) = factory.provider() {
         tracing::error!(error = %err, "the provider cannot be built; sessions will fail");
     }
@@ -171,7 +204,7 @@ async fn app_server(args: AppServerArgs) -> Result<(), String> {
 /// was stopped first); 1 on other failures; 2 on bad arguments.
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    let _otel = init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

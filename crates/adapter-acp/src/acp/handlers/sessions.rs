@@ -7,10 +7,10 @@ use std::sync::Arc;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
-    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionId, SessionInfo,
-    SessionListCapabilities, SessionMode as AcpMode, SessionModeState, SetSessionModeRequest,
-    SetSessionModeResponse,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionId,
+    SessionInfo, SessionListCapabilities, SessionMode as AcpMode, SessionModeState,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error};
@@ -88,6 +88,8 @@ pub(super) fn initialize(req: &InitializeRequest) -> InitializeResponse {
             AgentCapabilities::new()
                 .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                // stdio servers always; streamable HTTP too (agent-mcp); not the legacy SSE.
+                .mcp_capabilities(McpCapabilities::new().http(true))
                 .session_capabilities(
                     SessionCapabilities::new().list(SessionListCapabilities::new()),
                 ),

@@ -3,7 +3,8 @@
 //! ([`turn_end`]), a stored transcript becomes the updates that replay it and an ACP prompt
 //! becomes a [`UserInput`](agent_core::UserInput) ([`history`]); [`tools`] describes tool
 //! calls for editors, [`subagent`] a sub-agent's run as its call's progress, [`meta`] the
-//! `_meta` of tool call updates.
+//! `_meta` of tool call updates, [`servers`] a session's `mcpServers` as MCP server
+//! configurations.
 //!
 //! What each capability looks like on ACP:
 //!
@@ -24,6 +25,7 @@
 
 pub mod history;
 pub mod meta;
+pub mod servers;
 pub mod subagent;
 pub mod tools;
 
@@ -43,6 +45,7 @@ use agent_mcp::McpManager;
 use serde_json::Value;
 
 pub use history::{prompt_input, replay, PromptError};
+pub use servers::mcp_servers;
 pub use tools::{
     block_text, content_block, describe, mcp_kind, mcp_title, permission_tool_call, plan_update,
     tool_call, tool_kind, tool_locations, tool_preview, tool_title,

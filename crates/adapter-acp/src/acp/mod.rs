@@ -21,7 +21,15 @@
 //!   `allow_once`, `allow_always` and `reject_once`, answering the agent's approver with
 //!   allow once / allow always / deny. Plan approval (`exit_plan_mode`) and `ask_user`
 //!   questions are put to the client the same way, one request per question.
-
+//!
+//! # SIGTERM and SIGINT
+//!
+//! One rule for both signals, the same as for a closed stdin: input ends; the running turns
+//! are stopped (their tool calls end `failed`, `bash` process groups are killed) and what is
+//! in flight is finished — each running `session/prompt` is answered with the stop reason
+//! `cancelled`, after its turn's updates; the sessions are flushed to the store; the process
+//! exits 0 (an ACP agent is a server its client stops; there is no other exit code for it).
+//! A closed stdout ends the process the same way.
 //!
 //! Layout: [`mapping`] (pure: events, history, tool calls in ACP form), [`handlers`] (the
 //! SDK's agent builder and the methods, over agent-host's session host) and [`transport`]

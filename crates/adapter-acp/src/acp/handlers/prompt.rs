@@ -143,10 +143,13 @@ pub(super) fn start_prompt(
         }
         cancels.insert(id.clone(), cancelled);
     }
+    // Counted before the turn starts: it may finish (and answer) at once.
+    s.unanswered.send_modify(|n| *n += 1);
     match session.start_prompt(input, None, Box::new(observer)) {
         Ok(_) => Ok(reply),
         Err(busy) => {
             s.cancels().remove(&id);
+            s.unanswered.send_modify(|n| *n = n.saturating_sub(1));
             Err(invalid_request(busy.to_string()))
         }
     }
@@ -234,6 +237,9 @@ impl TurnObserver for AcpTurn {
         self.shared.cancels().remove(&self.session_id);
         self.shared.announced.forget_session(&self.session_id);
         if turn.kind != RunKind::Prompt {
+            self.shared
+                .unanswered
+                .send_modify(|n| *n = n.saturating_sub(1));
             return;
         }
         let error = outcome.error.as_ref().map(|(code, m)| (*code, m.as_str()));
@@ -248,5 +254,8 @@ impl TurnObserver for AcpTurn {
             TurnEnd::Failed(message) => Err(internal(message)),
         };
         self.reply.answer(answer);
+        self.shared
+            .unanswered
+            .send_modify(|n| *n = n.saturating_sub(1));
     }
 }

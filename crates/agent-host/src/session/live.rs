@@ -1,18 +1,32 @@
-//! [`Session`]: one live session — its [`Agent`], its persisted metadata and what it knows
-//! about the running turn. Turns are started and driven in [`turn`](super::turn).
+//! [`Session`]: one live session — its [`Agent`], its persisted metadata, what it knows
+//! about the running turn, its MCP servers and background tasks, and the sub-agent sessions
+//! its runs started. Turns are started and driven in [`turn`](super::turn).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use agent_core::{Agent, Message, ReasoningLevel, SessionError};
+use agent_core::{
+    Agent, HookReport, Message, ReasoningLevel, RunStatus, SandboxReport, SessionEnd,
+    SessionEndReason, SessionError, SessionRecord, SessionStore,
+};
+use agent_mcp::McpManager;
+use agent_specialists::BackgroundTasks;
 use tokio::sync::watch;
 
 use super::interaction::InteractionLink;
 use super::store::FileStore;
 use super::types::{
-    now_ms, ActiveTurn, SessionMeta, SessionMode, ToolCallState, ToolCallStatus,
-    DEFAULT_CONTEXT_WINDOW,
+    now_ms, ActiveTurn, SessionMeta, SessionMode, SubagentStatus, ToolCallState, ToolCallStatus,
 };
+
+/// The sessions of a process by id: those created or resumed, and the live sub-agent
+/// sessions of their runs.
+pub(super) type Registry = Mutex<HashMap<String, Arc<Session>>>;
+
+pub(super) fn lock_registry(registry: &Registry) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+    registry.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A session's mutable state, under one lock.
 pub(super) struct Data {
@@ -20,6 +34,14 @@ pub(super) struct Data {
     pub(super) active: Option<ActiveTurn>,
     pub(super) revision: u64,
     pub(super) tool_calls: HashMap<String, ToolCallState>,
+    /// Sub-agent sessions started by this session's runs in this process, oldest first.
+    pub(super) children: Vec<Arc<Session>>,
+    /// The last sandbox report of the agent.
+    pub(super) sandbox: Option<SandboxReport>,
+    /// How the last run ended.
+    pub(super) last_status: Option<RunStatus>,
+    /// The context window the last `ContextUsage` event reported.
+    pub(super) context_window: Option<u64>,
 }
 
 /// A point-in-time view of a session.
@@ -27,21 +49,46 @@ pub(super) struct Data {
 pub struct SessionView {
     /// Persisted metadata.
     pub meta: SessionMeta,
-    /// The running turn.
+    /// The running turn (for a sub-agent's session: its run, while it goes on).
     pub active: Option<ActiveTurn>,
     /// State revision (bumped by every change).
     pub revision: u64,
-    /// Context window of the current model.
+    /// Context window of the current model (the `--context-window` override, else the
+    /// model catalogue's).
     pub context_window: u64,
+    /// Tokens in the context now ([`Agent::context_usage`]; for a sub-agent's session,
+    /// what its last model call reported).
+    pub context_used: u64,
     /// Tool calls of the running turn that have not finished, in no particular order.
     pub active_tools: Vec<(String, ToolCallState)>,
+    /// The last sandbox report, once the agent ran a prompt that confines commands.
+    pub sandbox: Option<SandboxReport>,
+}
+
+/// What a sub-agent's session has of its own: the parent, and the transcript as the child
+/// recorded it to the store (read again on [`Session::sync_transcript`]).
+struct ChildLink {
+    parent: Weak<Session>,
+    transcript: Mutex<Vec<Message>>,
+}
+
+/// What a session is made of (built by the manager).
+pub(super) struct Parts {
+    pub(super) agent: Agent,
+    pub(super) store: Arc<FileStore>,
+    pub(super) meta: SessionMeta,
+    pub(super) turn: Arc<Mutex<Option<String>>>,
+    pub(super) link: InteractionLink,
+    pub(super) mcp: McpManager,
+    pub(super) tasks: BackgroundTasks,
+    pub(super) registry: Weak<Registry>,
 }
 
 /// One live session.
 pub struct Session {
     id: String,
     pub(super) agent: Agent,
-    store: Arc<FileStore>,
+    pub(super) store: Arc<FileStore>,
     data: Mutex<Data>,
     /// Orders turn start/finish against each other and against observers.
     gate: Mutex<()>,
@@ -49,6 +96,11 @@ pub struct Session {
     persist: tokio::sync::Mutex<()>,
     turn: Arc<Mutex<Option<String>>>,
     link: InteractionLink,
+    mcp: McpManager,
+    tasks: BackgroundTasks,
+    pub(super) registry: Weak<Registry>,
+    child: Option<ChildLink>,
+    closed: AtomicBool,
 }
 
 impl std::fmt::Debug for Session {
@@ -58,31 +110,49 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// A session of `agent` with metadata `meta`, persisted to `store`; `turn` is the
-    /// running turn's id as `link` reports it.
-    pub(super) fn new(
-        agent: Agent,
-        store: Arc<FileStore>,
-        meta: SessionMeta,
-        turn: Arc<Mutex<Option<String>>>,
-        link: InteractionLink,
-    ) -> Self {
+    /// A session made of `parts`; `parts.turn` is the running turn's id as `parts.link`
+    /// reports it.
+    pub(super) fn new(parts: Parts) -> Self {
+        Self::with_child(parts, None)
+    }
+
+    /// The session of a sub-agent of `parent`'s run, whose own run the parent drives.
+    pub(super) fn new_child(parts: Parts, parent: &Arc<Session>) -> Self {
+        Self::with_child(
+            parts,
+            Some(ChildLink {
+                parent: Arc::downgrade(parent),
+                transcript: Mutex::new(Vec::new()),
+            }),
+        )
+    }
+
+    fn with_child(parts: Parts, child: Option<ChildLink>) -> Self {
         let (idle, _) = watch::channel(true);
         Self {
-            id: meta.session_id.clone(),
-            agent,
-            store,
+            id: parts.meta.session_id.clone(),
+            agent: parts.agent,
+            store: parts.store,
             data: Mutex::new(Data {
-                meta,
+                meta: parts.meta,
                 active: None,
                 revision: 1,
                 tool_calls: HashMap::new(),
+                children: Vec::new(),
+                sandbox: None,
+                last_status: None,
+                context_window: None,
             }),
             gate: Mutex::new(()),
             idle,
             persist: tokio::sync::Mutex::new(()),
-            turn,
-            link,
+            turn: parts.turn,
+            link: parts.link,
+            mcp: parts.mcp,
+            tasks: parts.tasks,
+            registry: parts.registry,
+            child,
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -104,7 +174,9 @@ impl Session {
         &self.id
     }
 
-    /// The agent.
+    /// The agent. For a sub-agent's session this is a stand-in with the child's model
+    /// (the child's own agent lives in its parent's run): use [`Session::messages`] for
+    /// its transcript.
     pub fn agent(&self) -> &Agent {
         &self.agent
     }
@@ -114,19 +186,60 @@ impl Session {
         &self.link
     }
 
+    /// The session's MCP servers (the capabilities' and its own): `status()` for a
+    /// listing (ZCode's `mcp/list`), `tool_info(name)` for what an MCP tool is. Empty
+    /// when none is configured.
+    pub fn mcp(&self) -> &McpManager {
+        &self.mcp
+    }
+
+    /// The background tasks of the session's `Task` tools (list, get, stop).
+    pub fn background_tasks(&self) -> &BackgroundTasks {
+        &self.tasks
+    }
+
+    /// Whether this is the live session of a sub-agent started by another session's run
+    /// in this process (it takes no prompts of its own).
+    pub fn is_subagent(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// The session whose run started this sub-agent's session, while it is live.
+    pub fn parent(&self) -> Option<Arc<Session>> {
+        self.child.as_ref().and_then(|c| c.parent.upgrade())
+    }
+
+    /// The sub-agent sessions this session's runs started in this process, oldest first.
+    pub fn subagents(&self) -> Vec<Arc<Session>> {
+        self.data().children.clone()
+    }
+
+    /// The sub-agent session `task_id` of this session.
+    pub fn subagent(&self, task_id: &str) -> Option<Arc<Session>> {
+        self.data()
+            .children
+            .iter()
+            .find(|c| c.id() == task_id)
+            .cloned()
+    }
+
     /// The persisted metadata as it is now.
     pub fn meta(&self) -> SessionMeta {
         self.data().meta.clone()
     }
 
+    /// The last sandbox report, once the agent ran a prompt that confines commands.
+    pub fn sandbox_report(&self) -> Option<SandboxReport> {
+        self.data().sandbox.clone()
+    }
+
     /// A view of the session.
     pub fn view(&self) -> SessionView {
-        let context_window = self
-            .agent
-            .model_info()
-            .map(|m| u64::from(m.context_window))
-            .filter(|w| *w > 0)
-            .unwrap_or(DEFAULT_CONTEXT_WINDOW);
+        let model_window = self.agent.context_window();
+        let live_used = match self.child {
+            Some(_) => None,
+            None => Some(self.agent.context_usage().used),
+        };
         let data = self.data();
         let active_tools = match &data.active {
             Some(_) => data
@@ -143,8 +256,13 @@ impl Session {
             meta: data.meta.clone(),
             active: data.active.clone(),
             revision: data.revision,
-            context_window,
+            context_window: match self.child {
+                Some(_) => data.context_window.unwrap_or(model_window),
+                None => model_window,
+            },
+            context_used: live_used.unwrap_or(data.meta.context_used),
             active_tools,
+            sandbox: data.sandbox.clone(),
         }
     }
 
@@ -158,9 +276,33 @@ impl Session {
         self.data().tool_calls.get(id).cloned()
     }
 
-    /// The transcript.
+    /// The transcript. For a sub-agent's session: as read by the last
+    /// [`Session::sync_transcript`].
     pub fn messages(&self) -> Vec<Message> {
-        self.agent.messages()
+        match &self.child {
+            Some(child) => child
+                .transcript
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+            None => self.agent.messages(),
+        }
+    }
+
+    /// Reads a sub-agent session's transcript again from the store (the child records
+    /// it there as it runs); call it before [`Session::messages`] to see the latest. Does
+    /// nothing for other sessions.
+    pub async fn sync_transcript(&self) -> Result<(), SessionError> {
+        let Some(child) = &self.child else {
+            return Ok(());
+        };
+        let messages = match self.store.load(&self.id).await {
+            Ok(records) => SessionRecord::replay(&records),
+            Err(SessionError::NotFound(_)) => Vec::new(),
+            Err(err) => return Err(err),
+        };
+        *child.transcript.lock().unwrap_or_else(|e| e.into_inner()) = messages;
+        Ok(())
     }
 
     /// Changes the mode (and the agent's permission policy).
@@ -208,5 +350,61 @@ impl Session {
         if let Err(err) = self.persist().await {
             tracing::warn!(session = %self.id, error = %err, "cannot persist session metadata");
         }
+    }
+
+    /// Whether [`Session::close`] ran.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Ends the session in this process, once: runs the `session_end` hooks (not for a
+    /// sub-agent's session), shuts its MCP servers down (their processes end) and marks a
+    /// sub-agent that was still running as cancelled. Stop the running turn first
+    /// ([`Session::stop`], [`Session::wait_idle`]). The manager's
+    /// [`close`](super::SessionManager::close) and
+    /// [`shutdown`](super::SessionManager::shutdown) call this and forget the session.
+    pub async fn close(&self, reason: SessionEndReason) -> Vec<HookReport> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Vec::new();
+        }
+        let children = self.subagents();
+        for child in &children {
+            Box::pin(child.close(reason)).await;
+        }
+        let reports = match &self.child {
+            Some(_) => {
+                let cancelled = self
+                    .update_meta(|meta| match &mut meta.subagent {
+                        Some(sub) if sub.status == SubagentStatus::Running => {
+                            sub.status = SubagentStatus::Cancelled;
+                            true
+                        }
+                        _ => false,
+                    })
+                    .await;
+                if let Err(err) = cancelled {
+                    tracing::warn!(session = %self.id, error = %err, "cannot persist session metadata");
+                }
+                Vec::new()
+            }
+            None => {
+                let (last_status, turns) = {
+                    let data = self.data();
+                    (data.last_status, data.meta.turn_count)
+                };
+                let end = SessionEnd {
+                    reason,
+                    last_status,
+                    turns: Some(turns),
+                    error: None,
+                };
+                self.agent.session_end(end).await
+            }
+        };
+        for report in &reports {
+            tracing::info!(session = %self.id, hook = %report.hook, outcome = report.outcome.as_str(), reason = ?report.reason, "session_end hook");
+        }
+        self.mcp.shutdown().await;
+        reports
     }
 }

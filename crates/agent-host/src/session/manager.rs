@@ -1,19 +1,24 @@
 //! [`SessionManager`]: many sessions in one process, created, resumed and forked from a
-//! [`FileStore`], each with its agent built by an [`AgentFactory`].
+//! [`FileStore`], each with its agent built by an [`AgentFactory`], its MCP servers
+//! connected, and its `session_start` / `session_end` hooks run.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_core::{Message, SessionError, Usage};
+use agent_core::{HookReport, Message, SessionEndReason, SessionError, SessionSource, Usage};
+use agent_mcp::{McpManager, McpServerConfig};
 use tokio::sync::mpsc;
 
 use super::factory::{AgentFactory, FactoryError};
 use super::interaction::{InteractionLink, SessionApprover};
-use super::live::Session;
+use super::live::{lock_registry, Parts, Registry, Session};
 use super::store::FileStore;
 use super::tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
-use super::types::{new_id, now_ms, CreateOptions, InteractionRequest, SessionMeta};
+use super::types::{
+    new_id, now_ms, CreateOptions, InteractionRequest, ResumeOptions, SessionMeta, SubagentStatus,
+};
 
 /// Why a session could not be created, resumed or forked.
 #[derive(Debug, thiserror::Error)]
@@ -21,7 +26,8 @@ pub enum ManagerError {
     /// No stored session with that id.
     #[error("Session not found: {0}")]
     NotFound(String),
-    /// The agent could not be built.
+    /// The agent could not be built (or the session's MCP server list is invalid:
+    /// [`FactoryError::Mcp`]).
     #[error(transparent)]
     Factory(#[from] FactoryError),
     /// Storage failed.
@@ -33,7 +39,7 @@ pub enum ManagerError {
 pub struct SessionManager {
     factory: Arc<AgentFactory>,
     store: Arc<FileStore>,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    sessions: Arc<Registry>,
     interactions: mpsc::UnboundedSender<InteractionRequest>,
     activation: tokio::sync::Mutex<()>,
 }
@@ -42,7 +48,7 @@ impl std::fmt::Debug for SessionManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionManager")
             .field("store", &self.store)
-            .field("active", &self.lock().len())
+            .field("active", &lock_registry(&self.sessions).len())
             .finish()
     }
 }
@@ -58,14 +64,10 @@ impl SessionManager {
         Self {
             factory: Arc::new(factory),
             store: Arc::new(store),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Arc::new(Mutex::new(HashMap::new())),
             interactions,
             activation: tokio::sync::Mutex::new(()),
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The factory.
@@ -73,14 +75,15 @@ impl SessionManager {
         &self.factory
     }
 
-    /// A session created or resumed in this process.
+    /// A session created or resumed in this process, or the live session of a sub-agent
+    /// one of their runs started.
     pub fn get(&self, id: &str) -> Option<Arc<Session>> {
-        self.lock().get(id).cloned()
+        lock_registry(&self.sessions).get(id).cloned()
     }
 
-    /// Every active session.
+    /// Every active session (sub-agents' included).
     pub fn active(&self) -> Vec<Arc<Session>> {
-        self.lock().values().cloned().collect()
+        lock_registry(&self.sessions).values().cloned().collect()
     }
 
     async fn activate(
@@ -88,6 +91,7 @@ impl SessionManager {
         meta: SessionMeta,
         resume: bool,
         messages: Vec<Message>,
+        mcp: McpManager,
     ) -> Result<Arc<Session>, ManagerError> {
         let turn = Arc::new(Mutex::new(None));
         let link = InteractionLink::new(
@@ -95,41 +99,86 @@ impl SessionManager {
             turn.clone(),
             self.interactions.clone(),
         );
-        let approver = Arc::new(SessionApprover::new(link.clone()));
+        let approver = Arc::new(SessionApprover::with_registry(
+            link.clone(),
+            Arc::downgrade(&self.sessions),
+        ));
         let slot: SessionSlot = Arc::new(std::sync::OnceLock::new());
         let session_tools: Vec<Arc<dyn agent_core::Tool>> = vec![
             Arc::new(AskUserTool::new(link.clone())),
             Arc::new(ExitPlanModeTool::new(link.clone(), slot.clone())),
         ];
-        let agent = self
+        let spill_dir = self.store.session_dir(&meta.session_id);
+        let built = self
             .factory
             .build(
                 &meta,
                 approver,
                 self.store.clone(),
                 session_tools,
+                &mcp,
+                spill_dir,
                 resume,
                 messages,
             )
-            .await?;
-        let session = Arc::new(Session::new(agent, self.store.clone(), meta, turn, link));
+            .await;
+        let built = match built {
+            Ok(built) => built,
+            Err(err) => {
+                mcp.shutdown().await;
+                return Err(err.into());
+            }
+        };
+        let session = Arc::new(Session::new(Parts {
+            agent: built.agent,
+            store: self.store.clone(),
+            meta,
+            turn,
+            link,
+            mcp,
+            tasks: built.tasks,
+            registry: Arc::downgrade(&self.sessions),
+        }));
         let _ = slot.set(Arc::downgrade(&session));
-        session.persist().await?;
-        self.lock()
-            .insert(session.id().to_string(), session.clone());
+        if let Err(err) = session.persist().await {
+            session.close(SessionEndReason::Other).await;
+            return Err(err.into());
+        }
+        let source = match resume {
+            true => SessionSource::Resume,
+            false => SessionSource::Startup,
+        };
+        log_hooks(
+            session.id(),
+            &session.agent().session_start(source).await,
+            "session_start",
+        );
+        lock_registry(&self.sessions).insert(session.id().to_string(), session.clone());
         Ok(session)
     }
 
-    fn new_meta(&self, options: CreateOptions, model: String) -> SessionMeta {
+    async fn connect_mcp(
+        &self,
+        workspace: &str,
+        servers: Vec<McpServerConfig>,
+    ) -> Result<McpManager, ManagerError> {
+        Ok(self
+            .factory
+            .connect_mcp(Path::new(workspace), servers)
+            .await?)
+    }
+
+    fn new_meta(&self, options: &CreateOptions, model: String) -> SessionMeta {
         let now = now_ms();
         SessionMeta {
             session_id: new_id("sess"),
             workspace_key: options
                 .workspace_key
+                .clone()
                 .filter(|k| !k.is_empty())
                 .unwrap_or_else(|| options.workspace_path.clone()),
-            workspace_path: options.workspace_path,
-            parent_session_id: options.parent_session_id,
+            workspace_path: options.workspace_path.clone(),
+            parent_session_id: options.parent_session_id.clone(),
             trace_id: new_id("trace"),
             title: String::new(),
             title_from_input: false,
@@ -145,12 +194,14 @@ impl SessionManager {
             todos: Vec::new(),
             goal: None,
             last_error: None,
-            tool_allowlist: options.tool_allowlist,
-            tool_denylist: options.tool_denylist,
+            tool_allowlist: options.tool_allowlist.clone(),
+            tool_denylist: options.tool_denylist.clone(),
+            subagent: None,
         }
     }
 
-    /// Creates (and persists) a new session.
+    /// Creates (and persists) a new session, after connecting its MCP servers (the
+    /// factory's and `options.mcp_servers`) and running the `session_start` hooks.
     pub async fn create(&self, options: CreateOptions) -> Result<Arc<Session>, ManagerError> {
         let model = match &options.model {
             Some(model) => model.clone(),
@@ -159,82 +210,172 @@ impl SessionManager {
                 self.factory.default_model(provider.as_ref())
             }
         };
-        let meta = self.new_meta(options, model);
+        let meta = self.new_meta(&options, model);
+        // Connected before the activation lock: a slow server delays only this session.
+        let mcp = self
+            .connect_mcp(&options.workspace_path, options.mcp_servers)
+            .await?;
         let _serial = self.activation.lock().await;
-        self.activate(meta, false, Vec::new()).await
+        self.activate(meta, false, Vec::new(), mcp).await
     }
 
     /// Makes a stored session active in this process (a no-op returning it when it already
     /// is). The flag tells whether it was loaded now.
     pub async fn resume(&self, id: &str) -> Result<(Arc<Session>, bool), ManagerError> {
+        self.resume_with(id, ResumeOptions::default()).await
+    }
+
+    /// [`SessionManager::resume`] with options, which apply only when the session is
+    /// loaded now: its MCP servers are connected (with the factory's) and its
+    /// `session_start` hooks run. A sub-agent's session loaded in a later process is an
+    /// ordinary session (still naming its parent); one that was running when its process
+    /// ended is marked cancelled.
+    pub async fn resume_with(
+        &self,
+        id: &str,
+        options: ResumeOptions,
+    ) -> Result<(Arc<Session>, bool), ManagerError> {
         let _serial = self.activation.lock().await;
         if let Some(session) = self.get(id) {
             return Ok((session, false));
         }
-        let meta = match self.store.load_meta(id).await {
+        let mut meta = match self.store.load_meta(id).await {
             Ok(meta) => meta,
             Err(SessionError::NotFound(_)) => return Err(ManagerError::NotFound(id.to_string())),
             Err(err) => return Err(err.into()),
         };
-        Ok((self.activate(meta, true, Vec::new()).await?, true))
+        if let Some(sub) = meta
+            .subagent
+            .as_mut()
+            .filter(|s| s.status == SubagentStatus::Running)
+        {
+            sub.status = SubagentStatus::Cancelled;
+        }
+        let mcp = self
+            .connect_mcp(&meta.workspace_path, options.mcp_servers)
+            .await?;
+        Ok((self.activate(meta, true, Vec::new(), mcp).await?, true))
     }
 
     /// A new session with `parent`'s settings and the given transcript (for a whole copy,
-    /// `parent.messages()`).
+    /// `parent.messages()`). It connects the factory's MCP servers (a fork does not
+    /// inherit the parent's own).
     pub async fn fork(
         &self,
         parent: &Session,
         messages: Vec<Message>,
     ) -> Result<Arc<Session>, ManagerError> {
         let parent_meta = parent.meta();
-        let mut meta = self.new_meta(
-            CreateOptions {
-                workspace_path: parent_meta.workspace_path.clone(),
-                workspace_key: Some(parent_meta.workspace_key.clone()),
-                mode: Some(parent_meta.mode),
-                model: None,
-                thought_level: Some(parent_meta.thought_level),
-                parent_session_id: Some(parent_meta.session_id.clone()),
-                tool_allowlist: parent_meta.tool_allowlist.clone(),
-                tool_denylist: parent_meta.tool_denylist.clone(),
-            },
-            parent_meta.model.clone(),
-        );
+        let options = CreateOptions {
+            workspace_path: parent_meta.workspace_path.clone(),
+            workspace_key: Some(parent_meta.workspace_key.clone()),
+            mode: Some(parent_meta.mode),
+            model: None,
+            thought_level: Some(parent_meta.thought_level),
+            parent_session_id: Some(parent_meta.session_id.clone()),
+            tool_allowlist: parent_meta.tool_allowlist.clone(),
+            tool_denylist: parent_meta.tool_denylist.clone(),
+            mcp_servers: Vec::new(),
+        };
+        let mut meta = self.new_meta(&options, parent_meta.model.clone());
         meta.title = parent_meta.title.clone();
         meta.title_from_input = parent_meta.title_from_input;
         meta.todos = parent_meta.todos.clone();
         meta.goal = parent_meta.goal.clone();
+        let mcp = self
+            .connect_mcp(&options.workspace_path, Vec::new())
+            .await?;
         let _serial = self.activation.lock().await;
-        self.activate(meta, false, messages).await
+        self.activate(meta, false, messages, mcp).await
     }
 
-    /// Metadata of every stored session (active ones as they are now), most recently
-    /// updated first.
+    /// Metadata of every stored session that is not a sub-agent's (active ones as they
+    /// are now), most recently updated first.
     pub async fn list(&self) -> Result<Vec<SessionMeta>, SessionError> {
         let mut metas = self.store.list_meta().await?;
+        metas.retain(|m| !m.is_subagent());
         let active = self.active();
         for meta in &mut metas {
             if let Some(session) = active.iter().find(|s| s.id() == meta.session_id) {
                 *meta = session.meta();
             }
         }
-        for session in &active {
+        for session in active.iter().filter(|s| !s.is_subagent()) {
             if !metas.iter().any(|m| m.session_id == session.id()) {
                 metas.push(session.meta());
             }
         }
+        metas.retain(|m| !m.is_subagent());
         metas.sort_by_key(|m| std::cmp::Reverse(m.updated_at));
         Ok(metas)
     }
 
-    /// Stops every running turn and waits (bounded) for them to wind down.
+    /// Metadata of the sub-agent sessions of session `parent_id`, oldest first: those of
+    /// this process as they are now, and stored ones of earlier processes.
+    pub async fn subagents(&self, parent_id: &str) -> Result<Vec<SessionMeta>, SessionError> {
+        let live: Vec<SessionMeta> = self
+            .get(parent_id)
+            .map(|p| p.subagents().iter().map(|c| c.meta()).collect())
+            .unwrap_or_default();
+        let mut metas: Vec<SessionMeta> = self
+            .store
+            .list_meta()
+            .await?
+            .into_iter()
+            .filter(|m| m.is_subagent() && m.parent_session_id.as_deref() == Some(parent_id))
+            .filter(|m| !live.iter().any(|l| l.session_id == m.session_id))
+            .collect();
+        metas.extend(live);
+        metas.sort_by_key(|m| m.created_at);
+        Ok(metas)
+    }
+
+    /// Ends session `id` in this process: stops its turn (waiting at most `timeout`),
+    /// runs its `session_end` hooks, shuts its MCP servers down and forgets it (and its
+    /// sub-agents' sessions); it can be resumed again. `None` when it is not active.
+    pub async fn close(&self, id: &str, timeout: Duration) -> Option<Vec<HookReport>> {
+        let session = self.get(id)?;
+        session.stop();
+        session.wait_idle(timeout).await;
+        let reports = session.close(SessionEndReason::Other).await;
+        self.forget(&session);
+        Some(reports)
+    }
+
+    fn forget(&self, session: &Session) {
+        let below = session.all_subagents();
+        let mut sessions = lock_registry(&self.sessions);
+        sessions.remove(session.id());
+        for child in below {
+            sessions.remove(child.id());
+        }
+    }
+
+    /// Stops every running turn and waits (bounded by `timeout`) for them to wind down,
+    /// then ends every session: `session_end` hooks (reason `exit`) and MCP servers shut
+    /// down, all at once. No MCP server process is left when this returns.
     pub async fn shutdown(&self, timeout: Duration) {
         let sessions = self.active();
         for session in &sessions {
             session.stop();
         }
-        for session in &sessions {
-            session.wait_idle(timeout).await;
-        }
+        futures::future::join_all(sessions.iter().map(|s| s.wait_idle(timeout))).await;
+        let tops: Vec<&Arc<Session>> = sessions.iter().filter(|s| !s.is_subagent()).collect();
+        let closing = tops.iter().map(|s| s.close(SessionEndReason::Exit));
+        // Hooks are bounded by their own timeouts; the MCP servers by their close grace.
+        futures::future::join_all(closing).await;
+        lock_registry(&self.sessions).clear();
+    }
+}
+
+fn log_hooks(session: &str, reports: &[HookReport], point: &str) {
+    for report in reports {
+        tracing::info!(
+            session,
+            hook = %report.hook,
+            outcome = report.outcome.as_str(),
+            reason = report.reason.as_deref().unwrap_or(""),
+            "{point} hook"
+        );
     }
 }

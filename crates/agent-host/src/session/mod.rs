@@ -11,30 +11,63 @@
 //! - [`interaction`]: how a session asks the client ([`InteractionLink`],
 //!   [`SessionApprover`]).
 //! - [`live`] and [`turn`]: one [`Session`] and its turns ([`TurnObserver`]).
+//! - [`subagent`]: sub-agent sessions (a `Task` call's child as a session of its own).
 //! - [`tools`]: the session-bound tools that ask the user (`ask_user`, `exit_plan_mode`).
-//! - [`manager`]: [`SessionManager`], creating, resuming and forking sessions.
+//! - [`manager`]: [`SessionManager`], creating, resuming, forking and closing sessions.
 //!
-//! Imports run one way: `types` ← `store`, `factory`, `interaction` ← `live` ← `turn`,
-//! `tools` ← `manager`.
+//! Imports run one way: `types` ← `store`, `factory` ← `live` (with `interaction`, which
+//! finds sub-agent sessions in the live registry) ← `subagent`, `turn`, `tools` ←
+//! `manager`.
+//!
+//! # Capabilities
+//!
+//! The process's [`Capabilities`](crate::capabilities::Capabilities) given to
+//! [`AgentFactory::capabilities`] apply to every session's agent: hooks, the sandbox
+//! policy, the context settings, and `Task` tools over the specialists (each session keeps
+//! a handle on its background tasks: [`Session::background_tasks`]). Each session
+//! connects its MCP servers when it is created or loaded ([`CreateOptions::mcp_servers`],
+//! [`ResumeOptions::mcp_servers`], plus the capabilities' `--mcp-config` servers), in its
+//! workspace, concurrently; [`Session::mcp`] lists them. With no server configured nothing
+//! starts. The servers end when the session is closed ([`SessionManager::close`]) or the
+//! process shuts down ([`SessionManager::shutdown`]); no server process outlives it.
+//!
+//! # Hooks around a session
+//!
+//! `session_start` hooks run when a session is created (`startup`) or loaded (`resume`),
+//! before its first turn; `session_end` hooks when it is closed (`other`) or the process
+//! shuts down (`exit`).
+//!
+//! # Sub-agents
+//!
+//! A `SubagentStarted` event of a session's run creates the sub-agent's session (id =
+//! `task_id`, `parent_session_id` = the session, title `name: description`, status running;
+//! [`SessionMeta::subagent`]); the manager finds it by id, [`Session::subagents`] and
+//! [`SessionManager::subagents`] list it, and [`Session::messages`] reads the transcript the
+//! child records to the store (after [`Session::sync_transcript`]). Its
+//! `SubagentFinished` sets the status, final text, error and usage. It takes no prompts;
+//! [`Session::stop`] on it stops a background sub-agent. A sub-agent's permission prompts
+//! are asked in the name of its session.
 
 pub mod factory;
 pub mod interaction;
 pub mod live;
 pub mod manager;
 pub mod store;
+pub mod subagent;
 pub mod tools;
 pub mod turn;
 pub mod types;
 
-pub use factory::{canonical_tool_name, AgentFactory, FactoryError};
+pub use factory::{canonical_tool_name, AgentFactory, BuiltAgent, FactoryError};
 pub use interaction::{InteractionLink, SessionApprover};
 pub use live::{Session, SessionView};
 pub use manager::{ManagerError, SessionManager};
 pub use store::{valid_session_id, FileStore};
 pub use tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
-pub use turn::TurnObserver;
+pub use turn::{StartError, TurnObserver};
 pub use types::{
-    new_id, now_ms, ActiveTurn, Busy, CreateOptions, Goal, InteractionKind, InteractionReply,
-    InteractionRequest, QuestionSpec, SessionMeta, SessionMode, ToolCallState, ToolCallStatus,
-    TurnInfo, TurnOutcome, UserInputAnswer, UserInputRequest, DEFAULT_CONTEXT_WINDOW,
+    new_id, now_ms, ActiveTurn, Busy, CreateOptions, Goal, HookNote, InteractionKind,
+    InteractionReply, InteractionRequest, QuestionSpec, ResumeOptions, SessionMeta, SessionMode,
+    SubagentMeta, SubagentStatus, ToolCallState, ToolCallStatus, TurnInfo, TurnOutcome,
+    UserInputAnswer, UserInputRequest, DEFAULT_CONTEXT_WINDOW,
 };

@@ -55,6 +55,12 @@ impl FileStore {
         &self.root
     }
 
+    /// The directory of session `id` (its transcript, metadata and spilled tool output);
+    /// `None` for an id that cannot be a session's.
+    pub fn session_dir(&self, id: &str) -> Option<PathBuf> {
+        self.dir(id).ok()
+    }
+
     fn sessions_dir(&self) -> PathBuf {
         self.root.join("sessions")
     }

@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 use agent_core::{AgentEvent, Run, RunKind, RunStatus, ToolStatus, UserInput};
 
 use super::live::Session;
+use super::subagent::{ChildChange, NewChild};
 use super::types::{
-    new_id, now_ms, ActiveTurn, Busy, ToolCallState, ToolCallStatus, TurnInfo, TurnOutcome,
+    new_id, now_ms, ActiveTurn, Busy, HookNote, ToolCallState, ToolCallStatus, TurnInfo,
+    TurnOutcome,
 };
 use crate::backpressure::OutputGate;
 
@@ -51,15 +53,37 @@ pub trait TurnObserver: Send + 'static {
     }
 }
 
+/// Why a turn could not start.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StartError {
+    /// A turn (or compaction) is running.
+    #[error(transparent)]
+    Busy(#[from] Busy),
+    /// The session is a live sub-agent's: its parent's run drives it.
+    #[error(
+        "session {session_id} is the session of a sub-agent of session {parent_id}: it takes no \
+         prompts of its own"
+    )]
+    Subagent {
+        /// The session.
+        session_id: String,
+        /// Its parent.
+        parent_id: String,
+    },
+    /// The session was closed.
+    #[error("Session is not active: {0}")]
+    Closed(String),
+}
+
 impl Session {
-    /// Starts a prompt turn (text, optionally with images). Fails with [`Busy`] while a
-    /// turn (or compaction) runs.
+    /// Starts a prompt turn (text, optionally with images). Fails with
+    /// [`StartError::Busy`] while a turn (or compaction) runs.
     pub fn start_prompt(
         self: &Arc<Self>,
         input: impl Into<UserInput>,
         input_id: Option<String>,
         observer: Box<dyn TurnObserver>,
-    ) -> Result<TurnInfo, Busy> {
+    ) -> Result<TurnInfo, StartError> {
         self.start(RunKind::Prompt, input.into(), input_id, observer)
     }
 
@@ -67,7 +91,7 @@ impl Session {
     pub fn start_compact(
         self: &Arc<Self>,
         observer: Box<dyn TurnObserver>,
-    ) -> Result<TurnInfo, Busy> {
+    ) -> Result<TurnInfo, StartError> {
         self.start(RunKind::Compact, UserInput::default(), None, observer)
     }
 
@@ -77,15 +101,24 @@ impl Session {
         input: UserInput,
         input_id: Option<String>,
         mut observer: Box<dyn TurnObserver>,
-    ) -> Result<TurnInfo, Busy> {
+    ) -> Result<TurnInfo, StartError> {
+        if self.is_subagent() {
+            return Err(StartError::Subagent {
+                session_id: self.id().to_string(),
+                parent_id: self.meta().parent_session_id.unwrap_or_default(),
+            });
+        }
+        if self.is_closed() {
+            return Err(StartError::Closed(self.id().to_string()));
+        }
         let gate = self.gate();
         let (info, run) = {
             let mut data = self.data();
             if let Some(active) = &data.active {
-                return Err(Busy {
+                return Err(StartError::Busy(Busy {
                     session_id: self.id().to_string(),
                     turn_id: active.turn_id.clone(),
-                });
+                }));
             }
             let turn_id = new_id("turn");
             let started_at = now_ms();
@@ -110,7 +143,7 @@ impl Session {
                 turn_id: turn_id.clone(),
                 kind,
                 started_at,
-                abort: run.abort_handle(),
+                abort: Some(run.abort_handle()),
             });
             let info = TurnInfo {
                 turn_id,
@@ -164,7 +197,18 @@ impl Session {
                     observer.flush();
                     gate.ready().await;
                 }
-                self.track(&event, &mut outcome);
+                // Sub-agent sessions are created (and, when a child ends, brought up to
+                // date) before the observer sees the event.
+                match self.track(&event, Some(&mut outcome)) {
+                    Some(ChildChange::Started(child)) => child.persist_logged().await,
+                    Some(ChildChange::Finished(child)) => {
+                        if let Err(err) = child.sync_transcript().await {
+                            tracing::warn!(session = %child.id(), error = %err, "cannot read a sub-agent's transcript");
+                        }
+                        child.persist_logged().await;
+                    }
+                    None => {}
+                }
                 observer.event(&self, &turn, &event);
                 if let AgentEvent::RunFinished { status, final_text } = event {
                     outcome.status = status;
@@ -173,10 +217,18 @@ impl Session {
             }
         }
         outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        // A sub-agent the run never reported finished (it should not happen: the run stops
+        // its children first) is cancelled now.
+        for child in self.all_subagents() {
+            if child.finish_subagent(RunStatus::Aborted, None, None, None, None) {
+                child.persist_logged().await;
+            }
+        }
         {
             let mut data = self.data();
             let now = now_ms();
             data.meta.updated_at = now;
+            data.last_status = Some(outcome.status);
             if outcome.status == RunStatus::Error {
                 data.meta.last_error = outcome.error.as_ref().map(|(_, m)| m.clone());
             }
@@ -204,33 +256,97 @@ impl Session {
         observer.flush();
     }
 
-    fn track(&self, event: &AgentEvent, outcome: &mut TurnOutcome) {
+    /// Records what `event` changes in the session (and, for a sub-agent's event, in the
+    /// sub-agent's session); `outcome` is the running turn's (none for a sub-agent's own
+    /// events). Returns the sub-agent session that started or finished.
+    pub(super) fn track(
+        self: &Arc<Self>,
+        event: &AgentEvent,
+        outcome: Option<&mut TurnOutcome>,
+    ) -> Option<ChildChange> {
         match event {
             // The streaming events change nothing here: no lock for them.
             AgentEvent::TextDelta { .. }
             | AgentEvent::ReasoningDelta { .. }
-            | AgentEvent::ToolProgress { .. } => return,
+            | AgentEvent::ToolProgress { .. } => return None,
+            AgentEvent::Subagent {
+                task_id,
+                event: inner,
+                ..
+            } => {
+                // A descendant's model calls count in this session's usage too.
+                if let AgentEvent::Usage { turn, .. } = inner.innermost() {
+                    self.data().meta.usage += turn;
+                    if let Some(outcome) = outcome {
+                        outcome.usage += turn;
+                    }
+                }
+                return self.subagent(task_id)?.track(inner, None);
+            }
+            AgentEvent::SubagentStarted {
+                task_id,
+                name,
+                call_id,
+                description,
+                model,
+                background,
+                depth,
+                ..
+            } => {
+                let child = self.start_subagent(NewChild {
+                    task_id,
+                    name,
+                    call_id,
+                    description: description.as_deref(),
+                    model,
+                    background: *background,
+                    depth: *depth,
+                })?;
+                if let Some(state) = self.data().tool_calls.get_mut(call_id) {
+                    state.subagent = Some(task_id.clone());
+                }
+                return Some(ChildChange::Started(child));
+            }
+            AgentEvent::SubagentFinished {
+                task_id,
+                status,
+                final_text,
+                error,
+                usage,
+                duration_ms,
+                ..
+            } => {
+                let child = self.subagent(task_id)?;
+                child.finish_subagent(
+                    *status,
+                    final_text.clone(),
+                    error.clone(),
+                    Some(*usage),
+                    Some(*duration_ms),
+                );
+                return Some(ChildChange::Finished(child));
+            }
             _ => {}
         }
         let mut data = self.data();
         match event {
             AgentEvent::Usage { turn, .. } => {
                 data.meta.usage += turn;
-                data.meta.context_used = turn.total_tokens();
-                outcome.usage += turn;
-                outcome.model_calls += 1;
+                if let Some(outcome) = outcome {
+                    outcome.usage += turn;
+                    outcome.model_calls += 1;
+                }
+            }
+            AgentEvent::ContextUsage { used, window, .. } => {
+                data.meta.context_used = *used;
+                data.context_window = Some(*window);
             }
             AgentEvent::ToolCall { id, name, .. } => {
-                outcome.tool_calls += 1;
-                data.tool_calls.insert(
-                    id.clone(),
-                    ToolCallState {
-                        name: name.clone(),
-                        status: ToolCallStatus::Pending,
-                        started_at: None,
-                        completed_at: None,
-                    },
-                );
+                if let Some(outcome) = outcome {
+                    outcome.tool_calls += 1;
+                }
+                data.tool_calls
+                    .insert(id.clone(), ToolCallState::pending(name.clone()));
             }
             AgentEvent::ToolExecutionStarted { id, .. } => {
                 if let Some(state) = data.tool_calls.get_mut(id) {
@@ -238,6 +354,33 @@ impl Session {
                     state.started_at = Some(now_ms());
                 }
             }
+            AgentEvent::ToolBlocked { id, block, .. } => {
+                if let Some(state) = data.tool_calls.get_mut(id) {
+                    state.block = Some(block.clone());
+                }
+            }
+            AgentEvent::HookDecided {
+                hook,
+                event: point,
+                outcome: decided,
+                reason,
+                call_id,
+            } => match call_id.as_ref().and_then(|id| data.tool_calls.get_mut(id)) {
+                Some(state) => state.hooks.push(HookNote {
+                    hook: hook.clone(),
+                    event: *point,
+                    outcome: *decided,
+                    reason: reason.clone(),
+                }),
+                None => tracing::info!(
+                    session = %self.id(),
+                    %hook,
+                    event = point.as_str(),
+                    outcome = decided.as_str(),
+                    reason = reason.as_deref().unwrap_or(""),
+                    "hook decided"
+                ),
+            },
             AgentEvent::ToolResult { id, status, .. } => {
                 if let Some(state) = data.tool_calls.get_mut(id) {
                     let now = now_ms();
@@ -250,30 +393,55 @@ impl Session {
                 }
             }
             AgentEvent::PlanUpdated { plan, .. } => data.meta.todos = plan.clone(),
+            AgentEvent::SandboxReport(report) => {
+                let weaker = report.enforced != agent_core::sandbox::Enforcement::Full
+                    && report.mode != agent_core::sandbox::SandboxMode::Off;
+                if weaker {
+                    tracing::warn!(session = %self.id(), "{}", report.summary());
+                } else {
+                    tracing::info!(session = %self.id(), "{}", report.summary());
+                }
+                data.sandbox = Some(report.clone());
+            }
             AgentEvent::Error {
                 code,
                 message,
                 recoverable: false,
-            } => outcome.error = Some((*code, message.clone())),
+            } => {
+                if let Some(outcome) = outcome {
+                    outcome.error = Some((*code, message.clone()));
+                }
+            }
             AgentEvent::Error {
                 message,
                 recoverable: true,
                 ..
             } => tracing::warn!(session = %self.id(), %message, "recoverable agent error"),
             AgentEvent::CompactionFinished { summary, .. } => {
-                outcome.summary = Some(summary.clone())
+                if let Some(outcome) = outcome {
+                    outcome.summary = Some(summary.clone());
+                }
             }
             _ => {}
         }
+        None
     }
 
     /// Aborts the running turn (streaming, tools and pending approvals stop). Returns whether
     /// a turn was running.
+    ///
+    /// For a sub-agent's session this stops the sub-agent when it runs in the background
+    /// (a foreground one stops with its parent's turn).
     pub fn stop(&self) -> bool {
+        if let Some(parent) = self.parent() {
+            return parent.background_tasks().stop(self.id()) == Some(true);
+        }
         let data = self.data();
         match &data.active {
             Some(active) => {
-                active.abort.abort();
+                if let Some(abort) = &active.abort {
+                    abort.abort();
+                }
                 self.agent.abort();
                 true
             }

@@ -3,9 +3,10 @@
 //! beyond small conversions; every other module of the session host imports these.
 
 use agent_core::{
-    AbortHandle, Approval, ApprovalRequest, ErrorCode, PermissionMode, PlanItem, ReasoningLevel,
-    RunKind, RunStatus, Usage,
+    AbortHandle, Approval, ApprovalRequest, Block, ErrorCode, HookEvent, HookOutcome,
+    PermissionMode, PlanItem, ReasoningLevel, RunKind, RunStatus, Usage,
 };
+use agent_mcp::McpServerConfig;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -140,6 +141,83 @@ pub struct SessionMeta {
     /// Not these tools.
     #[serde(default)]
     pub tool_denylist: Vec<String>,
+    /// Set when the session is a sub-agent's: the child of a `Task` call (or another
+    /// sub-agent tool) of the session named by `parent_session_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<SubagentMeta>,
+}
+
+impl SessionMeta {
+    /// Whether this is a sub-agent's session.
+    pub fn is_subagent(&self) -> bool {
+        self.subagent.is_some()
+    }
+}
+
+/// How a sub-agent's session stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubagentStatus {
+    /// Its run is going on.
+    Running,
+    /// It answered.
+    Completed,
+    /// It failed.
+    Failed,
+    /// It was stopped (its parent's run was aborted, or the task was stopped), or the
+    /// process ended while it ran.
+    Cancelled,
+}
+
+impl SubagentStatus {
+    /// The canonical name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// The status of a child run that ended with `status`.
+    pub fn of_run(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Success => Self::Completed,
+            RunStatus::Error => Self::Failed,
+            RunStatus::Aborted => Self::Cancelled,
+        }
+    }
+}
+
+/// What a sub-agent's session records about the sub-agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentMeta {
+    /// The sub-agent's name (the specialist).
+    pub name: String,
+    /// The caller's short label for the task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The parent's tool call that started it.
+    pub call_id: String,
+    /// Whether it runs in the background.
+    #[serde(default)]
+    pub background: bool,
+    /// How deep it is nested (1: a child of a top-level session).
+    #[serde(default)]
+    pub depth: u32,
+    /// Where it stands.
+    pub status: SubagentStatus,
+    /// Its final answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_text: Option<String>,
+    /// What ended it, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Wall time of its run, ms (once finished).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 /// Options of a new session.
@@ -161,6 +239,19 @@ pub struct CreateOptions {
     pub tool_allowlist: Option<Vec<String>>,
     /// Not these tools.
     pub tool_denylist: Vec<String>,
+    /// MCP servers of this session, connected (with the factory's own, concurrently, each
+    /// bounded by its timeout) when the session is created; a server that fails is skipped
+    /// and reported by [`Session::mcp`](super::Session::mcp)`.status()`.
+    pub mcp_servers: Vec<McpServerConfig>,
+}
+
+/// Options of a session made active again ([`SessionManager::resume_with`](super::SessionManager::resume_with)).
+/// They apply only when the session is loaded now, not when it is active already.
+#[derive(Debug, Clone, Default)]
+pub struct ResumeOptions {
+    /// MCP servers of this session (they are never stored: a resumed session has the
+    /// servers its client passes again, plus the factory's).
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 /// Where a tool call stands.
@@ -187,6 +278,47 @@ pub struct ToolCallState {
     pub started_at: Option<i64>,
     /// Finished, ms.
     pub completed_at: Option<i64>,
+    /// What the sandbox refused while the call ran (the last block).
+    pub block: Option<Block>,
+    /// What hooks decided about the call (`before_tool`, `after_tool`), in order.
+    pub hooks: Vec<HookNote>,
+    /// The sub-agent the call ran (its task id, also its session id).
+    pub subagent: Option<String>,
+}
+
+impl ToolCallState {
+    /// A call just announced by the model.
+    pub fn pending(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            status: ToolCallStatus::Pending,
+            started_at: None,
+            completed_at: None,
+            block: None,
+            hooks: Vec::new(),
+            subagent: None,
+        }
+    }
+
+    /// The reason of the first hook that refused the call, with the hook's name.
+    pub fn denied_by_hook(&self) -> Option<&HookNote> {
+        self.hooks.iter().find(|h| h.outcome == HookOutcome::Deny)
+    }
+}
+
+/// One hook decision about a tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookNote {
+    /// The hook.
+    pub hook: String,
+    /// Where it ran.
+    pub event: HookEvent,
+    /// What it decided.
+    pub outcome: HookOutcome,
+    /// Why (scrubbed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The running turn.
@@ -198,8 +330,8 @@ pub struct ActiveTurn {
     pub kind: RunKind,
     /// Started, ms.
     pub started_at: i64,
-    /// Stops the turn's run.
-    pub(super) abort: AbortHandle,
+    /// Stops the turn's run (none for a sub-agent's session, whose run its parent drives).
+    pub(super) abort: Option<AbortHandle>,
 }
 
 /// Facts about a turn, given to the observer.

@@ -58,6 +58,7 @@ impl Server {
                 parent_session_id: p.parent_session_id,
                 tool_allowlist: p.tool_allowlist,
                 tool_denylist: p.tool_denylist.unwrap_or_default(),
+                mcp_servers: Vec::new(),
             })
             .await
             .map_err(manager_error)?;

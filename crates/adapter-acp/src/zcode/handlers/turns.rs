@@ -12,7 +12,17 @@ use crate::zcode::wire::{
     CompactResult, CompactState, GoalAction, GoalInfo, GoalParams, GoalResult, RequestId,
     SendParams, SendResult, SessionParams, SteerParams, SteerResult, StopResult,
 };
-use agent_host::session::{now_ms, Goal};
+use agent_host::session::{now_ms, Goal, StartError};
+
+/// A turn that cannot start, in the protocol's error form: `prompt is running` (-32010),
+/// a sub-agent's session (invalid params) or a closed session (-32004).
+fn start_error(err: StartError) -> RpcError {
+    match err {
+        StartError::Busy(busy) => RpcError::running(busy.to_string()),
+        StartError::Subagent { .. } => RpcError::invalid_params("sessionId", err.to_string()),
+        StartError::Closed(id) => RpcError::not_active(&id),
+    }
+}
 
 /// How long a `session/stop` request waits for the turn to end before answering.
 const STOP_WAIT: Duration = Duration::from_secs(10);
@@ -27,7 +37,7 @@ impl Server {
         let observer = Box::new(ZcodeTurn::new(log, session.id()).with_gate(self.out.gate()));
         let turn = session
             .start_prompt(p.content, p.input_id, observer)
-            .map_err(|busy| RpcError::running(busy.to_string()))?;
+            .map_err(start_error)?;
         tracing::info!(session = %session.id(), turn = %turn.turn_id, "turn started");
         ok(SendResult {
             session_id: p.session_id,
@@ -84,7 +94,7 @@ impl Server {
             Box::new(ZcodeTurn::new(log.clone(), session.id()).with_gate(self.out.gate()));
         let (response, state, operation_id) = match session.start_compact(observer) {
             Ok(turn) => ("Compaction started.", "accepted", Some(turn.turn_id)),
-            Err(busy) => match session.active_turn().map(|a| a.kind) {
+            Err(StartError::Busy(busy)) => match session.active_turn().map(|a| a.kind) {
                 Some(RunKind::Compact) => (
                     "A compaction is already running.",
                     "already_running",
@@ -92,6 +102,7 @@ impl Server {
                 ),
                 _ => return Err(RpcError::running(busy.to_string())),
             },
+            Err(other) => return Err(start_error(other)),
         };
         ok(CompactResult {
             response: response.to_string(),

@@ -136,10 +136,9 @@ async fn acp(args: AcpArgs) -> Result<(), String> {
     for warning in capabilities.warnings() {
         tracing::warn!("{warning}");
     }
-    let factory = factory(&args.provider, &args.disallowed_tools)?;
-    let _ = capabilities; // PENDING(fe-zcode): AgentFactory::capabilities
-                          // A provider that cannot be built is reported now and, as a JSON-RPC error, on
-                          // session/new.
+    let factory = factory(&args.provider, &args.disallowed_tools)?.capabilities(capabilities);
+    // A provider that cannot be built is reported now and, as a JSON-RPC error, on
+    // session/new.
     if let Err(err) = factory.provider() {
         tracing::error!(error = %err, "the provider cannot be built; sessions will fail");
     }

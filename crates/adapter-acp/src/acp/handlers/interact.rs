@@ -18,6 +18,7 @@ use agent_host::session::{
     new_id, InteractionKind, InteractionReply, InteractionRequest, QuestionSpec, UserInputAnswer,
     UserInputRequest,
 };
+use agent_mcp::McpManager;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
@@ -102,6 +103,48 @@ impl Announced {
     }
 }
 
+/// Where an interaction is asked: the ACP session (a sub-agent's requests go to the
+/// session whose prompt runs it), the prefix of its tool call ids (`task_id/` for a
+/// sub-agent's, whose calls the client never saw announced), the workspace and the MCP
+/// servers that describe the calls.
+struct Asker {
+    session_id: String,
+    prefix: Option<String>,
+    cwd: PathBuf,
+    mcp: Option<McpManager>,
+}
+
+impl Asker {
+    fn of(s: &Shared, session_id: &str) -> Self {
+        let Some(mut session) = s.manager.get(session_id) else {
+            return Self {
+                session_id: session_id.to_string(),
+                prefix: None,
+                cwd: PathBuf::new(),
+                mcp: None,
+            };
+        };
+        let prefix = session.is_subagent().then(|| format!("{session_id}/"));
+        // A grandchild's parent is a sub-agent too: up to the session of the prompt.
+        while let Some(parent) = session.parent() {
+            session = parent;
+        }
+        Self {
+            session_id: session.id().to_string(),
+            prefix,
+            cwd: PathBuf::from(session.meta().workspace_path),
+            mcp: Some(session.mcp().clone()).filter(|m| !m.is_empty()),
+        }
+    }
+
+    fn call_id(&self, id: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}{id}"),
+            None => id.to_string(),
+        }
+    }
+}
+
 /// Puts one interaction of a session to the client and sends the answer back; dropped
 /// (withdrawing the request) when the turn stops waiting.
 pub(super) async fn interact(
@@ -115,23 +158,24 @@ pub(super) async fn interact(
         mut reply,
         ..
     } = request;
-    let cwd = s
-        .manager
-        .get(&session_id)
-        .map(|session| PathBuf::from(session.meta().workspace_path))
-        .unwrap_or_default();
+    let asker = Asker::of(&s, &session_id);
     let work = async {
         match kind {
             InteractionKind::Permission(request) => {
-                if !s
-                    .announced
-                    .wait(&session_id, &request.call_id, ANNOUNCE_WAIT)
-                    .await
+                if asker.prefix.is_none()
+                    && !s
+                        .announced
+                        .wait(&session_id, &request.call_id, ANNOUNCE_WAIT)
+                        .await
                 {
                     tracing::debug!(call = %request.call_id, "asking before the call was announced");
                 }
-                let tool_call =
-                    mapping::permission_tool_call(&request, request.call_id.clone(), &cwd, None);
+                let tool_call = mapping::permission_tool_call(
+                    &request,
+                    asker.call_id(&request.call_id),
+                    &asker.cwd,
+                    asker.mcp.as_ref(),
+                );
                 let options = vec![
                     PermissionOption::new(
                         option::ALLOW_ONCE,
@@ -149,7 +193,7 @@ pub(super) async fn interact(
                         PermissionOptionKind::RejectOnce,
                     ),
                 ];
-                let picked = ask(&cx, &session_id, tool_call, options).await;
+                let picked = ask(&cx, &asker.session_id, tool_call, options).await;
                 InteractionReply::Permission(match picked.as_deref() {
                     Some(option::ALLOW_ONCE) => Approval::AllowOnce,
                     Some(option::ALLOW_ALWAYS) => Approval::AllowAlways,
@@ -161,8 +205,9 @@ pub(super) async fn interact(
                     },
                 })
             }
-            InteractionKind::UserInput(request) => {
-                InteractionReply::UserInput(user_input(&cx, &session_id, request).await)
+            InteractionKind::UserInput(mut request) => {
+                request.call_id = request.call_id.map(|id| asker.call_id(&id));
+                InteractionReply::UserInput(user_input(&cx, &asker.session_id, request).await)
             }
         }
     };

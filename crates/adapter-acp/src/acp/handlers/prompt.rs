@@ -127,7 +127,9 @@ pub(super) fn start_prompt(
         cx: cx.clone(),
         session_id: id.clone(),
         sid: SessionId::new(id.as_str()),
-        mapper: TurnMapper::new(&meta.workspace_path),
+        // The session's MCP servers describe their tools (none configured: nothing asked).
+        mapper: TurnMapper::new(&meta.workspace_path)
+            .mcp(Some(session.mcp().clone()).filter(|m| !m.is_empty())),
         mode: meta.mode,
         cancelled: cancelled.clone(),
         reply: reply.clone(),
@@ -147,10 +149,10 @@ pub(super) fn start_prompt(
     s.unanswered.send_modify(|n| *n += 1);
     match session.start_prompt(input, None, Box::new(observer)) {
         Ok(_) => Ok(reply),
-        Err(busy) => {
+        Err(err) => {
             s.cancels().remove(&id);
             s.unanswered.send_modify(|n| *n = n.saturating_sub(1));
-            Err(invalid_request(busy.to_string()))
+            Err(invalid_request(err.to_string()))
         }
     }
 }

@@ -43,7 +43,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use super::transport::Outbox;
-use interact::Announced;
+use interact::{Announced, Tasks};
 
 pub use sessions::{mode_state, parse_mode, MODES};
 
@@ -132,6 +132,8 @@ pub(crate) struct Shared {
     /// Per session with a running prompt: whether the client cancelled it.
     cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
     pub(crate) announced: Announced,
+    /// The sub-agents of running prompts, by task id.
+    pub(crate) tasks: Tasks,
     init: Gate,
     /// How many `session/prompt` requests are not answered yet.
     pub(crate) unanswered: tokio::sync::watch::Sender<usize>,
@@ -293,6 +295,7 @@ impl ConnectTo<Client> for AcpAgent {
             outbox: self.outbox,
             cancels: Mutex::new(HashMap::new()),
             announced: Announced::default(),
+            tasks: Tasks::default(),
             init: Gate::default(),
             unanswered: tokio::sync::watch::channel(0).0,
         });

@@ -213,6 +213,14 @@ impl TurnObserver for AcpTurn {
                 mapper.map_each(event, |update| notify(shared, cx, sid, update))
             }
         };
+        // The sub-agents this prompt starts, at any depth, for their permission requests.
+        match event.innermost() {
+            AgentEvent::SubagentStarted { task_id, .. } => {
+                self.shared.tasks.add(task_id, &self.session_id)
+            }
+            AgentEvent::SubagentFinished { task_id, .. } => self.shared.tasks.remove(task_id),
+            _ => {}
+        }
         match event {
             AgentEvent::ToolCall { id, .. } => {
                 // The call's `tool_call` goes out before any permission request for it.

@@ -44,7 +44,8 @@ pub fn replay(messages: &[Message], cwd: &Path, mcp: Option<&McpManager>) -> Vec
                         text_block(text.clone()),
                     ))),
                 (Role::Assistant, ContentBlock::ToolCall(call)) => {
-                    calls.insert(call.id.clone(), (call.name.clone(), call.args.clone()));
+                    let shown = super::tools::scrubbed_args(&call.args).into_owned();
+                    calls.insert(call.id.clone(), (call.name.clone(), shown));
                     out.push(SessionUpdate::ToolCall(tool_call(
                         &call.id, &call.name, &call.args, None, cwd, mcp,
                     )));

@@ -134,7 +134,8 @@ impl TurnMapper {
                 raw_args,
                 ..
             } => {
-                self.calls.insert(id.clone(), (name.clone(), args.clone()));
+                let shown = tools::scrubbed_args(args).into_owned();
+                self.calls.insert(id.clone(), (name.clone(), shown));
                 emit(SessionUpdate::ToolCall(tools::tool_call(
                     id,
                     name,

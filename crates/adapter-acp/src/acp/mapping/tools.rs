@@ -4,6 +4,7 @@
 //! `oldText`, `newText`) that stays in the call's content when it completes. Also the
 //! content blocks and the plan in ACP form.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
@@ -174,6 +175,57 @@ pub fn tool_preview(name: &str, args: &Value, cwd: &Path) -> Vec<ToolCallContent
     }
 }
 
+/// `args` with every known secret (a key registered with `agent_core::secrets`, the value
+/// of a sensitive environment variable) in its strings replaced by `[REDACTED]`: a model
+/// may quote a key in a call, and the call's title, locations and raw input are shown.
+pub fn scrubbed_args(args: &Value) -> Cow<'_, Value> {
+    let secrets: Vec<String> = agent_core::secrets::registered_secrets()
+        .into_iter()
+        .chain(agent_core::secrets::sensitive_env_values())
+        .collect();
+    if secrets.is_empty() || !holds_any(args, &secrets) {
+        return Cow::Borrowed(args);
+    }
+    let mut clean = args.clone();
+    scrub_strings(&mut clean, &secrets);
+    Cow::Owned(clean)
+}
+
+fn holds_any(value: &Value, secrets: &[String]) -> bool {
+    match value {
+        Value::String(text) => secrets.iter().any(|s| text.contains(s.as_str())),
+        Value::Array(items) => items.iter().any(|v| holds_any(v, secrets)),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| secrets.iter().any(|s| k.contains(s.as_str())) || holds_any(v, secrets)),
+        _ => false,
+    }
+}
+
+fn scrub_strings(value: &mut Value, secrets: &[String]) {
+    let scrub = |text: &str| {
+        let mut out = text.to_string();
+        for secret in secrets {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), agent_core::secrets::REDACTED);
+            }
+        }
+        out
+    };
+    match value {
+        Value::String(text) => *text = scrub(text),
+        Value::Array(items) => items.iter_mut().for_each(|v| scrub_strings(v, secrets)),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut item) in entries {
+                scrub_strings(&mut item, secrets);
+                map.insert(scrub(&key), item);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn raw_input(args: &Value, raw_args: Option<&str>) -> Value {
     match (args, raw_args) {
         (Value::Null, Some(raw)) => {
@@ -195,6 +247,9 @@ pub fn tool_call(
     cwd: &Path,
     mcp: Option<&McpManager>,
 ) -> AcpToolCall {
+    let args = &*scrubbed_args(args);
+    let raw_args = raw_args.map(agent_core::secrets::scrub_known_values);
+    let raw_args = raw_args.as_deref();
     let (kind, title) = describe(name, args, mcp);
     AcpToolCall::new(id.to_string(), title)
         .kind(kind)
@@ -213,7 +268,7 @@ pub fn permission_tool_call(
     mcp: Option<&McpManager>,
 ) -> ToolCallUpdate {
     let name = &request.tool;
-    let args = &request.args;
+    let args = &*scrubbed_args(&request.args);
     let preview = tool_preview(name, args, cwd);
     let (kind, title) = describe(name, args, mcp);
     let mut content = preview;

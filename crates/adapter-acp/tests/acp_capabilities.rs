@@ -160,9 +160,10 @@ async fn replayed_result(acp: &mut Acp, f: &Fixture, sid: &str, call: &str) -> (
     let last = acp
         .backlog
         .iter()
-        .filter(|m| m["params"]["update"]["toolCallId"] == call)
-        .filter(|m| m["params"]["update"]["sessionUpdate"] == "tool_call_update")
-        .next_back()
+        .rfind(|m| {
+            m["params"]["update"]["toolCallId"] == call
+                && m["params"]["update"]["sessionUpdate"] == "tool_call_update"
+        })
         .map(|m| m["params"]["update"].clone())
         .unwrap_or_default();
     (

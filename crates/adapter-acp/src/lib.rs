@@ -19,6 +19,9 @@
 //!     [--provider openai|openai-responses|anthropic|scripted] [--model M]
 //!     [--base-url URL] [--api-key KEY] [--script FILE] [--data-dir DIR]
 //! adapter-acp acp [the same provider, tool and data-dir options]
+//!     [--hooks FILE] [--mcp-config FILE] [--sandbox MODE] [--sandbox-network allow|deny]
+//!     [--add-dir DIR]… [--sandbox-fallback refuse|prompt|allow]
+//!     [--context-window N] [--auto-compact PERCENT|off]
 //! ```
 //!
 //! `app-server` speaks the ZCode app-server protocol, `acp` the Agent Client Protocol v1

@@ -6,8 +6,8 @@
 //! ```
 
 use agent_core::{
-    async_trait, tool_fn, Agent, AgentEvent, Approval, ApprovalRequest, Approver, PermissionMode,
-    SideEffect, ToolContext, ToolError,
+    async_trait, tool_fn, Agent, AgentEvent, Approval, ApprovalRequest, Approver, ContentBlock,
+    PermissionMode, SideEffect, ToolContext, ToolError,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use futures::StreamExt;
@@ -55,7 +55,7 @@ impl Approver for NotesOnly {
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() {
+pub async fn main() {
     let note = tool_fn("note", "Writes a note for the user.", note).side_effect(SideEffect::Write);
     let provider = ScriptedProvider::new([
         Turn::new().tool_call("call_1", "note", r#"{"text":"buy milk","priority":"high"}"#),
@@ -70,6 +70,7 @@ async fn main() {
         "schema offered to the model: {}",
         agent.tool_specs()[0].parameters
     );
+    let mut results = Vec::new();
     let mut run = agent.prompt("Remind me to buy milk.");
     while let Some(event) = run.next().await {
         match event {
@@ -77,10 +78,17 @@ async fn main() {
                 println!("permission for {}: {action:?}", info.name)
             }
             AgentEvent::ToolProgress { text, .. } => println!("  … {text}"),
-            AgentEvent::ToolResult { content, .. } => println!("result: {content:?}"),
+            AgentEvent::ToolResult { content, .. } => {
+                println!("result: {content:?}");
+                results.push(content);
+            }
             AgentEvent::TextDelta { delta } => print!("{delta}"),
             AgentEvent::RunFinished { status, .. } => println!("\n[{status:?}]"),
             _ => {}
         }
     }
+    assert_eq!(
+        results,
+        [vec![ContentBlock::text("noted (High): buy milk")]]
+    );
 }

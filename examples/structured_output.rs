@@ -25,7 +25,7 @@ struct Review {
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), AgentError> {
+pub async fn main() -> Result<(), AgentError> {
     let provider = ScriptedProvider::new([
         // Not valid for `Review`: `approve` is missing.
         Turn::new().text(r#"{"verdict":"fine","files":[]}"#),
@@ -42,6 +42,7 @@ async fn main() -> Result<(), AgentError> {
         review.approve,
         review.files.join(", ")
     );
+    assert!(review.approve && review.files == ["src/lib.rs"]);
 
     // No stream needed: run to the end and look at the outcome.
     let outcome = agent.run("Anything else?").await;

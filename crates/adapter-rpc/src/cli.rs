@@ -4,8 +4,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_core::{Agent, Approval, ApprovalRequest, Approver, PermissionMode};
-use agent_host::cli::{ProviderArgs, ProviderArgsError, ProviderEnv};
+use agent_host::capabilities::{Capabilities, CapabilityError, TASK_TOOL_NAMES};
+use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderArgsError, ProviderEnv};
 use agent_host::context_files;
+use agent_mcp::McpManager;
 use agent_tools::ToolSet;
 use clap::{Args, Parser, Subcommand};
 
@@ -76,6 +78,11 @@ pub struct RpcArgs {
     /// zut: no effect in RPC mode (tools run without confirmation).
     #[arg(long, hide = true)]
     pub no_yolo: bool,
+    /// Our extensions to zut's flags (agent-host's, shared by every front end): `--hooks
+    /// FILE`, `--mcp-config FILE`, `--sandbox MODE`, `--sandbox-network`, `--add-dir DIR`,
+    /// `--sandbox-fallback`, `--context-window N`, `--auto-compact PERCENT|off`.
+    #[command(flatten, next_help_heading = "Extensions to zut's flags")]
+    pub capabilities: CapabilityArgs,
 }
 
 /// The agent could not be set up.
@@ -96,6 +103,21 @@ pub enum StartupError {
     /// The process's working directory is unreadable.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(#[source] std::io::Error),
+    /// A capability flag or file is unusable (`--hooks`, `--mcp-config`, `--sandbox`, …).
+    #[error(transparent)]
+    Capability(#[from] CapabilityError),
+}
+
+/// What [`build`] sets up: the agent, the server's configuration, and the MCP servers
+/// (connected; shut them down before exit).
+#[derive(Debug)]
+pub struct Built {
+    /// The agent.
+    pub agent: Agent,
+    /// The server's configuration (it lists the MCP servers in `get_state`).
+    pub config: ServerConfig,
+    /// The MCP servers of `--mcp-config` (empty without).
+    pub mcp: McpManager,
 }
 
 /// RPC runs tools without confirmation, as zut does: every call that the gate would put to a
@@ -111,9 +133,11 @@ impl Approver for AllowAll {
     }
 }
 
-/// Builds the agent and server configuration `args` describe. The token comes from
-/// `ZUTCORE_RPC_TOKEN`.
-pub fn build(args: &RpcArgs) -> Result<(Agent, ServerConfig), StartupError> {
+/// Builds the agent and server configuration `args` describe, and connects the MCP servers
+/// of `--mcp-config` (each bounded by its connect timeout; one that fails is skipped with a
+/// warning on stderr). The token comes from `ZUTCORE_RPC_TOKEN`. Warnings (skipped hook
+/// entries, specialist manifests, MCP servers) go to stderr.
+pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
     if !args.ext.is_empty() {
         eprintln!("adapter-rpc: extensions are not supported; ignoring --ext");
     }
@@ -134,10 +158,25 @@ pub fn build(args: &RpcArgs) -> Result<(Agent, ServerConfig), StartupError> {
         }
     };
     let provider = args.provider.build(&ProviderEnv::NONE)?;
+    // `--tools` may name the Task tools, which are not the tool set's.
+    let (task_named, filter): (Vec<String>, Vec<String>) = args
+        .tools
+        .iter()
+        .flatten()
+        .cloned()
+        .partition(|name| TASK_TOOL_NAMES.contains(&name.as_str()));
     let tools = match args.no_tools {
         true => ToolSet::empty(&cwd),
-        false => ToolSet::defaults(&cwd).filter(args.tools.as_deref(), &[])?,
+        false => ToolSet::defaults(&cwd).filter(args.tools.as_ref().map(|_| &filter[..]), &[])?,
     };
+    let mut capabilities = Capabilities::load(&args.capabilities, &cwd)?;
+    // `--no-tools` offers nothing; `--tools` names every tool offered.
+    if args.no_tools || (args.tools.is_some() && task_named.is_empty()) {
+        capabilities = capabilities.without_specialists();
+    }
+    for warning in capabilities.warnings() {
+        eprintln!("adapter-rpc: warning: {warning}");
+    }
     let mut builder = Agent::builder_arc(provider)
         .system_prompt(
             args.system_prompt
@@ -170,12 +209,24 @@ pub fn build(args: &RpcArgs) -> Result<(Agent, ServerConfig), StartupError> {
     if let Some(steps) = args.max_steps {
         builder = builder.max_steps(steps);
     }
+    let mcp = capabilities.connect_mcp(Vec::new()).await?;
+    for server in mcp.status() {
+        if let agent_mcp::ServerState::Failed { reason } = &server.state {
+            eprintln!(
+                "adapter-rpc: warning: MCP server {:?} skipped: {reason}",
+                server.name
+            );
+        }
+    }
+    builder = capabilities.apply(builder);
+    builder = capabilities.apply_mcp(builder, &mcp);
     let agent = builder.build();
     let config = ServerConfig {
         token: Token::from_env(),
         cwd: cwd_display,
         extra_models: vec![agent.state().model],
         max_line_bytes: MAX_LINE_BYTES,
+        mcp: mcp.clone(),
     };
-    Ok((agent, config))
+    Ok(Built { agent, config, mcp })
 }

@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
-use adapter_rpc::cli::{build, Cli, Command};
-use adapter_rpc::serve;
+use adapter_rpc::cli::{build, Built, Cli, Command};
+use adapter_rpc::signals::{self, Signal};
+use adapter_rpc::{serve_until, Ended};
 use clap::Parser;
 
 /// The name errors are reported under: the program's file name (`zut` through a link).
@@ -16,6 +17,12 @@ fn program() -> String {
                 .map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "adapter-rpc".to_string())
+}
+
+/// How the server ended.
+enum Exit {
+    Code(i32),
+    Signal(Signal),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +39,7 @@ fn main() -> ExitCode {
         }
     };
     let Command::Rpc(args) = cli.command;
+    let otel = agent_host::capabilities::init_otel("adapter-rpc");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -43,22 +51,35 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(async {
-        let (agent, config) = match build(&args) {
+    let exit = runtime.block_on(async {
+        // Handlers first: a signal during start-up (MCP servers connecting) waits for the
+        // server, which stops at once.
+        let stop = signals::termination();
+        let Built { agent, config, mcp } = match build(&args).await {
             Ok(built) => built,
             Err(err) => {
                 eprintln!("{program}: {err}");
-                return 1;
+                return Exit::Code(1);
             }
         };
-        match serve(agent, config, tokio::io::stdin(), tokio::io::stdout()).await {
-            Ok(()) => 0,
+        let served =
+            serve_until(agent, config, tokio::io::stdin(), tokio::io::stdout(), stop).await;
+        // No MCP server outlives us.
+        mcp.shutdown().await;
+        match served {
+            Ok(Ended::Input) => Exit::Code(0),
+            Ok(Ended::Stopped(signal)) => Exit::Signal(signal),
             Err(err) => {
                 eprintln!("{program}: {err}");
-                1
+                Exit::Code(1)
             }
         }
     });
-    // Do not wait for the runtime's blocking stdin reader: stdout is already flushed.
-    std::process::exit(code)
+    // Export the last spans before going.
+    drop(otel);
+    match exit {
+        Exit::Signal(signal) => signals::die_of(signal),
+        // Do not wait for the runtime's blocking stdin reader: stdout is already flushed.
+        Exit::Code(code) => std::process::exit(code),
+    }
 }

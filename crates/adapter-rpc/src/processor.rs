@@ -5,15 +5,17 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_core::{
-    AgentEvent, ContentBlock, Message, ModelInfo, PlanItem, RecoveryReason, RequestScope, Role,
-    StopReason, Usage,
+    AgentEvent, Block, BlockCode, ContentBlock, HookEvent, HookOutcome, Message, ModelInfo,
+    PlanItem, RecoveryReason, RequestScope, Role, RunStatus, StopReason, Usage,
 };
 
+use agent_core::sandbox::{Enforcement, SandboxReport};
 use agent_host::output::Frames;
+use agent_mcp::{ServerState, ServerStatus};
 
 use crate::wire::{
-    Event, FrameRef, PlanStatus, Recovery, Scope, Stop, WireBlock, WireMessage, WireModel,
-    WirePlanItem, WireRole, WireUsage,
+    Event, FrameRef, PlanStatus, Recovery, Scope, Stop, WireBlock, WireMcpServer, WireMessage,
+    WireModel, WirePlanItem, WireRole, WireSandbox, WireToolBlock, WireUsage,
 };
 
 /// The `turn_end.error` of an aborted model call, in zut's words (Go's `context.Canceled`).
@@ -102,38 +104,51 @@ impl SharedMeter {
 /// - `reasoning_delta`: zut has no reasoning event (reasoning is dropped from messages too);
 /// - `permission_requested`, `permission_decided`: RPC runs tools without confirmation, so
 ///   no client ever answers a permission prompt (see [`crate::cli::AllowAll`]);
-/// - `sandbox_report`, `hook_decided`, `tool_blocked`, `subagent*`: not wired into this front end yet;
+/// - `sandbox_report`: zut has no event for it; `get_state` carries the report
+///   (`sandbox`), and the server writes a line to stderr when the kernel enforces less
+///   than the policy asks;
 /// - `context_usage`, `compaction_started`: zut has no event for them (`compact_done`
-///   reports a finished compaction; the context figures belong in `get_state`, from
-///   `Agent::context_usage`).
+///   reports a finished compaction; the context figures are in `get_state.context`, from
+///   `Agent::context_usage`; the `usage` event is unchanged).
 ///
-/// Every other variant is mapped; a test feeds one of each and fails for a variant that is
-/// neither mapped nor listed here.
-pub const NOT_SHOWN: [&str; 12] = [
+/// Every other variant is mapped, some only in part ([`PARTLY_SHOWN`]); a test feeds one of
+/// each and fails for a variant that is neither mapped nor listed here.
+pub const NOT_SHOWN: [&str; 7] = [
     "run_started",
     "reasoning_delta",
     "permission_requested",
     "permission_decided",
     "sandbox_report",
-    "hook_decided",
-    "tool_blocked",
-    "subagent_started",
-    "subagent",
-    "subagent_finished",
     "context_usage",
     "compaction_started",
 ];
+
+/// The variants shown only in part, or on another event's frame:
+///
+/// - `hook_decided`: a prompt refused by a `user_prompt` hook (`block`) and a run stopped
+///   by a hook (`halt`) are an `error{message}` (then `done`, as for an empty prompt); a
+///   vetoed tool call needs nothing more, because its `tool_result` (`is_error:true`)
+///   already carries the hook's reason, the text the model gets; the other decisions
+///   (rewrite, append, add_context, continue, …) change what the model sees and show
+///   through the ordinary events, so they have no frame of their own;
+/// - `tool_blocked`: the `block` field of the same call's `tool_result` (our extension).
+pub const PARTLY_SHOWN: [&str; 2] = ["hook_decided", "tool_blocked"];
 
 /// Maps the events of one run to RPC events.
 #[derive(Debug, Clone)]
 pub struct EventProcessor {
     meter: SharedMeter,
+    /// Sandbox blocks of calls whose `tool_result` has not come yet.
+    blocks: Vec<(String, WireToolBlock)>,
 }
 
 impl EventProcessor {
     /// A processor recording usage into `meter`.
     pub fn new(meter: SharedMeter) -> Self {
-        Self { meter }
+        Self {
+            meter,
+            blocks: Vec::new(),
+        }
     }
 
     /// The RPC event for `event`, borrowing its text, if it has one (see [`NOT_SHOWN`]);
@@ -250,7 +265,62 @@ impl EventProcessor {
                 id: id.as_str().into(),
                 is_error: *status == agent_core::ToolStatus::Error,
                 content: blocks(content),
+                block: self.take_block(id),
             },
+            AgentEvent::ToolBlocked { id, block, .. } => {
+                self.blocks.push((id.clone(), tool_block(block)));
+                return None;
+            }
+            AgentEvent::HookDecided {
+                hook,
+                event,
+                outcome,
+                reason,
+                ..
+            } => return hook_error(hook, *event, *outcome, reason.as_deref()),
+            AgentEvent::SubagentStarted {
+                name,
+                call_id,
+                description,
+                background,
+                ..
+            } => {
+                let what = description.as_deref().unwrap_or_default();
+                let how = if *background {
+                    " in the background"
+                } else {
+                    ""
+                };
+                Event::ToolProgress {
+                    id: call_id.as_str().into(),
+                    text: format!("[{name}] started{how}: {what}\n").into(),
+                }
+            }
+            AgentEvent::Subagent {
+                name,
+                call_id,
+                event,
+                ..
+            } => Event::ToolProgress {
+                id: call_id.as_str().into(),
+                text: subagent_progress(name, event.innermost())?,
+            },
+            AgentEvent::SubagentFinished {
+                name,
+                call_id,
+                status,
+                error,
+                ..
+            } => {
+                let text = match error {
+                    Some(error) => format!("\n[{name}] {}: {error}\n", run_status(*status)),
+                    None => format!("\n[{name}] {}\n", run_status(*status)),
+                };
+                Event::ToolProgress {
+                    id: call_id.as_str().into(),
+                    text: text.into(),
+                }
+            }
             AgentEvent::CompactionFinished { summary, .. } => Event::CompactDone {
                 summary: summary.trim().into(),
             },
@@ -290,6 +360,137 @@ impl EventProcessor {
                 eprintln!("adapter-rpc: cannot serialise a frame: {err}");
             }
         }
+    }
+}
+
+impl EventProcessor {
+    fn take_block(&mut self, id: &str) -> Option<WireToolBlock> {
+        let at = self.blocks.iter().position(|(call, _)| call == id)?;
+        Some(self.blocks.swap_remove(at).1)
+    }
+}
+
+/// The `error{message}` of a hook decision that ended a prompt without an answer: a
+/// `user_prompt` block or a halt. Other decisions show through the ordinary events.
+fn hook_error<'a>(
+    hook: &str,
+    event: HookEvent,
+    outcome: HookOutcome,
+    reason: Option<&str>,
+) -> Option<Event<'a>> {
+    let reason = reason
+        .filter(|r| !r.trim().is_empty())
+        .unwrap_or("no reason given");
+    let message = match (event, outcome) {
+        (HookEvent::UserPrompt, HookOutcome::Block) => {
+            format!("prompt was blocked by hook {hook:?}: {reason}")
+        }
+        (_, HookOutcome::Halt) => format!("the run was stopped by hook {hook:?}: {reason}"),
+        _ => return None,
+    };
+    Some(Event::Error {
+        message: message.into(),
+    })
+}
+
+/// Longest tool-result excerpt in a sub-agent's progress line, in bytes.
+const SUBAGENT_EXCERPT: usize = 200;
+
+/// The `tool_progress` text of one event of a sub-agent (its innermost event): its answer
+/// text as it streams, its tool calls and their outcomes, its errors. Lifecycle, usage and
+/// the rest are left out.
+fn subagent_progress<'a>(name: &str, event: &'a AgentEvent) -> Option<Cow<'a, str>> {
+    Some(match event {
+        AgentEvent::TextDelta { delta } => Cow::Borrowed(delta.as_str()),
+        AgentEvent::ToolCall {
+            name: tool, args, ..
+        } => format!("\n[{name}] {tool} {args}\n").into(),
+        AgentEvent::ToolResult {
+            name: tool,
+            status,
+            content,
+            ..
+        } => match status {
+            agent_core::ToolStatus::Error => {
+                let text = agent_host::text::text_of(content);
+                let first = text.lines().next().unwrap_or_default();
+                let (excerpt, cut) = agent_host::text::truncate_utf8(first, SUBAGENT_EXCERPT);
+                let more = if cut { "…" } else { "" };
+                format!("[{name}] {tool} failed: {excerpt}{more}\n").into()
+            }
+            _ => format!("[{name}] {tool} done\n").into(),
+        },
+        AgentEvent::Error { message, .. } => format!("\n[{name}] error: {message}\n").into(),
+        _ => return None,
+    })
+}
+
+/// The `get_state.sandbox` form of a sandbox report.
+pub fn sandbox(report: &SandboxReport) -> WireSandbox {
+    WireSandbox {
+        mode: report.mode.as_str().to_string(),
+        network: report.network.as_str().to_string(),
+        enforced: match report.enforced {
+            Enforcement::Full => "full",
+            Enforcement::Partial => "partial",
+            Enforcement::None => "none",
+        }
+        .to_string(),
+        landlock_abi: report.landlock_abi,
+        fallback: report.fallback.as_str().to_string(),
+        fallback_active: report.fallback_active,
+        reason: report.reason.clone(),
+    }
+}
+
+/// The `get_state.mcp_servers[]` form of one MCP server.
+pub fn mcp_server(status: &ServerStatus) -> WireMcpServer {
+    let (state, reason) = match &status.state {
+        ServerState::Connected => ("connected", None),
+        ServerState::Failed { reason } => ("failed", Some(reason.clone())),
+    };
+    WireMcpServer {
+        name: status.name.clone(),
+        transport: status.transport.as_str().to_string(),
+        status: state.to_string(),
+        reason,
+        tools: status.tools.clone(),
+        pid: status.pid,
+    }
+}
+
+/// agent-core's name of a block code (its serde name).
+fn block_code(code: BlockCode) -> &'static str {
+    match code {
+        BlockCode::ContextCanceled => "context_canceled",
+        BlockCode::DeniedPermission => "denied_permission",
+        BlockCode::OutsideWorkspace => "outside_workspace",
+        BlockCode::SymlinkTraversal => "symlink_traversal",
+        BlockCode::Network => "network",
+        BlockCode::Sandbox => "sandbox",
+        BlockCode::DestructiveCommand => "destructive_command",
+        BlockCode::PersistentDeny => "persistent_deny",
+        BlockCode::Denied => "denied",
+    }
+}
+
+/// How a sub-agent's run ended, in words.
+fn run_status(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Success => "finished",
+        RunStatus::Error => "failed",
+        RunStatus::Aborted => "aborted",
+    }
+}
+
+/// The wire form of a sandbox block.
+pub fn tool_block(block: &Block) -> WireToolBlock {
+    WireToolBlock {
+        code: block_code(block.code).to_string(),
+        tool_name: block.tool_name.clone(),
+        path: block.path.clone(),
+        reason: block.reason.clone(),
+        recoverable: block.recoverable,
     }
 }
 
@@ -459,6 +660,9 @@ mod tests {
                     )
                 });
             let mapped = p.map(sample);
+            if PARTLY_SHOWN.contains(&name.as_str()) {
+                continue;
+            }
             match NOT_SHOWN.contains(&name.as_str()) {
                 true => assert!(mapped.is_none(), "`{name}` is listed as not shown"),
                 false => assert!(
@@ -467,7 +671,7 @@ mod tests {
                 ),
             }
         }
-        for name in NOT_SHOWN {
+        for name in NOT_SHOWN.iter().chain(&PARTLY_SHOWN) {
             assert!(
                 names.iter().any(|n| n == name),
                 "NOT_SHOWN names `{name}`, which agent-core no longer has"
@@ -538,5 +742,127 @@ mod tests {
             (10, 0)
         );
         assert_eq!(wire.cost_usd, 0.0);
+    }
+
+    #[test]
+    fn a_sandbox_block_rides_on_its_calls_tool_result() {
+        let mut p = processor("openai");
+        let samples = agent_core::testing::one_of_each();
+        let blocked = samples
+            .iter()
+            .find(|e| matches!(e, AgentEvent::ToolBlocked { .. }))
+            .expect("sample");
+        let result = samples
+            .iter()
+            .find(|e| matches!(e, AgentEvent::ToolResult { .. }))
+            .expect("sample");
+        assert_eq!(p.map(blocked), None, "no frame of its own");
+        let frame =
+            serde_json::to_value(FrameRef::Event(p.map(result).expect("mapped"))).expect("json");
+        assert_eq!(
+            frame["block"],
+            json!({"code": "sandbox", "tool_name": "bash", "path": "/etc/x",
+                   "reason": "the sandbox refused a write outside the workspace",
+                   "recoverable": true})
+        );
+        // Taken once: a later result of the same id has none.
+        let again =
+            serde_json::to_value(FrameRef::Event(p.map(result).expect("mapped"))).expect("json");
+        assert!(again.get("block").is_none(), "{again}");
+    }
+
+    #[test]
+    fn a_blocked_prompt_and_a_halt_are_errors_other_hook_decisions_are_not_shown() {
+        let mut p = processor("scripted");
+        let decided = |event, outcome| AgentEvent::HookDecided {
+            hook: "policy".into(),
+            event,
+            outcome,
+            reason: Some("not today".into()),
+            call_id: None,
+        };
+        assert_eq!(
+            p.map(&decided(HookEvent::UserPrompt, HookOutcome::Block)),
+            Some(Event::Error {
+                message: "prompt was blocked by hook \"policy\": not today".into()
+            })
+        );
+        assert_eq!(
+            p.map(&decided(HookEvent::BeforeTool, HookOutcome::Halt)),
+            Some(Event::Error {
+                message: "the run was stopped by hook \"policy\": not today".into()
+            })
+        );
+        for (event, outcome) in [
+            (HookEvent::BeforeTool, HookOutcome::Deny),
+            (HookEvent::BeforeTool, HookOutcome::Rewrite),
+            (HookEvent::AfterTool, HookOutcome::Append),
+            (HookEvent::Stop, HookOutcome::Continue),
+            (HookEvent::UserPrompt, HookOutcome::AddContext),
+            (HookEvent::BeforeTool, HookOutcome::Failed),
+        ] {
+            assert_eq!(
+                p.map(&decided(event, outcome)),
+                None,
+                "{event:?} {outcome:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn sub_agent_events_are_progress_of_the_task_call_never_top_level_text() {
+        let mut p = processor("scripted");
+        let wrap = |event: AgentEvent| AgentEvent::Subagent {
+            task_id: "task_1".into(),
+            name: "explorer".into(),
+            call_id: "t".into(),
+            event: Box::new(event),
+        };
+        let twice = |event: AgentEvent| AgentEvent::Subagent {
+            task_id: "task_1".into(),
+            name: "explorer".into(),
+            call_id: "t".into(),
+            event: Box::new(AgentEvent::Subagent {
+                task_id: "task_2".into(),
+                name: "worker".into(),
+                call_id: "inner".into(),
+                event: Box::new(event),
+            }),
+        };
+        let progress = |p: &mut EventProcessor, event: &AgentEvent| match p.map(event) {
+            Some(Event::ToolProgress { id, text }) => Some((id.into_owned(), text.into_owned())),
+            None => None,
+            Some(other) => panic!("not progress: {other:?}"),
+        };
+        let delta = wrap(AgentEvent::TextDelta {
+            delta: "Looking.".into(),
+        });
+        assert_eq!(
+            progress(&mut p, &delta),
+            Some(("t".into(), "Looking.".into()))
+        );
+        let nested = twice(AgentEvent::TextDelta {
+            delta: "deep".into(),
+        });
+        assert_eq!(progress(&mut p, &nested), Some(("t".into(), "deep".into())));
+        let call = wrap(AgentEvent::ToolCall {
+            id: "c".into(),
+            name: "read".into(),
+            args: json!({"path": "a"}),
+            raw_args: None,
+            side_effect: Some(agent_core::SideEffect::Read),
+        });
+        let (_, text) = progress(&mut p, &call).expect("shown");
+        assert!(text.contains("read") && text.contains("\"path\""), "{text}");
+        let usage = wrap(AgentEvent::TurnStarted { step: 1 });
+        assert_eq!(progress(&mut p, &usage), None);
+        for event in agent_core::testing::one_of_each() {
+            if let AgentEvent::SubagentStarted { .. } | AgentEvent::SubagentFinished { .. } = event
+            {
+                let (id, text) = progress(&mut p, &event).expect("shown");
+                assert_eq!(id, "t");
+                assert!(text.contains("explorer"), "{text}");
+            }
+        }
     }
 }

@@ -16,13 +16,16 @@
 //! so lines never interleave and a job's events always follow its response.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agent_core::{AbortHandle, Agent, UserInput};
+use agent_core::sandbox::{Enforcement, SandboxMode, SandboxReport};
+use agent_core::{AbortHandle, Agent, AgentEvent, UserInput};
 use agent_host::backpressure::OutputGate;
 use agent_host::driver::drive;
 use agent_host::lines::{LineError, LineReader};
 use agent_host::output::{line_writer, Frames, LineSender};
+use agent_mcp::McpManager;
 use base64::Engine;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -37,7 +40,7 @@ use crate::reasoning;
 use crate::wire::{
     Envelope, Event, FrameRef, HelloData, HelloParams, MessagesData, ModelData, ModelsData,
     PongData, PromptParams, ReasoningData, Response, ResponseData, SetModelParams,
-    SetReasoningParams, StartedData, StateData, PROTOCOL_VERSION,
+    SetReasoningParams, StartedData, StateData, WireContext, PROTOCOL_VERSION,
 };
 
 /// The failure text of a command sent before a required `hello`.
@@ -58,6 +61,9 @@ pub struct ServerConfig {
     pub extra_models: Vec<String>,
     /// Longest accepted input line in bytes.
     pub max_line_bytes: usize,
+    /// The MCP servers (`--mcp-config`), listed by `get_state`; the caller shuts them down
+    /// after [`serve`] returns.
+    pub mcp: McpManager,
 }
 
 impl Default for ServerConfig {
@@ -67,6 +73,7 @@ impl Default for ServerConfig {
             cwd: String::new(),
             extra_models: Vec::new(),
             max_line_bytes: MAX_LINE_BYTES,
+            mcp: McpManager::empty(),
         }
     }
 }
@@ -201,9 +208,16 @@ async fn worker(
     queue: Queue,
     out: Out,
     meter: SharedMeter,
+    shutdown: CancellationToken,
 ) {
     let mut frames = Frames::with_escapes(ESCAPES);
     while let Some(job) = jobs.recv().await {
+        if shutdown.is_cancelled() {
+            // Stopped by a signal: jobs not started yet never start (they were not
+            // answered yet either).
+            queue.finish(&job.ctl);
+            continue;
+        }
         // The turn starts now: the previous job's `done` is already queued before this.
         let data = ResponseData::Started(StartedData { started: true });
         out.respond(Response::ok(job.command, job.id, Some(data)));
@@ -219,11 +233,32 @@ async fn worker(
                 // asks `get_state` sees `busy` of the next job only.
                 queue.finish(&job.ctl);
             }
+            if let AgentEvent::SandboxReport(report) = event {
+                log_sandbox(report);
+            }
             processor.map_into(event, frames)
         })
         .await;
         queue.finish(&job.ctl);
     }
+}
+
+/// A sandbox that enforces less than its policy asks is worth a line on stderr (zut has no
+/// event for it; `get_state.sandbox` has the whole report).
+fn log_sandbox(report: &SandboxReport) {
+    if report.mode != SandboxMode::Off && report.enforced != Enforcement::Full {
+        eprintln!("adapter-rpc: warning: {}", report.summary());
+    }
+}
+
+/// How [`serve_until`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended<T> {
+    /// The input ended and all accepted work was done.
+    Input,
+    /// `stop` resolved (to this): the active prompt or compaction was aborted and its last
+    /// events written; queued ones were dropped.
+    Stopped(T),
 }
 
 /// Runs the RPC server for `agent` until `input` ends and all accepted work is done.
@@ -240,18 +275,41 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_until(agent, config, input, output, std::future::pending::<()>())
+        .await
+        .map(|_| ())
+}
+
+/// [`serve`] until `stop` resolves (the binary passes SIGTERM/SIGINT): then the input is no
+/// longer read, the active prompt or compaction is aborted (its tools' process groups are
+/// killed) and its last events (`tool_result`, `turn_end`, `done`) are written, prompts
+/// still queued are dropped unanswered, and the output is flushed.
+pub async fn serve_until<R, W, S>(
+    agent: Agent,
+    config: ServerConfig,
+    input: R,
+    output: W,
+    stop: S,
+) -> Result<Ended<S::Output>, ServeError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+    S: Future,
+{
     let (sender, writer) = line_writer(Arc::new(OutputGate::default()));
     let writer = tokio::spawn(writer.run(output));
     let out = Out(sender);
     let queue = Queue::default();
     let meter = SharedMeter::new(UsageMeter::new(agent.provider().id()));
     let (job_tx, job_rx) = mpsc::unbounded_channel();
+    let shutdown = CancellationToken::new();
     let worker = tokio::spawn(worker(
         agent.clone(),
         job_rx,
         queue.clone(),
         out.clone(),
         meter.clone(),
+        shutdown.clone(),
     ));
     let mut dispatcher = Dispatcher {
         authed: config.token.is_none(),
@@ -263,18 +321,29 @@ where
         jobs: job_tx,
     };
     let mut reader = LineReader::with_limit(input, dispatcher.config.max_line_bytes);
+    let mut stop = std::pin::pin!(stop);
     let result = loop {
-        let line = match reader.next_line().await {
+        let next = tokio::select! {
+            line = reader.next_line() => line,
+            signal = &mut stop => {
+                // Stop: nothing queued starts; the active job ends aborted.
+                shutdown.cancel();
+                dispatcher.queue.abort_active();
+                break Ok(Ended::Stopped(signal));
+            }
+        };
+        let line = match next {
             Some(Err(LineError::Io(err))) => break Err(ServeError::Read(err)),
             Some(line) => line,
-            None => break Ok(()),
+            None => break Ok(Ended::Input),
         };
         dispatcher.out.room().await;
         if let Flow::Exit = dispatcher.line(line).await {
             break Err(ServeError::BadAuth);
         }
     };
-    // End of input (or a failed auth): let queued work finish, then drain the writer.
+    // End of input (or a failed auth, or a stop): let accepted work finish, then drain the
+    // writer.
     drop(dispatcher);
     let _ = worker.await;
     let written = match writer.await {
@@ -282,7 +351,7 @@ where
         Ok(Err(err)) => Err(ServeError::Write(err)),
         Err(join) => Err(ServeError::Write(std::io::Error::other(join))),
     };
-    result.and(written)
+    result.and_then(|ended| written.map(|()| ended))
 }
 
 enum Flow {
@@ -366,7 +435,11 @@ impl Dispatcher {
                 self.queue.abort_active();
                 return Flow::Continue;
             }
-            "get_state" => Response::ok(&command, id, Some(ResponseData::State(self.state()))),
+            "get_state" => Response::ok(
+                &command,
+                id,
+                Some(ResponseData::State(Box::new(self.state()))),
+            ),
             "get_messages" => {
                 let messages = self
                     .agent
@@ -473,6 +546,7 @@ impl Dispatcher {
 
     fn state(&self) -> StateData {
         let state = self.agent.state();
+        let context = self.agent.context_usage();
         StateData {
             provider: state.provider,
             model: state.model,
@@ -481,6 +555,26 @@ impl Dispatcher {
             message_count: state.message_count,
             busy: self.queue.busy(),
             usage: self.meter.lock().cumulative(&state.usage),
+            context: Some(WireContext {
+                used: context.used,
+                window: context.window,
+                percent: context.percent,
+            }),
+            sandbox: Some(processor::sandbox(&self.agent.sandbox_report())),
+            tools: Some(
+                self.agent
+                    .tool_specs()
+                    .into_iter()
+                    .map(|spec| spec.name)
+                    .collect(),
+            ),
+            mcp_servers: self
+                .config
+                .mcp
+                .status()
+                .iter()
+                .map(processor::mcp_server)
+                .collect(),
         }
     }
 

@@ -158,7 +158,7 @@ pub enum ResponseData {
     /// `prompt` and `compact`: `{"started":true}`.
     Started(StartedData),
     /// `get_state`.
-    State(StateData),
+    State(Box<StateData>),
     /// `get_messages`.
     Messages(MessagesData),
     /// `get_models`.
@@ -208,6 +208,88 @@ pub struct StateData {
     pub busy: bool,
     /// Cumulative usage since start (not reset by `clear`).
     pub usage: WireUsage,
+    /// Our extension: how full the model's context window is now
+    /// (`Agent::context_usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<WireContext>,
+    /// Our extension: what the OS sandbox enforces for commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<WireSandbox>,
+    /// Our extension: the names of the tools offered to the model (MCP tools, and `Task`
+    /// when specialists are available, included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Our extension: the MCP servers of `--mcp-config` (omitted without one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<WireMcpServer>,
+}
+
+/// `get_state.context`: how full the context window is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireContext {
+    /// Tokens in the context.
+    pub used: u64,
+    /// The window in tokens.
+    pub window: u64,
+    /// `used` as a percentage of `window`, to one decimal.
+    pub percent: f64,
+}
+
+/// `get_state.sandbox`: the sandbox policy and what the kernel enforces of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireSandbox {
+    /// `read-only`, `workspace-write` or `off`.
+    pub mode: String,
+    /// `allow` or `deny`.
+    pub network: String,
+    /// `full`, `partial` or `none`.
+    pub enforced: String,
+    /// The Landlock ABI in use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landlock_abi: Option<u32>,
+    /// `refuse`, `prompt` or `allow`.
+    pub fallback: String,
+    /// The fallback decides what happens to commands (the kernel cannot enforce the policy).
+    pub fallback_active: bool,
+    /// What is missing and why, when not everything is enforced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `get_state.mcp_servers[]`: one MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireMcpServer {
+    /// The configured name.
+    pub name: String,
+    /// `stdio`, `http` or `sse`.
+    pub transport: String,
+    /// `connected` or `failed`.
+    pub status: String,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The names its tools are offered under.
+    pub tools: Vec<String>,
+    /// Process id of a connected stdio server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+/// Our extension on `tool_result`: what the sandbox refused while the call ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireToolBlock {
+    /// `sandbox`, `network`, … (agent-core's block codes).
+    pub code: String,
+    /// The tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// The refused path, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Why, in words.
+    pub reason: String,
+    /// Whether the model can recover (another path, asking to rerun).
+    pub recoverable: bool,
 }
 
 /// `get_messages` data.
@@ -522,6 +604,10 @@ pub enum Event<'a> {
         is_error: bool,
         /// Text and image blocks.
         content: Vec<WireBlock>,
+        /// Our extension: what the OS sandbox refused while the call ran (omitted when
+        /// nothing was).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        block: Option<WireToolBlock>,
     },
     /// The assistant's message once the model call ended.
     AssistantMessage {
@@ -651,10 +737,12 @@ impl Event<'_> {
                 id,
                 is_error,
                 content,
+                block,
             } => Event::ToolResult {
                 id: owned(id),
                 is_error,
                 content,
+                block,
             },
             Event::AssistantMessage { content, time } => Event::AssistantMessage { content, time },
             Event::Usage { turn, cumulative } => Event::Usage { turn, cumulative },

@@ -6,7 +6,9 @@
 //! protocol only when `-o stream-json` was parsed before the failing token. A generic parser
 //! cannot reproduce that, so this module walks the arguments by hand, like the original.
 
-use agent_host::cli::ProviderArgs;
+use agent_core::sandbox::{NetworkAccess, SandboxFallback, SandboxMode};
+use agent_core::{parse_context_window, AutoCompact};
+use agent_host::cli::{CapabilityArgs, ProviderArgs};
 use secrecy::SecretString;
 
 use crate::input::go_quote;
@@ -86,9 +88,19 @@ pub struct ExecOptions {
     pub init_session_id: Option<String>,
     /// `--session-title`.
     pub session_title: Option<String>,
+    /// `--tag` (`specialist` marks a specialist's own run: no specialist tools).
+    pub tag: Option<String>,
     /// `-m/--model` (in `provider.model`), `--provider`, `--base-url`, `--api-key` and
     /// `--script`: agent-host's provider flags, filled by this parser.
     pub provider: ProviderArgs,
+    /// The capability flags agent-host's layer loads ([`CapabilityArgs`]): the sandbox flags
+    /// (named as Codex names them; `--add-dir` is Zero's own), `--hooks`, `--mcp-config`,
+    /// `--context-window` and `--auto-compact` (this SDK's extensions). This parser checks
+    /// each value as it reads it, with Zero-style errors.
+    pub capabilities: CapabilityArgs,
+    /// `--output-schema FILE`: the final answer must be JSON matching this JSON Schema
+    /// (Codex's flag).
+    pub output_schema: Option<String>,
 }
 
 /// What the command line asks for.
@@ -170,6 +182,57 @@ pub fn invalid_autonomy(value: &str) -> String {
         "Invalid autonomy level {}. Expected low, medium, or high.",
         go_quote(value)
     )
+}
+
+/// The flag's value, checked with `check` (Zero-style error), as agent-host takes it.
+fn checked<T>(value: &str, check: fn(&str) -> Result<T, String>) -> Result<String, String> {
+    check(value)?;
+    Ok(value.trim().to_ascii_lowercase())
+}
+
+fn parse_sandbox_mode(value: &str) -> Result<SandboxMode, String> {
+    value.trim().to_ascii_lowercase().parse().map_err(|_| {
+        format!(
+            "Invalid sandbox mode {}. Expected read-only, workspace-write, or off.",
+            go_quote(value)
+        )
+    })
+}
+
+fn parse_sandbox_network(value: &str) -> Result<NetworkAccess, String> {
+    value.trim().to_ascii_lowercase().parse().map_err(|_| {
+        format!(
+            "Invalid sandbox network {}. Expected allow or deny.",
+            go_quote(value)
+        )
+    })
+}
+
+fn parse_sandbox_fallback(value: &str) -> Result<SandboxFallback, String> {
+    value.trim().to_ascii_lowercase().parse().map_err(|_| {
+        format!(
+            "Invalid sandbox fallback {}. Expected refuse, prompt, or allow.",
+            go_quote(value)
+        )
+    })
+}
+
+fn parse_window(value: &str) -> Result<u64, String> {
+    parse_context_window(value).map_err(|_| {
+        format!(
+            "invalid --context-window {}. Expected a token count such as 200000, 200k or 1m.",
+            go_quote(value)
+        )
+    })
+}
+
+fn parse_auto_compact(value: &str) -> Result<AutoCompact, String> {
+    value.parse().map_err(|_| {
+        format!(
+            "invalid --auto-compact {}. Expected a percentage from 1 to 100, or off.",
+            go_quote(value)
+        )
+    })
 }
 
 struct Args<'a> {
@@ -255,10 +318,8 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 | "--no-completion-gate" => {}
                 "--notify"
                 | "--profile"
-                | "--tag"
                 | "--calling-session-id"
                 | "--calling-tool-use-id"
-                | "--add-dir"
                 | "--trace"
                 | "--mode" => {
                     a.next_value(arg)?;
@@ -271,6 +332,30 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                             go_quote(&v)
                         ));
                     }
+                }
+                "--tag" => o.tag = Some(a.next_value(arg)?),
+                "--add-dir" => o.capabilities.add_dir.push(a.next_value(arg)?.into()),
+                "--sandbox" => {
+                    o.capabilities.sandbox = Some(checked(&a.next_value(arg)?, parse_sandbox_mode)?)
+                }
+                "--sandbox-network" => {
+                    o.capabilities.sandbox_network =
+                        Some(checked(&a.next_value(arg)?, parse_sandbox_network)?)
+                }
+                "--sandbox-fallback" => {
+                    o.capabilities.sandbox_fallback =
+                        Some(checked(&a.next_value(arg)?, parse_sandbox_fallback)?)
+                }
+                "--hooks" => o.capabilities.hooks = Some(a.next_value(arg)?.into()),
+                "--mcp-config" => o.capabilities.mcp_config = Some(a.next_value(arg)?.into()),
+                "--output-schema" => o.output_schema = Some(a.next_value(arg)?),
+                "--context-window" => {
+                    o.capabilities.context_window =
+                        Some(checked(&a.next_value(arg)?, parse_window)?)
+                }
+                "--auto-compact" => {
+                    o.capabilities.auto_compact =
+                        Some(checked(&a.next_value(arg)?, parse_auto_compact)?)
                 }
                 "--auto" => o.autonomy = a.next_value(arg)?,
                 "--permission-mode" => o.permission_mode = Some(a.next_value(arg)?),
@@ -357,16 +442,39 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                             Some(SecretString::from(required_inline(&v, "--api-key")?));
                     } else if let Some(v) = inline("--script=") {
                         o.provider.script = Some(required_inline(&v, "--script")?.into());
-                    } else if let Some(v) = [
-                        "--notify=",
-                        "--profile=",
-                        "--tag=",
-                        "--add-dir=",
-                        "--trace=",
-                        "--mode=",
-                    ]
-                    .iter()
-                    .find_map(|p| inline(p))
+                    } else if let Some(v) = inline("--tag=") {
+                        o.tag = Some(v);
+                    } else if let Some(v) = inline("--add-dir=") {
+                        o.capabilities
+                            .add_dir
+                            .push(required_inline(&v, "--add-dir")?.into());
+                    } else if let Some(v) = inline("--sandbox=") {
+                        o.capabilities.sandbox = Some(checked(&v, parse_sandbox_mode)?);
+                    } else if let Some(v) = inline("--sandbox-network=") {
+                        o.capabilities.sandbox_network = Some(checked(&v, parse_sandbox_network)?);
+                    } else if let Some(v) = inline("--sandbox-fallback=") {
+                        o.capabilities.sandbox_fallback =
+                            Some(checked(&v, parse_sandbox_fallback)?);
+                    } else if let Some(v) = inline("--hooks=") {
+                        o.capabilities.hooks = Some(required_inline(&v, "--hooks")?.into());
+                    } else if let Some(v) = inline("--mcp-config=") {
+                        o.capabilities.mcp_config =
+                            Some(required_inline(&v, "--mcp-config")?.into());
+                    } else if let Some(v) = inline("--output-schema=") {
+                        o.output_schema = Some(required_inline(&v, "--output-schema")?);
+                    } else if let Some(v) = inline("--context-window=") {
+                        o.capabilities.context_window = Some(checked(
+                            &required_inline(&v, "--context-window")?,
+                            parse_window,
+                        )?);
+                    } else if let Some(v) = inline("--auto-compact=") {
+                        o.capabilities.auto_compact = Some(checked(
+                            &required_inline(&v, "--auto-compact")?,
+                            parse_auto_compact,
+                        )?);
+                    } else if let Some(v) = ["--notify=", "--profile=", "--trace=", "--mode="]
+                        .iter()
+                        .find_map(|p| inline(p))
                     {
                         let _ = v;
                     } else if arg.starts_with('-') {
@@ -463,7 +571,21 @@ Flags:
       --fork <id>                    Fork a session into a new one
       --init-session-id <id>         Create the new session with this id
       --session-title <title>        Title of a new session
+      --add-dir <path>               Extra writable root for the sandbox and file tools (repeatable)
   -h, --help                         Show this help
+
+Sandbox (as Codex names it; commands run confined by Landlock and seccomp):
+      --sandbox <mode>               read-only, workspace-write (default) or off
+      --sandbox-network <access>     allow or deny (default deny; allow when the sandbox is off)
+      --sandbox-fallback <policy>    refuse, prompt (default) or allow, when the kernel
+                                     cannot enforce the sandbox
+
+Extensions (Zero reads hooks and MCP servers from its own files, which work as well):
+      --hooks <file>                 A hooks file (Zero's hooks.json or Claude Code's format)
+      --mcp-config <file>            MCP servers in the {\"mcpServers\": {...}} format
+      --context-window <tokens>      Context window of the model (200000, 200k, 1m)
+      --auto-compact <percent|off>   Compact the context at this fill level (default 85)
+      --output-schema <file>         The final answer must be JSON matching this JSON Schema
 
 Provider selection (Zero keeps these in its config):
       --provider <id>                openai, openai-responses, anthropic or scripted
@@ -531,6 +653,88 @@ mod tests {
         assert_eq!(
             err(&["--init-session-id", "../x", "p"]).message,
             "invalid --init-session-id \"../x\""
+        );
+    }
+
+    #[test]
+    fn capability_flags_are_checked_as_they_are_read() {
+        let o = ok(&[
+            "--sandbox",
+            "Read-Only",
+            "--sandbox-network=allow",
+            "--add-dir",
+            "a",
+            "--add-dir=/b",
+            "--sandbox-fallback",
+            "refuse",
+            "--hooks",
+            "h.json",
+            "--mcp-config=m.json",
+            "--context-window",
+            "200k",
+            "--auto-compact=70%",
+            "--output-schema",
+            "s.json",
+            "--tag",
+            "specialist",
+            "p",
+        ]);
+        let caps = &o.capabilities;
+        assert_eq!(caps.sandbox.as_deref(), Some("read-only"));
+        assert_eq!(caps.sandbox_network.as_deref(), Some("allow"));
+        assert_eq!(caps.sandbox_fallback.as_deref(), Some("refuse"));
+        assert_eq!(
+            caps.add_dir,
+            [
+                std::path::PathBuf::from("a"),
+                std::path::PathBuf::from("/b")
+            ]
+        );
+        assert_eq!(caps.hooks.as_deref(), Some(std::path::Path::new("h.json")));
+        assert_eq!(
+            caps.mcp_config.as_deref(),
+            Some(std::path::Path::new("m.json"))
+        );
+        assert_eq!(caps.context_window.as_deref(), Some("200k"));
+        assert_eq!(caps.auto_compact.as_deref(), Some("70%"));
+        assert_eq!(o.output_schema.as_deref(), Some("s.json"));
+        assert_eq!(o.tag.as_deref(), Some("specialist"));
+        assert_eq!(
+            ok(&["--sandbox=danger-full-access", "p"])
+                .capabilities
+                .sandbox
+                .as_deref(),
+            Some("danger-full-access")
+        );
+
+        assert_eq!(
+            err(&["--sandbox", "full", "p"]).message,
+            "Invalid sandbox mode \"full\". Expected read-only, workspace-write, or off."
+        );
+        assert_eq!(
+            err(&["--sandbox-network=open", "p"]).message,
+            "Invalid sandbox network \"open\". Expected allow or deny."
+        );
+        assert_eq!(
+            err(&["--sandbox-fallback", "maybe", "p"]).message,
+            "Invalid sandbox fallback \"maybe\". Expected refuse, prompt, or allow."
+        );
+        assert_eq!(
+            err(&["--context-window", "lots", "p"]).message,
+            "invalid --context-window \"lots\". Expected a token count such as 200000, 200k or 1m."
+        );
+        assert_eq!(
+            err(&["--auto-compact=200", "p"]).message,
+            "invalid --auto-compact \"200\". Expected a percentage from 1 to 100, or off."
+        );
+        assert_eq!(err(&["--hooks"]).message, "--hooks requires a value");
+        assert_eq!(
+            err(&["--output-schema="]).message,
+            "--output-schema requires a value"
+        );
+        assert_eq!(
+            err(&["-o", "stream-json", "--sandbox", "x"]).format,
+            OutputFormat::StreamJson
         );
     }
 

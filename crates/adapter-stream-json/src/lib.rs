@@ -22,8 +22,52 @@
 //! - [`exec`]: [`run_exec`], one run from arguments to exit code, driven by agent-host's turn
 //!   driver.
 //!
-//! Host machinery (session files, provider flags, line writer, turn driver, text helpers)
-//! comes from `agent-host`; this crate keeps Zero's wire types, its mapping and its `exec`.
+//! Host machinery (session files, provider flags, line writer, turn driver, text helpers,
+//! the capability layer) comes from `agent-host`; this crate keeps Zero's wire types, its
+//! mapping and its `exec`.
+//!
+//! # Capabilities
+//!
+//! `exec` reads its capabilities where Zero reads them, plus agent-host's flags:
+//!
+//! - **MCP**: `$XDG_CONFIG_HOME/zero/config.json` (`mcp.servers`, also `mcpServers` and
+//!   `mcp_servers`), the project's `.zero/config.json` only in a workspace the user trusted
+//!   (`zero trust`), `disabled` servers left out, plus `--mcp-config FILE` (Claude Code's
+//!   format). Servers connect before `--list-tools` (which lists their tools) and shut down
+//!   at exit; none start in plan mode. An invalid configuration is `error{code:"mcp_error"}`
+//!   then `run_end{exitCode:3}` with no `run_start`; a server that cannot be reached is a
+//!   `warning` (`MCP server X unavailable, skipped: …`) and the run goes on.
+//! - **Hooks**: Zero's `hooks.json` (user, and project when trusted; audit log in
+//!   `$XDG_DATA_HOME/zero/hooks/audit.jsonl`) plus `--hooks FILE` (Zero's or Claude Code's
+//!   format); `session_start`/`session_end` run around the run. A vetoed call shows as Zero
+//!   shows it, its `tool_result` (`Error: "bash" was blocked by hook "id": reason`); a
+//!   blocked prompt or a hook that halts the run is a `warning`.
+//! - **Sandbox**: `--sandbox read-only|workspace-write|off` (default workspace-write),
+//!   `--sandbox-network allow|deny`, `--add-dir DIR` (Zero's flag: also writable for the file
+//!   tools), `--sandbox-fallback refuse|prompt|allow`. A sandbox that enforces less than
+//!   asked is a `warning` after `run_start`; what it refused is the `block` of the call's
+//!   `tool_result`; asking to run outside it is a `permission_request` carrying the block,
+//!   refused headless.
+//! - **Specialists**: the `Task` tools where Zero offers them (`--auto medium|high` or
+//!   unsafe, not in a `--tag specialist` run). A sub-agent shows only as its `Task` call; it
+//!   records a child session where Zero keeps one (kind `child`, tag `specialist`, under its
+//!   task id) and the parent gets `specialist_start`/`specialist_stop`. A specialist layer
+//!   Zero refuses to load is `error{code:"specialist_error"}`, exit 3, before the run.
+//! - **Context budget**: `--context-window N`, `--auto-compact PERCENT|off`; a compaction is
+//!   a `warning` (`Context compacted (auto): 170000 → 2100 tokens.`); context usage has no
+//!   line in Zero's schema. Tool output over budget is spilled into the session's directory.
+//! - **Structured output**: `--output-schema FILE` (Codex's flag) asks the model for JSON of
+//!   that schema and checks the final answer (one repair turn); an answer that still does
+//!   not match is `error{code:"output_schema_error"}`, exit 3.
+//! - **Telemetry**: spans go to an OTLP collector when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+//!
+//! # Signals
+//!
+//! SIGINT and SIGTERM follow one rule, Zero's: the run is aborted (running tools stop and
+//! their process groups are killed, MCP calls are cancelled), the session records the
+//! interruption, the last lines are `error{code:"interrupted"}` and
+//! `run_end{status:"interrupted", exitCode:130}`, MCP servers are shut down, and the process
+//! exits 130.
 //!
 //! ```no_run
 //! # async fn demo() {

@@ -58,6 +58,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Spans go to an OTLP collector only when OTEL_EXPORTER_OTLP_ENDPOINT is set; stdout
+    // stays protocol lines only.
+    let _otel = agent_host::capabilities::init_otel("adapter-stream-json");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

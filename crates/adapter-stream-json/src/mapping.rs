@@ -5,11 +5,12 @@
 //! Every [`AgentEvent`] variant is matched by name: the ones Zero shows are in [`SHOWN`], the
 //! ones it has no line for in [`NOT_SHOWN`], and a test fails when a variant is in neither.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
+use agent_core::sandbox::{Enforcement, SandboxMode};
 use agent_core::{
-    AgentEvent, Block, ErrorCode, PermissionAction, PermissionInfo, Risk, RunStatus, SideEffect,
-    StopReason, ToolStatus,
+    AgentEvent, Block, CompactionReason, ErrorCode, HookEvent, HookOutcome, PermissionAction,
+    PermissionInfo, Risk, RunStatus, SandboxReport, SideEffect, StopReason, ToolStatus,
 };
 use agent_host::text::text_of;
 use serde_json::Value;
@@ -39,7 +40,13 @@ pub mod exit {
 }
 
 /// The [`AgentEvent`] variants (by their serde tag) that show up on the wire, alone or in a
-/// later line (usage, tool calls, the length warning, errors, the terminal lines).
+/// later line (usage, tool calls, the length warning, errors, the terminal lines):
+///
+/// - `sandbox_report`: a `warning` when the sandbox enforces less than the flags ask;
+/// - `hook_decided`: a `warning` when a hook blocked the prompt or halted the run (a vetoed
+///   call's `tool_result` already says which hook refused it and why, in Zero's words);
+/// - `tool_blocked`: the `block` of the call's `tool_result`;
+/// - `compaction_finished`: a `warning` (`Context compacted (auto): 170000 → 2100 tokens.`).
 pub const SHOWN: &[&str] = &[
     "text_delta",
     "reasoning_delta",
@@ -51,9 +58,18 @@ pub const SHOWN: &[&str] = &[
     "tool_result",
     "error",
     "run_finished",
+    "sandbox_report",
+    "hook_decided",
+    "tool_blocked",
+    "compaction_finished",
 ];
 
 /// The [`AgentEvent`] variants deliberately not shown: Zero has no line for them.
+///
+/// A sub-agent shows only as its `Task` call's `tool_call` and `tool_result`, as in Zero; its
+/// events are recorded in its own child session ([`crate::record`]). `context_usage` has no
+/// place in Zero's schema, and `compaction_started` only names the reason its
+/// `compaction_finished` warning gives.
 pub const NOT_SHOWN: &[&str] = &[
     "run_started",
     "user_message",
@@ -69,12 +85,6 @@ pub const NOT_SHOWN: &[&str] = &[
     "tool_execution_started",
     "tool_progress",
     "plan_updated",
-    "compaction_finished",
-    // Not wired into this front end yet (the context events: issue 20's front-end task, a
-    // `warning` line for a compaction).
-    "sandbox_report",
-    "hook_decided",
-    "tool_blocked",
     "subagent_started",
     "subagent",
     "subagent_finished",
@@ -125,6 +135,12 @@ pub enum Outcome {
         /// The error.
         message: String,
     },
+    /// The final answer does not match `--output-schema` (after the repair turn):
+    /// `error{output_schema_error}`, `run_end{error}`.
+    InvalidOutput {
+        /// Why, naming the place in the answer.
+        message: String,
+    },
     /// A signal or an abort: `error{interrupted}`, `run_end{interrupted}`.
     Interrupted,
 }
@@ -144,7 +160,7 @@ impl Outcome {
         match self {
             Self::Success { .. } => exit::SUCCESS,
             Self::Incomplete { .. } => exit::INCOMPLETE,
-            Self::Failed { .. } => exit::PROVIDER,
+            Self::Failed { .. } | Self::InvalidOutput { .. } => exit::PROVIDER,
             Self::Interrupted => exit::INTERRUPTED,
         }
     }
@@ -187,6 +203,10 @@ impl Outcome {
                 events.push(error("provider_error", message));
                 "error"
             }
+            Self::InvalidOutput { message } => {
+                events.push(error("output_schema_error", message));
+                "error"
+            }
             Self::Interrupted => {
                 events.push(error("interrupted", "run cancelled by signal"));
                 "interrupted"
@@ -221,7 +241,8 @@ fn wire_risk(risk: &Risk) -> WireRisk {
     }
 }
 
-fn wire_block(block: &Block) -> WireBlock {
+/// The wire form of a block.
+pub fn wire_block(block: &Block) -> WireBlock {
     WireBlock {
         action: enum_name(&block.action),
         code: enum_name(&block.code),
@@ -304,6 +325,46 @@ pub struct Mapper {
     cut_by_length: bool,
     /// `RunFinished`'s status and final text.
     finished: Option<(RunStatus, Option<String>)>,
+    /// Blocks of calls whose results have not come yet, by call id.
+    blocks: HashMap<String, Block>,
+    /// Why the compaction under way started.
+    compaction: Option<CompactionReason>,
+}
+
+/// The `warning` for a sandbox that enforces less than asked, if it does.
+pub fn sandbox_warning(report: &SandboxReport) -> Option<String> {
+    match report.mode == SandboxMode::Off || report.enforced == Enforcement::Full {
+        true => None,
+        false => Some(format!(
+            "The sandbox enforces less than asked: {}.",
+            report.summary()
+        )),
+    }
+}
+
+/// The `warning` for a hook decision Zero's lines would not otherwise show.
+fn hook_warning(
+    hook: &str,
+    event: HookEvent,
+    outcome: HookOutcome,
+    reason: Option<&str>,
+) -> Option<String> {
+    let why = reason
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default();
+    match (event, outcome) {
+        (HookEvent::UserPrompt, HookOutcome::Block) => Some(format!(
+            "The prompt was blocked by hook {}{why}",
+            crate::input::go_quote(hook)
+        )),
+        (_, HookOutcome::Halt) => Some(format!(
+            "Hook {} stopped the run{why}",
+            crate::input::go_quote(hook)
+        )),
+        _ => None,
+    }
 }
 
 impl Mapper {
@@ -314,6 +375,8 @@ impl Mapper {
             fatal: None,
             cut_by_length: false,
             finished: None,
+            blocks: HashMap::new(),
+            compaction: None,
         }
     }
 
@@ -386,6 +449,7 @@ impl Mapper {
             } => {
                 let (output, cut) = cap_output(&text_of(&content));
                 out.push(EventBody::ToolResult(ToolResultEvent {
+                    block: self.blocks.remove(&id).map(|b| Box::new(wire_block(&b))),
                     changed_files,
                     display: None,
                     id,
@@ -412,6 +476,35 @@ impl Mapper {
             AgentEvent::RunFinished { status, final_text } => {
                 self.finished = Some((status, final_text));
             }
+            AgentEvent::SandboxReport(report) => {
+                if let Some(message) = sandbox_warning(&report) {
+                    out.push(EventBody::Warning(WarningEvent { message }));
+                }
+            }
+            AgentEvent::ToolBlocked { id, block, .. } => {
+                self.blocks.insert(id, block);
+            }
+            AgentEvent::HookDecided {
+                hook,
+                event,
+                outcome,
+                reason,
+                ..
+            } => {
+                if let Some(message) = hook_warning(&hook, event, outcome, reason.as_deref()) {
+                    out.push(EventBody::Warning(WarningEvent { message }));
+                }
+            }
+            AgentEvent::CompactionStarted { reason } => self.compaction = Some(reason),
+            AgentEvent::CompactionFinished { before, after, .. } => {
+                let reason = self.compaction.take().unwrap_or(CompactionReason::Auto);
+                out.push(EventBody::Warning(WarningEvent {
+                    message: format!(
+                        "Context compacted ({}): {before} \u{2192} {after} tokens.",
+                        reason.as_str()
+                    ),
+                }));
+            }
             // Zero has no line for these (`NOT_SHOWN`).
             AgentEvent::RunStarted { .. }
             | AgentEvent::UserMessage { .. }
@@ -427,7 +520,10 @@ impl Mapper {
             | AgentEvent::ToolExecutionStarted { .. }
             | AgentEvent::ToolProgress { .. }
             | AgentEvent::PlanUpdated { .. }
-            | AgentEvent::CompactionFinished { .. } => {}
+            | AgentEvent::ContextUsage { .. }
+            | AgentEvent::SubagentStarted { .. }
+            | AgentEvent::Subagent { .. }
+            | AgentEvent::SubagentFinished { .. } => {}
             // `AgentEvent` is `#[non_exhaustive]`, so the compiler demands an arm for variants
             // added to agent-core later; the test `every_variant_is_shown_or_not_shown` fails
             // until such a variant is mapped above or listed in `NOT_SHOWN`.
@@ -439,6 +535,11 @@ impl Mapper {
     /// Whether `RunFinished` was mapped.
     pub fn is_finished(&self) -> bool {
         self.finished.is_some()
+    }
+
+    /// `RunFinished`'s status, once mapped.
+    pub fn status(&self) -> Option<RunStatus> {
+        self.finished.as_ref().map(|(status, _)| *status)
     }
 
     /// How the run ended: from `RunFinished` (an abort when the stream ended without one), or
@@ -676,21 +777,65 @@ mod tests {
         assert_eq!(sampled, all, "one_of_each has one of every variant");
 
         // A run of nothing but its end; each sample is fed before that end.
-        let baseline = lines(vec![finished(RunStatus::Success, None)]).0;
+        let end = || finished(RunStatus::Success, None);
+        let plain = lines(vec![end()]).0;
         for sample in samples {
             let name = tag(&sample);
-            let events = match sample {
-                end @ AgentEvent::RunFinished { .. } => vec![end],
+            let (events, baseline) = match sample {
+                end @ AgentEvent::RunFinished { .. } => (vec![end], plain.clone()),
                 // Zero shows a turn's end only when the output limit cut it (a warning).
-                AgentEvent::TurnEnded { step, error, .. } => vec![
-                    AgentEvent::TurnEnded {
-                        step,
-                        stop: StopReason::Length,
-                        error,
-                    },
-                    finished(RunStatus::Success, None),
-                ],
-                other => vec![other, finished(RunStatus::Success, None)],
+                AgentEvent::TurnEnded { step, error, .. } => (
+                    vec![
+                        AgentEvent::TurnEnded {
+                            step,
+                            stop: StopReason::Length,
+                            error,
+                        },
+                        end(),
+                    ],
+                    plain.clone(),
+                ),
+                // A report shows only when the sandbox enforces less than asked.
+                AgentEvent::SandboxReport(mut report) => {
+                    report.enforced = agent_core::sandbox::Enforcement::Partial;
+                    (
+                        vec![AgentEvent::SandboxReport(report), end()],
+                        plain.clone(),
+                    )
+                }
+                // A decision shows when it blocked the prompt (or halted the run).
+                AgentEvent::HookDecided {
+                    hook,
+                    reason,
+                    call_id,
+                    ..
+                } => (
+                    vec![
+                        AgentEvent::HookDecided {
+                            hook,
+                            event: HookEvent::UserPrompt,
+                            outcome: HookOutcome::Block,
+                            reason,
+                            call_id,
+                        },
+                        end(),
+                    ],
+                    plain.clone(),
+                ),
+                // A block shows on its call's result.
+                AgentEvent::ToolBlocked { id, name, block } => (
+                    vec![
+                        AgentEvent::ToolBlocked {
+                            id: id.clone(),
+                            name,
+                            block,
+                        },
+                        result(&id, "x"),
+                        end(),
+                    ],
+                    lines(vec![result(&id, "x"), end()]).0,
+                ),
+                other => (vec![other, end()], plain.clone()),
             };
             let shown = lines(events).0 != baseline;
             assert_eq!(

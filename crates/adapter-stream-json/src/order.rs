@@ -41,9 +41,13 @@ impl ZeroOrder {
             | AgentEvent::Error { .. } => out.append(&mut self.usage),
             AgentEvent::PermissionRequested(info) => self.release_calls(&info.id, out),
             AgentEvent::PermissionDecided { info, .. } => self.release_calls(&info.id, out),
-            AgentEvent::ToolExecutionStarted { id, .. } | AgentEvent::ToolResult { id, .. } => {
-                self.release_calls(id, out)
-            }
+            AgentEvent::ToolExecutionStarted { id, .. }
+            | AgentEvent::ToolBlocked { id, .. }
+            | AgentEvent::ToolResult { id, .. } => self.release_calls(id, out),
+            // A hook's decision on a call comes after the call's `tool_call`.
+            AgentEvent::HookDecided {
+                call_id: Some(id), ..
+            } => self.release_calls(id, out),
             AgentEvent::RunFinished { .. } => self.finish(out),
             // Due at once, and releasing nothing.
             AgentEvent::RunStarted { .. }
@@ -60,7 +64,14 @@ impl ZeroOrder {
             | AgentEvent::TurnRecovery { .. }
             | AgentEvent::ToolProgress { .. }
             | AgentEvent::PlanUpdated { .. }
-            | AgentEvent::CompactionFinished { .. } => {}
+            | AgentEvent::SandboxReport(_)
+            | AgentEvent::HookDecided { .. }
+            | AgentEvent::ContextUsage { .. }
+            | AgentEvent::CompactionStarted { .. }
+            | AgentEvent::CompactionFinished { .. }
+            | AgentEvent::SubagentStarted { .. }
+            | AgentEvent::Subagent { .. }
+            | AgentEvent::SubagentFinished { .. } => {}
             // `AgentEvent` is `#[non_exhaustive]`: a variant added later passes through.
             _added_later => {}
         }

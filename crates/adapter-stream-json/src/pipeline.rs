@@ -5,10 +5,10 @@
 
 use std::io;
 
-use agent_core::AgentEvent;
+use agent_core::{AgentEvent, OutputSpec, RunStatus};
 use agent_host::output::Frames;
 
-use crate::mapping::{Mapper, MapperConfig};
+use crate::mapping::{Mapper, MapperConfig, Outcome};
 use crate::order::ZeroOrder;
 use crate::output::{DeltaKind, Renderer};
 use crate::record::SessionRecorder;
@@ -24,6 +24,8 @@ pub struct Pipeline {
     ordered: Vec<AgentEvent>,
     /// Output events of one agent event, not yet rendered (reused between calls).
     bodies: Vec<EventBody>,
+    /// `--output-schema`: the final answer must pass it.
+    output: Option<OutputSpec>,
 }
 
 impl Pipeline {
@@ -35,7 +37,20 @@ impl Pipeline {
             recorder,
             ordered: Vec::new(),
             bodies: Vec::new(),
+            output: None,
         }
+    }
+
+    /// Checks the final answer of a successful run against `spec` (`--output-schema`): an
+    /// answer that fails it ends the run `output_schema_error`, exit 3.
+    pub fn check_output(mut self, spec: Option<OutputSpec>) -> Self {
+        self.output = spec;
+        self
+    }
+
+    /// `RunFinished`'s status, once it went through.
+    pub fn status(&self) -> Option<RunStatus> {
+        self.mapper.status()
     }
 
     /// The session recorder, if any.
@@ -112,7 +127,14 @@ impl Pipeline {
     ) -> io::Result<i32> {
         self.order.finish(&mut self.ordered);
         self.drain(renderer, frames)?;
-        let outcome = self.mapper.outcome(interrupted);
+        let mut outcome = self.mapper.outcome(interrupted);
+        if let (Some(spec), Outcome::Success { text, .. }) = (&self.output, &outcome) {
+            if let Err(error) = spec.check(text) {
+                outcome = Outcome::InvalidOutput {
+                    message: format!("The final answer does not match the output schema: {error}"),
+                };
+            }
+        }
         if let Some(recorder) = &mut self.recorder {
             recorder.finish(&outcome);
         }

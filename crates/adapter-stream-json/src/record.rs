@@ -2,24 +2,37 @@
 //! mapping turns into output lines), that appends what Zero's exec records to the session
 //! and stores file checkpoints. Recording is best effort: the first failure is kept for one
 //! warning on stderr, and the run goes on.
+//!
+//! A sub-agent (a specialist run by a `Task` call) gets a child session of its own, where
+//! Zero keeps a specialist's: `<sessions>/<task id>/` with kind `child`, the parent and root
+//! session, tag `specialist`, its depth, the specialist's name and the `Task` call it was
+//! spawned from. Its events (unwrapped from the parent's stream, put in Zero's order) are
+//! recorded there as its own exec would record them; the parent's session gets Zero's
+//! `specialist_start` and `specialist_stop` around it, and the child's tokens as a
+//! `provider_usage` with `source: specialist`.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{AgentEvent, PermissionAction};
+use agent_core::{AgentEvent, PermissionAction, RunStatus, Usage};
 use serde::Serialize;
 
 use crate::checkpoint::{changed_paths, FileSnapshot, Snapshots};
 use agent_host::text::text_of;
 
-use crate::mapping::{permission_event, status_name, MapperConfig, Outcome};
+use crate::mapping::{permission_event, status_name, Mapper, MapperConfig, Outcome};
+use crate::order::ZeroOrder;
 use crate::session::records::{
-    CheckpointFile, CheckpointRecord, ErrorRecord, MessageRecord, PermissionRecord, ToolCallRecord,
-    ToolResultRecord, UsageRecord,
+    CheckpointFile, CheckpointRecord, ErrorRecord, MessageRecord, PermissionRecord,
+    SpecialistRecord, SpecialistUsageRecord, ToolCallRecord, ToolResultRecord, UsageRecord,
 };
-use crate::session::{SessionError, SessionStore};
-use crate::wire::CheckpointInfo;
+use crate::session::{CreateInput, SessionError, SessionStore};
+use crate::wire::{CheckpointInfo, WireBlock};
+
+/// Zero's tag of a specialist's child session.
+pub const SPECIALIST_TAG: &str = "specialist";
 
 /// What the recorder needs to know about the run.
 #[derive(Debug, Clone, Default)]
@@ -32,6 +45,22 @@ pub struct RecorderConfig {
     pub checkpoints: bool,
     /// Snapshots shared with the [`crate::checkpoint::CheckpointTool`]-wrapped tools.
     pub snapshots: Arc<Snapshots>,
+    /// The provider kind, written on child sessions.
+    pub provider: String,
+    /// The root of this session's lineage (empty: this session is the root).
+    pub root_session_id: String,
+    /// How deep this session is (0 for a top-level run).
+    pub depth: u64,
+}
+
+/// What [`AgentEvent::SubagentStarted`] says about a child.
+struct ChildStart<'a> {
+    task_id: &'a str,
+    name: &'a str,
+    call_id: &'a str,
+    description: Option<&'a str>,
+    model: &'a str,
+    background: bool,
 }
 
 /// Records exec events to a session (see the module docs).
@@ -41,6 +70,75 @@ pub struct SessionRecorder {
     id: String,
     config: RecorderConfig,
     failure: Option<String>,
+    /// Blocks of calls whose results have not come yet.
+    blocks: HashMap<String, WireBlock>,
+    /// Sub-agents running, by task id.
+    children: HashMap<String, Child>,
+}
+
+/// A sub-agent's child session: its events in Zero's order, its outcome, its recorder.
+#[derive(Debug)]
+struct Child {
+    order: ZeroOrder,
+    mapper: Mapper,
+    recorder: SessionRecorder,
+    /// The `specialist_start` payload's fields.
+    name: String,
+    call_id: String,
+    description: Option<String>,
+    background: bool,
+    /// The child's first user message was recorded.
+    prompted: bool,
+    /// The child's `RunFinished` was recorded.
+    finished: bool,
+}
+
+impl Child {
+    fn mode(&self) -> &'static str {
+        match self.background {
+            true => "background",
+            false => "foreground",
+        }
+    }
+
+    /// Records one of the child's own events.
+    fn observe(&mut self, event: AgentEvent) {
+        if let AgentEvent::UserMessage { message } = &event {
+            if !self.prompted {
+                self.prompted = true;
+                self.recorder.user_message(&message.text());
+            }
+        }
+        let mut ordered = Vec::new();
+        self.order.push(event, &mut ordered);
+        self.record(ordered);
+    }
+
+    fn record(&mut self, ordered: Vec<AgentEvent>) {
+        let mut ignored = Vec::new();
+        for event in ordered {
+            let end = matches!(event, AgentEvent::RunFinished { .. });
+            self.recorder.observe(&event);
+            self.mapper.map(event, &mut ignored);
+            ignored.clear();
+            if end && !self.finished {
+                self.finished = true;
+                let outcome = self.mapper.outcome(false);
+                self.recorder.finish(&outcome);
+            }
+        }
+    }
+
+    /// The child's run is over: records its end if its stream did not.
+    fn end(&mut self) {
+        let mut ordered = Vec::new();
+        self.order.finish(&mut ordered);
+        self.record(ordered);
+        if !self.finished {
+            self.finished = true;
+            self.recorder.finish(&Outcome::Interrupted);
+        }
+    }
 }
 
 impl SessionRecorder {
@@ -51,6 +149,8 @@ impl SessionRecorder {
             id: id.into(),
             config,
             failure: None,
+            blocks: HashMap::new(),
+            children: HashMap::new(),
         }
     }
 
@@ -59,9 +159,15 @@ impl SessionRecorder {
         &self.id
     }
 
-    /// The first recording failure, if any.
+    /// The first recording failure, if any (a child session's included).
     pub fn failure(&self) -> Option<&str> {
         self.failure.as_deref()
+    }
+
+    fn note_child(&mut self, child: &Child) {
+        if self.failure.is_none() {
+            self.failure = child.recorder.failure.clone();
+        }
     }
 
     fn note(&mut self, err: SessionError) {
@@ -152,6 +258,10 @@ impl SessionRecorder {
                 };
                 self.append(kind, &PermissionRecord::from(&event));
             }
+            AgentEvent::ToolBlocked { id, block, .. } => {
+                self.blocks
+                    .insert(id.clone(), crate::mapping::wire_block(block));
+            }
             AgentEvent::ToolResult {
                 id,
                 name,
@@ -162,9 +272,11 @@ impl SessionRecorder {
                 changed_files,
                 ..
             } => {
+                let block = self.blocks.remove(id);
                 self.append(
                     "tool_result",
                     &ToolResultRecord {
+                        block: block.as_ref(),
                         changed_files,
                         name,
                         output: &text_of(content),
@@ -193,9 +305,41 @@ impl SessionRecorder {
             | AgentEvent::ToolExecutionStarted { .. }
             | AgentEvent::ToolProgress { .. }
             | AgentEvent::PlanUpdated { .. }
+            | AgentEvent::SandboxReport(_)
+            | AgentEvent::HookDecided { .. }
+            | AgentEvent::ContextUsage { .. }
+            | AgentEvent::CompactionStarted { .. }
             | AgentEvent::CompactionFinished { .. }
             | AgentEvent::Error { .. }
             | AgentEvent::RunFinished { .. } => {}
+            AgentEvent::SubagentStarted {
+                task_id,
+                name,
+                call_id,
+                description,
+                model,
+                background,
+                ..
+            } => self.start_child(ChildStart {
+                task_id,
+                name,
+                call_id,
+                description: description.as_deref(),
+                model,
+                background: *background,
+            }),
+            AgentEvent::Subagent { task_id, event, .. } => {
+                if let Some(child) = self.children.get_mut(task_id) {
+                    child.observe((**event).clone());
+                }
+            }
+            AgentEvent::SubagentFinished {
+                task_id,
+                status,
+                error,
+                usage,
+                ..
+            } => self.finish_child(task_id, *status, error.as_deref(), usage),
             // `AgentEvent` is `#[non_exhaustive]`: variants added later are not recorded.
             _added_later => {}
         }
@@ -218,7 +362,7 @@ impl SessionRecorder {
                 let message = format!("incomplete: {message}");
                 self.append("error", &ErrorRecord { message: &message });
             }
-            Outcome::Failed { message } => {
+            Outcome::Failed { message } | Outcome::InvalidOutput { message } => {
                 self.append("error", &ErrorRecord { message });
             }
             Outcome::Interrupted => {
@@ -230,6 +374,124 @@ impl SessionRecorder {
                 );
             }
         }
+    }
+
+    /// A sub-agent started: its child session is created and `specialist_start` recorded.
+    fn start_child(&mut self, start: ChildStart<'_>) {
+        let root = match self.config.root_session_id.is_empty() {
+            true => self.id.clone(),
+            false => self.config.root_session_id.clone(),
+        };
+        let title = match start.description.map(str::trim).filter(|d| !d.is_empty()) {
+            Some(description) => format!("{}: {description}", start.name),
+            None => start.name.to_string(),
+        };
+        let depth = self.config.depth + 1;
+        let input = CreateInput {
+            session_id: Some(start.task_id.to_string()),
+            session_kind: "child".into(),
+            title,
+            cwd: self.config.cwd.display().to_string(),
+            model_id: start.model.to_string(),
+            provider: self.config.provider.clone(),
+            parent_session_id: self.id.clone(),
+            root_session_id: root.clone(),
+            tag: SPECIALIST_TAG.into(),
+            depth,
+            agent_name: start.name.to_string(),
+            task_id: start.task_id.to_string(),
+            spawned_from_event_id: start.call_id.to_string(),
+            ..CreateInput::default()
+        };
+        if let Err(err) = self.store.create(input) {
+            self.note(err);
+            return;
+        }
+        let mut config = self.config.clone();
+        config.root_session_id = root;
+        config.depth = depth;
+        let child = Child {
+            order: ZeroOrder::new(),
+            mapper: Mapper::new(config.mapping.clone()),
+            recorder: SessionRecorder::new(self.store.clone(), start.task_id, config),
+            name: start.name.to_string(),
+            call_id: start.call_id.to_string(),
+            description: start.description.map(str::to_string),
+            background: start.background,
+            prompted: false,
+            finished: false,
+        };
+        let record = SpecialistRecord {
+            background: child.background,
+            child_session_id: start.task_id,
+            description: child.description.clone(),
+            error: None,
+            exit_code: None,
+            mode: child.mode(),
+            source: SPECIALIST_TAG,
+            specialist: &child.name,
+            status: None,
+            task_id: start.task_id,
+            tool_call_id: &child.call_id,
+            usage_rolled_up: None,
+        };
+        self.append("specialist_start", &record);
+        self.children.insert(start.task_id.to_string(), child);
+    }
+
+    /// A sub-agent finished: its session gets its end, the parent's its tokens and
+    /// `specialist_stop`.
+    fn finish_child(
+        &mut self,
+        task_id: &str,
+        status: RunStatus,
+        error: Option<&str>,
+        usage: &Usage,
+    ) {
+        let Some(mut child) = self.children.remove(task_id) else {
+            return;
+        };
+        child.end();
+        self.note_child(&child);
+        let rolled_up = usage.input + usage.cache_read + usage.cache_write + usage.output > 0;
+        if rolled_up {
+            let prompt = usage.prompt_tokens();
+            self.append(
+                "provider_usage",
+                &SpecialistUsageRecord {
+                    background: child.background,
+                    child_session_id: task_id,
+                    completion_tokens: usage.output,
+                    mode: child.mode(),
+                    prompt_tokens: prompt,
+                    source: SPECIALIST_TAG,
+                    specialist: &child.name,
+                    task_id,
+                    tool_call_id: &child.call_id,
+                    total_tokens: prompt + usage.output,
+                },
+            );
+        }
+        let (name, exit_code) = match status {
+            RunStatus::Success => ("success", crate::mapping::exit::SUCCESS),
+            RunStatus::Error => ("error", crate::mapping::exit::PROVIDER),
+            RunStatus::Aborted => ("aborted", crate::mapping::exit::INTERRUPTED),
+        };
+        let record = SpecialistRecord {
+            background: child.background,
+            child_session_id: task_id,
+            description: child.description.clone(),
+            error: error.map(str::to_string),
+            exit_code: Some(exit_code),
+            mode: child.mode(),
+            source: SPECIALIST_TAG,
+            specialist: &child.name,
+            status: Some(name.to_string()),
+            task_id,
+            tool_call_id: &child.call_id,
+            usage_rolled_up: Some(rolled_up),
+        };
+        self.append("specialist_stop", &record);
     }
 
     /// Stores the before-state of the files a call changes; returns the checkpoint line.

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use adapter_stream_json::{run_exec, ExecHooks, ExecIo};
 use agent_core::{
-    async_trait, ContentBlock, Provider, Role, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
+    async_trait, ContentBlock, Provider, Role, SandboxSupport, SideEffect, Tool, ToolContext,
+    ToolError, ToolOutput,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use serde_json::{json, Value};
@@ -52,8 +53,6 @@ async fn exec(
     tools: Vec<Arc<dyn Tool>>,
     args: &[&str],
 ) -> Outcome {
-    let out = Buf::default();
-    let err = Buf::default();
     let data = data.to_path_buf();
     let hooks = ExecHooks {
         provider: Some(provider),
@@ -62,6 +61,12 @@ async fn exec(
         cwd: Some(work.to_path_buf()),
         ..ExecHooks::default()
     };
+    exec_with(hooks, args).await
+}
+
+async fn exec_with(hooks: ExecHooks, args: &[&str]) -> Outcome {
+    let out = Buf::default();
+    let err = Buf::default();
     let io = ExecIo {
         stdin: Box::new(std::io::empty()),
         stdout: Box::new(out.clone()),
@@ -224,4 +229,63 @@ async fn tool_result_output_is_cut_at_10240_bytes_on_a_char_boundary() {
     assert!(output.len() <= 10240, "{}", output.len());
     assert!(output.starts_with('é') && output.ends_with('é'));
     assert!(output.contains("The full output is saved in"), "{output}");
+}
+
+/// On a kernel that cannot enforce the sandbox (simulated), the run says so in a `warning`
+/// right after `run_start`, and `--sandbox-fallback refuse` refuses commands.
+#[tokio::test]
+async fn a_sandbox_weaker_than_asked_is_a_warning_and_the_fallback_applies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let provider = ScriptedProvider::new([
+        Turn::new().tool_call("b1", "bash", r#"{"command":"echo hi"}"#),
+        Turn::new().text("refused"),
+    ]);
+    let hooks = ExecHooks {
+        provider: Some(Arc::new(provider)),
+        env: Arc::new(move |k| (k == "XDG_DATA_HOME").then(|| data.display().to_string())),
+        cwd: Some(dir.path().to_path_buf()),
+        sandbox_support: Some(SandboxSupport::unavailable("Landlock is off (simulated)")),
+        ..ExecHooks::default()
+    };
+    let out = exec_with(
+        hooks,
+        &[
+            "-o",
+            "stream-json",
+            "--skip-permissions-unsafe",
+            "--sandbox-fallback",
+            "refuse",
+            "go",
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let events = out.events();
+    let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(
+        &types[..3],
+        ["run_start", "warning", "warning"],
+        "{types:?}"
+    );
+    assert!(events[1]["message"]
+        .as_str()
+        .expect("unsafe warning")
+        .starts_with("Unsafe permissions are active"));
+    let message = events[2]["message"].as_str().expect("message");
+    assert!(
+        message.starts_with("The sandbox enforces less than asked: sandbox workspace-write"),
+        "{message}"
+    );
+    assert!(message.contains("Landlock is off (simulated)"), "{message}");
+    assert!(message.contains("fallback refuse"), "{message}");
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .expect("tool_result");
+    assert_eq!(result["status"], "error", "{result}");
+    assert!(!result["output"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("hi\n"));
 }

@@ -624,8 +624,21 @@ fn assert_group_gone(pgid: i32) {
 
 #[test]
 fn sigterm_during_a_long_bash_call_leaves_no_process_behind() {
+    signal_during_a_long_bash_call(libc::SIGTERM);
+}
+
+/// SIGINT follows the same rule as SIGTERM.
+#[test]
+fn sigint_during_a_long_bash_call_is_the_same_rule() {
+    signal_during_a_long_bash_call(libc::SIGINT);
+}
+
+/// A signal mid-turn: `error{interrupted}` then `run_end{interrupted, 130}`, exit 130, and
+/// no process of the bash call's group left.
+fn signal_during_a_long_bash_call(signal: i32) {
     let sb = Sandbox::new();
-    let pid_file = sb.dir.path().join("bash.pid");
+    // Inside the workspace: the sandbox (workspace-write by default) refuses writes elsewhere.
+    let pid_file = sb.work().join("bash.pid");
     let command = format!(
         "sleep 300 & sleep 300 & echo $$ > {}; wait",
         pid_file.display()
@@ -657,14 +670,19 @@ fn sigterm_during_a_long_bash_call_leaves_no_process_behind() {
     let pgid = wait_for_pid(&pid_file);
     assert!(!group_members(pgid).is_empty(), "the bash group is running");
     // SAFETY: signalling the child we spawned.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     let mut seen = Vec::new();
     while let Ok(line) = lines.recv_timeout(RUN_TIMEOUT) {
         seen.push(serde_json::from_str::<Value>(&line).expect("json"));
     }
     let output = wait_output(child, RUN_TIMEOUT);
     assert_eq!(output.status.code(), Some(130));
-    assert_eq!(seen.last().expect("lines")["status"], "interrupted");
+    let tail: Vec<&Value> = seen.iter().rev().take(2).collect();
+    assert_eq!(tail[1]["type"], "error", "{seen:?}");
+    assert_eq!(tail[1]["code"], "interrupted");
+    assert_eq!(tail[0]["type"], "run_end");
+    assert_eq!(tail[0]["status"], "interrupted");
+    assert_eq!(tail[0]["exitCode"], 130);
     assert_group_gone(pgid);
 }
 

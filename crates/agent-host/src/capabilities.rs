@@ -43,6 +43,9 @@ use agent_specialists::{SpecialistRegistry, TaskTools};
 use crate::cli::CapabilityArgs;
 
 pub use agent_otel::OtelGuard;
+/// The names of the tools [`Capabilities::task_tools`] makes (`Task`, `TaskOutput`,
+/// `TaskStop`), for front ends whose tool filters (`--tools`) may name them.
+pub use agent_specialists::TASK_TOOL_NAMES;
 
 /// A capability flag or file that is not usable. Each variant names the flag or file.
 #[derive(Debug, thiserror::Error)]

@@ -180,6 +180,18 @@ impl Rpc {
             .expect("wait")
     }
 
+    /// The process id.
+    pub fn pid(&self) -> i32 {
+        self.child.id().expect("running") as i32
+    }
+
+    /// Sends `signal` to the process.
+    pub fn kill(&self, signal: i32) {
+        // SAFETY: kill(2) with a pid of our own child and a valid signal number.
+        let rc = unsafe { libc::kill(self.pid(), signal) };
+        assert_eq!(rc, 0, "kill failed");
+    }
+
     /// Everything the process wrote to stderr (after it exited).
     pub async fn stderr(&mut self) -> String {
         use tokio::io::AsyncReadExt;
@@ -211,4 +223,107 @@ pub fn events(frames: &[Value]) -> Vec<Value> {
 /// A scripted text turn.
 pub fn text_turn(text: &str) -> Value {
     json!({"steps": [{"text": text}, {"usage": {"input": 10, "output": 2}}]})
+}
+
+/// Args for the openai provider against `base` (a mock model's `/v1`).
+pub fn openai_args(base: &str) -> Vec<String> {
+    [
+        "--provider",
+        "openai",
+        "--base-url",
+        base,
+        "--api-key",
+        "sk-test-key",
+        "--model",
+        "gpt-test",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Spawns against the mock model `base` with `extra` args, in `dir` when given.
+pub fn on_mock(base: &str, extra: &[String], dir: Option<tempfile::TempDir>) -> Rpc {
+    let mut args = openai_args(base);
+    args.extend(extra.iter().cloned());
+    Rpc::spawn(Opts {
+        args,
+        dir,
+        env: vec![("AGENT_SDK_MAX_RETRIES", "0")],
+        ..Opts::default()
+    })
+}
+
+/// The text of the `tool` message answering `call_id` in an OpenAI Chat Completions
+/// request body.
+pub fn tool_message(body: &Value, call_id: &str) -> Option<String> {
+    body["messages"].as_array()?.iter().find_map(|m| {
+        (m["role"] == "tool" && m["tool_call_id"] == call_id).then(|| match &m["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+    })
+}
+
+/// The tool names offered in an OpenAI Chat Completions request body.
+pub fn offered_tools(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// True while `pid` is a live (non-zombie) process.
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, rest)| !rest.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+/// Waits (bounded) until `pid` is gone.
+pub async fn assert_gone(pid: i32, what: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while alive(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} (pid {pid}) outlived the server"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The frames of `frames` of `type`.
+pub fn of_type<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    frames.iter().filter(|f| f["type"] == kind).collect()
+}
+
+/// The `tool_result` frame of call `id`.
+pub fn result_of<'a>(frames: &'a [Value], id: &str) -> &'a Value {
+    frames
+        .iter()
+        .find(|f| f["type"] == "tool_result" && f["id"] == id)
+        .unwrap_or_else(|| panic!("no tool_result for {id} in {frames:#?}"))
+}
+
+/// The text of a `tool_result` frame's content.
+pub fn result_text(frame: &Value) -> String {
+    frame["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("")
+        })
+        .unwrap_or_default()
 }

@@ -1,10 +1,14 @@
 //! `exec`: one headless run, from the command line to the exit code.
 //!
-//! The order of checks follows Zero: flags, workspace, permission mode, tool filters,
-//! `--list-tools`, session preflight, the prompt (stream-json input or text), images, the
-//! provider, then the session. Every failure before the agent starts gives exactly `error`
-//! then `run_end` (under `-o stream-json`) with no `run_start`.
+//! The order of checks follows Zero: flags, workspace, specialists (`specialist_error`),
+//! permission mode, the output schema and hooks files, the MCP servers (`mcp_error`; they
+//! are connected here, so `--list-tools` lists their tools), tool filters, `--list-tools`,
+//! session preflight, the prompt (stream-json input or text), images, the provider, then
+//! the session. Every failure before the agent starts gives exactly `error` then `run_end`
+//! (under `-o stream-json`) with no `run_start`.
 //!
+//! - `capabilities`: MCP servers, hooks, specialists, the sandbox and the output schema, read
+//!   from where Zero reads them and from the flags.
 //! - `setup`: the steps before the run, each failing with Zero's message.
 //! - `run`: the run itself, streamed through the [`crate::pipeline::Pipeline`].
 
@@ -12,7 +16,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{CancellationToken, Provider, Tool};
+use agent_core::{CancellationToken, Provider, SandboxSupport, Tool};
 
 use agent_host::output::Frames;
 
@@ -24,6 +28,7 @@ use crate::output::Renderer;
 use crate::wire::json::{JsonLine, JsonToolInfo, JsonTools};
 use crate::wire::{ErrorEvent, EventBody, FinalEvent, RunEnd, RunStart};
 
+mod capabilities;
 mod run;
 mod setup;
 
@@ -52,7 +57,8 @@ impl ExecIo {
 }
 
 /// What a host can inject into a run: a provider in place of the command line's, extra
-/// tools, an interrupt, the environment and the working directory.
+/// tools, an interrupt, the environment, the working directory and what the kernel lets the
+/// sandbox enforce.
 #[derive(Clone)]
 pub struct ExecHooks {
     /// Use this provider instead of building one from `--provider`.
@@ -65,6 +71,9 @@ pub struct ExecHooks {
     pub env: EnvLookup,
     /// Directory a relative `--cwd` resolves against (default: the process's).
     pub cwd: Option<PathBuf>,
+    /// What the kernel lets the sandbox enforce, in place of the tools' own probe (a host
+    /// that probed once; a test that simulates a kernel without Landlock).
+    pub sandbox_support: Option<SandboxSupport>,
 }
 
 impl Default for ExecHooks {
@@ -75,6 +84,7 @@ impl Default for ExecHooks {
             interrupt: CancellationToken::new(),
             env: Arc::new(|k| std::env::var(k).ok()),
             cwd: None,
+            sandbox_support: None,
         }
     }
 }
@@ -86,6 +96,8 @@ enum Failure {
     Usage(String),
     /// The provider could not be built: `provider_error`, exit 3.
     Provider(String),
+    /// A capability could not be set up (`mcp_error`, `specialist_error`), exit 3.
+    Capability(&'static str, String),
 }
 
 /// Where a run's output goes: the renderer, the burst being rendered, and the line writer
@@ -140,6 +152,7 @@ fn report(out: &mut Output, failure: Failure) -> i32 {
             ("usage_error", message, exit::USAGE)
         }
         Failure::Provider(message) => ("provider_error", message, exit::PROVIDER),
+        Failure::Capability(code, message) => (code, message, exit::PROVIDER),
     };
     let lines = [
         EventBody::Error(ErrorEvent {
@@ -166,7 +179,8 @@ fn finished(written: std::io::Result<()>, code: i32) -> i32 {
 /// `--list-tools`: the tools the model can see, in the output format; the provider is never
 /// built.
 fn list_tools(out: &mut Output, plan: &setup::Plan) -> i32 {
-    let text = setup::format_tool_list(&plan.tools);
+    let tools = plan.visible_tools();
+    let text = setup::format_tool_list(&tools);
     let written = match out.renderer.format() {
         OutputFormat::StreamJson => [
             EventBody::RunStart(RunStart {
@@ -182,8 +196,7 @@ fn list_tools(out: &mut Output, plan: &setup::Plan) -> i32 {
         .iter()
         .try_for_each(|e| out.write(e)),
         OutputFormat::Json => {
-            let tools = plan
-                .tools
+            let tools = tools
                 .iter()
                 .map(|t| JsonToolInfo {
                     description: t.description().to_string(),
@@ -215,19 +228,26 @@ async fn exec(
         }
         Err(err) => return report(out, Failure::Usage(err.message)),
     };
-    let plan = match setup::plan(&options, hooks) {
+    let plan = match setup::plan(&options, hooks).await {
         Ok(plan) => plan,
         Err(failure) => return report(out, failure),
     };
     out.renderer.set_permission_mode(plan.mode.name);
     if options.list_tools {
-        return list_tools(out, &plan);
+        let code = list_tools(out, &plan);
+        plan.shutdown().await;
+        return code;
     }
-    let ready = match setup::ready(&options, hooks, plan, stdin) {
-        Ok(ready) => ready,
-        Err(failure) => return report(out, failure),
+    let mcp = plan.mcp.clone();
+    let code = match setup::ready(&options, hooks, plan, stdin) {
+        Ok(ready) => run::run(ready, out, &hooks.interrupt).await,
+        Err(failure) => report(out, failure),
     };
-    run::run(ready, out, &hooks.interrupt).await
+    // No MCP server outlives the run.
+    if let Some(mcp) = mcp {
+        mcp.inner.shutdown().await;
+    }
+    code
 }
 
 /// Runs `exec` with the arguments after the word `exec`; returns the exit code.

@@ -5,12 +5,19 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::{Agent, PermissionMode, Provider, ReasoningLevel, SideEffect, Tool, UserInput};
+use agent_core::{
+    async_trait, Agent, OutputSpec, PermissionMode, Provider, ReasoningLevel, SessionError,
+    SessionRecord, SideEffect, Tool, UserInput,
+};
+use agent_host::capabilities::Capabilities;
 use agent_host::cli::{build_provider, ProviderEnv};
+use agent_mcp::ServerState;
 use agent_providers::ProviderConfig;
+use agent_specialists::TaskTools;
 use agent_tools::ToolSet;
 use bytes::Bytes;
 
+use super::capabilities::{self, FilteredTools, TrustSkip};
 use super::{EnvLookup, ExecHooks, Failure};
 use crate::checkpoint::{CheckpointTool, Snapshots};
 use crate::cli::{invalid_autonomy, ExecOptions, InputFormat};
@@ -87,23 +94,38 @@ fn valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// The tools the model can see: the defaults plus the host's, filtered by the flags; in plan
-/// mode only tools without side effects beyond reading.
+/// The tools the model can see: the defaults (with the `--add-dir` roots) plus the host's
+/// and the `Task` tools, filtered by the flags (whose names may also be `mcp_names`, the
+/// MCP tools filtered elsewhere); in plan mode only tools without side effects beyond
+/// reading.
 fn build_tools(
     workspace: &Path,
     o: &ExecOptions,
     mode: &ZeroMode,
-    extra: &[Arc<dyn Tool>],
+    extra: Vec<Arc<dyn Tool>>,
+    mcp_names: &[String],
 ) -> Result<Vec<Arc<dyn Tool>>, String> {
-    let mut set = ToolSet::defaults(workspace);
-    for tool in extra {
-        set.push(tool.clone());
+    let mut builder = ToolSet::builder(workspace);
+    for root in &o.capabilities.add_dir {
+        builder = builder.allow_root(workspace.join(root));
     }
+    let mut set = builder.build();
+    let mut own = Vec::new();
+    for tool in extra {
+        // The `Task` tools run sub-agents through the calling run: not wrapped.
+        match agent_specialists::TASK_TOOL_NAMES.contains(&tool.name()) {
+            true => own.push(tool),
+            false => set.push(tool),
+        }
+    }
+    let mut tools = set.into_tools();
+    tools.retain(|t| !own.iter().any(|o| o.name() == t.name()));
+    tools.extend(own);
     for name in o.enabled_tools.iter().chain(&o.disabled_tools) {
         if !valid_tool_name(name) {
             return Err(format!("Invalid tool name {}.", go_quote(name)));
         }
-        if !set.names().contains(&name.as_str()) {
+        if !tools.iter().any(|t| t.name() == name) && !mcp_names.contains(name) {
             return Err(format!("Unknown tool: {name}"));
         }
     }
@@ -114,11 +136,11 @@ fn build_tools(
     {
         return Err(format!("Tool cannot be both enabled and disabled: {name}"));
     }
-    let enabled = (!o.enabled_tools.is_empty()).then_some(o.enabled_tools.as_slice());
-    let set = set
-        .filter(enabled, &o.disabled_tools)
-        .map_err(|err| err.to_string())?;
-    let mut tools = set.into_tools();
+    let enabled = |name: &str| {
+        (o.enabled_tools.is_empty() || o.enabled_tools.iter().any(|n| n == name))
+            && !o.disabled_tools.iter().any(|n| n == name)
+    };
+    tools.retain(|t| enabled(t.name()));
     if mode.core == PermissionMode::Plan {
         tools.retain(|t| matches!(t.side_effect(), SideEffect::Read | SideEffect::None));
     }
@@ -323,26 +345,131 @@ const SYSTEM_PROMPT: &str = "You are Zero, a coding agent running headless. Work
 workspace with the tools you are given, then answer the user concisely. Nobody can answer \
 questions during this run: when something is ambiguous, proceed with your best assumption.";
 
-/// The workspace, the permission mode and the tools: all `--list-tools` needs.
+/// Everything decided before the prompt is read: the workspace, the permission mode, the
+/// tools (MCP servers connected), the capabilities (sandbox, hooks, context budget) and the
+/// output schema. All `--list-tools` needs.
 pub(super) struct Plan {
     /// Absolute workspace root.
     pub(super) workspace: PathBuf,
     /// The permission mode.
     pub(super) mode: ZeroMode,
-    /// The tools the model can see, sorted by name.
+    /// The agent's own tools the model can see, sorted by name (MCP tools are in `mcp`).
     pub(super) tools: Vec<Arc<dyn Tool>>,
+    /// The connected MCP servers with the tool filters applied; `None` without servers
+    /// (or in plan mode, where Zero starts none).
+    pub(super) mcp: Option<Arc<FilteredTools>>,
+    /// agent-host's capabilities: the sandbox, the hooks, the context settings.
+    pub(super) caps: Capabilities,
+    /// What the workspace-trust gate skipped (hooks and MCP).
+    pub(super) trust: TrustSkip,
+    /// Lines for stderr about what was skipped while loading.
+    pub(super) notices: Vec<String>,
+    /// `--output-schema`.
+    pub(super) output: Option<OutputSpec>,
 }
 
-/// Resolves the workspace, the permission mode and the tools, in Zero's order.
-pub(super) fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Failure> {
+impl Plan {
+    /// Every tool the model can see, MCP tools included, sorted by name.
+    pub(super) fn visible_tools(&self) -> Vec<Arc<dyn Tool>> {
+        let mut tools = self.tools.clone();
+        if let Some(mcp) = &self.mcp {
+            tools.extend(agent_core::ToolSource::tools(&**mcp));
+        }
+        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        tools
+    }
+
+    /// The MCP servers that could not be used, as Zero words it.
+    pub(super) fn mcp_warnings(&self) -> Vec<String> {
+        let Some(mcp) = &self.mcp else {
+            return Vec::new();
+        };
+        mcp.inner
+            .status()
+            .into_iter()
+            .filter_map(|s| match s.state {
+                ServerState::Failed { reason } => Some(format!(
+                    "MCP server {} unavailable, skipped: {reason}",
+                    s.name
+                )),
+                ServerState::Connected => None,
+            })
+            .collect()
+    }
+
+    /// Ends the MCP servers (their processes exit, or their group is killed).
+    pub(super) async fn shutdown(&self) {
+        if let Some(mcp) = &self.mcp {
+            mcp.inner.shutdown().await;
+        }
+    }
+}
+
+/// Resolves the workspace, the specialists, the permission mode, the output schema, the
+/// capability flags and files (hooks, sandbox, context) and the MCP servers (connecting
+/// them), then the tools, in Zero's order.
+pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Failure> {
     let workspace =
         resolve_workspace(o.cwd.as_deref(), hooks.cwd.as_deref()).map_err(Failure::Usage)?;
+    let specialists = capabilities::specialists(o, &workspace, &hooks.env)?;
     let mode = resolve_permission_mode(o).map_err(Failure::Usage)?;
-    let tools = build_tools(&workspace, o, &mode, &hooks.tools).map_err(Failure::Usage)?;
+    let output = match &o.output_schema {
+        Some(file) => Some(capabilities::output_spec(&workspace, file).map_err(Failure::Usage)?),
+        None => None,
+    };
+    let transcripts = uses_session(o, &session_request(o)).then(|| default_root(&*hooks.env));
+    let loaded = capabilities::load(o, &workspace, &hooks.env, specialists, transcripts)?;
+    let mut trust = loaded.trust;
+    let mcp = match mode.core {
+        // Zero starts no MCP server in plan mode.
+        PermissionMode::Plan => None,
+        _ => {
+            let (manager, skipped) =
+                capabilities::connect_mcp(&loaded.caps, &workspace, &hooks.env).await?;
+            trust = trust.or(skipped);
+            manager.map(|inner| {
+                Arc::new(FilteredTools {
+                    inner,
+                    enabled: (!o.enabled_tools.is_empty()).then(|| o.enabled_tools.clone()),
+                    disabled: o.disabled_tools.clone(),
+                })
+            })
+        }
+    };
+    let mcp_names: Vec<String> = mcp
+        .as_ref()
+        .map(|m| {
+            m.inner
+                .tools()
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut extra = hooks.tools.clone();
+    extra.extend(
+        TaskTools::new(loaded.caps.specialists.clone())
+            .base_system_prompt(SYSTEM_PROMPT)
+            .build(),
+    );
+    let tools = match build_tools(&workspace, o, &mode, extra, &mcp_names) {
+        Ok(tools) => tools,
+        Err(message) => {
+            if let Some(mcp) = &mcp {
+                mcp.inner.shutdown().await;
+            }
+            return Err(Failure::Usage(message));
+        }
+    };
     Ok(Plan {
         workspace,
         mode,
         tools,
+        mcp,
+        caps: loaded.caps,
+        trust,
+        notices: loaded.notices,
+        output,
     })
 }
 
@@ -362,6 +489,18 @@ pub(super) struct Ready {
     pub(super) mapping: MapperConfig,
     /// The session recorder, when the run has a session.
     pub(super) recorder: Option<SessionRecorder>,
+    /// `--output-schema`: the run is structured, its answer checked.
+    pub(super) output: Option<OutputSpec>,
+    /// `warning` lines after `run_start` (MCP servers skipped).
+    pub(super) warnings: Vec<String>,
+    /// Zero's stderr notice about project files ignored in an untrusted workspace.
+    pub(super) trust_notice: Option<&'static str>,
+    /// Lines for stderr about what was skipped while loading.
+    pub(super) notices: Vec<String>,
+    /// The run has hooks: `session_start` and `session_end` are called around it.
+    pub(super) has_hooks: bool,
+    /// The session was resumed (`session_start`'s source).
+    pub(super) resumed: bool,
 }
 
 /// What the command line asks of sessions.
@@ -396,13 +535,47 @@ fn read_input(
     Ok((prompt, images))
 }
 
+/// The session the agent records to: exec writes Zero's session files itself, from the event
+/// stream ([`crate::record`]), so the agent's store only names the session (for hooks'
+/// `sessionId`, and as the parent of sub-agents) and keeps nothing.
+#[derive(Debug, Default)]
+struct SessionName;
+
+#[async_trait]
+impl agent_core::SessionStore for SessionName {
+    async fn append(&self, _id: &str, _record: &SessionRecord) -> Result<(), SessionError> {
+        Ok(())
+    }
+
+    async fn load(&self, _id: &str) -> Result<Vec<SessionRecord>, SessionError> {
+        Ok(Vec::new())
+    }
+
+    async fn list(&self) -> Result<Vec<String>, SessionError> {
+        Ok(Vec::new())
+    }
+}
+
+/// The model a builder picks: `--model`, else the provider's first.
+fn effective_model(o: &ExecOptions, provider: &dyn Provider) -> String {
+    o.provider
+        .model
+        .clone()
+        .or_else(|| provider.models().first().map(|m| m.id.clone()))
+        .unwrap_or_else(|| "default".to_string())
+}
+
 /// The agent: the provider, the tools (file writers wrapped so their files are snapshotted
-/// first when `snapshots` is given), the mode and the model flags.
+/// first when `snapshots` is given), the MCP servers, the hooks, the sandbox, the context
+/// settings, the mode and the model flags; named after `session` (with its directory for
+/// spilled tool output) when there is one.
 fn build_agent(
     o: &ExecOptions,
+    hooks: &ExecHooks,
     provider: Arc<dyn Provider>,
     plan: Plan,
     snapshots: Option<&Arc<Snapshots>>,
+    session: Option<(&str, PathBuf)>,
 ) -> Agent {
     let tools: Vec<Arc<dyn Tool>> = plan
         .tools
@@ -414,11 +587,24 @@ fn build_agent(
             _ => tool,
         })
         .collect();
-    let mut builder = Agent::builder_arc(provider)
+    let builder = Agent::builder_arc(provider)
         .system_prompt(SYSTEM_PROMPT)
         .tools(tools)
         .permission_mode(plan.mode.core)
         .cwd(plan.workspace);
+    // The hooks, the sandbox and the context settings; the Task tools are among `tools`.
+    let mut builder = plan.caps.apply_without_tasks(builder);
+    if let Some(mcp) = plan.mcp {
+        builder = builder.tool_source_arc(mcp);
+    }
+    if let Some(support) = &hooks.sandbox_support {
+        builder = builder.sandbox_support(support.clone());
+    }
+    if let Some((id, dir)) = session {
+        builder = builder
+            .session(Arc::new(SessionName), id)
+            .spill_dir(dir.join("tool-output"));
+    }
     if let Some(model) = &o.provider.model {
         builder = builder.model(model.clone());
     }
@@ -459,8 +645,7 @@ pub(super) fn ready(
     let snapshots = Arc::new(Snapshots::default());
     let workspace = plan.workspace.clone();
     let mode = plan.mode.clone();
-    let agent = build_agent(o, provider.clone(), plan, checkpoints.then_some(&snapshots));
-    let model = agent.state().model;
+    let model = effective_model(o, &*provider);
     let kind = provider_kind(provider.id());
     let cwd = workspace.display().to_string();
 
@@ -476,6 +661,29 @@ pub(super) fn ready(
         }
         false => None,
     };
+    let session_id = prepared
+        .as_ref()
+        .map(|p| p.meta.session_id.clone())
+        .unwrap_or_default();
+    let warnings = plan.mcp_warnings();
+    let trust_notice = plan.trust.notice();
+    let has_hooks = !plan.caps.hooks.is_empty();
+    let notices = plan.notices.clone();
+    let output = plan.output.clone();
+    let session = prepared.as_ref().map(|p| {
+        (
+            p.meta.session_id.as_str(),
+            store.session_dir(&p.meta.session_id),
+        )
+    });
+    let agent = build_agent(
+        o,
+        hooks,
+        provider.clone(),
+        plan,
+        checkpoints.then_some(&snapshots),
+        session,
+    );
     let mut input = UserInput::text(match &prepared {
         Some(p) => format_exec_prompt(&prompt, p),
         None => prompt.clone(),
@@ -483,10 +691,6 @@ pub(super) fn ready(
     for (media, data) in images {
         input = input.with_image(media, data);
     }
-    let session_id = prepared
-        .as_ref()
-        .map(|p| p.meta.session_id.clone())
-        .unwrap_or_default();
     let mapping = MapperConfig {
         session_id: session_id.clone(),
         permission_mode: mode.name.to_string(),
@@ -495,12 +699,18 @@ pub(super) fn ready(
             a => a.to_string(),
         },
     };
+    let resumed = prepared
+        .as_ref()
+        .is_some_and(|p| p.mode == crate::session::ExecMode::Resume);
     let recorder = prepared.map(|p| {
         let config = RecorderConfig {
             mapping: mapping.clone(),
             cwd: workspace,
             checkpoints,
             snapshots,
+            provider: kind.clone(),
+            root_session_id: p.meta.root_session_id.clone(),
+            depth: p.meta.depth,
         };
         SessionRecorder::new(store, p.meta.session_id, config)
     });
@@ -518,6 +728,12 @@ pub(super) fn ready(
         unsafe_reason: mode.unsafe_reason,
         mapping,
         recorder,
+        output,
+        warnings,
+        trust_notice,
+        notices,
+        has_hooks,
+        resumed,
     })
 }
 

@@ -451,6 +451,15 @@ mod tests {
             EventBody::PermissionDecision(permission(text)),
             EventBody::Permission(permission(text)),
             EventBody::ToolResult(ToolResultEvent {
+                block: Some(Box::new(WireBlock {
+                    action: text.into(),
+                    code: text.into(),
+                    path: text.into(),
+                    reason: text.into(),
+                    recoverable: true,
+                    risk: risk(text),
+                    tool_name: text.into(),
+                })),
                 changed_files: vec![text.into()],
                 display: Some(Display {
                     kind: text.into(),

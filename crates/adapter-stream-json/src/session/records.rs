@@ -42,12 +42,24 @@ pub struct Metadata {
     /// Root of the lineage.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub root_session_id: String,
+    /// The specialist a child session runs.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub agent_name: String,
+    /// The task id of a child session.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub task_id: String,
     /// Id of the parent's last event when forked.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub forked_from_event_id: String,
     /// Sequence of the parent's last event when forked.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub forked_from_sequence: u64,
+    /// The parent's tool call a child session was spawned from.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub spawned_from_event_id: String,
+    /// The sequence of the parent's event it was spawned from, when known.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub spawned_from_sequence: u64,
     /// RFC 3339 UTC.
     #[serde(default)]
     pub created_at: String,
@@ -263,6 +275,9 @@ impl<'a> From<&'a PermissionEvent> for PermissionRecord<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultRecord<'a> {
+    /// What the sandbox refused the call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<&'a WireBlock>,
     /// Files the call changed.
     #[serde(
         skip_serializing_if = "<[String]>::is_empty",
@@ -306,6 +321,91 @@ pub struct UsageRecord {
     /// Reasoning tokens, when the provider reports them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
+    /// Input plus output.
+    pub total_tokens: u64,
+}
+
+/// `specialist_start` / `specialist_stop` in the parent's session: Zero's account of a
+/// specialist (sub-agent) started by a `Task` call, whose own events are in the child
+/// session `childSessionId`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpecialistRecord<'a> {
+    /// The child runs in the background.
+    pub background: bool,
+    /// The child's session id (its task id).
+    #[serde(serialize_with = "redacted")]
+    pub child_session_id: &'a str,
+    /// The caller's label for the task.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_some"
+    )]
+    pub description: Option<String>,
+    /// What ended a failed child (stop only).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_some"
+    )]
+    pub error: Option<String>,
+    /// The child's exit code, as Zero's child process would have it (stop only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// `foreground` or `background`.
+    #[serde(serialize_with = "redacted")]
+    pub mode: &'a str,
+    /// Always `specialist`.
+    #[serde(serialize_with = "redacted")]
+    pub source: &'a str,
+    /// The specialist's name.
+    #[serde(serialize_with = "redacted")]
+    pub specialist: &'a str,
+    /// `success`, `error` or `aborted` (stop only).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redacted_some"
+    )]
+    pub status: Option<String>,
+    /// The child's task id.
+    #[serde(serialize_with = "redacted")]
+    pub task_id: &'a str,
+    /// The parent's `Task` call.
+    #[serde(serialize_with = "redacted")]
+    pub tool_call_id: &'a str,
+    /// Whether the child's usage was added to the parent's session (stop only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_rolled_up: Option<bool>,
+}
+
+/// `provider_usage` with `source: specialist`: a child's tokens, rolled up into the parent's
+/// session once the child has finished.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpecialistUsageRecord<'a> {
+    /// The child runs in the background.
+    pub background: bool,
+    /// The child's session id.
+    #[serde(serialize_with = "redacted")]
+    pub child_session_id: &'a str,
+    /// The child's output tokens.
+    pub completion_tokens: u64,
+    /// `foreground` or `background`.
+    #[serde(serialize_with = "redacted")]
+    pub mode: &'a str,
+    /// The child's input tokens, cache reads and writes included.
+    pub prompt_tokens: u64,
+    /// Always `specialist`.
+    #[serde(serialize_with = "redacted")]
+    pub source: &'a str,
+    /// The specialist's name.
+    #[serde(serialize_with = "redacted")]
+    pub specialist: &'a str,
+    /// The child's task id.
+    #[serde(serialize_with = "redacted")]
+    pub task_id: &'a str,
+    /// The parent's `Task` call.
+    #[serde(serialize_with = "redacted")]
+    pub tool_call_id: &'a str,
     /// Input plus output.
     pub total_tokens: u64,
 }

@@ -67,6 +67,18 @@ pub struct CreateInput {
     pub forked_from_event_id: String,
     /// Parent's last event sequence (forks).
     pub forked_from_sequence: u64,
+    /// Tag (`specialist` for a specialist's child session).
+    pub tag: String,
+    /// Depth of a child session (1 for a child of a top-level run).
+    pub depth: u64,
+    /// The specialist a child session runs.
+    pub agent_name: String,
+    /// The task id of a child session (its own id).
+    pub task_id: String,
+    /// The parent's event (or tool call) a child session was spawned from.
+    pub spawned_from_event_id: String,
+    /// The sequence of that parent event, when known.
+    pub spawned_from_sequence: u64,
 }
 
 fn now_rfc3339() -> String {
@@ -195,10 +207,16 @@ impl SessionStore {
             cwd: input.cwd,
             model_id: input.model_id,
             provider: input.provider,
+            tag: input.tag,
+            depth: input.depth,
             parent_session_id: input.parent_session_id,
             root_session_id: input.root_session_id,
+            agent_name: input.agent_name,
+            task_id: input.task_id,
             forked_from_event_id: input.forked_from_event_id,
             forked_from_sequence: input.forked_from_sequence,
+            spawned_from_event_id: input.spawned_from_event_id,
+            spawned_from_sequence: input.spawned_from_sequence,
             created_at: now.clone(),
             updated_at: now,
             ..Metadata::default()
@@ -323,6 +341,7 @@ impl SessionStore {
             root_session_id: pick(parent.root_session_id.clone(), &parent.session_id),
             forked_from_event_id: last.map(|e| e.id.clone()).unwrap_or_default(),
             forked_from_sequence: last.map(|e| e.sequence).unwrap_or(0),
+            ..CreateInput::default()
         })?;
         let mut copied = 0u64;
         for event in events.iter().filter(|e| e.kind != "provider_usage") {

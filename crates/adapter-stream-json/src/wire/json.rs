@@ -142,6 +142,7 @@ impl<'a> JsonLine<'a> {
                 tool_call_id: &p.id,
             })),
             EventBody::ToolResult(r) => Self::ToolResult(JsonToolResult {
+                block: r.block.as_deref(),
                 changed_files: &r.changed_files,
                 meta: &r.meta,
                 name: &r.name,
@@ -281,6 +282,9 @@ pub struct JsonPermission<'a> {
 /// `tool_result`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JsonToolResult<'a> {
+    /// What the sandbox refused the call, when it refused something.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<&'a WireBlock>,
     /// Files the call changed (omitted when none).
     #[serde(
         skip_serializing_if = "<[String]>::is_empty",

@@ -452,6 +452,10 @@ pub struct Display {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultEvent {
+    /// What the sandbox refused the call (v2's `block`; Zero's v1 called it `violation`).
+    /// Boxed: rare, and large enough to grow every event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<Box<WireBlock>>,
     /// Files the call changed.
     #[serde(
         default,

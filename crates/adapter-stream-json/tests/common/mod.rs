@@ -39,6 +39,25 @@ impl Sandbox {
         self.dir.path().join("data").join("zero").join("sessions")
     }
 
+    /// `$XDG_CONFIG_HOME` of the binary: Zero's `zero/config.json`, `zero/hooks.json`,
+    /// `zero/trust.json` and `zero/specialists/` live under it.
+    pub fn config(&self) -> PathBuf {
+        self.dir.path().join("config")
+    }
+
+    /// Writes `value` as JSON to `$XDG_CONFIG_HOME/zero/<name>`.
+    pub fn zero_config(&self, name: &str, value: &Value) {
+        let dir = self.config().join("zero");
+        std::fs::create_dir_all(&dir).expect("config dir");
+        std::fs::write(dir.join(name), serde_json::to_vec(value).expect("json")).expect("write");
+    }
+
+    /// Trusts the workspace the way `zero trust` does.
+    pub fn trust_workspace(&self) {
+        let root = std::fs::canonicalize(self.work()).expect("canonical workspace");
+        self.zero_config("trust.json", &serde_json::json!({ "trusted": [root] }));
+    }
+
     /// Writes a scripted-provider script and returns its path.
     pub fn script(&self, name: &str, script: &Value) -> PathBuf {
         let path = self.dir.path().join(name);
@@ -52,6 +71,7 @@ impl Sandbox {
         cmd.args(args)
             .current_dir(self.work())
             .env("XDG_DATA_HOME", self.dir.path().join("data"))
+            .env("XDG_CONFIG_HOME", self.config())
             .env("HOME", self.dir.path())
             .env_remove("ZERO_PROVIDER")
             .env_remove("ZERO_CHECKPOINTS")
@@ -64,7 +84,11 @@ impl Sandbox {
 
     /// Runs the binary with `stdin`, waiting at most [`RUN_TIMEOUT`].
     pub fn run(&self, args: &[&str], stdin: &str) -> Run {
-        let mut cmd = self.command(args);
+        self.run_with(self.command(args), stdin)
+    }
+
+    /// Runs `cmd` (from [`Sandbox::command`]) with `stdin`, waiting at most [`RUN_TIMEOUT`].
+    pub fn run_with(&self, mut cmd: Command, stdin: &str) -> Run {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -18,6 +18,9 @@
 //! adapter-acp app-server --stdio [--disallowed-tools "A B C"]
 //!     [--provider openai|openai-responses|anthropic|scripted] [--model M]
 //!     [--base-url URL] [--api-key KEY] [--script FILE] [--data-dir DIR]
+//!     [--hooks FILE] [--mcp-config FILE] [--sandbox MODE] [--sandbox-network allow|deny]
+//!     [--add-dir DIR]… [--sandbox-fallback refuse|prompt|allow] [--context-window N]
+//!     [--auto-compact PERCENT|off]
 //! adapter-acp acp [the same provider, tool and data-dir options]
 //!     [--hooks FILE] [--mcp-config FILE] [--sandbox MODE] [--sandbox-network allow|deny]
 //!     [--add-dir DIR]… [--sandbox-fallback refuse|prompt|allow]
@@ -37,7 +40,8 @@
 //! Input lines are at most 16 MiB ([`MAX_LINE_ENV`] changes it) and JSON at most
 //! 128 levels deep; longer, deeper, non-UTF-8 or malformed lines are answered with the
 //! protocol's error and the process keeps serving. Stdin EOF, SIGTERM/SIGINT and a closed
-//! stdout all stop running turns (killing their tool process groups) and exit 0. Output is
+//! stdout all stop running turns (killing their tool process groups) and exit 0 (for
+//! `app-server`, see [`zcode`]'s "SIGTERM and SIGINT"). Output is
 //! back-pressured ([`OutputGate`](agent_host::backpressure::OutputGate)): a client that
 //! stops reading stalls the turn.
 

@@ -12,11 +12,14 @@ use adapter_acp::max_line_bytes;
 use adapter_acp::zcode::{serve, ServerOptions};
 use agent_client_protocol::ConnectTo;
 use agent_host::backpressure::OutputGate;
-use agent_host::capabilities::{Capabilities, OtelGuard};
+use agent_host::capabilities::Capabilities;
 use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderEnv};
 use agent_host::lines::{termination_signal, UntilStopped};
 use agent_host::session::AgentFactory;
 use clap::{Args, Parser, Subcommand};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::Layer;
 
 #[derive(Parser)]
 #[command(
@@ -50,7 +53,7 @@ struct AcpArgs {
     #[command(flatten)]
     provider: ProviderArgs,
     /// Hooks, MCP servers (besides each session's `mcpServers`), the sandbox and the
-    /// context budget.
+    /// context budget, for every session.
     #[command(flatten)]
     capabilities: CapabilityArgs,
 }
@@ -70,6 +73,22 @@ struct AppServerArgs {
     data_dir: Option<PathBuf>,
     #[command(flatten)]
     provider: ProviderArgs,
+    /// Hooks, MCP servers, sandbox, context budget: applied to every session.
+    #[command(flatten)]
+    capabilities: CapabilityArgs,
+}
+
+/// Why the process ends unsuccessfully: its exit code and the line for stderr.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<String> for Failure {
+    /// A runtime failure (exit 1).
+    fn from(message: String) -> Self {
+        Self { code: 1, message }
+    }
 }
 
 /// The variables of this binary that set the provider flags it leaves out.
@@ -87,19 +106,17 @@ fn factory(provider: &ProviderArgs, disallowed: &[String]) -> Result<AgentFactor
     Ok(AgentFactory::new(config).disallowed_tools(split_names(disallowed)))
 }
 
-/// Logs to stderr (`ADAPTER_ACP_LOG`), and the agent's spans to OpenTelemetry when
-/// `OTEL_EXPORTER_OTLP_ENDPOINT` is set ([`agent_otel::layer`]); keep the guard until exit.
-fn init_logging() -> Option<OtelGuard> {
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-    use tracing_subscriber::Layer as _;
-
+/// Logs to stderr (`ADAPTER_ACP_LOG` filters them), and the agent's spans to an OTLP
+/// collector when `OTEL_EXPORTER_OTLP_ENDPOINT` is set ([`agent_otel::layer`]; nothing
+/// otherwise). Keep the guard until the end of `main`: dropping it flushes the spans.
+fn init_logging() -> Option<agent_otel::OtelGuard> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ADAPTER_ACP_LOG")
         // The ACP SDK logs every error response it sends at warn; those are answers, not
         // faults.
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,agent_client_protocol=error"));
-    // The log filter applies to the log only: the exporter keeps its own (INFO spans).
-    let log = tracing_subscriber::fmt::layer()
+    // The filter is the log layer's own: the span export sees the agent's INFO spans
+    // whatever the log level.
+    let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_filter(filter);
@@ -114,7 +131,7 @@ fn init_logging() -> Option<OtelGuard> {
             (None, None)
         }
     };
-    tracing_subscriber::registry().with(log).with(otel).init();
+    tracing_subscriber::registry().with(otel).with(logs).init();
     guard
 }
 
@@ -127,12 +144,15 @@ fn split_names(lists: &[String]) -> Vec<String> {
         .collect()
 }
 
-async fn acp(args: AcpArgs) -> Result<(), String> {
-    // Sessions have their own workspaces: the flags are resolved against the directory the
-    // agent was started in, and each session applies them in its own workspace.
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let capabilities = Capabilities::load(&args.capabilities, &cwd).map_err(|e| e.to_string())?;
+async fn acp(args: AcpArgs) -> Result<(), Failure> {
+    // Sessions have workspaces of their own: relative paths of the capability flags (and
+    // the specialists' project manifests) are resolved against the directory the editor
+    // started us in; each session connects its MCP servers in its own workspace.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let capabilities = Capabilities::load(&args.capabilities, &cwd).map_err(|err| Failure {
+        code: 2,
+        message: err.to_string(),
+    })?;
     for warning in capabilities.warnings() {
         tracing::warn!("{warning}");
     }
@@ -161,7 +181,7 @@ async fn acp(args: AcpArgs) -> Result<(), String> {
             tracing::info!("stdout closed; exiting");
             Ok(())
         }
-        Err(err) => Err(format!("acp connection failed: {err}")),
+        Err(err) => Err(format!("acp connection failed: {err}").into()),
     }
 }
 
@@ -170,9 +190,19 @@ fn is_broken_pipe(message: &str) -> bool {
     lower.contains("broken pipe") || lower.contains("os error 32")
 }
 
-async fn app_server(args: AppServerArgs) -> Result<(), String> {
+async fn app_server(args: AppServerArgs) -> Result<(), Failure> {
     let _ = args.stdio;
-    let factory = factory(&args.provider, &args.disallowed_tools)?;
+    // Relative paths of the capability flags (and the specialists' project manifests) are
+    // resolved against the directory the host started us in.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let capabilities = Capabilities::load(&args.capabilities, &cwd).map_err(|err| Failure {
+        code: 2,
+        message: err.to_string(),
+    })?;
+    for warning in capabilities.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let factory = factory(&args.provider, &args.disallowed_tools)?.capabilities(capabilities);
     // A provider that cannot be built (e.g. no API key) is reported on stderr now and to
     // the client, in the protocol's own form, on session/create.
     if let Err(err) = factory.provider() {
@@ -195,12 +225,13 @@ async fn app_server(args: AppServerArgs) -> Result<(), String> {
             tracing::info!("stdout closed; exiting");
             Ok(())
         }
-        Err(err) => Err(format!("app-server I/O failed: {err}")),
+        Err(err) => Err(format!("app-server I/O failed: {err}").into()),
     }
 }
 
 /// Exit codes: 0 after stdin closed, SIGTERM/SIGINT or a closed stdout (every running turn
-/// was stopped first); 1 on other failures; 2 on bad arguments.
+/// was stopped first); 1 on other failures; 2 on bad arguments (also a capability flag
+/// whose file or value is unusable).
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let _otel = init_logging();
@@ -225,10 +256,10 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(Duration::from_millis(250));
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
+        Err(Failure { code, message }) => {
             // Never panic on a closed stderr.
             let _ = writeln!(std::io::stderr(), "adapter-acp: {message}");
-            ExitCode::FAILURE
+            ExitCode::from(code)
         }
     }
 }

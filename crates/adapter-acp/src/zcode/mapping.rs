@@ -5,27 +5,92 @@
 //! once at the start, then `model.streaming` / `tool.updated` / `session.updated`, and
 //! exactly one `turn.completed` (`success`, or `cancelled` for an aborted run) or
 //! `turn.failed` at the end.
+//!
+//! The capabilities show as follows:
+//! - MCP tools are ordinary tool calls (`tool.updated`, tool parts).
+//! - A hook's decision about a call and a sandbox block travel with the call's
+//!   `tool.updated` `result` (`result.metadata`) or `error` (`error.code`, `error.data`: a
+//!   hook veto is `type: "hook_denied"` with the hook and its reason); other hook decisions
+//!   (a blocked prompt, a stop continuation) are only logged.
+//! - The sandbox report is a `session.updated{sandbox}`.
+//! - `ContextUsage` is a `session.updated{contextUsed, contextWindow}`; a compaction inside a
+//!   prompt is `session.updated{compaction: {state: "running"|"completed", auto, reason,
+//!   before, after}}`.
+//! - A sub-agent (a `Task` call's child) is a session of its own: `SubagentStarted` gives
+//!   the call a `tool.updated` `progress` with `source: "subagent"`, `agentType`,
+//!   `childSessionId` and `background` (the call's `result` / `error` carry them too), and
+//!   starts a turn (`turn.started`, `inputSource: "subagent"`) on the child's own
+//!   `session/event` stream; each `Subagent` event goes through this same mapping onto that
+//!   stream (a grandchild's onto its own); `SubagentFinished` ends the child's turn
+//!   (`turn.completed` / `turn.failed`). A background sub-agent is also announced on the
+//!   parent's stream as `session.updated{taskId, status, toolCallId, toolName,
+//!   description}`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use agent_core::{
-    AgentEvent, ContentBlock, ErrorCode, PermissionAction, PlanItem, PlanStatus, ProgressStream,
-    RunKind, RunStatus, ToolStatus, Usage,
+    AgentEvent, CompactionReason, ContentBlock, ErrorCode, HookOutcome, PermissionAction, PlanItem,
+    PlanStatus, ProgressStream, RunKind, RunStatus, ToolStatus, Usage,
 };
 
 use crate::coverage::Coverage;
 use crate::zcode::eventlog::EventLog;
 use crate::zcode::wire::{
     CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
-    SharedStr, Todo, ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnCompletedPayload,
-    TurnError, TurnFailedPayload, TurnStartedPayload, WireUsage,
+    SharedStr, SubagentOrigin, Todo, ToolErrorBody, ToolMeta, ToolResultBody, ToolUpdatedPayload,
+    TurnCompletedPayload, TurnError, TurnFailedPayload, TurnStartedPayload, WireBlock, WireSandbox,
+    WireUsage,
 };
-use agent_host::session::{now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
+use agent_host::session::{
+    new_id, now_ms, Session, ToolCallState, TurnInfo, TurnObserver, TurnOutcome,
+};
 
 /// The event log of one session.
 pub type ZLog = EventLog<SessionEvent>;
+
+/// Finds (or makes) the event log of a session by id: where a sub-agent's events go.
+pub type LogResolver = Arc<dyn Fn(&str) -> Arc<ZLog> + Send + Sync>;
+
+/// The metadata a tool call's `tool.updated` and tool part carry: its sandbox block, the
+/// hooks' decisions about it and the sub-agent it ran.
+pub fn tool_meta(state: Option<&ToolCallState>) -> ToolMeta {
+    match state {
+        Some(state) => ToolMeta {
+            block: state.block.as_ref().map(WireBlock::from),
+            hooks: state.hooks.clone(),
+            child_session_id: state.subagent.clone(),
+        },
+        None => ToolMeta::default(),
+    }
+}
+
+/// How much of `text` a background task's `outputTail` keeps.
+const OUTPUT_TAIL: usize = 2_000;
+
+fn compaction_reason(reason: CompactionReason) -> &'static str {
+    match reason {
+        CompactionReason::Auto => "auto",
+        CompactionReason::Manual => "manual",
+        CompactionReason::Overflow => "overflow",
+    }
+}
+
+fn subagent_status(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Success => "completed",
+        RunStatus::Error => "failed",
+        RunStatus::Aborted => "cancelled",
+    }
+}
+
+/// A sub-agent's turn on its own session's stream.
+struct ChildTurn {
+    turn: Box<ZcodeTurn>,
+    info: TurnInfo,
+    session: Option<Arc<Session>>,
+}
 
 /// Appends one event to `log` and sends it at once (when subscribed).
 pub fn emit(log: &ZLog, session_id: &str, turn_id: Option<&str>, body: EventBody) -> u64 {
@@ -125,6 +190,15 @@ fn error_kind(code: ErrorCode) -> (&'static str, &'static str) {
     }
 }
 
+/// How a sub-agent's run ended (its `SubagentFinished`).
+struct SubagentEnd {
+    status: RunStatus,
+    final_text: Option<String>,
+    error: Option<String>,
+    usage: Usage,
+    duration_ms: u64,
+}
+
 /// Maps one turn (prompt or compaction) of a session to ZCode events.
 ///
 /// The events of one batch (the agent events already waiting when the turn took them, up
@@ -146,6 +220,21 @@ pub struct ZcodeTurn {
     /// Events appended since the last flush (an estimate from above of what the log's sink
     /// holds: another append may have flushed them already).
     held: usize,
+    /// Where sub-agents' events go (none: they are not shown).
+    logs: Option<LogResolver>,
+    /// The running sub-agents' turns, by task id.
+    children: HashMap<String, ChildTurn>,
+    /// The sub-agent each `Task` call runs, by call id.
+    origins: HashMap<String, SubagentOrigin>,
+    /// `turn.started`'s `inputSource`.
+    input_source: &'static str,
+    /// Why the running compaction started.
+    compaction: Option<CompactionReason>,
+    /// Before and after of the last finished compaction.
+    compaction_sizes: Option<(u64, u64)>,
+    /// Model calls and tool calls seen (for a sub-agent's turn, which has no outcome of its
+    /// own).
+    counts: (u32, u32),
 }
 
 impl ZcodeTurn {
@@ -163,7 +252,53 @@ impl ZcodeTurn {
             text: String::new(),
             gate: None,
             held: 0,
+            logs: None,
+            children: HashMap::new(),
+            origins: HashMap::new(),
+            input_source: "user",
+            compaction: None,
+            compaction_sizes: None,
+            counts: (0, 0),
         }
+    }
+
+    /// Shows sub-agents' events on their own sessions' logs, which `logs` finds by id.
+    pub fn with_subagents(mut self, logs: LogResolver) -> Self {
+        self.logs = Some(logs);
+        self
+    }
+
+    /// The turn of sub-agent `task_id` (made on first use; `None` without a resolver).
+    fn child(&mut self, session: &Session, task_id: &str) -> Option<&mut ChildTurn> {
+        if !self.children.contains_key(task_id) {
+            let logs = self.logs.clone()?;
+            let child_session = session.subagent(task_id);
+            let turn_id = child_session
+                .as_ref()
+                .and_then(|s| s.active_turn())
+                .map(|a| a.turn_id)
+                .unwrap_or_else(|| new_id("turn"));
+            let mut turn = ZcodeTurn::new(logs(task_id), task_id);
+            turn.logs = Some(logs);
+            turn.input_source = "subagent";
+            let info = TurnInfo {
+                turn_id,
+                kind: RunKind::Prompt,
+                number: 1,
+                input: String::new(),
+                input_id: None,
+                started_at: now_ms(),
+            };
+            self.children.insert(
+                task_id.to_string(),
+                ChildTurn {
+                    turn: Box::new(turn),
+                    info,
+                    session: child_session,
+                },
+            );
+        }
+        self.children.get_mut(task_id)
     }
 
     /// Makes the turn wait for `gate` before each agent event (backpressure from the
@@ -194,6 +329,65 @@ impl ZcodeTurn {
             timestamp,
             body,
         });
+    }
+
+    /// A `tool.updated` `progress` of a `Task` call naming its sub-agent.
+    fn emit_subagent_progress(
+        &mut self,
+        session: &Session,
+        turn: &TurnInfo,
+        call_id: &str,
+        origin: SubagentOrigin,
+        output_preview: Option<String>,
+    ) {
+        let elapsed_ms = session
+            .tool_call(call_id)
+            .and_then(|s| s.started_at)
+            .map(|start| u64::try_from(now_ms() - start).unwrap_or(0))
+            .unwrap_or(0);
+        let payload = ToolUpdatedPayload::Progress {
+            tool_call_id: call_id.to_string(),
+            tool_name: self.tool_name(call_id, "Task"),
+            elapsed_ms,
+            stdout_tail: None,
+            stderr_tail: None,
+            output_preview,
+            origin: Some(origin),
+        };
+        self.emit(turn, EventBody::ToolUpdated(payload));
+    }
+
+    /// Ends a sub-agent's turn on its stream: `turn.completed` (`success`, `cancelled`) or
+    /// `turn.failed` (`subagent_error`).
+    fn finish_subagent(&mut self, session: &Session, turn: &TurnInfo, end: SubagentEnd) {
+        if end.status == RunStatus::Error {
+            self.emit(
+                turn,
+                EventBody::TurnFailed(TurnFailedPayload {
+                    error: TurnError {
+                        kind: "subagent_error".to_string(),
+                        message: end
+                            .error
+                            .unwrap_or_else(|| "the sub-agent failed".to_string()),
+                        code: "subagent".to_string(),
+                    },
+                    turn_phase: "execution",
+                    input_id: None,
+                }),
+            );
+            return;
+        }
+        let outcome = TurnOutcome {
+            status: end.status,
+            final_text: end.final_text,
+            error: None,
+            usage: end.usage,
+            model_calls: self.counts.0,
+            tool_calls: self.counts.1,
+            duration_ms: end.duration_ms,
+            summary: None,
+        };
+        self.finished(session, turn, &outcome);
     }
 
     fn tool_name(&self, id: &str, fallback: &str) -> String {
@@ -236,6 +430,7 @@ impl ZcodeTurn {
                 return Coverage::NotShown;
             }
             AgentEvent::ToolCall { id, name, args, .. } => {
+                self.counts.1 += 1;
                 self.tool_names.insert(id.clone(), name.clone());
                 self.step_calls.push(id.clone());
                 self.emit(
@@ -300,6 +495,7 @@ impl ZcodeTurn {
                         stdout_tail,
                         stderr_tail,
                         output_preview,
+                        origin: None,
                     }),
                 );
             }
@@ -322,6 +518,8 @@ impl ZcodeTurn {
             } => {
                 let text = result_text(content);
                 let ok = *status == ToolStatus::Ok;
+                let meta = tool_meta(session.tool_call(id).as_ref());
+                let origin = self.origins.get(id).cloned();
                 let payload = if ok {
                     ToolUpdatedPayload::Result {
                         tool_call_id: id.clone(),
@@ -332,21 +530,38 @@ impl ZcodeTurn {
                             truncated: *truncated,
                             redacted: *redacted,
                             changed_files: changed_files.clone(),
+                            metadata: (!meta.is_empty()).then_some(meta),
                         },
                         duration: *duration_ms,
+                        origin,
                     }
                 } else {
+                    let vetoed = meta.hooks.iter().any(|h| h.outcome == HookOutcome::Deny);
+                    let (kind, code) = if self.denied.contains(id) {
+                        ("permission_denied", None)
+                    } else if vetoed {
+                        ("hook_denied", Some("hook_denied".to_string()))
+                    } else if let Some(block) = &meta.block {
+                        (
+                            "sandbox_denied",
+                            serde_json::to_value(block.code)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_string)),
+                        )
+                    } else {
+                        ("tool_error", None)
+                    };
                     ToolUpdatedPayload::Error {
                         tool_call_id: id.clone(),
                         tool_name: name.clone(),
                         error: ToolErrorBody {
-                            kind: match self.denied.contains(id) {
-                                true => "permission_denied",
-                                false => "tool_error",
-                            },
+                            kind,
                             message: text,
+                            code,
+                            data: (!meta.is_empty()).then_some(meta),
                         },
                         duration: *duration_ms,
+                        origin,
                     }
                 };
                 self.emit(turn, tool(payload));
@@ -379,17 +594,166 @@ impl ZcodeTurn {
                 turn: usage,
                 cumulative: _,
             } => {
-                let view = session.view();
+                self.counts.0 += 1;
                 self.emit(
                     turn,
                     EventBody::SessionUpdated(SessionUpdatedPayload {
                         usage: Some(wire_usage(usage, None)),
-                        context_window: Some(view.context_window),
-                        context_used: Some(usage.total_tokens()),
-                        total_token_count: Some(view.meta.usage.total_tokens()),
+                        context_window: Some(session.agent().context_window()),
+                        total_token_count: Some(session.usage().total_tokens()),
                         ..Default::default()
                     }),
                 );
+            }
+            AgentEvent::ContextUsage { used, window, .. } => self.emit(
+                turn,
+                EventBody::SessionUpdated(SessionUpdatedPayload {
+                    context_used: Some(*used),
+                    context_window: Some(*window),
+                    ..Default::default()
+                }),
+            ),
+            AgentEvent::CompactionStarted { reason } => {
+                self.compaction = Some(*reason);
+                self.emit(
+                    turn,
+                    EventBody::SessionUpdated(SessionUpdatedPayload {
+                        compaction: Some(CompactionUpdate {
+                            state: "running",
+                            operation_id: turn.turn_id.clone(),
+                            auto: Some(*reason != CompactionReason::Manual),
+                            reason: Some(compaction_reason(*reason)),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }),
+                );
+            }
+            AgentEvent::CompactionFinished { before, after, .. } => {
+                let reason = self.compaction.take().unwrap_or(CompactionReason::Auto);
+                self.emit(
+                    turn,
+                    EventBody::SessionUpdated(SessionUpdatedPayload {
+                        compaction: Some(CompactionUpdate {
+                            state: "completed",
+                            operation_id: turn.turn_id.clone(),
+                            auto: Some(reason != CompactionReason::Manual),
+                            reason: Some(compaction_reason(reason)),
+                            before: Some(*before),
+                            after: Some(*after),
+                            error: None,
+                        }),
+                        ..Default::default()
+                    }),
+                );
+            }
+            AgentEvent::SandboxReport(report) => self.emit(
+                turn,
+                EventBody::SessionUpdated(SessionUpdatedPayload {
+                    sandbox: Some(WireSandbox::from(report)),
+                    ..Default::default()
+                }),
+            ),
+            AgentEvent::SubagentStarted {
+                task_id,
+                name,
+                call_id,
+                description,
+                background,
+                ..
+            } => {
+                let origin = SubagentOrigin {
+                    source: "subagent",
+                    agent_id: task_id.clone(),
+                    agent_type: name.clone(),
+                    background: *background,
+                    child_session_id: task_id.clone(),
+                    description: description.clone(),
+                };
+                self.origins.insert(call_id.clone(), origin.clone());
+                self.emit_subagent_progress(session, turn, call_id, origin, None);
+                if *background {
+                    self.emit(
+                        turn,
+                        EventBody::SessionUpdated(SessionUpdatedPayload {
+                            task_id: Some(task_id.clone()),
+                            status: Some("running"),
+                            tool_call_id: Some(call_id.clone()),
+                            tool_name: Some(self.tool_name(call_id, "Task")),
+                            description: description.clone(),
+                            ..Default::default()
+                        }),
+                    );
+                }
+                let input = description.clone().unwrap_or_else(|| name.clone());
+                if let Some(child) = self.child(session, task_id) {
+                    child.info.input = input;
+                    let own = child.session.clone();
+                    child
+                        .turn
+                        .started(own.as_deref().unwrap_or(session), &child.info);
+                }
+            }
+            AgentEvent::Subagent {
+                task_id,
+                event: inner,
+                ..
+            } => {
+                let Some(child) = self.child(session, task_id) else {
+                    return Coverage::NotShown;
+                };
+                let own = child.session.clone();
+                child
+                    .turn
+                    .map(own.as_deref().unwrap_or(session), &child.info, inner);
+            }
+            AgentEvent::SubagentFinished {
+                task_id,
+                call_id,
+                status,
+                final_text,
+                error,
+                usage,
+                duration_ms,
+                ..
+            } => {
+                if let Some(origin) = self.origins.get(call_id).cloned() {
+                    let preview = Some(format!("sub-agent {}", subagent_status(*status)));
+                    self.emit_subagent_progress(session, turn, call_id, origin.clone(), preview);
+                    if origin.background {
+                        let tail = final_text.as_deref().or(error.as_deref()).map(|t| {
+                            agent_host::text::cut_utf8_tail(t, OUTPUT_TAIL).to_string()
+                        });
+                        self.emit(
+                            turn,
+                            EventBody::SessionUpdated(SessionUpdatedPayload {
+                                task_id: Some(task_id.clone()),
+                                status: Some(subagent_status(*status)),
+                                tool_call_id: Some(call_id.clone()),
+                                tool_name: Some(self.tool_name(call_id, "Task")),
+                                description: origin.description.clone(),
+                                output_tail: tail,
+                                ..Default::default()
+                            }),
+                        );
+                    }
+                }
+                if let Some(mut child) = self.children.remove(task_id) {
+                    let own = child.session.clone();
+                    let own = own.as_deref().unwrap_or(session);
+                    child.turn.finish_subagent(
+                        own,
+                        &child.info,
+                        SubagentEnd {
+                            status: *status,
+                            final_text: final_text.clone(),
+                            error: error.clone(),
+                            usage: *usage,
+                            duration_ms: *duration_ms,
+                        },
+                    );
+                    child.turn.flush();
+                }
             }
             // The run's framing and the request attempts have no ZCode event; the turn
             // starts with `turn.started` (on start) and ends with `turn.completed` /
@@ -407,21 +771,13 @@ impl ZcodeTurn {
             | AgentEvent::TurnEnded { .. }
             | AgentEvent::TurnRecovery { .. }
             | AgentEvent::PermissionRequested(_)
-            | AgentEvent::CompactionFinished { .. }
             | AgentEvent::Error { .. }
             | AgentEvent::RunFinished { .. }
-            // ZCode's session events have no sandbox status or hook decisions; what a block or
-            // a hook refused shows in the call's `tool.updated` error (its `ToolResult`).
-            | AgentEvent::SandboxReport(_)
+            // A hook's decision about a call and a sandbox block travel with the call's
+            // `tool.updated` result or error (the session host records them on the call);
+            // decisions about no call are only logged.
             | AgentEvent::HookDecided { .. }
-            | AgentEvent::ToolBlocked { .. }
-            | AgentEvent::SubagentStarted { .. }
-            | AgentEvent::Subagent { .. }
-            | AgentEvent::SubagentFinished { .. }
-            // The context events (issue 20) are mapped by a later task (projection
-            // contextUsed/contextWindow, compaction events).
-            | AgentEvent::ContextUsage { .. }
-            | AgentEvent::CompactionStarted { .. } => return Coverage::NotShown,
+            | AgentEvent::ToolBlocked { .. } => return Coverage::NotShown,
             other => return Coverage::unknown(other),
         }
         Coverage::Shown
@@ -437,10 +793,13 @@ impl TurnObserver for ZcodeTurn {
         self.timestamp = None;
         self.held = 0;
         self.log.flush();
+        for child in self.children.values_mut() {
+            child.turn.flush();
+        }
     }
 
     fn held(&self) -> usize {
-        self.held
+        self.held + self.children.values().map(|c| c.turn.held()).sum::<usize>()
     }
 
     fn started(&mut self, _session: &Session, turn: &TurnInfo) {
@@ -451,7 +810,7 @@ impl TurnObserver for ZcodeTurn {
                     turn_number: turn.number,
                     input: turn.input.clone(),
                     input_id: turn.input_id.clone(),
-                    input_source: "user",
+                    input_source: self.input_source,
                     execution_kind: "agent",
                 }),
             );
@@ -463,12 +822,17 @@ impl TurnObserver for ZcodeTurn {
             RunKind::Prompt => {
                 self.map(session, turn, event);
             }
-            // A compaction's summary text is not assistant output; only its usage shows.
-            RunKind::Compact => {
-                if let AgentEvent::Usage { .. } = event {
+            // A compaction's summary text is not assistant output; only its usage and the
+            // context after it show (its start and end are the turn's own events).
+            RunKind::Compact => match event {
+                AgentEvent::Usage { .. } | AgentEvent::ContextUsage { .. } => {
                     self.map(session, turn, event);
                 }
-            }
+                AgentEvent::CompactionFinished { before, after, .. } => {
+                    self.compaction_sizes = Some((*before, *after));
+                }
+                _ => {}
+            },
         }
     }
 
@@ -486,6 +850,10 @@ impl TurnObserver for ZcodeTurn {
                         state,
                         operation_id: turn.turn_id.clone(),
                         error,
+                        auto: Some(false),
+                        reason: Some("manual"),
+                        before: self.compaction_sizes.map(|s| s.0),
+                        after: self.compaction_sizes.map(|s| s.1),
                     }),
                     ..Default::default()
                 }),
@@ -555,6 +923,25 @@ mod tests {
             .await
             .expect("a session");
         let log = Arc::new(EventLog::new(|_: &SessionEvent| {}));
+        // Sub-agents' events go to their own sessions' logs: counted with the session's.
+        let children: Arc<std::sync::Mutex<HashMap<String, Arc<ZLog>>>> = Arc::default();
+        let logs = children.clone();
+        let resolver: LogResolver = Arc::new(move |id: &str| {
+            logs.lock()
+                .expect("lock")
+                .entry(id.to_string())
+                .or_insert_with(|| Arc::new(EventLog::new(|_: &SessionEvent| {})))
+                .clone()
+        });
+        let count = || {
+            log.seq()
+                + children
+                    .lock()
+                    .expect("lock")
+                    .values()
+                    .map(|l| l.seq())
+                    .sum::<u64>()
+        };
         let turn = TurnInfo {
             turn_id: "turn_1".into(),
             kind: RunKind::Prompt,
@@ -563,12 +950,12 @@ mod tests {
             input_id: None,
             started_at: now_ms(),
         };
-        let mut zcode = ZcodeTurn::new(log.clone(), session.id());
+        let mut zcode = ZcodeTurn::new(log.clone(), session.id()).with_subagents(resolver);
         let mut shown = 0;
         for event in every_event() {
-            let before = log.seq();
+            let before = count();
             let coverage = zcode.map(&session, &turn, &event);
-            let events = log.seq() - before;
+            let events = count() - before;
             match coverage {
                 Coverage::Unknown => panic!("the ZCode mapping does not know {event:?}"),
                 Coverage::NotShown => assert_eq!(events, 0, "{event:?} is not shown"),
@@ -578,7 +965,9 @@ mod tests {
                 }
             }
         }
-        assert_eq!(shown, 8);
+        // The eight of the first front ends, the sandbox report, context usage, compaction
+        // start and end, and the three sub-agent events.
+        assert_eq!(shown, 15);
     }
 
     #[test]

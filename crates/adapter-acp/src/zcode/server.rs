@@ -22,8 +22,15 @@ use super::wire::{
 };
 use crate::max_line_bytes;
 
-/// How long shutdown waits for running turns to wind down.
-const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
+/// How long shutdown waits for running turns to wind down (they were stopped: their tools'
+/// process groups are killed at once).
+const TURN_WIND_DOWN: Duration = Duration::from_millis(1500);
+
+/// How long the whole shutdown may take (turns, `session_end` hooks, MCP servers), within
+/// the 3 s the zcode-acp-server bridge gives a SIGTERM before its SIGKILL. What is left
+/// then ends with the process: MCP servers' process groups are killed when their managers
+/// drop (and by the kernel's parent-death signal).
+const SHUTDOWN_WAIT: Duration = Duration::from_millis(2500);
 
 /// What the server needs.
 #[derive(Debug)]
@@ -109,7 +116,12 @@ where
         Some(Err(err)) => tracing::info!(error = %err, "output closed; shutting down"),
         _ => tracing::debug!("input closed; shutting down"),
     }
-    server.manager.shutdown(SHUTDOWN_WAIT).await;
+    if tokio::time::timeout(SHUTDOWN_WAIT, server.manager.shutdown(TURN_WIND_DOWN))
+        .await
+        .is_err()
+    {
+        tracing::warn!("shutdown took too long; leaving what is left to the process exit");
+    }
     interactions.abort();
     // Everything queued is written, then the writer ends.
     server.out.sender.finish();

@@ -3,18 +3,21 @@
 
 use std::collections::HashMap;
 
-use agent_core::{ContentBlock, Message, ReasoningLevel, Role, RunKind};
+use agent_core::{ContentBlock, Message, ReasoningLevel, Role, RunKind, COMPACTION_PREFIX};
 use serde_json::Value;
 
-use crate::zcode::mapping::{result_text, todos};
+use crate::zcode::mapping::{result_text, todos, tool_meta, wire_usage};
 use crate::zcode::wire::{
-    ActiveToolCall, AssistantMessageInfo, Current, LevelOption, MessageInfo, MessagePath,
-    MessageTime, MessageTokens, MessageWithParts, ModelOption, ModelProperties, ModelRef,
-    ModelSetting, Part, PartBody, PermissionSetting, Projection, ProtocolInfo, RuntimeInfo,
-    SessionInfo, Settings, Snapshot, ThoughtLevelSetting, ToolState, UserMessageInfo, WireMode,
-    WireStatus, WorkspaceRef, PROTOCOL_NAME, PROTOCOL_VERSION,
+    ActiveToolCall, AssistantMessageInfo, BackgroundJob, ContextUsageInfo, Current, LevelOption,
+    MessageInfo, MessagePath, MessageTime, MessageTokens, MessageWithParts, ModelOption,
+    ModelProperties, ModelRef, ModelSetting, Part, PartBody, PermissionSetting, Projection,
+    ProtocolInfo, RuntimeInfo, SessionInfo, Settings, Snapshot, SubagentEntry, ThoughtLevelSetting,
+    ToolState, UserMessageInfo, WireMode, WireStatus, WorkspaceRef, PROTOCOL_NAME,
+    PROTOCOL_VERSION,
 };
-use agent_host::session::{Session, SessionMeta, SessionMode, SessionView, ToolCallStatus};
+use agent_host::session::{
+    Session, SessionMeta, SessionMode, SessionView, SubagentStatus, ToolCallStatus,
+};
 
 /// Session mode → wire mode.
 pub fn wire_mode(mode: SessionMode) -> WireMode {
@@ -56,9 +59,10 @@ pub fn session_info(meta: &SessionMeta, running: bool) -> SessionInfo {
         },
         parent_session_id: meta.parent_session_id.clone(),
         trace_id: meta.trace_id.clone(),
-        session_kind: match meta.parent_session_id {
-            Some(_) => "fork",
-            None => "interactive",
+        session_kind: match (&meta.subagent, &meta.parent_session_id) {
+            (Some(_), _) => "subagent",
+            (None, Some(_)) => "fork",
+            (None, None) => "interactive",
         },
         title: meta.title.clone(),
         title_source: match meta.title_from_input {
@@ -137,6 +141,53 @@ fn settings(session: &Session, view: &SessionView) -> Settings {
     }
 }
 
+/// A sub-agent's session as `session/subagents` lists it (`None` for a session that is no
+/// sub-agent's).
+pub fn subagent_entry(meta: &SessionMeta, running: bool) -> Option<SubagentEntry> {
+    let sub = meta.subagent.as_ref()?;
+    Some(SubagentEntry {
+        session: session_info(meta, running),
+        agent_type: sub.name.clone(),
+        description: sub.description.clone(),
+        tool_call_id: sub.call_id.clone(),
+        background: sub.background,
+        status: subagent_status(sub.status),
+        final_text: sub.final_text.clone(),
+        error: sub.error.clone(),
+        usage: wire_usage(&meta.usage, None),
+        duration_ms: sub.duration_ms,
+    })
+}
+
+/// The wire name of a sub-agent's status.
+pub fn subagent_status(status: SubagentStatus) -> &'static str {
+    status.as_str()
+}
+
+fn background_jobs(session: &Session) -> Vec<BackgroundJob> {
+    session
+        .background_tasks()
+        .list()
+        .iter()
+        .map(|child| {
+            let info = child.info();
+            BackgroundJob {
+                task_id: info.task_id.clone(),
+                kind: "subagent",
+                agent_type: info.name.clone(),
+                description: info.description.clone(),
+                tool_call_id: info.call_id.clone(),
+                status: match child.snapshot().status {
+                    None => "running",
+                    Some(agent_core::RunStatus::Success) => "completed",
+                    Some(agent_core::RunStatus::Error) => "failed",
+                    Some(agent_core::RunStatus::Aborted) => "cancelled",
+                },
+            }
+        })
+        .collect()
+}
+
 /// The full snapshot of a session. `event_seq` is the session log's high-water mark and
 /// `pending` the ids of its unanswered interaction requests (`(request id, server id)`).
 pub fn snapshot(
@@ -183,12 +234,12 @@ pub fn snapshot(
             mode: wire_mode(meta.mode),
             turn_count: meta.turn_count,
             total_token_count: meta.usage.total_tokens(),
-            context_used: meta.context_used,
+            context_used: view.context_used,
             context_window: view.context_window,
             current_turn_id: view.active.as_ref().map(|a| a.turn_id.clone()),
             pending_permissions: pending.iter().map(|(r, _)| r.clone()).collect(),
             active_tool_calls,
-            background_jobs: Vec::new(),
+            background_jobs: background_jobs(session),
             last_error: meta.last_error.clone(),
         },
         runtime: RuntimeInfo {
@@ -200,6 +251,7 @@ pub fn snapshot(
                 RunKind::Compact => "compact",
             }),
             pending_request_ids: pending.iter().map(|(_, s)| s.clone()).collect(),
+            context_usage: ContextUsageInfo::new(view.context_used, view.context_window),
         },
         messages,
         todos: todos(&meta.todos),
@@ -286,6 +338,10 @@ pub fn messages(session: &Session, view: &SessionView) -> Vec<MessageWithParts> 
         match message.role {
             Role::Tool => continue,
             Role::User => {
+                if message.synthetic && message.text().starts_with(COMPACTION_PREFIX) {
+                    let auto = meta.last_compaction_auto.unwrap_or(false);
+                    parts.push(part(parts.len(), PartBody::Compaction { auto }));
+                }
                 for block in &message.content {
                     if let ContentBlock::Text { text } = block {
                         parts.push(part(parts.len(), PartBody::Text { text: text.clone() }));
@@ -365,6 +421,10 @@ fn tool_state(
 ) -> ToolState {
     let known = session.tool_call(call_id);
     let started_at = known.as_ref().and_then(|k| k.started_at);
+    let meta = tool_meta(known.as_ref());
+    let metadata = (!meta.is_empty())
+        .then(|| serde_json::to_value(&meta).ok())
+        .flatten();
     match results.get(call_id) {
         Some(outcome) => {
             let completed_at = known
@@ -377,13 +437,14 @@ fn tool_state(
                     input: args.clone(),
                     output: outcome.text.clone(),
                     title: String::new(),
-                    metadata: Value::Object(Default::default()),
+                    metadata: metadata.unwrap_or_else(|| Value::Object(Default::default())),
                     started_at,
                     completed_at,
                 },
                 true => ToolState::Error {
                     input: args.clone(),
                     error: outcome.text.clone(),
+                    metadata,
                     started_at,
                     completed_at,
                 },

@@ -6,6 +6,12 @@
 
 use std::sync::Arc;
 
+use agent_core::sandbox::{
+    Enforcement, NetworkAccess, NetworkFilter, SandboxFallback, SandboxMode, SandboxReport,
+};
+use agent_core::{Block, BlockCode};
+use agent_host::session::HookNote;
+use agent_mcp::ServerStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -212,6 +218,11 @@ pub struct CreateParams {
     /// Not these tools.
     #[serde(default)]
     pub tool_denylist: Option<Vec<String>>,
+    /// MCP servers of the session: ACP's list (`[{name, command, args, env:[{name,value}]}
+    /// | {type:"http", name, url, headers}]`) or a Claude-style map (`{name: {command, args,
+    /// env} | {type:"http", url, headers}}`); parsed with [`agent_mcp::McpServers`].
+    #[serde(default)]
+    pub mcp_servers: Option<Value>,
 }
 
 /// `session/list` parameters.
@@ -244,6 +255,19 @@ pub struct ResumeParams {
     /// Thought level to apply.
     #[serde(default)]
     pub thought_level: Option<String>,
+    /// MCP servers of the session (as on `session/create`); they apply when the session
+    /// is loaded now, not when it is active already.
+    #[serde(default)]
+    pub mcp_servers: Option<Value>,
+}
+
+/// `mcp/list` parameters.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpListParams {
+    /// The session whose servers to list; without it, the servers of every active session.
+    #[serde(default)]
+    pub session_id: Option<String>,
 }
 
 /// Parameters that only name a session (`session/stop`, `session/compact`, ...).
@@ -426,6 +450,14 @@ pub struct SetModelParams {
     pub model: ModelRef,
 }
 
+/// `session/subagents` parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentsParams {
+    /// The parent session.
+    pub session_id: String,
+}
+
 /// `session/cancelBackgroundTask` parameters.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -467,12 +499,12 @@ pub struct SessionInfo {
     pub session_id: String,
     /// Workspace.
     pub workspace: WorkspaceRef,
-    /// Parent of a fork.
+    /// Parent of a fork or of a sub-agent's session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_session_id: Option<String>,
     /// Trace id.
     pub trace_id: String,
-    /// `interactive` or `fork`.
+    /// `interactive`, `fork` or `subagent`.
     pub session_kind: &'static str,
     /// Title (first 80 characters of the first prompt).
     pub title: String,
@@ -619,11 +651,30 @@ pub struct Projection {
     pub pending_permissions: Vec<String>,
     /// Tool calls in flight.
     pub active_tool_calls: Vec<ActiveToolCall>,
-    /// Background jobs (none).
-    pub background_jobs: Vec<Value>,
+    /// Background tasks of the session's `Task` tools (running, and the last finished).
+    pub background_jobs: Vec<BackgroundJob>,
     /// Last error message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+}
+
+/// A background task in the projection.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackgroundJob {
+    /// The task id (also the sub-agent's session id).
+    pub task_id: String,
+    /// Always `subagent`.
+    pub kind: &'static str,
+    /// The specialist.
+    pub agent_type: String,
+    /// The caller's label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The `Task` call that started it.
+    pub tool_call_id: String,
+    /// `running`, `completed`, `failed` or `cancelled`.
+    pub status: &'static str,
 }
 
 /// Runtime state of a session.
@@ -642,6 +693,31 @@ pub struct RuntimeInfo {
     pub active_turn_kind: Option<&'static str>,
     /// Server request ids awaiting a reply.
     pub pending_request_ids: Vec<String>,
+    /// How full the context window is.
+    pub context_usage: ContextUsageInfo,
+}
+
+/// `runtime.contextUsage`: `{used, window, percent}`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ContextUsageInfo {
+    /// Tokens in the context.
+    pub used: u64,
+    /// The context window.
+    pub window: u64,
+    /// `used` as a percentage of `window`, to one decimal.
+    pub percent: f64,
+}
+
+impl ContextUsageInfo {
+    /// The usage of `used` out of `window` tokens.
+    pub fn new(used: u64, window: u64) -> Self {
+        let usage = agent_core::ContextUsage::new(used, window);
+        Self {
+            used: usage.used,
+            window: usage.window,
+            percent: usage.percent,
+        }
+    }
 }
 
 /// A todo item (from the plan tool).
@@ -811,15 +887,88 @@ pub struct CompactResult {
     pub compact: CompactState,
 }
 
+/// `mcp/list` result.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpListResult {
+    /// The servers.
+    pub servers: Vec<McpServerInfo>,
+}
+
+/// One MCP server in `mcp/list`: `{sessionId, name, transport, status: connected|failed,
+/// reason?, tools, pid?}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerInfo {
+    /// The session it serves.
+    pub session_id: String,
+    /// Name, transport, status (with the reason of a failure), tools and pid.
+    #[serde(flatten)]
+    pub server: ServerStatus,
+}
+
+/// One sub-agent in `session/subagents`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentEntry {
+    /// Its session (`sessionKind: "subagent"`, `parentSessionId`).
+    pub session: SessionInfo,
+    /// The specialist.
+    pub agent_type: String,
+    /// The caller's label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The parent's `Task` call.
+    pub tool_call_id: String,
+    /// It runs in the background.
+    pub background: bool,
+    /// `running`, `completed`, `failed` or `cancelled`.
+    pub status: &'static str,
+    /// Its answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_text: Option<String>,
+    /// What ended it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its usage (its own sub-agents' included).
+    pub usage: WireUsage,
+    /// Wall time, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+}
+
+/// `session/subagents` result.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentsResult {
+    /// The parent session.
+    pub session_id: String,
+    /// Its sub-agents, oldest first.
+    pub subagents: Vec<SubagentEntry>,
+}
+
+/// `session/close` result.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CloseResult {
+    /// The session.
+    pub session_id: String,
+    /// Whether it was active (and is closed now).
+    pub closed: bool,
+}
+
 /// `session/cancelBackgroundTask` result.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CancelBackgroundTaskResult {
     /// Whether a task was cancelled.
     pub cancelled: bool,
-    /// Why not.
+    /// What happened, in words.
     pub reason: String,
-    /// Task status.
+    /// The session afterwards (messages left out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Box<Snapshot>>,
+    /// Task status: `cancelled`, `completed`, `failed` or `not_found`.
     pub status: &'static str,
     /// The task.
     pub task_id: String,
@@ -954,7 +1103,8 @@ pub enum ToolState {
         output: String,
         /// Title.
         title: String,
-        /// Extra data.
+        /// Extra data: [`ToolMeta`] (a sandbox block, hook decisions, the sub-agent's
+        /// session), `{}` when there is none.
         metadata: Value,
         /// Start, ms.
         started_at: i64,
@@ -967,6 +1117,9 @@ pub enum ToolState {
         input: Value,
         /// Error text.
         error: String,
+        /// [`ToolMeta`], when there is some (a sandbox block, the hook that refused it).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        metadata: Option<Value>,
         /// Start, ms.
         started_at: i64,
         /// End, ms.
@@ -1003,6 +1156,12 @@ pub enum PartBody {
         tool: String,
         /// State.
         state: ToolState,
+    },
+    /// The transcript before this point was compacted into the summary that follows.
+    Compaction {
+        /// Whether it was automatic (the context crossed the threshold, or overflowed)
+        /// rather than asked for (`session/compact`).
+        auto: bool,
     },
 }
 
@@ -1144,7 +1303,7 @@ pub struct TurnStartedPayload {
     /// The client's input id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_id: Option<String>,
-    /// Always `user`.
+    /// `user`, or `subagent` on a sub-agent's session.
     pub input_source: &'static str,
     /// Always `agent`.
     pub execution_kind: &'static str,
@@ -1196,16 +1355,141 @@ pub struct ToolResultBody {
     /// Files changed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changed_files: Vec<String>,
+    /// A sandbox block, hook decisions, the sub-agent's session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<ToolMeta>,
 }
 
 /// A tool error object.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolErrorBody {
-    /// `tool_error` or `permission_denied`.
+    /// `tool_error`, `permission_denied`, `hook_denied` or `sandbox_denied`.
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// Error text.
     pub message: String,
+    /// A machine-readable code: the sandbox block's (`sandbox`, `network`, …) or
+    /// `hook_denied`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The sandbox block, the hook decisions, the sub-agent's session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<ToolMeta>,
+}
+
+/// What the server knows about a tool call beyond its output: tool metadata.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolMeta {
+    /// What the sandbox refused while the call ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<WireBlock>,
+    /// Hook decisions about the call (a `before_tool` deny with its reason, an
+    /// `after_tool` append or replace).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<HookNote>,
+    /// The session of the sub-agent the call ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub child_session_id: Option<String>,
+}
+
+impl ToolMeta {
+    /// Whether there is nothing to say.
+    pub fn is_empty(&self) -> bool {
+        self.block.is_none() && self.hooks.is_empty() && self.child_session_id.is_none()
+    }
+}
+
+/// A sandbox block: `{code, toolName?, reason, recoverable, path?}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WireBlock {
+    /// `sandbox`, `network`, …
+    pub code: BlockCode,
+    /// The tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// Why.
+    pub reason: String,
+    /// Whether the model can go on another way.
+    pub recoverable: bool,
+    /// The refused path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl From<&Block> for WireBlock {
+    fn from(block: &Block) -> Self {
+        Self {
+            code: block.code,
+            tool_name: block.tool_name.clone(),
+            reason: block.reason.clone(),
+            recoverable: block.recoverable,
+            path: block.path.clone(),
+        }
+    }
+}
+
+/// The sandbox report in `session.updated`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WireSandbox {
+    /// `read-only`, `workspace-write` or `off`.
+    pub mode: SandboxMode,
+    /// `allow` or `deny`.
+    pub network: NetworkAccess,
+    /// `full`, `partial` or `none`.
+    pub enforced: Enforcement,
+    /// The Landlock ABI in use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landlock_abi: Option<u32>,
+    /// What filters the network.
+    pub network_filter: NetworkFilter,
+    /// The fallback policy.
+    pub fallback: SandboxFallback,
+    /// Whether the fallback decides (part of the policy cannot be enforced).
+    pub fallback_active: bool,
+    /// What is missing and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// One line for people.
+    pub summary: String,
+}
+
+impl From<&SandboxReport> for WireSandbox {
+    fn from(report: &SandboxReport) -> Self {
+        Self {
+            mode: report.mode,
+            network: report.network,
+            enforced: report.enforced,
+            landlock_abi: report.landlock_abi,
+            network_filter: report.network_filter,
+            fallback: report.fallback,
+            fallback_active: report.fallback_active,
+            reason: report.reason.clone(),
+            summary: report.summary(),
+        }
+    }
+}
+
+/// The sub-agent a `tool.updated` of a `Task` call is about: `{source: "subagent",
+/// agentId, agentType, background, childSessionId, description?}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentOrigin {
+    /// Always `subagent`.
+    pub source: &'static str,
+    /// The sub-agent's task id.
+    pub agent_id: String,
+    /// The specialist.
+    pub agent_type: String,
+    /// It runs in the background.
+    pub background: bool,
+    /// Its session (the task id).
+    pub child_session_id: String,
+    /// The caller's label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// `tool.updated` payload.
@@ -1251,6 +1535,9 @@ pub enum ToolUpdatedPayload {
         /// A status line.
         #[serde(skip_serializing_if = "Option::is_none")]
         output_preview: Option<String>,
+        /// The sub-agent of a `Task` call.
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        origin: Option<SubagentOrigin>,
     },
     /// The call succeeded.
     Result {
@@ -1262,6 +1549,9 @@ pub enum ToolUpdatedPayload {
         result: ToolResultBody,
         /// Wall time, ms.
         duration: u64,
+        /// The sub-agent of a `Task` call.
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        origin: Option<SubagentOrigin>,
     },
     /// The call failed or was refused.
     Error {
@@ -1273,6 +1563,9 @@ pub enum ToolUpdatedPayload {
         error: ToolErrorBody,
         /// Wall time, ms.
         duration: u64,
+        /// The sub-agent of a `Task` call.
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        origin: Option<SubagentOrigin>,
     },
     /// All calls of one model step finished.
     Batch {
@@ -1353,16 +1646,29 @@ pub struct TurnFailedPayload {
 }
 
 /// Compaction progress in `session.updated`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionUpdate {
-    /// `completed`, `failed` or `cancelled`.
+    /// `running`, `completed`, `failed` or `cancelled`.
     pub state: &'static str,
-    /// The operation id from the compact result.
+    /// The operation id from the compact result (the turn's id).
     pub operation_id: String,
     /// Error text when failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Whether it happens on its own inside a prompt (`auto` or `overflow`) rather than
+    /// on `session/compact`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto: Option<bool>,
+    /// `auto`, `manual` or `overflow`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+    /// Context tokens before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<u64>,
+    /// Context tokens after (estimated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<u64>,
 }
 
 /// `session.updated` payload.
@@ -1387,9 +1693,30 @@ pub struct SessionUpdatedPayload {
     /// New mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<WireMode>,
-    /// Compaction finished.
+    /// Compaction running or finished.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction: Option<CompactionUpdate>,
+    /// What the sandbox enforces (once the agent ran a prompt that confines commands).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<WireSandbox>,
+    /// A background task (a sub-agent): its id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// The background task's status: `running`, `completed`, `failed` or `cancelled`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<&'static str>,
+    /// The `Task` call that started the background task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The background task's tool (`Task`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// The background task's label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The end of the background task's output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------

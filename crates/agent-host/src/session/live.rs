@@ -42,6 +42,8 @@ pub(super) struct Data {
     pub(super) last_status: Option<RunStatus>,
     /// The context window the last `ContextUsage` event reported.
     pub(super) context_window: Option<u64>,
+    /// Why the running compaction started.
+    pub(super) compacting: Option<agent_core::CompactionReason>,
 }
 
 /// A point-in-time view of a session.
@@ -142,6 +144,7 @@ impl Session {
                 sandbox: None,
                 last_status: None,
                 context_window: None,
+                compacting: None,
             }),
             gate: Mutex::new(()),
             idle,
@@ -226,6 +229,11 @@ impl Session {
     /// The persisted metadata as it is now.
     pub fn meta(&self) -> SessionMeta {
         self.data().meta.clone()
+    }
+
+    /// All usage so far (a sub-agent's included in its parent's).
+    pub fn usage(&self) -> agent_core::Usage {
+        self.data().meta.usage
     }
 
     /// The last sandbox report, once the agent ran a prompt that confines commands.

@@ -197,6 +197,7 @@ impl SessionManager {
             tool_allowlist: options.tool_allowlist.clone(),
             tool_denylist: options.tool_denylist.clone(),
             subagent: None,
+            last_compaction_auto: None,
         }
     }
 

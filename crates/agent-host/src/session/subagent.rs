@@ -90,6 +90,7 @@ impl Session {
                 error: None,
                 duration_ms: None,
             }),
+            last_compaction_auto: None,
         };
         // A stand-in agent for the settings and context window of the child's model; the
         // child's own agent runs inside the parent's run.

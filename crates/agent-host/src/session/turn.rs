@@ -417,7 +417,11 @@ impl Session {
                 recoverable: true,
                 ..
             } => tracing::warn!(session = %self.id(), %message, "recoverable agent error"),
+            AgentEvent::CompactionStarted { reason } => data.compacting = Some(*reason),
             AgentEvent::CompactionFinished { summary, .. } => {
+                let reason = data.compacting.take();
+                data.meta.last_compaction_auto =
+                    Some(reason.is_some_and(|r| r != agent_core::CompactionReason::Manual));
                 if let Some(outcome) = outcome {
                     outcome.summary = Some(summary.clone());
                 }

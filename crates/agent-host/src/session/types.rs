@@ -145,6 +145,10 @@ pub struct SessionMeta {
     /// sub-agent tool) of the session named by `parent_session_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagent: Option<SubagentMeta>,
+    /// Whether the last compaction of the transcript happened on its own (at the
+    /// threshold, or after an overflow) rather than on request; `None` before any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_compaction_auto: Option<bool>,
 }
 
 impl SessionMeta {

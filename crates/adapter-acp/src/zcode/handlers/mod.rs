@@ -20,12 +20,12 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::eventlog::EventLog;
-use super::mapping::ZLog;
+use super::mapping::{LogResolver, ZLog};
 use super::server::{EventLines, Outbox};
 use super::snapshot;
 use super::wire::{codes, ErrorObject, RawMessage, RequestId, Snapshot, ZodErrorData, ZodIssue};
 use crate::MAX_JSON_DEPTH;
-use agent_host::session::{InteractionReply, ManagerError, Session, SessionManager};
+use agent_host::session::{FactoryError, InteractionReply, ManagerError, Session, SessionManager};
 
 /// An error reply.
 #[derive(Debug, Clone)]
@@ -117,10 +117,15 @@ pub(crate) fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, Rpc
     })
 }
 
-/// What the writer gets: a message to serialise, or lines serialised already.
+/// A session that could not be created, resumed or forked, in the protocol's error form:
+/// not found (-32004), an invalid MCP server list (-32602 naming `mcpServers`), else
+/// internal (-32603).
 fn manager_error(err: ManagerError) -> RpcError {
     match err {
         ManagerError::NotFound(id) => RpcError::not_found(&id),
+        ManagerError::Factory(FactoryError::Mcp(err)) => {
+            RpcError::invalid_params("mcpServers", err.to_string())
+        }
         other => RpcError::internal(other),
     }
 }
@@ -139,12 +144,33 @@ pub(crate) struct Pending {
     pub(crate) reply: oneshot::Sender<InteractionReply>,
 }
 
+/// The event logs of a connection's sessions by id, each writing to the connection's
+/// queue.
+pub(crate) struct Logs {
+    out: Outbox,
+    logs: Mutex<HashMap<String, Arc<ZLog>>>,
+}
+
+impl Logs {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<ZLog>>> {
+        self.logs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The event log of a session, created on first use.
+    pub(crate) fn get(&self, session_id: &str) -> Arc<ZLog> {
+        self.lock()
+            .entry(session_id.to_string())
+            .or_insert_with(|| Arc::new(EventLog::new(EventLines::new(&self.out))))
+            .clone()
+    }
+}
+
 /// The state of one app-server connection: its sessions, their event logs, the
 /// interactions waiting for the client, and the writer's queue.
 pub(crate) struct Server {
     pub(crate) manager: SessionManager,
     pub(crate) out: Outbox,
-    logs: Mutex<HashMap<String, Arc<ZLog>>>,
+    logs: Arc<Logs>,
     pending: Mutex<HashMap<String, Pending>>,
     next_request: AtomicU64,
 }
@@ -153,15 +179,20 @@ impl Server {
     pub(crate) fn new(manager: SessionManager, out: Outbox) -> Self {
         Self {
             manager,
+            logs: Arc::new(Logs {
+                out: out.clone(),
+                logs: Mutex::new(HashMap::new()),
+            }),
             out,
-            logs: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
         }
     }
 
-    fn logs(&self) -> MutexGuard<'_, HashMap<String, Arc<ZLog>>> {
-        self.logs.lock().unwrap_or_else(|e| e.into_inner())
+    /// Finds sub-agent sessions' logs (for a turn's observer).
+    pub(crate) fn log_resolver(&self) -> LogResolver {
+        let logs = self.logs.clone();
+        Arc::new(move |id: &str| logs.get(id))
     }
 
     pub(crate) fn pending(&self) -> MutexGuard<'_, HashMap<String, Pending>> {
@@ -170,10 +201,7 @@ impl Server {
 
     /// The event log of a session, created on first use.
     pub(crate) fn log_for(&self, session_id: &str) -> Arc<ZLog> {
-        self.logs()
-            .entry(session_id.to_string())
-            .or_insert_with(|| Arc::new(EventLog::new(EventLines::new(&self.out))))
-            .clone()
+        self.logs.get(session_id)
     }
 
     pub(crate) fn active(&self, session_id: &str) -> Result<(Arc<Session>, Arc<ZLog>), RpcError> {
@@ -272,8 +300,8 @@ impl Server {
             "session/create" => self.create(params).await,
             "session/list" => self.list(params).await,
             "session/resume" => self.resume(params).await,
-            "session/read" => self.read(params),
-            "session/messages" => self.messages(params),
+            "session/read" => self.read(params).await,
+            "session/messages" => self.messages(params).await,
             "session/subscribe" => return self.subscribe(id, params),
             "session/events" => self.events(params),
             "session/send" => self.send(params),
@@ -285,7 +313,10 @@ impl Server {
             "session/setMode" => self.set_mode(params).await,
             "session/setThoughtLevel" => self.set_thought_level(params).await,
             "session/setModel" => self.set_model(params).await,
-            "session/cancelBackgroundTask" => self.cancel_background_task(params),
+            "session/cancelBackgroundTask" => self.cancel_background_task(params).await,
+            "session/subagents" => self.subagents(params).await,
+            "session/close" => self.close(params).await,
+            "mcp/list" => self.mcp_list(params),
             _ => Err(RpcError::new(
                 codes::METHOD_NOT_FOUND,
                 format!("Method not found: {method}"),

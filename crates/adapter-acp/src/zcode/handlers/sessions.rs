@@ -1,24 +1,49 @@
 //! Session requests of the ZCode app-server: create, list, resume, read, messages,
-//! subscribe, events, fork, and the settings (`setMode`, `setThoughtLevel`, `setModel`,
-//! `cancelBackgroundTask`).
+//! subscribe, events, fork, close, the settings (`setMode`, `setThoughtLevel`,
+//! `setModel`), sub-agents (`subagents`, `cancelBackgroundTask`) and `mcp/list`.
 
 use agent_core::{ReasoningLevel, Role};
 use serde_json::Value;
+
+use std::time::Duration;
 
 use super::{manager_error, ok, parse, Reply, RpcError, Server};
 use crate::zcode::mapping::emit;
 use crate::zcode::snapshot::{self, session_info, session_mode, wire_mode};
 use crate::zcode::wire::{
-    codes, CancelBackgroundTaskParams, CancelBackgroundTaskResult, CreateParams, EventBody,
-    EventsParams, EventsResult, ForkParams, ForkResult, ForkTarget, ListParams, ListResult,
-    MessagesParams, MessagesResult, ModelErrorData, ModelRef, ReadParams, RequestId, ResumeParams,
-    SessionUpdatedPayload, SetModeParams, SetModelParams, SetThoughtLevelParams, SubscribeParams,
-    SubscribeResult,
+    codes, CancelBackgroundTaskParams, CancelBackgroundTaskResult, CloseResult, CreateParams,
+    EventBody, EventsParams, EventsResult, ForkParams, ForkResult, ForkTarget, ListParams,
+    ListResult, McpListParams, McpListResult, McpServerInfo, MessagesParams, MessagesResult,
+    ModelErrorData, ModelRef, ReadParams, RequestId, ResumeParams, SessionParams,
+    SessionUpdatedPayload, SetModeParams, SetModelParams, SetThoughtLevelParams, SubagentsParams,
+    SubagentsResult, SubscribeParams, SubscribeResult,
 };
-use agent_host::session::{valid_session_id, CreateOptions, ManagerError};
+use agent_host::session::{
+    valid_session_id, CreateOptions, ManagerError, ResumeOptions, Session, SubagentStatus,
+};
+use agent_mcp::{McpServerConfig, McpServers};
 
 /// Default `session/list` limit.
 const DEFAULT_LIST_LIMIT: usize = 50;
+
+/// How long `session/close` waits for a running turn to stop.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// The `mcpServers` of `session/create` / `session/resume`: ACP's list or a Claude-style
+/// map; an invalid entry is an invalid-params error naming it.
+fn mcp_servers(value: Option<Value>) -> Result<Vec<McpServerConfig>, RpcError> {
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(value) => McpServers::from_value(value)
+            .map(Vec::from)
+            .map_err(|err| RpcError::invalid_params("mcpServers", err.to_string())),
+    }
+}
+
+/// Reads a sub-agent session's transcript from the store before it is shown.
+async fn synced(session: &Session) -> Result<(), RpcError> {
+    session.sync_transcript().await.map_err(RpcError::internal)
+}
 
 impl Server {
     pub(super) async fn create(&self, params: Option<Value>) -> Reply {
@@ -47,6 +72,7 @@ impl Server {
             Some(model) => Some(self.check_model(&model)?),
             None => None,
         };
+        let mcp_servers = mcp_servers(p.mcp_servers)?;
         let session = self
             .manager
             .create(CreateOptions {
@@ -58,7 +84,7 @@ impl Server {
                 parent_session_id: p.parent_session_id,
                 tool_allowlist: p.tool_allowlist,
                 tool_denylist: p.tool_denylist.unwrap_or_default(),
-                mcp_servers: Vec::new(),
+                mcp_servers,
             })
             .await
             .map_err(manager_error)?;
@@ -115,9 +141,12 @@ impl Server {
         if !valid_session_id(&p.session_id) {
             return Err(RpcError::not_found(&p.session_id));
         }
+        let options = ResumeOptions {
+            mcp_servers: mcp_servers(p.mcp_servers)?,
+        };
         let (session, loaded) = self
             .manager
-            .resume(&p.session_id)
+            .resume_with(&p.session_id, options)
             .await
             .map_err(|e| match e {
                 ManagerError::NotFound(id) => RpcError::not_found(&id),
@@ -139,15 +168,17 @@ impl Server {
         ok(self.snapshot(&session, &log, None))
     }
 
-    pub(super) fn read(&self, params: Option<Value>) -> Reply {
+    pub(super) async fn read(&self, params: Option<Value>) -> Reply {
         let p: ReadParams = parse(params)?;
         let (session, log) = self.active(&p.session_id)?;
+        synced(&session).await?;
         ok(self.snapshot(&session, &log, p.message_limit))
     }
 
-    pub(super) fn messages(&self, params: Option<Value>) -> Reply {
+    pub(super) async fn messages(&self, params: Option<Value>) -> Reply {
         let p: MessagesParams = parse(params)?;
         let (session, _) = self.active(&p.session_id)?;
+        synced(&session).await?;
         let mut messages = snapshot::messages(&session, &session.view());
         if let Some(after) = &p.after_message_id {
             if let Some(pos) = messages.iter().position(|m| m.message_id() == after) {
@@ -307,14 +338,118 @@ impl Server {
         ok(self.snapshot(&session, &log, Some(0)))
     }
 
-    pub(super) fn cancel_background_task(&self, params: Option<Value>) -> Reply {
+    pub(super) async fn cancel_background_task(&self, params: Option<Value>) -> Reply {
         let p: CancelBackgroundTaskParams = parse(params)?;
-        self.active(&p.session_id)?;
+        let (session, log) = self.active(&p.session_id)?;
+        let (cancelled, status, reason) = match session.background_tasks().stop(&p.task_id) {
+            Some(true) => {
+                // Its end is reported by the run; wait (bounded) so the answer tells it.
+                if let Some(child) = session.subagent(&p.task_id) {
+                    child.wait_idle(CLOSE_WAIT).await;
+                }
+                (
+                    true,
+                    "cancelled",
+                    format!("background task {} stopped", p.task_id),
+                )
+            }
+            Some(false) => (
+                false,
+                match session.subagent(&p.task_id).and_then(|c| c.meta().subagent) {
+                    Some(sub) if sub.status == SubagentStatus::Failed => "failed",
+                    Some(sub) if sub.status == SubagentStatus::Cancelled => "cancelled",
+                    _ => "completed",
+                },
+                format!("background task {} had already finished", p.task_id),
+            ),
+            None => (
+                false,
+                "not_found",
+                format!("no background task {}", p.task_id),
+            ),
+        };
         ok(CancelBackgroundTaskResult {
-            cancelled: false,
-            reason: format!("no background task {}", p.task_id),
-            status: "not_found",
+            cancelled,
+            reason,
+            snapshot: Some(Box::new(self.snapshot(&session, &log, Some(0)))),
+            status,
             task_id: p.task_id,
         })
+    }
+
+    pub(super) async fn subagents(&self, params: Option<Value>) -> Reply {
+        let p: SubagentsParams = parse(params)?;
+        let (session, _) = self.active(&p.session_id)?;
+        let metas = self
+            .manager
+            .subagents(session.id())
+            .await
+            .map_err(RpcError::internal)?;
+        let subagents = metas
+            .iter()
+            .filter_map(|m| {
+                let running = self
+                    .manager
+                    .get(&m.session_id)
+                    .is_some_and(|s| s.active_turn().is_some());
+                snapshot::subagent_entry(m, running)
+            })
+            .collect();
+        ok(SubagentsResult {
+            session_id: p.session_id,
+            subagents,
+        })
+    }
+
+    pub(super) async fn close(&self, params: Option<Value>) -> Reply {
+        let p: SessionParams = parse(params)?;
+        if let Some(session) = self.manager.get(&p.session_id) {
+            if session.is_subagent() {
+                return Err(RpcError::invalid_params(
+                    "sessionId",
+                    format!(
+                        "session {} is a sub-agent's; it ends with its parent",
+                        p.session_id
+                    ),
+                ));
+            }
+            self.cancel_interactions(session.id());
+        }
+        let closed = self
+            .manager
+            .close(&p.session_id, CLOSE_WAIT)
+            .await
+            .is_some();
+        ok(CloseResult {
+            session_id: p.session_id,
+            closed,
+        })
+    }
+
+    pub(super) fn mcp_list(&self, params: Option<Value>) -> Reply {
+        let p: McpListParams = parse(params)?;
+        let sessions = match &p.session_id {
+            Some(id) => vec![self.active(id)?.0],
+            None => {
+                let mut all = self.manager.active();
+                all.retain(|s| !s.is_subagent());
+                all.sort_by(|a, b| a.id().cmp(b.id()));
+                all
+            }
+        };
+        let servers = sessions
+            .iter()
+            .flat_map(|session| {
+                session
+                    .mcp()
+                    .status()
+                    .into_iter()
+                    .map(|server| McpServerInfo {
+                        session_id: session.id().to_string(),
+                        server,
+                    })
+            })
+            .collect();
+        ok(McpListResult { servers })
     }
 }

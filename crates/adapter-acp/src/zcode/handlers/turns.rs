@@ -34,7 +34,11 @@ impl Server {
         if p.content.trim().is_empty() {
             return Err(RpcError::invalid_params("content", "the prompt is empty"));
         }
-        let observer = Box::new(ZcodeTurn::new(log, session.id()).with_gate(self.out.gate()));
+        let observer = Box::new(
+            ZcodeTurn::new(log, session.id())
+                .with_gate(self.out.gate())
+                .with_subagents(self.log_resolver()),
+        );
         let turn = session
             .start_prompt(p.content, p.input_id, observer)
             .map_err(start_error)?;
@@ -54,7 +58,12 @@ impl Server {
             Err(err) => return self.out.reply(id, Err(err)),
         };
         let stopped = session.stop();
-        self.cancel_interactions(session.id());
+        // Its sub-agents' questions go with it.
+        let mut sessions = vec![session.clone()];
+        while let Some(next) = sessions.pop() {
+            self.cancel_interactions(next.id());
+            sessions.extend(next.subagents());
+        }
         let session_id = session.id().to_string();
         let result = move |stopped| {
             ok(StopResult {

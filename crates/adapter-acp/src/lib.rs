@@ -22,6 +22,9 @@
 //!     [--add-dir DIR]… [--sandbox-fallback refuse|prompt|allow] [--context-window N]
 //!     [--auto-compact PERCENT|off]
 //! adapter-acp acp [the same provider, tool and data-dir options]
+//!     [--hooks FILE] [--mcp-config FILE] [--sandbox MODE] [--sandbox-network allow|deny]
+//!     [--add-dir DIR]… [--sandbox-fallback refuse|prompt|allow]
+//!     [--context-window N] [--auto-compact PERCENT|off]
 //! ```
 //!
 //! `app-server` speaks the ZCode app-server protocol, `acp` the Agent Client Protocol v1

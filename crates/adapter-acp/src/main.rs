@@ -52,6 +52,10 @@ struct AcpArgs {
     data_dir: Option<PathBuf>,
     #[command(flatten)]
     provider: ProviderArgs,
+    /// Hooks, MCP servers (besides each session's `mcpServers`), the sandbox and the
+    /// context budget, for every session.
+    #[command(flatten)]
+    capabilities: CapabilityArgs,
 }
 
 #[derive(Args)]
@@ -140,8 +144,19 @@ fn split_names(lists: &[String]) -> Vec<String> {
         .collect()
 }
 
-async fn acp(args: AcpArgs) -> Result<(), String> {
-    let factory = factory(&args.provider, &args.disallowed_tools)?;
+async fn acp(args: AcpArgs) -> Result<(), Failure> {
+    // Sessions have workspaces of their own: relative paths of the capability flags (and
+    // the specialists' project manifests) are resolved against the directory the editor
+    // started us in; each session connects its MCP servers in its own workspace.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let capabilities = Capabilities::load(&args.capabilities, &cwd).map_err(|err| Failure {
+        code: 2,
+        message: err.to_string(),
+    })?;
+    for warning in capabilities.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let factory = factory(&args.provider, &args.disallowed_tools)?.capabilities(capabilities);
     // A provider that cannot be built is reported now and, as a JSON-RPC error, on
     // session/new.
     if let Err(err) = factory.provider() {
@@ -166,7 +181,7 @@ async fn acp(args: AcpArgs) -> Result<(), String> {
             tracing::info!("stdout closed; exiting");
             Ok(())
         }
-        Err(err) => Err(format!("acp connection failed: {err}")),
+        Err(err) => Err(format!("acp connection failed: {err}").into()),
     }
 }
 
@@ -233,7 +248,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::AppServer(args) => app_server(args).await,
-            Command::Acp(args) => acp(args).await.map_err(Failure::from),
+            Command::Acp(args) => acp(args).await,
         }
     });
     // A read of stdin blocked in tokio's reader thread cannot be cancelled (after SIGTERM

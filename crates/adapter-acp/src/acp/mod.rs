@@ -2,12 +2,17 @@
 //! SDK: `adapter-acp acp` serves it on stdin/stdout.
 //!
 //! - `initialize` reports protocol version 1, `loadSession`, image and embedded-context
-//!   prompts, `session/list`, and the agent's name and version.
+//!   prompts, `session/list`, `mcpCapabilities.http`, and the agent's name and version.
 //! - `session/new` creates a session (stored with the ZCode front end's sessions, so either
 //!   front end can continue it); `session/load` replays its transcript as
 //!   `session/update` notifications (`user_message_chunk`, `agent_message_chunk`,
 //!   `agent_thought_chunk`, `tool_call` + `tool_call_update`, then the `plan`) before it
-//!   answers.
+//!   answers. Both connect the request's `mcpServers` (stdio, `http` with headers; `sse`
+//!   is listed as failed), with the `--mcp-config` servers, in the session's workspace; a
+//!   server that fails is skipped. The response's `_meta.mcpServers` lists each server's
+//!   `name`, `transport`, `status` (`connected` / `failed` with a `reason`), `tools` and
+//!   `pid`. An invalid list (a name used twice, a URL that is not http(s)) is
+//!   `invalid_params`.
 //! - `session/prompt` streams the turn ([`mapping::TurnMapper`]) and answers with the stop
 //!   reason: `end_turn`, `max_tokens`, `max_turn_requests` (the step limit), `refusal` or
 //!   `cancelled`; other failures are a JSON-RPC error. The turn's usage is in the
@@ -20,8 +25,40 @@
 //! - Prompt-gated tool calls send `session/request_permission` with the options
 //!   `allow_once`, `allow_always` and `reject_once`, answering the agent's approver with
 //!   allow once / allow always / deny. Plan approval (`exit_plan_mode`) and `ask_user`
-//!   questions are put to the client the same way, one request per question.
-
+//!   questions are put to the client the same way, one request per question. A sub-agent's
+//!   request is put under the prompt's session with the tool call id `task_id/call_id`.
+//!
+//! # Capabilities
+//!
+//! `adapter-acp acp` takes agent-host's capability flags (`--hooks FILE`, `--mcp-config
+//! FILE`, `--sandbox read-only|workspace-write|off` (default `workspace-write`),
+//! `--sandbox-network`, `--add-dir`, `--sandbox-fallback`, `--context-window`,
+//! `--auto-compact`); every session's agent gets them, and the `Task` tools when
+//! specialists are available. How each shows on ACP ([`mapping`] has the details):
+//!
+//! - MCP tools: ordinary `tool_call`s, `kind` and title from the server's annotations.
+//! - Hooks: a decision on a call is a `tool_call_update` with `_meta.hook`; a `before_tool`
+//!   veto fails the call with the reason; a blocked prompt is an `agent_message_chunk` with
+//!   the reason and the stop reason `refusal`; other decisions are `agent_thought_chunk`s.
+//! - Sandbox: a block is a line of the call's final content plus `_meta.block`; the
+//!   sandbox report is logged, and is an agent thought when less is enforced than asked.
+//! - Sub-agents: the `Task` call (kind `think`, titled `name: description`) carries the
+//!   child's progress as its content (`_meta.subagent` names the task) and ends with the
+//!   child's answer.
+//! - Context: `usage_update {used, size, cost}` after every model call; a compaction
+//!   inside a prompt is an agent thought ("Context compacted (auto): 170 000 → 2 100
+//!   tokens.").
+//! - Telemetry: the agent's spans go to OpenTelemetry when `OTEL_EXPORTER_OTLP_ENDPOINT`
+//!   is set.
+//!
+//! # SIGTERM and SIGINT
+//!
+//! One rule for both signals, the same as for a closed stdin: input ends; the running turns
+//! are stopped (their tool calls end `failed`, `bash` process groups are killed) and what is
+//! in flight is finished — each running `session/prompt` is answered with the stop reason
+//! `cancelled`, after its turn's updates; the sessions are flushed to the store; the process
+//! exits 0 (an ACP agent is a server its client stops; there is no other exit code for it).
+//! A closed stdout ends the process the same way.
 //!
 //! Layout: [`mapping`] (pure: events, history, tool calls in ACP form), [`handlers`] (the
 //! SDK's agent builder and the methods, over agent-host's session host) and [`transport`]

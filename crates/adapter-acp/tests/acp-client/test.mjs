@@ -184,6 +184,8 @@ async function firstProcess() {
         assert.equal(init.agentCapabilities?.loadSession, true);
         assert.equal(init.agentCapabilities?.promptCapabilities?.image, true);
         assert.equal(init.agentCapabilities?.promptCapabilities?.embeddedContext, true);
+        // stdio MCP servers always; streamable HTTP ones too.
+        assert.equal(init.agentCapabilities?.mcpCapabilities?.http, true);
       });
 
       let sessionId;

@@ -25,11 +25,25 @@ impl Acp {
     /// Spawns `adapter-acp acp` with `args` after `acp`, extra environment variables, and
     /// stderr to `stderr` (else discarded).
     pub fn spawn(args: &[String], envs: &[(&str, &str)], stderr: Option<&Path>) -> Self {
+        Self::spawn_in(None, args, envs, stderr)
+    }
+
+    /// [`Acp::spawn`] with the process started in `dir` (else this process's directory).
+    pub fn spawn_in(
+        dir: Option<&Path>,
+        args: &[String],
+        envs: &[(&str, &str)],
+        stderr: Option<&Path>,
+    ) -> Self {
         let stderr = match stderr {
             Some(path) => Stdio::from(std::fs::File::create(path).expect("stderr file")),
             None => Stdio::null(),
         };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_adapter-acp"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_adapter-acp"));
+        if let Some(dir) = dir {
+            command.current_dir(dir);
+        }
+        let mut child = command
             .arg("acp")
             .args(args)
             .env_remove("ADAPTER_ACP_PROVIDER")
@@ -153,6 +167,35 @@ impl Acp {
     }
 
     /// Answers every `session/request_permission` with `option` until `id` is answered;
+    /// returns the reply and the `session/update`s (their `update`) that came before it,
+    /// in order, and the permission requests answered.
+    pub async fn turn(&mut self, id: i64, option: &str) -> (Value, Vec<Value>, Vec<Value>) {
+        let mut updates = Vec::new();
+        let mut asked = Vec::new();
+        loop {
+            let message = self
+                .next_matching(|m| {
+                    (m["id"] == json!(id) && m.get("method").is_none())
+                        || m["method"] == "session/request_permission"
+                        || m["method"] == "session/update"
+                })
+                .await;
+            if message["method"] == "session/update" {
+                updates.push(message["params"]["update"].clone());
+                continue;
+            }
+            if message["method"] == "session/request_permission" {
+                self.send(json!({"id": message["id"],
+                    "result": {"outcome": {"outcome": "selected", "optionId": option}}}))
+                    .await;
+                asked.push(message);
+                continue;
+            }
+            return (message, updates, asked);
+        }
+    }
+
+    /// Answers every `session/request_permission` with `option` until `id` is answered;
     /// returns the reply.
     pub async fn reply_answering(&mut self, id: i64, option: &str) -> Value {
         loop {
@@ -185,6 +228,12 @@ impl Acp {
             .await
             .expect("the agent did not exit")
             .expect("wait")
+    }
+
+    /// Closes stdin and waits for a clean exit; [`Acp::raw`] then holds all of stdout.
+    pub async fn shutdown_keep_raw(&mut self) -> bool {
+        self.stdin = None;
+        self.wait_exit().await.success()
     }
 
     pub async fn shutdown(mut self) -> bool {

@@ -1,7 +1,7 @@
 //! Interactions of the ACP agent: permission prompts, plan approval and questions, each
 //! put to the client as a `session/request_permission` from a task of its own.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -18,6 +18,7 @@ use agent_host::session::{
     new_id, InteractionKind, InteractionReply, InteractionRequest, QuestionSpec, UserInputAnswer,
     UserInputRequest,
 };
+use agent_mcp::McpManager;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
@@ -102,6 +103,93 @@ impl Announced {
     }
 }
 
+/// The sub-agents the prompts of this connection started (a `Task` call's child, and its
+/// own children): task id → the ACP session whose prompt runs it. A sub-agent's permission
+/// request names its own session (the task id); it is put to the client under the ACP
+/// session, and may arrive before that session's turn has passed the `SubagentStarted` on,
+/// so it waits (bounded) for it like a call's request waits for its announcement.
+#[derive(Debug, Default)]
+pub(crate) struct Tasks {
+    parents: Mutex<HashMap<String, String>>,
+    tx: watch::Sender<u64>,
+}
+
+impl Tasks {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, String>> {
+        self.parents.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sub-agent `task_id` runs in a prompt of ACP session `session`.
+    pub(crate) fn add(&self, task_id: &str, session: &str) {
+        self.lock().insert(task_id.to_string(), session.to_string());
+        self.tx.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Sub-agent `task_id` ended.
+    pub(crate) fn remove(&self, task_id: &str) {
+        self.lock().remove(task_id);
+    }
+
+    /// The ACP session of sub-agent `task_id`, waiting (at most `timeout`) for it to start.
+    async fn session_of(&self, task_id: &str, timeout: Duration) -> Option<String> {
+        let mut rx = self.tx.subscribe();
+        let found = || self.lock().get(task_id).cloned();
+        let waited = tokio::time::timeout(timeout, rx.wait_for(|_| found().is_some())).await;
+        match waited {
+            Ok(Ok(_)) => found(),
+            _ => None,
+        }
+    }
+}
+
+/// Where an interaction is asked: the ACP session (a sub-agent's requests go to the
+/// session whose prompt runs it), the prefix of its tool call ids (`task_id/` for a
+/// sub-agent's, whose calls the client never saw announced), the workspace and the MCP
+/// servers that describe the calls.
+struct Asker {
+    session_id: String,
+    prefix: Option<String>,
+    cwd: PathBuf,
+    mcp: Option<McpManager>,
+}
+
+impl Asker {
+    async fn of(s: &Shared, session_id: &str) -> Self {
+        let own = s.manager.get(session_id).filter(|x| !x.is_subagent());
+        let (session, prefix) = match own {
+            Some(session) => (Some(session), None),
+            None => match s.tasks.session_of(session_id, ANNOUNCE_WAIT).await {
+                Some(parent) => (s.manager.get(&parent), Some(format!("{session_id}/"))),
+                None => {
+                    tracing::debug!(session = session_id, "an interaction of an unknown session");
+                    (None, None)
+                }
+            },
+        };
+        match session {
+            Some(session) => Self {
+                session_id: session.id().to_string(),
+                prefix,
+                cwd: PathBuf::from(session.meta().workspace_path),
+                mcp: Some(session.mcp().clone()).filter(|m| !m.is_empty()),
+            },
+            None => Self {
+                session_id: session_id.to_string(),
+                prefix: None,
+                cwd: PathBuf::new(),
+                mcp: None,
+            },
+        }
+    }
+
+    fn call_id(&self, id: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}{id}"),
+            None => id.to_string(),
+        }
+    }
+}
+
 /// Puts one interaction of a session to the client and sends the answer back; dropped
 /// (withdrawing the request) when the turn stops waiting.
 pub(super) async fn interact(
@@ -115,22 +203,24 @@ pub(super) async fn interact(
         mut reply,
         ..
     } = request;
-    let cwd = s
-        .manager
-        .get(&session_id)
-        .map(|session| PathBuf::from(session.meta().workspace_path))
-        .unwrap_or_default();
     let work = async {
+        let asker = Asker::of(&s, &session_id).await;
         match kind {
             InteractionKind::Permission(request) => {
-                if !s
-                    .announced
-                    .wait(&session_id, &request.call_id, ANNOUNCE_WAIT)
-                    .await
+                if asker.prefix.is_none()
+                    && !s
+                        .announced
+                        .wait(&session_id, &request.call_id, ANNOUNCE_WAIT)
+                        .await
                 {
                     tracing::debug!(call = %request.call_id, "asking before the call was announced");
                 }
-                let tool_call = mapping::permission_tool_call(&request, &cwd);
+                let tool_call = mapping::permission_tool_call(
+                    &request,
+                    asker.call_id(&request.call_id),
+                    &asker.cwd,
+                    asker.mcp.as_ref(),
+                );
                 let options = vec![
                     PermissionOption::new(
                         option::ALLOW_ONCE,
@@ -148,7 +238,7 @@ pub(super) async fn interact(
                         PermissionOptionKind::RejectOnce,
                     ),
                 ];
-                let picked = ask(&cx, &session_id, tool_call, options).await;
+                let picked = ask(&cx, &asker.session_id, tool_call, options).await;
                 InteractionReply::Permission(match picked.as_deref() {
                     Some(option::ALLOW_ONCE) => Approval::AllowOnce,
                     Some(option::ALLOW_ALWAYS) => Approval::AllowAlways,
@@ -160,8 +250,9 @@ pub(super) async fn interact(
                     },
                 })
             }
-            InteractionKind::UserInput(request) => {
-                InteractionReply::UserInput(user_input(&cx, &session_id, request).await)
+            InteractionKind::UserInput(mut request) => {
+                request.call_id = request.call_id.map(|id| asker.call_id(&id));
+                InteractionReply::UserInput(user_input(&cx, &asker.session_id, request).await)
             }
         }
     };

@@ -43,7 +43,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use super::transport::Outbox;
-use interact::Announced;
+use interact::{Announced, Tasks};
 
 pub use sessions::{mode_state, parse_mode, MODES};
 
@@ -132,12 +132,23 @@ pub(crate) struct Shared {
     /// Per session with a running prompt: whether the client cancelled it.
     cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
     pub(crate) announced: Announced,
+    /// The sub-agents of running prompts, by task id.
+    pub(crate) tasks: Tasks,
     init: Gate,
+    /// How many `session/prompt` requests are not answered yet.
+    pub(crate) unanswered: tokio::sync::watch::Sender<usize>,
 }
 
 impl Shared {
     pub(crate) fn cancels(&self) -> MutexGuard<'_, HashMap<String, Arc<AtomicBool>>> {
         self.cancels.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits (at most `timeout`) until every prompt was answered.
+    async fn all_answered(&self, timeout: Duration) -> bool {
+        let mut rx = self.unanswered.subscribe();
+        let waited = tokio::time::timeout(timeout, rx.wait_for(|n| *n == 0)).await;
+        matches!(waited, Ok(Ok(_)))
     }
 
     /// The gate a turn waits on.
@@ -284,7 +295,9 @@ impl ConnectTo<Client> for AcpAgent {
             outbox: self.outbox,
             cancels: Mutex::new(HashMap::new()),
             announced: Announced::default(),
+            tasks: Tasks::default(),
             init: Gate::default(),
+            unanswered: tokio::sync::watch::channel(0).0,
         });
         let s = shared.clone();
         // The SDK's v1 agent refuses requests until the response to `initialize` has been
@@ -389,6 +402,13 @@ impl ConnectTo<Client> for AcpAgent {
                                 None => break,
                             },
                         }
+                    }
+                    // The input ended (stdin closed, or SIGTERM/SIGINT): stop the running
+                    // turns while the connection can still write, so what is in flight is
+                    // finished — each prompt is answered (`cancelled`) after its updates.
+                    s.manager.shutdown(SHUTDOWN_WAIT).await;
+                    if !s.all_answered(SHUTDOWN_WAIT).await {
+                        tracing::warn!("a prompt was not answered before shutdown");
                     }
                     Ok(())
                 }

@@ -127,7 +127,9 @@ pub(super) fn start_prompt(
         cx: cx.clone(),
         session_id: id.clone(),
         sid: SessionId::new(id.as_str()),
-        mapper: TurnMapper::new(&meta.workspace_path, session.view().context_window),
+        // The session's MCP servers describe their tools (none configured: nothing asked).
+        mapper: TurnMapper::new(&meta.workspace_path)
+            .mcp(Some(session.mcp().clone()).filter(|m| !m.is_empty())),
         mode: meta.mode,
         cancelled: cancelled.clone(),
         reply: reply.clone(),
@@ -143,11 +145,14 @@ pub(super) fn start_prompt(
         }
         cancels.insert(id.clone(), cancelled);
     }
+    // Counted before the turn starts: it may finish (and answer) at once.
+    s.unanswered.send_modify(|n| *n += 1);
     match session.start_prompt(input, None, Box::new(observer)) {
         Ok(_) => Ok(reply),
-        Err(busy) => {
+        Err(err) => {
             s.cancels().remove(&id);
-            Err(invalid_request(busy.to_string()))
+            s.unanswered.send_modify(|n| *n = n.saturating_sub(1));
+            Err(invalid_request(err.to_string()))
         }
     }
 }
@@ -208,6 +213,14 @@ impl TurnObserver for AcpTurn {
                 mapper.map_each(event, |update| notify(shared, cx, sid, update))
             }
         };
+        // The sub-agents this prompt starts, at any depth, for their permission requests.
+        match event.innermost() {
+            AgentEvent::SubagentStarted { task_id, .. } => {
+                self.shared.tasks.add(task_id, &self.session_id)
+            }
+            AgentEvent::SubagentFinished { task_id, .. } => self.shared.tasks.remove(task_id),
+            _ => {}
+        }
         match event {
             AgentEvent::ToolCall { id, .. } => {
                 // The call's `tool_call` goes out before any permission request for it.
@@ -234,6 +247,9 @@ impl TurnObserver for AcpTurn {
         self.shared.cancels().remove(&self.session_id);
         self.shared.announced.forget_session(&self.session_id);
         if turn.kind != RunKind::Prompt {
+            self.shared
+                .unanswered
+                .send_modify(|n| *n = n.saturating_sub(1));
             return;
         }
         let error = outcome.error.as_ref().map(|(code, m)| (*code, m.as_str()));
@@ -248,5 +264,8 @@ impl TurnObserver for AcpTurn {
             TurnEnd::Failed(message) => Err(internal(message)),
         };
         self.reply.answer(answer);
+        self.shared
+            .unanswered
+            .send_modify(|n| *n = n.saturating_sub(1));
     }
 }

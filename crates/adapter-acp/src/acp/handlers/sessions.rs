@@ -7,14 +7,18 @@ use std::sync::Arc;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
-    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionId, SessionInfo,
-    SessionListCapabilities, SessionMode as AcpMode, SessionModeState, SetSessionModeRequest,
-    SetSessionModeResponse,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionId,
+    SessionInfo, SessionListCapabilities, SessionMode as AcpMode, SessionModeState,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
+use agent_client_protocol::v1::schema::{McpServer, Meta};
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error};
-use agent_host::session::{CreateOptions, Session, SessionMode};
+use agent_host::session::{
+    CreateOptions, FactoryError, ManagerError, ResumeOptions, Session, SessionMode,
+};
+use agent_mcp::{McpServerConfig, ServerState};
 
 use super::{internal, invalid_params, notify, session_error, session_not_found, Shared};
 use crate::acp::mapping;
@@ -88,6 +92,8 @@ pub(super) fn initialize(req: &InitializeRequest) -> InitializeResponse {
             AgentCapabilities::new()
                 .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                // stdio servers always; streamable HTTP too (agent-mcp); not the legacy SSE.
+                .mcp_capabilities(McpCapabilities::new().http(true))
                 .session_capabilities(
                     SessionCapabilities::new().list(SessionListCapabilities::new()),
                 ),
@@ -98,29 +104,58 @@ pub(super) fn initialize(req: &InitializeRequest) -> InitializeResponse {
         )
 }
 
+/// A session's `mcpServers` as server configurations; an invalid list is the request's
+/// `invalid_params` error.
+fn session_servers(servers: &[McpServer]) -> Result<Vec<McpServerConfig>, Error> {
+    mapping::mcp_servers(servers).map_err(|e| invalid_params(format!("mcpServers: {e}")))
+}
+
+/// A session that could not be made: an invalid MCP server list (the request's own or
+/// with `--mcp-config`) is `invalid_params`, the rest as [`session_error`].
+fn activation_error(err: ManagerError, id: Option<&str>) -> Error {
+    match err {
+        ManagerError::Factory(FactoryError::Mcp(e)) => invalid_params(format!("mcpServers: {e}")),
+        err => session_error(err, id),
+    }
+}
+
+/// The `_meta` of a session's response: `{"mcpServers": [{name, transport, status, reason?,
+/// tools}]}` when it has MCP servers (ACP has no field for their state; a server that
+/// failed is listed with its reason), else none.
+fn servers_meta(session: &Session) -> Option<Meta> {
+    let mcp = session.mcp();
+    if mcp.is_empty() {
+        return None;
+    }
+    let status = mcp.status();
+    for server in &status {
+        if let ServerState::Failed { reason } = &server.state {
+            tracing::warn!(session = %session.id(), server = %server.name, %reason, "MCP server skipped");
+        }
+    }
+    mapping::meta::meta("mcpServers", status)
+}
+
 pub(super) async fn new_session(
     s: &Shared,
     req: NewSessionRequest,
 ) -> Result<NewSessionResponse, Error> {
     let cwd = absolute_cwd(&req.cwd)?;
-    if !req.mcp_servers.is_empty() {
-        tracing::info!(
-            count = req.mcp_servers.len(),
-            "MCP servers are not supported; ignoring them"
-        );
-    }
+    let mcp_servers = session_servers(&req.mcp_servers)?;
     let session = s
         .manager
         .create(CreateOptions {
             workspace_path: cwd,
+            mcp_servers,
             ..Default::default()
         })
         .await
-        .map_err(|e| session_error(e, None))?;
+        .map_err(|e| activation_error(e, None))?;
     let meta = session.meta();
     Ok(
         NewSessionResponse::new(SessionId::new(meta.session_id.as_str()))
-            .modes(mode_state(meta.mode)),
+            .modes(mode_state(meta.mode))
+            .meta(servers_meta(&session)),
     )
 }
 
@@ -130,11 +165,18 @@ pub(super) async fn load_session(
     req: LoadSessionRequest,
 ) -> Result<LoadSessionResponse, Error> {
     let id = req.session_id.0.to_string();
-    let (session, _) = s
+    let mcp_servers = session_servers(&req.mcp_servers)?;
+    let (session, loaded) = s
         .manager
-        .resume(&id)
+        .resume_with(&id, ResumeOptions { mcp_servers })
         .await
-        .map_err(|e| session_error(e, Some(&id)))?;
+        .map_err(|e| activation_error(e, Some(&id)))?;
+    if !loaded && !req.mcp_servers.is_empty() {
+        tracing::info!(
+            session = %id,
+            "session/load of a session already active: it keeps its MCP servers"
+        );
+    }
     let meta = session.meta();
     if Path::new(&meta.workspace_path) != req.cwd {
         tracing::info!(
@@ -146,13 +188,16 @@ pub(super) async fn load_session(
     }
     // Notifications go out in order, before the response.
     let sid = SessionId::new(id.as_str());
-    for update in mapping::replay(&session.messages(), Path::new(&meta.workspace_path)) {
+    let mcp = Some(session.mcp()).filter(|m| !m.is_empty());
+    for update in mapping::replay(&session.messages(), Path::new(&meta.workspace_path), mcp) {
         notify(s, cx, &sid, update);
     }
     if !meta.todos.is_empty() {
         notify(s, cx, &sid, mapping::plan_update(&meta.todos));
     }
-    Ok(LoadSessionResponse::new().modes(mode_state(meta.mode)))
+    Ok(LoadSessionResponse::new()
+        .modes(mode_state(meta.mode))
+        .meta(servers_meta(&session)))
 }
 
 pub(super) async fn list_sessions(

@@ -9,6 +9,7 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate, ToolCallStatus, ToolCallUpdateFields,
 };
 use agent_core::{ContentBlock, Message, Role, UserInput};
+use agent_mcp::McpManager;
 use base64::Engine as _;
 use serde_json::Value;
 
@@ -17,8 +18,9 @@ use super::tools::{content_block, result_content, text_block, tool_call, update}
 /// The updates that replay a transcript to a client loading the session: the user's text
 /// and images, the agent's text and reasoning, each tool call (`tool_call`, then a
 /// `tool_call_update` with its final status and content). Messages the agent wrote itself
-/// (recovery nudges, compaction notes) are not replayed.
-pub fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
+/// (recovery nudges, compaction notes) are not replayed. `mcp`, the session's MCP servers,
+/// describes their tools' calls.
+pub fn replay(messages: &[Message], cwd: &Path, mcp: Option<&McpManager>) -> Vec<SessionUpdate> {
     let mut out = Vec::new();
     let mut calls: HashMap<String, (String, Value)> = HashMap::new();
     for message in messages.iter().filter(|m| !m.synthetic) {
@@ -42,9 +44,10 @@ pub fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
                         text_block(text.clone()),
                     ))),
                 (Role::Assistant, ContentBlock::ToolCall(call)) => {
-                    calls.insert(call.id.clone(), (call.name.clone(), call.args.clone()));
+                    let shown = super::tools::scrubbed_args(&call.args).into_owned();
+                    calls.insert(call.id.clone(), (call.name.clone(), shown));
                     out.push(SessionUpdate::ToolCall(tool_call(
-                        &call.id, &call.name, &call.args, None, cwd,
+                        &call.id, &call.name, &call.args, None, cwd, mcp,
                     )));
                 }
                 (
@@ -204,7 +207,7 @@ mod tests {
             Message::user_text(agent_core::RECOVERY_PROMPT).synthetic(),
             Message::assistant_text("Done."),
         ];
-        let updates: Vec<Value> = replay(&messages, &cwd()).iter().map(wire).collect();
+        let updates: Vec<Value> = replay(&messages, &cwd(), None).iter().map(wire).collect();
         let kinds: Vec<&str> = updates
             .iter()
             .map(|u| u["sessionUpdate"].as_str().unwrap_or_default())

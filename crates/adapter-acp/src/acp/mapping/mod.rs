@@ -2,54 +2,99 @@
 //! [`SessionUpdate`]s ([`TurnMapper`]), a finished run becomes a [`StopReason`]
 //! ([`turn_end`]), a stored transcript becomes the updates that replay it and an ACP prompt
 //! becomes a [`UserInput`](agent_core::UserInput) ([`history`]); [`tools`] describes tool
-//! calls for editors.
+//! calls for editors, [`subagent`] a sub-agent's run as its call's progress, [`meta`] the
+//! `_meta` of tool call updates, [`servers`] a session's `mcpServers` as MCP server
+//! configurations.
+//!
+//! What each capability looks like on ACP:
+//!
+//! - MCP tools are ordinary `tool_call`s, their `kind` and title from the server's
+//!   annotations ([`tools::mcp_kind`]).
+//! - A hook's decision on a call is a `tool_call_update` with `_meta.hook`; a `before_tool`
+//!   deny or halt also fails the call with the reason. A prompt a `user_prompt` hook blocked
+//!   is an `agent_message_chunk` with the reason and the stop reason `refusal` (the prompt is
+//!   not in the transcript, as ACP's `refusal` means); other decisions not bound to a call
+//!   (a stop hook's continuation, a hook that failed) are `agent_thought_chunk`s.
+//! - A sandbox block is a line of the call's final content (and `_meta.block`); the
+//!   sandbox report is logged, and is an `agent_thought_chunk` when the sandbox enforces
+//!   less than asked.
+//! - A sub-agent's run is the progress of its call ([`subagent`]).
+//! - `ContextUsage` is a `usage_update {used, size, cost}` (cost: the session's cumulative
+//!   cost in USD, when the model's price is known); a compaction inside a prompt is an
+//!   `agent_thought_chunk` ("Context compacted (auto): 170 000 → 2 100 tokens.").
 
 pub mod history;
+pub mod meta;
+pub mod servers;
+pub mod subagent;
 pub mod tools;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
-    ContentChunk, SessionUpdate, StopReason, ToolCallStatus, ToolCallUpdateFields, UsageUpdate,
+    ContentChunk, Cost, SessionUpdate, StopReason, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, UsageUpdate,
 };
+use agent_core::sandbox::Enforcement;
 use agent_core::{
-    AgentEvent, ErrorCode, ProgressStream, RunStatus, StopReason as CoreStop, ToolStatus,
+    AgentEvent, Block, CompactionReason, ErrorCode, HookEvent, HookOutcome, ProgressStream,
+    RunStatus, SandboxMode, SandboxReport, StopReason as CoreStop, ToolStatus,
 };
+use agent_mcp::McpManager;
 use serde_json::Value;
 
 pub use history::{prompt_input, replay, PromptError};
+pub use servers::mcp_servers;
 pub use tools::{
-    content_block, permission_tool_call, plan_update, tool_call, tool_kind, tool_locations,
-    tool_preview, tool_title,
+    block_text, content_block, describe, mcp_kind, mcp_title, permission_tool_call, plan_update,
+    tool_call, tool_kind, tool_locations, tool_preview, tool_title,
 };
 
 use crate::coverage::Coverage;
+use meta::{BlockMeta, HookMeta, SubagentMeta};
+use subagent::ChildProgress;
 use tools::{result_content, text_block, update};
 
 /// Maps the events of one prompt turn to session updates. It remembers each call's name
-/// and arguments (for the content of its result) and the last model stop (for the turn's
-/// stop reason).
+/// and arguments (for the content of its result), the sandbox blocks of running calls, the
+/// progress of the sub-agents they run, the session's cost so far and the last model stop
+/// (for the turn's stop reason).
 #[derive(Debug, Clone)]
 pub struct TurnMapper {
     cwd: PathBuf,
-    context_window: u64,
+    mcp: Option<McpManager>,
     calls: HashMap<String, (String, Value)>,
+    blocks: HashMap<String, Vec<Block>>,
+    children: HashMap<String, ChildProgress>,
+    compaction: Option<CompactionReason>,
+    cost_usd: Option<f64>,
     last_stop: Option<CoreStop>,
 }
 
 impl TurnMapper {
-    /// A mapper for a session working in `cwd` on a model with `context_window` tokens.
-    pub fn new(cwd: impl Into<PathBuf>, context_window: u64) -> Self {
+    /// A mapper for a session working in `cwd`.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
         Self {
             cwd: cwd.into(),
-            context_window,
+            mcp: None,
             calls: HashMap::new(),
+            blocks: HashMap::new(),
+            children: HashMap::new(),
+            compaction: None,
+            cost_usd: None,
             last_stop: None,
         }
     }
 
-    /// The stop of the turn's last model call.
+    /// Describes the tools of the session's MCP servers from `manager` (their `kind` and
+    /// title come from the servers' annotations).
+    pub fn mcp(mut self, manager: Option<McpManager>) -> Self {
+        self.mcp = manager;
+        self
+    }
+
+    /// The stop of the turn's last model call; `Refusal` when a hook blocked the prompt.
     pub fn last_stop(&self) -> Option<CoreStop> {
         self.last_stop
     }
@@ -79,9 +124,7 @@ impl TurnMapper {
             }
             AgentEvent::ReasoningDelta { delta } => {
                 if !delta.is_empty() {
-                    emit(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
-                        text_block(delta.clone()),
-                    )));
+                    emit(thought(delta.clone()));
                 }
             }
             AgentEvent::ToolCall {
@@ -91,13 +134,15 @@ impl TurnMapper {
                 raw_args,
                 ..
             } => {
-                self.calls.insert(id.clone(), (name.clone(), args.clone()));
+                let shown = tools::scrubbed_args(args).into_owned();
+                self.calls.insert(id.clone(), (name.clone(), shown));
                 emit(SessionUpdate::ToolCall(tools::tool_call(
                     id,
                     name,
                     args,
                     raw_args.as_deref(),
                     &self.cwd,
+                    self.mcp.as_ref(),
                 )));
             }
             AgentEvent::ToolExecutionStarted { id, .. } => emit(update(
@@ -115,6 +160,10 @@ impl TurnMapper {
                 }
             }
             AgentEvent::PlanUpdated { plan, .. } => emit(plan_update(plan)),
+            AgentEvent::ToolBlocked { id, block, .. } => {
+                // Shown with the call's result, which follows.
+                self.blocks.entry(id.clone()).or_default().push(block.clone());
+            }
             AgentEvent::ToolResult {
                 id,
                 name,
@@ -124,20 +173,115 @@ impl TurnMapper {
             } => {
                 let ok = *status == ToolStatus::Ok;
                 let args = self.calls.get(id).map(|(_, args)| args);
-                let content = result_content(name, args, ok, content, &self.cwd);
+                let mut content = result_content(name, args, ok, content, &self.cwd);
+                let blocks = self.blocks.remove(id).unwrap_or_default();
+                for block in &blocks {
+                    content.push(text_block(block_text(block)).into());
+                }
+                self.children.remove(id);
                 let status = match ok {
                     true => ToolCallStatus::Completed,
                     false => ToolCallStatus::Failed,
                 };
-                emit(update(
-                    id,
+                let mut update = ToolCallUpdate::new(
+                    id.clone(),
                     ToolCallUpdateFields::new().status(status).content(content),
+                );
+                if let Some(block) = blocks.last() {
+                    update = update.meta(meta::meta("block", BlockMeta::from(block)));
+                }
+                emit(SessionUpdate::ToolCallUpdate(update));
+            }
+            AgentEvent::HookDecided {
+                hook,
+                event,
+                outcome,
+                reason,
+                call_id,
+            } => self.hook_decided(hook, *event, *outcome, reason.as_deref(), call_id, &mut emit),
+            AgentEvent::SandboxReport(report) => {
+                if let Some(text) = sandbox_note(report) {
+                    emit(thought(text));
+                }
+            }
+            AgentEvent::Usage { cumulative, .. } => {
+                // Its cost goes out with the next `usage_update` (after `ContextUsage`).
+                if cumulative.cost_usd.is_some() {
+                    self.cost_usd = cumulative.cost_usd;
+                }
+                return Coverage::NotShown;
+            }
+            AgentEvent::ContextUsage { used, window, .. } => {
+                let cost = self.cost_usd.map(|usd| Cost::new(usd, "USD"));
+                emit(SessionUpdate::UsageUpdate(
+                    UsageUpdate::new(*used, *window).cost(cost),
                 ));
             }
-            AgentEvent::Usage { turn, .. } => emit(SessionUpdate::UsageUpdate(UsageUpdate::new(
-                turn.total_tokens(),
-                self.context_window,
-            ))),
+            AgentEvent::CompactionStarted { reason } => {
+                self.compaction = Some(*reason);
+                emit(thought(format!(
+                    "\nCompacting the context ({})…\n",
+                    reason.as_str()
+                )));
+            }
+            AgentEvent::CompactionFinished { before, after, .. } => {
+                let reason = self.compaction.take().unwrap_or(CompactionReason::Auto);
+                emit(thought(format!(
+                    "Context compacted ({}): {} → {} tokens.\n",
+                    reason.as_str(),
+                    thousands(*before),
+                    thousands(*after)
+                )));
+            }
+            AgentEvent::SubagentStarted {
+                task_id,
+                name,
+                call_id,
+                description,
+                model,
+                background,
+                depth,
+                ..
+            } => {
+                let child =
+                    ChildProgress::new(name, description.as_deref(), model, *background);
+                let subagent = SubagentMeta {
+                    task_id,
+                    name,
+                    model,
+                    background: *background,
+                    depth: *depth,
+                };
+                emit(SessionUpdate::ToolCallUpdate(
+                    ToolCallUpdate::new(
+                        call_id.clone(),
+                        ToolCallUpdateFields::new()
+                            .content(vec![text_block(child.render()).into()]),
+                    )
+                    .meta(meta::meta("subagent", subagent)),
+                ));
+                self.children.insert(call_id.clone(), child);
+            }
+            AgentEvent::Subagent { call_id, event, .. } => {
+                let mcp = self.mcp.as_ref();
+                if let Some(child) = self.children.get_mut(call_id) {
+                    if child.event(event.innermost(), mcp) {
+                        emit(progress(call_id, child));
+                    }
+                }
+            }
+            AgentEvent::SubagentFinished {
+                call_id,
+                status,
+                final_text,
+                error,
+                ..
+            } => {
+                if let Some(child) = self.children.get_mut(call_id) {
+                    child.finished(*status, final_text.as_deref(), error.as_deref());
+                    emit(progress(call_id, child));
+                }
+            }
             // The prompt's stop reason ([`turn_end`]).
             AgentEvent::TurnEnded { stop, .. } => self.last_stop = Some(*stop),
             // The client sent the prompt itself; the turn's framing, request attempts and
@@ -158,19 +302,6 @@ impl TurnMapper {
             // (the session's approver), not as updates.
             | AgentEvent::PermissionRequested(_)
             | AgentEvent::PermissionDecided { .. }
-            // ACP has no compaction event. The context events (issue 20: `usage_update`, a
-            // note for a compaction inside a prompt) are mapped by a later task.
-            | AgentEvent::CompactionFinished { .. }
-            | AgentEvent::CompactionStarted { .. }
-            | AgentEvent::ContextUsage { .. }
-            // ACP has no sandbox status or hook decisions; what a block or a hook refused
-            // shows in the call's failed `tool_call_update` (its `ToolResult`).
-            | AgentEvent::SandboxReport(_)
-            | AgentEvent::HookDecided { .. }
-            | AgentEvent::ToolBlocked { .. }
-            | AgentEvent::SubagentStarted { .. }
-            | AgentEvent::Subagent { .. }
-            | AgentEvent::SubagentFinished { .. }
             // A fatal error and the end of the run are the prompt's response (the turn's
             // outcome, see the handlers); recoverable errors are only logged.
             | AgentEvent::Error { .. }
@@ -179,6 +310,97 @@ impl TurnMapper {
         }
         Coverage::Shown
     }
+
+    fn hook_decided(
+        &mut self,
+        hook: &str,
+        event: HookEvent,
+        outcome: HookOutcome,
+        reason: Option<&str>,
+        call_id: &Option<String>,
+        emit: &mut impl FnMut(SessionUpdate),
+    ) {
+        let because = reason.map(|r| format!(": {r}")).unwrap_or_default();
+        match (call_id, event, outcome) {
+            (Some(id), _, _) => {
+                let mut fields = ToolCallUpdateFields::new();
+                if event == HookEvent::BeforeTool
+                    && matches!(outcome, HookOutcome::Deny | HookOutcome::Halt)
+                {
+                    fields = fields
+                        .status(ToolCallStatus::Failed)
+                        .content(vec![text_block(format!(
+                            "Blocked by hook \"{hook}\"{because}"
+                        ))
+                        .into()]);
+                }
+                let hook = HookMeta {
+                    name: hook,
+                    event,
+                    outcome,
+                    reason,
+                };
+                emit(SessionUpdate::ToolCallUpdate(
+                    ToolCallUpdate::new(id.clone(), fields).meta(meta::meta("hook", hook)),
+                ));
+            }
+            (None, HookEvent::UserPrompt, HookOutcome::Block) => {
+                // The prompt never entered the transcript: ACP's `refusal`.
+                self.last_stop = Some(CoreStop::Refusal);
+                emit(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                    text_block(format!(
+                        "The prompt was blocked by hook \"{hook}\"{because}"
+                    )),
+                )));
+            }
+            (None, _, _) => emit(thought(format!(
+                "\nHook \"{hook}\" ({}): {}{because}\n",
+                event.as_str(),
+                outcome.as_str()
+            ))),
+        }
+    }
+}
+
+fn thought(text: String) -> SessionUpdate {
+    SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(text)))
+}
+
+/// The progress of the sub-agent `call_id` runs.
+fn progress(call_id: &str, child: &ChildProgress) -> SessionUpdate {
+    update(
+        call_id,
+        ToolCallUpdateFields::new().content(vec![text_block(child.render()).into()]),
+    )
+}
+
+/// The sandbox report, logged; a note for the user when the sandbox enforces less than
+/// its policy asks (or its fallback is in force).
+fn sandbox_note(report: &SandboxReport) -> Option<String> {
+    let summary = report.summary();
+    if report.enforced == Enforcement::Full && !report.fallback_active {
+        tracing::info!(sandbox = %summary, "sandbox");
+        return None;
+    }
+    tracing::warn!(sandbox = %summary, "sandbox");
+    // The sandbox is off only when asked for: say so quietly, in the log.
+    if report.mode == SandboxMode::Off {
+        return None;
+    }
+    Some(format!("\nSandbox: {summary}\n"))
+}
+
+/// `170000` as `170 000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// How a prompt turn ends on the wire.
@@ -220,9 +442,7 @@ pub fn turn_end(
 mod tests {
     use super::*;
     use agent_core::testing::one_of_each as every_event;
-    use agent_core::{
-        ContentBlock, PlanItem, PlanStatus, ProgressStream, SideEffect, ToolStatus, Usage,
-    };
+    use agent_core::{ContentBlock, PlanItem, PlanStatus, SideEffect, Usage};
     use serde_json::json;
 
     fn wire(update: &SessionUpdate) -> Value {
@@ -235,7 +455,7 @@ mod tests {
 
     #[test]
     fn text_and_thought_stream_as_chunks() {
-        let mut m = TurnMapper::new(cwd(), 1000);
+        let mut m = TurnMapper::new(cwd());
         let text = m.map(&AgentEvent::TextDelta {
             delta: "Hello".into(),
         });
@@ -276,7 +496,7 @@ mod tests {
                 name: "read_file".into(),
             },
         ];
-        let (mut a, mut b) = (TurnMapper::new(cwd(), 1000), TurnMapper::new(cwd(), 1000));
+        let (mut a, mut b) = (TurnMapper::new(cwd()), TurnMapper::new(cwd()));
         for event in &events {
             let mut each = Vec::new();
             a.map_each(event, |update| each.push(wire(&update)));
@@ -287,7 +507,7 @@ mod tests {
 
     #[test]
     fn edit_call_has_kind_location_and_diff_through_its_life() {
-        let mut m = TurnMapper::new(cwd(), 1000);
+        let mut m = TurnMapper::new(cwd());
         let args = json!({"path": "src/a.rs", "old_string": "x = 1", "new_string": "x = 2"});
         let call = m.map(&AgentEvent::ToolCall {
             id: "c1".into(),
@@ -341,7 +561,7 @@ mod tests {
 
     #[test]
     fn failed_call_and_write_and_bash() {
-        let mut m = TurnMapper::new(cwd(), 1000);
+        let mut m = TurnMapper::new(cwd());
         let write = m.map(&AgentEvent::ToolCall {
             id: "w".into(),
             name: "write_file".into(),
@@ -400,7 +620,7 @@ mod tests {
 
     #[test]
     fn invalid_args_are_passed_raw() {
-        let mut m = TurnMapper::new(cwd(), 1000);
+        let mut m = TurnMapper::new(cwd());
         let call = m.map(&AgentEvent::ToolCall {
             id: "x".into(),
             name: "grep".into(),
@@ -416,7 +636,7 @@ mod tests {
 
     #[test]
     fn plan_and_usage() {
-        let mut m = TurnMapper::new(cwd(), 128_000);
+        let mut m = TurnMapper::new(cwd());
         let plan = m.map(&AgentEvent::PlanUpdated {
             id: None,
             explanation: None,
@@ -438,24 +658,42 @@ mod tests {
                 {"content": "write", "priority": "medium", "status": "in_progress"}
             ]})
         );
+        // A call's usage carries the cost; the context usage after it is the update.
         let turn = Usage {
             input: 100,
             output: 20,
+            cost_usd: Some(0.25),
             ..Default::default()
         };
-        let usage = m.map(&AgentEvent::Usage {
-            turn,
-            cumulative: turn,
+        assert!(m
+            .map(&AgentEvent::Usage {
+                turn,
+                cumulative: turn,
+            })
+            .is_empty());
+        let usage = m.map(&AgentEvent::ContextUsage {
+            used: 120,
+            window: 128_000,
+            percent: 0.1,
         });
-        let v = wire(&usage[0]);
-        assert_eq!(v["sessionUpdate"], "usage_update");
-        assert_eq!(v["used"], json!(turn.total_tokens()));
-        assert_eq!(v["size"], 128_000);
+        assert_eq!(
+            wire(&usage[0]),
+            json!({"sessionUpdate": "usage_update", "used": 120, "size": 128_000,
+                   "cost": {"amount": 0.25, "currency": "USD"}})
+        );
+        // No price known: no cost.
+        let mut m = TurnMapper::new(cwd());
+        let usage = m.map(&AgentEvent::ContextUsage {
+            used: 5,
+            window: 10,
+            percent: 50.0,
+        });
+        assert!(wire(&usage[0]).get("cost").is_none());
     }
 
     #[test]
     fn stop_reasons() {
-        let mut m = TurnMapper::new(cwd(), 1);
+        let mut m = TurnMapper::new(cwd());
         assert!(m
             .map(&AgentEvent::TurnEnded {
                 step: 1,
@@ -506,28 +744,275 @@ mod tests {
         );
     }
 
+    fn result(id: &str, name: &str, status: ToolStatus, text: &str) -> AgentEvent {
+        AgentEvent::ToolResult {
+            id: id.into(),
+            name: name.into(),
+            status,
+            content: vec![ContentBlock::text(text)],
+            truncated: false,
+            redacted: false,
+            changed_files: vec![],
+            duration_ms: 1,
+        }
+    }
+
+    fn hook(event: HookEvent, outcome: HookOutcome, call_id: Option<&str>) -> AgentEvent {
+        AgentEvent::HookDecided {
+            hook: "guard".into(),
+            event,
+            outcome,
+            reason: Some("not here".into()),
+            call_id: call_id.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn hook_decisions_fail_the_call_or_refuse_the_prompt() {
+        let mut m = TurnMapper::new(cwd());
+        let denied = m.map(&hook(HookEvent::BeforeTool, HookOutcome::Deny, Some("c1")));
+        assert_eq!(
+            wire(&denied[0]),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "failed",
+                   "content": [{"type": "content",
+                                "content": {"type": "text", "text": "Blocked by hook \"guard\": not here"}}],
+                   "_meta": {"hook": {"name": "guard", "event": "before_tool",
+                                      "outcome": "deny", "reason": "not here"}}})
+        );
+        // Decisions that do not refuse the call only annotate it.
+        let appended = m.map(&hook(HookEvent::AfterTool, HookOutcome::Append, Some("c1")));
+        let v = wire(&appended[0]);
+        assert!(
+            v.get("status").is_none() && v.get("content").is_none(),
+            "{v}"
+        );
+        assert_eq!(v["_meta"]["hook"]["outcome"], "append");
+        // A stop hook's continuation is a thought.
+        let go_on = m.map(&hook(HookEvent::Stop, HookOutcome::Continue, None));
+        assert_eq!(wire(&go_on[0])["sessionUpdate"], "agent_thought_chunk");
+        assert!(wire(&go_on[0])["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Hook \"guard\" (stop): continue: not here")));
+        assert_eq!(m.last_stop(), None);
+        // A blocked prompt says why and ends as a refusal.
+        let blocked = m.map(&hook(HookEvent::UserPrompt, HookOutcome::Block, None));
+        assert_eq!(
+            wire(&blocked[0]),
+            json!({"sessionUpdate": "agent_message_chunk",
+                   "content": {"type": "text", "text": "The prompt was blocked by hook \"guard\": not here"}})
+        );
+        assert_eq!(
+            turn_end(RunStatus::Success, m.last_stop(), None, false),
+            TurnEnd::Stop(StopReason::Refusal)
+        );
+    }
+
+    #[test]
+    fn a_sandbox_block_is_part_of_the_calls_result() {
+        let mut m = TurnMapper::new(cwd());
+        let block = Block {
+            code: agent_core::BlockCode::Sandbox,
+            tool_name: Some("bash".into()),
+            action: agent_core::PermissionAction::Deny,
+            risk: Default::default(),
+            path: Some("/etc/x".into()),
+            reason: "the sandbox refused a write outside the workspace".into(),
+            recoverable: true,
+        };
+        assert!(m
+            .map(&AgentEvent::ToolBlocked {
+                id: "b".into(),
+                name: "bash".into(),
+                block,
+            })
+            .is_empty());
+        let done = m.map(&result("b", "bash", ToolStatus::Error, "Permission denied"));
+        let v = wire(&done[0]);
+        assert_eq!(v["status"], "failed");
+        assert_eq!(v["content"][0]["content"]["text"], "Permission denied");
+        assert_eq!(
+            v["content"][1]["content"]["text"],
+            "Blocked by the sandbox (sandbox): the sandbox refused a write outside the \
+             workspace [/etc/x]"
+        );
+        assert_eq!(v["_meta"]["block"]["code"], "sandbox");
+        assert_eq!(v["_meta"]["block"]["path"], "/etc/x");
+        // The next call of the same id starts clean.
+        let again = m.map(&result("b", "bash", ToolStatus::Ok, "ok"));
+        assert!(wire(&again[0]).get("_meta").is_none());
+    }
+
+    #[test]
+    fn a_weaker_sandbox_is_a_thought() {
+        let mut m = TurnMapper::new(cwd());
+        let weak = SandboxReport::new(&agent_core::SandboxPolicy::workspace_write(), None);
+        let updates = m.map(&AgentEvent::SandboxReport(weak.clone()));
+        assert_eq!(wire(&updates[0])["sessionUpdate"], "agent_thought_chunk");
+        assert!(wire(&updates[0])["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(&weak.summary())));
+        let off = agent_core::SandboxPolicy::off();
+        assert!(m
+            .map(&AgentEvent::SandboxReport(SandboxReport::new(&off, None)))
+            .is_empty());
+    }
+
+    #[test]
+    fn compaction_inside_a_prompt_is_a_thought() {
+        let mut m = TurnMapper::new(cwd());
+        let started = m.map(&AgentEvent::CompactionStarted {
+            reason: CompactionReason::Overflow,
+        });
+        assert!(wire(&started[0])["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Compacting the context (overflow)")));
+        let done = m.map(&AgentEvent::CompactionFinished {
+            summary: "s".into(),
+            before: 170_000,
+            after: 2_100,
+        });
+        assert_eq!(
+            wire(&done[0]),
+            json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text",
+                   "text": "Context compacted (overflow): 170 000 → 2 100 tokens.\n"}})
+        );
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1 000");
+        assert_eq!(thousands(1_234_567), "1 234 567");
+    }
+
+    #[test]
+    fn a_subagent_runs_as_the_progress_of_its_call() {
+        let mut m = TurnMapper::new(cwd());
+        let call = m.map(&AgentEvent::ToolCall {
+            id: "t".into(),
+            name: "Task".into(),
+            args: json!({"name": "explorer", "description": "find the tests", "prompt": "go"}),
+            raw_args: None,
+            side_effect: Some(SideEffect::None),
+        });
+        let v = wire(&call[0]);
+        assert_eq!(v["kind"], "think");
+        assert_eq!(v["title"], "explorer: find the tests");
+        let started = m.map(&AgentEvent::SubagentStarted {
+            task_id: "task_1".into(),
+            name: "explorer".into(),
+            call_id: "t".into(),
+            description: Some("find the tests".into()),
+            model: "m".into(),
+            background: false,
+            parent_session_id: None,
+            depth: 1,
+        });
+        let v = wire(&started[0]);
+        assert_eq!(v["toolCallId"], "t");
+        assert_eq!(v["_meta"]["subagent"]["taskId"], "task_1");
+        assert_eq!(
+            v["content"][0]["content"]["text"],
+            "explorer: find the tests (m)\n"
+        );
+        let wrap = |event: AgentEvent| AgentEvent::Subagent {
+            task_id: "task_1".into(),
+            name: "explorer".into(),
+            call_id: "t".into(),
+            event: Box::new(event),
+        };
+        // The child's own usage and context are not the session's.
+        assert!(m
+            .map(&wrap(AgentEvent::ContextUsage {
+                used: 1,
+                window: 2,
+                percent: 50.0
+            }))
+            .is_empty());
+        assert!(m
+            .map(&wrap(AgentEvent::TextDelta {
+                delta: "Looking.".into()
+            }))
+            .is_empty());
+        let call = m.map(&wrap(AgentEvent::ToolCall {
+            id: "k".into(),
+            name: "read_file".into(),
+            args: json!({"path": "a.rs"}),
+            raw_args: None,
+            side_effect: None,
+        }));
+        assert_eq!(
+            wire(&call[0])["content"][0]["content"]["text"],
+            "explorer: find the tests (m)\nLooking.\n→ Read a.rs\n"
+        );
+        // A grandchild's events are unwrapped to the innermost.
+        let nested = m.map(&wrap(wrap(result("k", "read_file", ToolStatus::Ok, "x"))));
+        assert!(wire(&nested[0])["content"][0]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("  ✓ read_file\n")));
+        let finished = m.map(&AgentEvent::SubagentFinished {
+            task_id: "task_1".into(),
+            name: "explorer".into(),
+            call_id: "t".into(),
+            status: RunStatus::Success,
+            final_text: Some("Tests are in tests/.".into()),
+            error: None,
+            usage: Usage::default(),
+            duration_ms: 5,
+        });
+        assert!(wire(&finished[0])["content"][0]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("✓ done: Tests are in tests/.\n")));
+        let done = m.map(&result("t", "Task", ToolStatus::Ok, "Tests are in tests/."));
+        let v = wire(&done[0]);
+        assert_eq!(v["status"], "completed");
+        assert_eq!(v["content"][0]["content"]["text"], "Tests are in tests/.");
+        // Events of a child whose call is over are dropped.
+        assert!(m
+            .map(&wrap(result("k", "grep", ToolStatus::Ok, "x")))
+            .is_empty());
+    }
+
     #[test]
     fn every_agent_event_is_mapped_or_listed_as_not_shown() {
+        // The samples in their order through one mapper (a sub-agent's events need its
+        // start, a block its call).
+        let mut m = TurnMapper::new(cwd());
         let mut shown = Vec::new();
         for event in every_event() {
-            let mut m = TurnMapper::new(cwd(), 1000);
             let mut updates = 0;
             match m.map_each(&event, |_| updates += 1) {
                 Coverage::Unknown => panic!("the ACP mapping does not know {event:?}"),
                 Coverage::NotShown => assert_eq!(updates, 0, "{event:?} is not shown"),
-                Coverage::Shown => shown.push(event),
+                Coverage::Shown => {
+                    // Every shown sample becomes an update, except: the stop of a model
+                    // call (the prompt's stop reason), a sandbox block (a line of the
+                    // call's result), a full sandbox report (logged only) and a sub-agent's
+                    // streamed text (sent when its message ends).
+                    match &event {
+                        AgentEvent::TurnEnded { .. } => assert!(m.last_stop().is_some()),
+                        AgentEvent::ToolBlocked { .. }
+                        | AgentEvent::SandboxReport(_)
+                        | AgentEvent::Subagent { .. } => {}
+                        _ => assert!(updates > 0, "{event:?} maps to nothing"),
+                    }
+                    shown.push(agent_core::testing::type_of(&event));
+                }
             }
         }
-        // Every shown sample (each carries content) becomes an update, except the stop of
-        // a model call, which becomes the prompt's stop reason.
-        for event in &shown {
-            let mut m = TurnMapper::new(cwd(), 1000);
-            let updates = m.map(event);
-            match event {
-                AgentEvent::TurnEnded { .. } => assert!(m.last_stop().is_some()),
-                _ => assert!(!updates.is_empty(), "{event:?} maps to nothing"),
-            }
+        for kind in [
+            "hook_decided",
+            "tool_blocked",
+            "sandbox_report",
+            "subagent_started",
+            "subagent",
+            "subagent_finished",
+            "context_usage",
+            "compaction_started",
+            "compaction_finished",
+        ] {
+            assert!(
+                shown.iter().any(|k| k == kind),
+                "{kind} not shown: {shown:?}"
+            );
         }
-        assert!(shown.len() >= 9, "{shown:?}");
+        assert!(shown.len() >= 17, "{shown:?}");
     }
 }

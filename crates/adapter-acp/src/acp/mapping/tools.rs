@@ -1,8 +1,10 @@
-//! How tool calls look in an editor: an ACP [`ToolKind`] by tool name, a title, the paths
-//! they touch as absolute [`ToolCallLocation`]s, and for `edit_file` / `write_file` a
-//! [`Diff`] content (`path`, `oldText`, `newText`) that stays in the call's content when it
-//! completes. Also the content blocks and the plan in ACP form.
+//! How tool calls look in an editor: an ACP [`ToolKind`] by tool name (for an MCP tool, from
+//! its server's annotations: [`mcp_kind`]), a title, the paths they touch as absolute
+//! [`ToolCallLocation`]s, and for `edit_file` / `write_file` a [`Diff`] content (`path`,
+//! `oldText`, `newText`) that stays in the call's content when it completes. Also the
+//! content blocks and the plan in ACP form.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
@@ -10,7 +12,8 @@ use agent_client_protocol::v1::schema::{
     PlanEntryStatus, SessionUpdate, TextContent, ToolCall as AcpToolCall, ToolCallContent,
     ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use agent_core::{ApprovalRequest, ContentBlock, PlanItem, PlanStatus};
+use agent_core::{ApprovalRequest, Block, ContentBlock, PlanItem, PlanStatus};
+use agent_mcp::{McpManager, McpToolInfo};
 use base64::Engine as _;
 use serde_json::Value;
 
@@ -25,10 +28,44 @@ pub fn tool_kind(name: &str) -> ToolKind {
         "write_file" | "edit_file" => ToolKind::Edit,
         "glob" | "grep" | "web_search" => ToolKind::Search,
         "bash" => ToolKind::Execute,
-        "plan" | "think" => ToolKind::Think,
+        "plan" | "think" | "Task" => ToolKind::Think,
         "web_fetch" | "fetch" => ToolKind::Fetch,
         "exit_plan_mode" => ToolKind::SwitchMode,
         _ => ToolKind::Other,
+    }
+}
+
+/// The ACP kind of an MCP tool, from its server's annotations: `readOnlyHint` → `read`
+/// (`fetch` when `openWorldHint` says it reaches outside systems), `destructiveHint` → `edit`,
+/// anything else (no annotations) → `other`.
+pub fn mcp_kind(info: &McpToolInfo) -> ToolKind {
+    match (
+        info.read_only_hint,
+        info.destructive_hint,
+        info.open_world_hint,
+    ) {
+        (Some(true), _, Some(true)) => ToolKind::Fetch,
+        (Some(true), _, _) => ToolKind::Read,
+        (_, Some(true), _) => ToolKind::Edit,
+        _ => ToolKind::Other,
+    }
+}
+
+/// The title of an MCP tool's call: the server's title for the tool, else
+/// `tool (server)`.
+pub fn mcp_title(info: &McpToolInfo) -> String {
+    match info.title.as_deref().map(str::trim) {
+        Some(title) if !title.is_empty() => clip(title),
+        _ => format!("{} ({})", info.remote_name, info.server),
+    }
+}
+
+/// The kind and title of a call: by name for this agent's tools, from the session's MCP
+/// servers for theirs.
+pub fn describe(name: &str, args: &Value, mcp: Option<&McpManager>) -> (ToolKind, String) {
+    match mcp.and_then(|m| m.tool_info(name)) {
+        Some(info) => (mcp_kind(&info), mcp_title(&info)),
+        None => (tool_kind(name), tool_title(name, args)),
     }
 }
 
@@ -72,6 +109,12 @@ pub fn tool_title(name: &str, args: &Value) -> String {
         "plan" => "Update plan".to_string(),
         "exit_plan_mode" => "Ready to code?".to_string(),
         "ask_user" => "Ask the user".to_string(),
+        // Zero's `Task` payload: `{name, description, prompt, run_in_background?}`.
+        "Task" => match (arg(args, "name"), arg(args, "description")) {
+            (Some(who), Some(what)) => clip(&format!("{who}: {what}")),
+            (Some(who), None) => format!("Task: {}", clip(who)),
+            _ => "Task".to_string(),
+        },
         _ => name.to_string(),
     }
 }
@@ -132,6 +175,57 @@ pub fn tool_preview(name: &str, args: &Value, cwd: &Path) -> Vec<ToolCallContent
     }
 }
 
+/// `args` with every known secret (a key registered with `agent_core::secrets`, the value
+/// of a sensitive environment variable) in its strings replaced by `[REDACTED]`: a model
+/// may quote a key in a call, and the call's title, locations and raw input are shown.
+pub fn scrubbed_args(args: &Value) -> Cow<'_, Value> {
+    let secrets: Vec<String> = agent_core::secrets::registered_secrets()
+        .into_iter()
+        .chain(agent_core::secrets::sensitive_env_values())
+        .collect();
+    if secrets.is_empty() || !holds_any(args, &secrets) {
+        return Cow::Borrowed(args);
+    }
+    let mut clean = args.clone();
+    scrub_strings(&mut clean, &secrets);
+    Cow::Owned(clean)
+}
+
+fn holds_any(value: &Value, secrets: &[String]) -> bool {
+    match value {
+        Value::String(text) => secrets.iter().any(|s| text.contains(s.as_str())),
+        Value::Array(items) => items.iter().any(|v| holds_any(v, secrets)),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| secrets.iter().any(|s| k.contains(s.as_str())) || holds_any(v, secrets)),
+        _ => false,
+    }
+}
+
+fn scrub_strings(value: &mut Value, secrets: &[String]) {
+    let scrub = |text: &str| {
+        let mut out = text.to_string();
+        for secret in secrets {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), agent_core::secrets::REDACTED);
+            }
+        }
+        out
+    };
+    match value {
+        Value::String(text) => *text = scrub(text),
+        Value::Array(items) => items.iter_mut().for_each(|v| scrub_strings(v, secrets)),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut item) in entries {
+                scrub_strings(&mut item, secrets);
+                map.insert(scrub(&key), item);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn raw_input(args: &Value, raw_args: Option<&str>) -> Value {
     match (args, raw_args) {
         (Value::Null, Some(raw)) => {
@@ -143,37 +237,70 @@ fn raw_input(args: &Value, raw_args: Option<&str>) -> Value {
     }
 }
 
-/// The `tool_call` that announces a call.
+/// The `tool_call` that announces a call (`mcp`: the session's MCP servers, which describe
+/// their own tools).
 pub fn tool_call(
     id: &str,
     name: &str,
     args: &Value,
     raw_args: Option<&str>,
     cwd: &Path,
+    mcp: Option<&McpManager>,
 ) -> AcpToolCall {
-    AcpToolCall::new(id.to_string(), tool_title(name, args))
-        .kind(tool_kind(name))
+    let args = &*scrubbed_args(args);
+    let raw_args = raw_args.map(agent_core::secrets::scrub_known_values);
+    let raw_args = raw_args.as_deref();
+    let (kind, title) = describe(name, args, mcp);
+    AcpToolCall::new(id.to_string(), title)
+        .kind(kind)
         .status(ToolCallStatus::Pending)
         .locations(tool_locations(name, args, cwd))
         .content(tool_preview(name, args, cwd))
         .raw_input(raw_input(args, raw_args))
 }
 
-/// The tool call of a permission prompt, as `session/request_permission` carries it.
-pub fn permission_tool_call(request: &ApprovalRequest, cwd: &Path) -> ToolCallUpdate {
+/// The tool call of a permission prompt, as `session/request_permission` carries it, under
+/// `call_id` (the request's own, or a sub-agent's prefixed with its task id).
+pub fn permission_tool_call(
+    request: &ApprovalRequest,
+    call_id: String,
+    cwd: &Path,
+    mcp: Option<&McpManager>,
+) -> ToolCallUpdate {
     let name = &request.tool;
-    let args = &request.args;
+    let args = &*scrubbed_args(&request.args);
     let preview = tool_preview(name, args, cwd);
+    let (kind, title) = describe(name, args, mcp);
+    let mut content = preview;
+    if let Some(block) = &request.block {
+        // Why the sandbox wants approval: an escalation rerun of a confined command.
+        content.push(text_block(block_text(block)).into());
+    }
     ToolCallUpdate::new(
-        request.call_id.clone(),
+        call_id,
         ToolCallUpdateFields::new()
-            .title(tool_title(name, args))
-            .kind(tool_kind(name))
+            .title(title)
+            .kind(kind)
             .status(ToolCallStatus::Pending)
             .locations(tool_locations(name, args, cwd))
-            .content((!preview.is_empty()).then_some(preview))
+            .content((!content.is_empty()).then_some(content))
             .raw_input(args.clone()),
     )
+}
+
+/// A sandbox block in words, as a call's content shows it: `Blocked by the sandbox
+/// (sandbox): reason [path]`.
+pub fn block_text(block: &Block) -> String {
+    // The code's wire name (`sandbox`, `network`, …).
+    let code = serde_json::to_value(block.code)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let mut text = format!("Blocked by the sandbox ({code}): {}", block.reason);
+    if let Some(path) = &block.path {
+        text.push_str(&format!(" [{path}]"));
+    }
+    text
 }
 
 pub(super) fn text_block(text: impl Into<String>) -> AcpBlock {
@@ -276,10 +403,102 @@ mod tests {
             risk: Default::default(),
             block: None,
         };
-        let v = serde_json::to_value(permission_tool_call(&request, &cwd())).unwrap_or_default();
+        let v = serde_json::to_value(permission_tool_call(&request, "c9".into(), &cwd(), None))
+            .unwrap_or_default();
         assert_eq!(v["toolCallId"], "c9");
         assert_eq!(v["kind"], "execute");
         assert_eq!(v["title"], "`rm -rf build`");
         assert_eq!(v["rawInput"]["command"], "rm -rf build");
+        assert!(v.get("content").is_none(), "{v}");
+
+        // A sub-agent's call under its prefixed id; an escalation says what the sandbox
+        // refused.
+        let escalation = ApprovalRequest {
+            block: Some(Block {
+                code: agent_core::BlockCode::Network,
+                tool_name: Some("bash".into()),
+                action: agent_core::PermissionAction::Prompt,
+                risk: Default::default(),
+                path: None,
+                reason: "network access is denied".into(),
+                recoverable: true,
+            }),
+            ..request
+        };
+        let v = serde_json::to_value(permission_tool_call(
+            &escalation,
+            "task_1/c9".into(),
+            &cwd(),
+            None,
+        ))
+        .unwrap_or_default();
+        assert_eq!(v["toolCallId"], "task_1/c9");
+        assert_eq!(
+            v["content"][0]["content"]["text"],
+            "Blocked by the sandbox (network): network access is denied"
+        );
+    }
+
+    fn info(read_only: Option<bool>, destructive: Option<bool>, open: Option<bool>) -> McpToolInfo {
+        McpToolInfo {
+            name: "mcp_fs_thing".into(),
+            server: "fs".into(),
+            remote_name: "thing".into(),
+            title: None,
+            read_only_hint: read_only,
+            destructive_hint: destructive,
+            open_world_hint: open,
+            side_effect: SideEffect::Read,
+        }
+    }
+
+    #[test]
+    fn mcp_tools_are_described_by_their_annotations() {
+        assert_eq!(mcp_kind(&info(Some(true), None, None)), ToolKind::Read);
+        assert_eq!(
+            mcp_kind(&info(Some(true), None, Some(false))),
+            ToolKind::Read
+        );
+        assert_eq!(
+            mcp_kind(&info(Some(true), None, Some(true))),
+            ToolKind::Fetch
+        );
+        assert_eq!(
+            mcp_kind(&info(Some(false), Some(true), None)),
+            ToolKind::Edit
+        );
+        assert_eq!(mcp_kind(&info(None, None, None)), ToolKind::Other);
+        assert_eq!(
+            mcp_kind(&info(Some(false), Some(false), None)),
+            ToolKind::Other
+        );
+        assert_eq!(mcp_title(&info(None, None, None)), "thing (fs)");
+        let titled = McpToolInfo {
+            title: Some("Do the thing".into()),
+            ..info(None, None, None)
+        };
+        assert_eq!(mcp_title(&titled), "Do the thing");
+        // Without the session's servers a name is just a name.
+        assert_eq!(
+            describe("mcp_fs_thing", &json!({}), None),
+            (ToolKind::Other, "mcp_fs_thing".to_string())
+        );
+    }
+
+    #[test]
+    fn a_task_call_names_its_specialist() {
+        assert_eq!(tool_kind("Task"), ToolKind::Think);
+        assert_eq!(
+            tool_title(
+                "Task",
+                &json!({"name": "explorer", "description": "find the tests", "prompt": "…"})
+            ),
+            "explorer: find the tests"
+        );
+        assert_eq!(
+            tool_title("Task", &json!({"name": "worker"})),
+            "Task: worker"
+        );
+        assert_eq!(tool_title("Task", &json!({})), "Task");
     }
 }

@@ -14,6 +14,8 @@
 //!   [`SessionApprover`]).
 //! - [`live`] and [`turn`]: one [`Session`] and its turns ([`TurnObserver`]).
 //! - [`tools`]: the session-bound tools that ask the user (`ask_user`, `exit_plan_mode`).
+//! - [`journal`]: a session's numbered event log over the storage ([`EventJournal`]):
+//!   stored before it is shown, replayed from memory and storage, trimmed to a retention.
 //! - [`manager`]: [`SessionManager`], creating, resuming and forking sessions.
 //!
 //! Imports run one way: `types` ← `storage` ← `store`, `factory`, `interaction` ← `live` ← `turn`,
@@ -22,6 +24,7 @@
 pub mod factory;
 pub mod file_events;
 pub mod interaction;
+pub mod journal;
 pub mod live;
 pub mod manager;
 pub mod storage;
@@ -32,6 +35,7 @@ pub mod types;
 
 pub use factory::{canonical_tool_name, AgentFactory, FactoryError};
 pub use interaction::{InteractionLink, SessionApprover};
+pub use journal::{EventJournal, JournalOptions, JournalSink, Replay};
 pub use live::{Session, SessionView};
 pub use manager::{ManagerError, SessionManager};
 pub use storage::{

@@ -1,5 +1,5 @@
 //! The event log of a [`FileStore`](super::FileStore) session: `events.jsonl` beside the
-//! transcript, one [`EventLine`] per event (`{"seq":N,"event":{…}}`), written with
+//! transcript, one line per event (`{"seq":N,"event":{…}}`), written with
 //! agent-host's JSONL primitives: appended under the file's exclusive lock after the
 //! torn-tail repair, so a line torn by a crash is dropped on read and cut off before the
 //! next append; trimmed by rewriting the file atomically ([`write_atomic`]).

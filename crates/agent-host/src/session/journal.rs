@@ -277,6 +277,16 @@ impl EventJournal {
         Self::new(session_id.into(), None, options, (0, 0))
     }
 
+    /// The journal of a session that has no stored events yet (a session just created),
+    /// without asking the storage.
+    pub fn fresh(
+        storage: Arc<dyn SessionStorage>,
+        session_id: impl Into<String>,
+        options: JournalOptions,
+    ) -> Arc<Self> {
+        Self::new(session_id.into(), Some(storage), options, (0, 0))
+    }
+
     /// The journal of session `session_id` in `storage`: numbering continues after the
     /// last stored event (a torn last event is dropped by the storage on the way).
     pub async fn open(
@@ -368,12 +378,13 @@ impl EventJournal {
             self.evict(&mut inner);
             return;
         }
+        // Counted per event, as the sink counts their lines once they are shown.
+        if let Some(gate) = &inner.gate {
+            gate.queued_many(held.len());
+            inner.gate_count += held.len();
+        }
         inner.queue.extend(held);
         inner.queue_sync |= sync;
-        if let Some(gate) = &inner.gate {
-            gate.queued_one();
-            inner.gate_count += 1;
-        }
         if !inner.writing {
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => {
@@ -385,8 +396,8 @@ impl EventJournal {
                     inner.persist = false;
                     inner.failure = Some("no async runtime to write the event log".into());
                     let queue = std::mem::take(&mut inner.queue);
+                    self.release_gate(&mut inner, queue.len());
                     self.commit(&mut inner, queue);
-                    self.release_gate(&mut inner);
                     self.evict(&mut inner);
                 }
             }
@@ -418,10 +429,14 @@ impl EventJournal {
                 sink.flush();
             }
         }
+        self.progress.notify_waiters();
     }
 
-    fn release_gate(&self, inner: &mut Inner) {
-        let n = std::mem::take(&mut inner.gate_count);
+    /// Releases the gate's count of `n` events that leave the queue (before they are pushed
+    /// to the sink, which counts their lines again: the count never doubles).
+    fn release_gate(&self, inner: &mut Inner, n: usize) {
+        let n = n.min(inner.gate_count);
+        inner.gate_count -= n;
         if let Some(gate) = &inner.gate {
             gate.written_many(n);
         }
@@ -495,6 +510,7 @@ impl EventJournal {
                             inner.failure = None;
                             tracing::info!(session = %self.session_id, "the event log is stored again");
                         } else {
+                            self.release_gate(&mut inner, batch.len());
                             self.commit(&mut inner, batch);
                         }
                         inner.stored = inner.stored.max(last);
@@ -502,7 +518,6 @@ impl EventJournal {
                             inner.oldest_stored = first;
                         }
                         inner.dirty = durability == Durability::Buffered;
-                        self.release_gate(&mut inner);
                         self.evict(&mut inner);
                         let retained = self.options.retained_events.max(1);
                         let held = inner.stored + 1 - inner.oldest_stored.min(inner.stored + 1);
@@ -557,9 +572,9 @@ impl EventJournal {
             inner.persist = false;
             inner.degraded = false;
             let queue = std::mem::take(&mut inner.queue);
+            self.release_gate(&mut inner, queue.len());
             self.commit(&mut inner, queue);
             inner.stored = inner.committed;
-            self.release_gate(&mut inner);
             self.evict(&mut inner);
             drop(inner);
             self.progress.notify_waiters();
@@ -572,8 +587,8 @@ impl EventJournal {
             tracing::warn!(session = %self.session_id, "showing events before they are stored");
             inner.degraded = true;
             let queue = std::mem::take(&mut inner.queue);
+            self.release_gate(&mut inner, queue.len());
             self.commit(&mut inner, queue);
-            self.release_gate(&mut inner);
         }
         drop(inner);
         self.progress.notify_waiters();
@@ -583,6 +598,23 @@ impl EventJournal {
     /// The last visible seq (0 before the first event).
     pub fn seq(&self) -> u64 {
         self.lock().committed
+    }
+
+    /// Waits (at most `timeout`) until event `seq` is visible (stored, or shown without
+    /// storage). Returns whether it is.
+    pub async fn wait_shown(&self, seq: u64, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let progressed = self.progress.notified();
+            tokio::pin!(progressed);
+            progressed.as_mut().enable();
+            if self.lock().committed >= seq {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, progressed).await.is_err() {
+                return self.lock().committed >= seq;
+            }
+        }
     }
 
     /// The last seq given to an event (visible or not yet).

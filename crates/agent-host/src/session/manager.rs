@@ -115,6 +115,29 @@ impl SessionManager {
         .cloned()
     }
 
+    /// The event journal of session `id` when it has no stored events yet (a session just
+    /// created or forked): opened without asking the storage, and shared afterwards like
+    /// [`journal`](Self::journal)'s.
+    pub fn fresh_journal(&self, id: &str) -> Arc<EventJournal> {
+        let cell = self
+            .journals
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.to_string())
+            .or_default()
+            .clone();
+        if let Some(journal) = cell.get() {
+            return journal.clone();
+        }
+        let journal = EventJournal::fresh(self.store.clone(), id, self.journals.options.clone());
+        match cell.set(journal.clone()) {
+            Ok(()) => journal,
+            // Opened meanwhile: that one is the session's.
+            Err(_) => cell.get().cloned().unwrap_or(journal),
+        }
+    }
+
     fn open_journals(&self) -> Vec<Arc<EventJournal>> {
         self.journals
             .open

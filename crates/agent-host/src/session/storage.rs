@@ -1,12 +1,12 @@
 //! [`SessionStorage`]: everything the session host keeps about a session, as one async
-//! trait a backend implements — the files under a data directory ([`FileStore`]) or a
+//! trait a backend implements — the files under a data directory ([`FileStore`](super::FileStore)) or a
 //! database shared by a fleet of processes.
 //!
 //! A session is three things in storage:
 //!
 //! - its **metadata** ([`SessionMeta`]: title, workspace, parent/fork origin, mode, model,
 //!   usage…), replaced whole on every change;
-//! - its **transcript**: the agent's [`SessionRecord`]s, appended one at a time through
+//! - its **transcript**: the agent's [`SessionRecord`](agent_core::SessionRecord)s, appended one at a time through
 //!   agent-core's [`SessionStore`] (the supertrait), made durable at the end of every turn
 //!   ([`sync_transcript`](SessionStorage::sync_transcript));
 //! - its **event log**: a front end's numbered events ([`StoredEvent`]: a `seq` and the

@@ -1,7 +1,7 @@
 //! On-disk persistence of sessions: one directory per session holding `transcript.jsonl`
 //! (the agent's [`SessionRecord`]s, one per line), `meta.json` (the front end's
 //! [`SessionMeta`]) and `events.jsonl` (the front end's event log, see
-//! [`file_events`](super::file_events)), written with agent-host's file-store primitives: the
+//! [`file_events`]), written with agent-host's file-store primitives: the
 //! metadata is replaced atomically ([`write_atomic`]), records and events are appended under
 //! an exclusive lock after the torn-tail repair ([`append_jsonl`]), and a file torn by a crash
 //! loses only its last line ([`parse_jsonl`]). [`FileStore`] is the file backend of

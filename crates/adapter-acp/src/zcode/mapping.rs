@@ -490,6 +490,7 @@ impl TurnObserver for ZcodeTurn {
                     ..Default::default()
                 }),
             );
+            self.log.request_sync();
             return;
         }
         let body = match outcome.status {
@@ -528,6 +529,8 @@ impl TurnObserver for ZcodeTurn {
             }
         };
         self.emit(turn, body);
+        // The turn's last event is written durably (fsynced) before it is shown.
+        self.log.request_sync();
     }
 }
 
@@ -554,7 +557,7 @@ mod tests {
             })
             .await
             .expect("a session");
-        let log = Arc::new(EventLog::new(|_: &SessionEvent| {}));
+        let log = Arc::new(EventLog::new(|_: &agent_host::session::StoredEvent| {}));
         let turn = TurnInfo {
             turn_id: "turn_1".into(),
             kind: RunKind::Prompt,
@@ -566,9 +569,9 @@ mod tests {
         let mut zcode = ZcodeTurn::new(log.clone(), session.id());
         let mut shown = 0;
         for event in every_event() {
-            let before = log.seq();
+            let before = log.appended();
             let coverage = zcode.map(&session, &turn, &event);
-            let events = log.seq() - before;
+            let events = log.appended() - before;
             match coverage {
                 Coverage::Unknown => panic!("the ZCode mapping does not know {event:?}"),
                 Coverage::NotShown => assert_eq!(events, 0, "{event:?} is not shown"),

@@ -25,7 +25,7 @@ use super::server::{EventLines, Outbox};
 use super::snapshot;
 use super::wire::{codes, ErrorObject, RawMessage, RequestId, Snapshot, ZodErrorData, ZodIssue};
 use crate::MAX_JSON_DEPTH;
-use agent_host::session::{InteractionReply, ManagerError, Session, SessionManager};
+use agent_host::session::{EventJournal, InteractionReply, ManagerError, Session, SessionManager};
 
 /// An error reply.
 #[derive(Debug, Clone)]
@@ -168,11 +168,38 @@ impl Server {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The event log of a session, created on first use.
+    /// The event log of an active session: the one opened for it in this process, else that
+    /// of a session without stored events (one created or forked here). A session resumed
+    /// from storage opens its log with [`open_log`](Self::open_log) first.
     pub(crate) fn log_for(&self, session_id: &str) -> Arc<ZLog> {
+        if let Some(log) = self.logs().get(session_id) {
+            return log.clone();
+        }
+        let journal = self.manager.fresh_journal(session_id);
+        self.attach_log(session_id, journal)
+    }
+
+    /// The event log of a session, opened from storage on first use (numbering continues
+    /// after its stored events).
+    pub(crate) async fn open_log(&self, session_id: &str) -> Result<Arc<ZLog>, RpcError> {
+        if let Some(log) = self.logs().get(session_id) {
+            return Ok(log.clone());
+        }
+        let journal = self
+            .manager
+            .journal(session_id)
+            .await
+            .map_err(|err| RpcError::internal(format!("cannot open the event log: {err}")))?;
+        Ok(self.attach_log(session_id, journal))
+    }
+
+    fn attach_log(&self, session_id: &str, journal: Arc<EventJournal>) -> Arc<ZLog> {
         self.logs()
             .entry(session_id.to_string())
-            .or_insert_with(|| Arc::new(EventLog::new(EventLines::new(&self.out))))
+            .or_insert_with(|| {
+                journal.attach(Box::new(EventLines::new(&self.out)), Some(self.out.gate()));
+                Arc::new(EventLog::over(journal))
+            })
             .clone()
     }
 
@@ -274,8 +301,8 @@ impl Server {
             "session/resume" => self.resume(params).await,
             "session/read" => self.read(params),
             "session/messages" => self.messages(params),
-            "session/subscribe" => return self.subscribe(id, params),
-            "session/events" => self.events(params),
+            "session/subscribe" => return self.subscribe(id, params).await,
+            "session/events" => self.events(params).await,
             "session/send" => self.send(params),
             "session/stop" => return self.stop(id, params),
             "session/steer" => self.steer(params),

@@ -134,7 +134,7 @@ impl Server {
             }
             tracing::info!(session = %session.id(), "session resumed");
         }
-        let log = self.log_for(session.id());
+        let log = self.open_log(session.id()).await?;
         ok(self.snapshot(&session, &log, None))
     }
 
@@ -160,7 +160,7 @@ impl Server {
         ok(MessagesResult { messages })
     }
 
-    pub(super) fn subscribe(&self, id: Option<RequestId>, params: Option<Value>) {
+    pub(super) async fn subscribe(&self, id: Option<RequestId>, params: Option<Value>) {
         let result = parse::<SubscribeParams>(params).and_then(|p| {
             let (session, log) = self.active(&p.session_id)?;
             Ok((p, session, log))
@@ -170,28 +170,57 @@ impl Server {
             Err(err) => return self.out.reply(id, Err(err)),
         };
         let pending = self.pending_of(session.id());
-        // The reply is queued under the log's lock, so it precedes every pushed event.
-        log.subscribe(p.after_seq, |event_seq, events| {
-            let snapshot = p
-                .include_snapshot
-                .then(|| Box::new(snapshot::snapshot(&session, event_seq, &pending, None)));
+        let reply_id = id.clone();
+        // The reply is queued under the log's lock, so it precedes every pushed event. A
+        // replay from before what is retained (or beyond the log) gets the gap form: no
+        // events, the snapshot and the current eventSeq, from which the client resyncs.
+        let subscribed = log
+            .subscribe(p.after_seq, |replay| {
+                let snapshot = (p.include_snapshot || replay.gap).then(|| {
+                    Box::new(snapshot::snapshot(
+                        &session,
+                        replay.event_seq,
+                        &pending,
+                        None,
+                    ))
+                });
+                let events = match replay.gap {
+                    true => Vec::new(),
+                    false => replay.events.into_iter().map(|e| e.event).collect(),
+                };
+                self.out.reply(
+                    reply_id,
+                    ok(SubscribeResult {
+                        session_id: p.session_id.clone(),
+                        event_seq: replay.event_seq,
+                        events,
+                        snapshot,
+                    }),
+                );
+            })
+            .await;
+        if let Err(err) = subscribed {
             self.out.reply(
                 id,
-                ok(SubscribeResult {
-                    session_id: p.session_id.clone(),
-                    event_seq,
-                    events,
-                    snapshot,
-                }),
+                Err(RpcError::internal(format!(
+                    "cannot read the event log: {err}"
+                ))),
             );
-        });
+        }
     }
 
-    pub(super) fn events(&self, params: Option<Value>) -> Reply {
+    /// `session/events`: the events after `afterSeq`. From before what is retained, the
+    /// retained ones (their first seq shows the gap; `session/subscribe` answers it with a
+    /// snapshot).
+    pub(super) async fn events(&self, params: Option<Value>) -> Reply {
         let p: EventsParams = parse(params)?;
         let (_, log) = self.active(&p.session_id)?;
+        let replay = log
+            .events_after(p.after_seq.unwrap_or(0), p.limit.unwrap_or(usize::MAX))
+            .await
+            .map_err(|err| RpcError::internal(format!("cannot read the event log: {err}")))?;
         ok(EventsResult {
-            events: log.events_after(p.after_seq.unwrap_or(0), p.limit.unwrap_or(usize::MAX)),
+            events: replay.events.into_iter().map(|e| e.event).collect(),
         })
     }
 

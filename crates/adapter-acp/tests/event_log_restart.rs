@@ -118,10 +118,20 @@ async fn seq_continues_and_after_seq_replays_exactly_across_a_restart() {
         events_of(&pulled),
         seen[middle as usize..middle as usize + 3].to_vec()
     );
-    // New events continue from the last persisted seq + 1.
-    let next = turn(&mut b, &sid, "three").await;
-    assert_eq!(next[0]["seq"], last + 1);
-    assert_eq!(next[0]["type"], "turn.started");
+    // New events continue from the last persisted seq + 1, and a reply counts the event
+    // its request emitted.
+    let mode = b
+        .call("session/setMode", json!({"sessionId": sid, "mode": "edit"}))
+        .await;
+    let updated = b.event(&sid).await;
+    assert_eq!(
+        (updated["type"].as_str(), updated["seq"].as_u64()),
+        (Some("session.updated"), Some(last + 1))
+    );
+    assert_eq!(mode["runtime"]["eventSeq"], last + 1);
+    let mut next = vec![updated];
+    next.extend(turn(&mut b, &sid, "three").await);
+    assert_eq!(next[1]["type"], "turn.started");
     assert_consecutive(&next);
     let read = b.call("session/read", json!({"sessionId": sid})).await;
     assert_eq!(

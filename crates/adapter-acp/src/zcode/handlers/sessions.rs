@@ -19,6 +19,8 @@ use agent_host::session::{valid_session_id, CreateOptions, ManagerError};
 
 /// Default `session/list` limit.
 const DEFAULT_LIST_LIMIT: usize = 50;
+/// How long a handler waits for an event it emitted to be stored and shown.
+const EVENT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Server {
     pub(super) async fn create(&self, params: Option<Value>) -> Reply {
@@ -299,7 +301,7 @@ impl Server {
         let (session, log) = self.active(&p.session_id)?;
         let mode = session_mode(p.mode);
         session.set_mode(mode).await.map_err(RpcError::internal)?;
-        emit(
+        let seq = emit(
             &log,
             session.id(),
             None,
@@ -308,6 +310,8 @@ impl Server {
                 ..Default::default()
             }),
         );
+        // The event is pushed (once stored) before the reply, whose snapshot counts it.
+        log.wait_shown(seq, EVENT_WAIT).await;
         ok(self.snapshot(&session, &log, Some(0)))
     }
 

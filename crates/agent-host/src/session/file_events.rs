@@ -11,7 +11,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -76,6 +76,166 @@ pub fn encode(events: &[StoredEvent]) -> Result<Vec<u8>, StoreError> {
     Ok(out)
 }
 
+/// A session's event log kept open between appends: each append locks the file, checks
+/// that nobody else wrote or replaced it since (its length and identity), and only then
+/// reads its tail again. So an append is a lock, two `stat`s, one `write` and an unlock.
+#[derive(Debug)]
+pub struct Appender {
+    path: PathBuf,
+    file: JsonlFile,
+    /// The file's length after our last append (`None`: read the tail first).
+    len: Option<u64>,
+    /// The last seq in the file after our last append.
+    last: u64,
+}
+
+fn lock(file: &File, wait: bool) -> io::Result<()> {
+    if wait {
+        return fs4::fs_std::FileExt::lock_exclusive(file);
+    }
+    match fs4::fs_std::FileExt::try_lock_exclusive(file)? {
+        true => Ok(()),
+        false => Err(io::Error::from(io::ErrorKind::WouldBlock)),
+    }
+}
+
+/// Whether `a` and `b` are the same file (a trim replaces the log by a new file).
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a.ino() == b.ino() && a.dev() == b.dev()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
+}
+
+impl Appender {
+    /// Opens the log at `path` for appending, creating it (mode 0600) when missing.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let file =
+            JsonlFile::open(path).map_err(StoreError::io(format!("open {}", path.display())))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            len: None,
+            last: 0,
+        })
+    }
+
+    /// Appends `events` under the file's lock, after the torn-tail repair when the file
+    /// changed since our last append; fails with [`StoreError::Conflict`] when their seqs do
+    /// not continue the stored ones. Without `wait`, a lock held by another process fails
+    /// with an [`io::ErrorKind::WouldBlock`] I/O error instead of waiting.
+    pub fn append(
+        &mut self,
+        session_id: &str,
+        events: &[StoredEvent],
+        durability: Durability,
+        wait: bool,
+    ) -> Result<(), StoreError> {
+        let Some(first) = events.first() else {
+            return Ok(());
+        };
+        let path = self.path.clone();
+        let context = || format!("append to {}", path.display());
+        let lines = encode(events)?;
+        // Locked, the file must still be the log: a trim (ours or another process's) may
+        // have replaced it by a new file, which is the one to append to.
+        let mut attempts = 0;
+        loop {
+            lock(self.file.file(), wait).map_err(StoreError::io(context()))?;
+            let on_disk = std::fs::metadata(&path);
+            let open = self.file.file().metadata();
+            let current = match (&on_disk, &open) {
+                (Ok(a), Ok(b)) => same_file(a, b),
+                _ => false,
+            };
+            if current {
+                break;
+            }
+            let _ = fs4::fs_std::FileExt::unlock(self.file.file());
+            attempts += 1;
+            if attempts > 3 {
+                return Err(StoreError::Io {
+                    context: context(),
+                    source: io::Error::other("the event log keeps being replaced"),
+                });
+            }
+            *self = Self::open(&path)?;
+        }
+        let appended = self.append_locked(session_id, first.seq, &lines, durability);
+        let unlocked = fs4::fs_std::FileExt::unlock(self.file.file());
+        match appended {
+            Ok(()) => {
+                self.last = events.last().map_or(self.last, |e| e.seq);
+                unlocked.map_err(StoreError::io(context()))
+            }
+            Err(err) => {
+                self.len = None;
+                Err(err)
+            }
+        }
+    }
+
+    fn append_locked(
+        &mut self,
+        session_id: &str,
+        first: u64,
+        lines: &[u8],
+        durability: Durability,
+    ) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let context = || format!("append to {}", path.display());
+        let size = |file: &JsonlFile| {
+            file.file()
+                .metadata()
+                .map(|m| m.len())
+                .map_err(StoreError::io(context()))
+        };
+        let mut len = size(&self.file)?;
+        if self.len != Some(len) {
+            let tail = self.file.repair_tail().map_err(StoreError::io(context()))?;
+            self.last = match tail.last_line {
+                Some(line) => {
+                    seq_of(&line).ok_or_else(|| corrupt(&path, "last line has no seq"))?
+                }
+                None => 0,
+            };
+            if tail.repair.is_some() {
+                len = size(&self.file)?;
+            }
+        }
+        // An empty log (never written, or its only line torn) continues from whatever seq
+        // the writer has; otherwise the batch must follow the last line exactly.
+        if self.last != 0 && first != self.last + 1 {
+            return Err(StoreError::Conflict {
+                session_id: session_id.to_string(),
+                message: format!(
+                    "event log ends at seq {}, the batch starts at {first}",
+                    self.last
+                ),
+            });
+        }
+        self.file.append(lines).map_err(StoreError::io(context()))?;
+        if durability == Durability::Sync {
+            self.file.sync().map_err(StoreError::io(context()))?;
+        }
+        self.len = Some(len + lines.len() as u64);
+        Ok(())
+    }
+
+    /// Forces what was appended to disk.
+    pub fn sync(&self) -> Result<(), StoreError> {
+        self.file
+            .sync()
+            .map_err(StoreError::io(format!("sync {}", self.path.display())))
+    }
+}
+
 /// Appends `events` to the log at `path` (created, mode 0600, when missing) under its lock,
 /// after the torn-tail repair; fails with [`StoreError::Conflict`] when their seqs do not
 /// continue the stored ones.
@@ -85,33 +245,7 @@ pub fn append(
     events: &[StoredEvent],
     durability: Durability,
 ) -> Result<(), StoreError> {
-    let Some(first) = events.first() else {
-        return Ok(());
-    };
-    let lines = encode(events)?;
-    let context = || format!("append to {}", path.display());
-    let mut file = JsonlFile::open_locked(path).map_err(StoreError::io(context()))?;
-    let tail = file.repair_tail().map_err(StoreError::io(context()))?;
-    let last = match tail.last_line {
-        Some(line) => seq_of(&line).ok_or_else(|| corrupt(path, "last line has no seq"))?,
-        None => 0,
-    };
-    // An empty log (never written, or its only line torn) continues from whatever seq the
-    // writer has; otherwise the batch must follow the last line exactly.
-    if last != 0 && first.seq != last + 1 {
-        return Err(StoreError::Conflict {
-            session_id: session_id.to_string(),
-            message: format!(
-                "event log ends at seq {last}, the batch starts at {}",
-                first.seq
-            ),
-        });
-    }
-    file.append(&lines).map_err(StoreError::io(context()))?;
-    if durability == Durability::Sync {
-        file.sync().map_err(StoreError::io(context()))?;
-    }
-    Ok(())
+    Appender::open(path)?.append(session_id, events, durability, true)
 }
 
 fn open_existing(path: &Path) -> Result<Option<File>, StoreError> {

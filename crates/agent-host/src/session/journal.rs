@@ -184,6 +184,9 @@ impl Inner {
 pub struct EventJournal {
     session_id: String,
     storage: Option<Arc<dyn SessionStorage>>,
+    /// The runtime the journal was made on: its writer runs there when a flush comes from
+    /// outside any runtime.
+    runtime: Option<tokio::runtime::Handle>,
     options: JournalOptions,
     inner: Mutex<Inner>,
     progress: Notify,
@@ -239,6 +242,7 @@ impl EventJournal {
         let (oldest_stored, last) = stored;
         Arc::new(Self {
             session_id,
+            runtime: tokio::runtime::Handle::try_current().ok(),
             storage: storage.clone(),
             options,
             inner: Mutex::new(Inner {
@@ -386,13 +390,19 @@ impl EventJournal {
         inner.queue.extend(held);
         inner.queue_sync |= sync;
         if !inner.writing {
-            match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => {
+            let runtime = tokio::runtime::Handle::try_current()
+                .ok()
+                .or_else(|| self.runtime.clone());
+            match runtime {
+                Some(runtime) => {
                     inner.writing = true;
                     runtime.spawn(self.clone().write_loop());
                 }
-                Err(_) => {
-                    // Only reachable outside a runtime (never in a server): keep going in memory.
+                None => {
+                    // Only reachable for a journal made and flushed outside any runtime (never
+                    // in a server): keep going in memory, and say so.
+                    tracing::error!(session = %self.session_id,
+                        "no async runtime to write the event log; it goes on in memory");
                     inner.persist = false;
                     inner.failure = Some("no async runtime to write the event log".into());
                     let queue = std::mem::take(&mut inner.queue);

@@ -7,11 +7,13 @@
 //! loses only its last line ([`parse_jsonl`]). [`FileStore`] is the file backend of
 //! [`SessionStorage`].
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
 
-use super::file_events::{self, EVENTS};
+use super::file_events::{self, Appender, EVENTS};
 use super::storage::StoredEvent;
 use super::storage::{Durability as EventDurability, EventBounds, SessionStorage, StoreError};
 use super::types::SessionMeta;
@@ -28,7 +30,12 @@ const META: &str = "meta.json";
 #[derive(Debug, Clone)]
 pub struct FileStore {
     root: PathBuf,
+    /// Event logs kept open between appends (shared by clones).
+    appenders: Arc<Mutex<HashMap<String, Appender>>>,
 }
+
+/// Event logs a store keeps open at most.
+const OPEN_EVENT_LOGS: usize = 64;
 
 fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError {
     let context = context.into();
@@ -52,7 +59,10 @@ async fn blocking<T: Send + 'static>(
 impl FileStore {
     /// A store rooted at `root` (created on first write).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            appenders: Arc::default(),
+        }
     }
 
     /// The root directory.
@@ -224,7 +234,32 @@ fn sync_file(path: &Path) -> Result<(), StoreError> {
     }
 }
 
+/// Opens a session's event log for appends, creating its directory when missing.
+fn open_appender(path: &Path) -> Result<Appender, StoreError> {
+    if let Some(dir) = path.parent() {
+        create_dir_all_private(dir).map_err(StoreError::io(format!("create {}", dir.display())))?;
+    }
+    Appender::open(path)
+}
+
 impl FileStore {
+    fn appenders(&self) -> MutexGuard<'_, HashMap<String, Appender>> {
+        // Nothing panics while holding the lock; recover the map if that ever changes.
+        self.appenders.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps a session's event log open for its next append (closing another when too many
+    /// are open).
+    fn keep_appender(&self, id: &str, appender: Appender) {
+        let mut open = self.appenders();
+        if open.len() >= OPEN_EVENT_LOGS && !open.contains_key(id) {
+            if let Some(other) = open.keys().next().cloned() {
+                open.remove(&other);
+            }
+        }
+        open.insert(id.to_string(), appender);
+    }
+
     fn events_path(&self, id: &str) -> Result<PathBuf, StoreError> {
         self.dir(id)
             .map(|dir| dir.join(EVENTS))
@@ -261,13 +296,38 @@ impl SessionStorage for FileStore {
             return Ok(());
         }
         let path = self.events_path(id)?;
+        let mut cached = self.appenders().remove(id);
+        if durability == EventDurability::Buffered {
+            // A write to the OS of an open file under a lock nobody else holds: short enough to
+            // run here, without a thread hop. A lock held by another process, or an fsync, goes
+            // to the blocking pool.
+            let mut appender = match cached.take() {
+                Some(appender) => appender,
+                None => open_appender(&path)?,
+            };
+            match appender.append(id, events, durability, false) {
+                Ok(()) => {
+                    self.keep_appender(id, appender);
+                    return Ok(());
+                }
+                Err(StoreError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::WouldBlock =>
+                {
+                    cached = Some(appender);
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        let store = self.clone();
         let (id, events) = (id.to_string(), events.to_vec());
         blocking_store("append to an event log", move || {
-            if let Some(dir) = path.parent() {
-                create_dir_all_private(dir)
-                    .map_err(StoreError::io(format!("create {}", dir.display())))?;
-            }
-            file_events::append(&id, &path, &events, durability)
+            let mut appender = match cached {
+                Some(appender) => appender,
+                None => open_appender(&path)?,
+            };
+            appender.append(&id, &events, durability, true)?;
+            store.keep_appender(&id, appender);
+            Ok(())
         })
         .await
     }
@@ -297,6 +357,8 @@ impl SessionStorage for FileStore {
 
     async fn trim_events(&self, id: &str, before: u64) -> Result<EventBounds, StoreError> {
         let path = self.events_path(id)?;
+        // The trimmed log is a new file; the next append opens it.
+        self.appenders().remove(id);
         blocking_store("trim an event log", move || {
             file_events::trim(&path, before)
         })

@@ -858,6 +858,7 @@ impl TurnObserver for ZcodeTurn {
                     ..Default::default()
                 }),
             );
+            self.log.request_sync();
             return;
         }
         let body = match outcome.status {
@@ -896,6 +897,8 @@ impl TurnObserver for ZcodeTurn {
             }
         };
         self.emit(turn, body);
+        // The turn's last event is written durably (fsynced) before it is shown.
+        self.log.request_sync();
     }
 }
 
@@ -922,7 +925,7 @@ mod tests {
             })
             .await
             .expect("a session");
-        let log = Arc::new(EventLog::new(|_: &SessionEvent| {}));
+        let log = Arc::new(EventLog::new(|_: &agent_host::session::StoredEvent| {}));
         // Sub-agents' events go to their own sessions' logs: counted with the session's.
         let children: Arc<std::sync::Mutex<HashMap<String, Arc<ZLog>>>> = Arc::default();
         let logs = children.clone();
@@ -930,16 +933,16 @@ mod tests {
             logs.lock()
                 .expect("lock")
                 .entry(id.to_string())
-                .or_insert_with(|| Arc::new(EventLog::new(|_: &SessionEvent| {})))
+                .or_insert_with(|| Arc::new(EventLog::new(|_: &agent_host::session::StoredEvent| {})))
                 .clone()
         });
         let count = || {
-            log.seq()
+            log.appended()
                 + children
                     .lock()
                     .expect("lock")
                     .values()
-                    .map(|l| l.seq())
+                    .map(|l| l.appended())
                     .sum::<u64>()
         };
         let turn = TurnInfo {

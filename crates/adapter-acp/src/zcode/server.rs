@@ -14,13 +14,13 @@ use agent_host::session::{new_id, AgentFactory, FileStore, SessionManager};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
-use super::eventlog::LogSink;
 use super::handlers::{Reply, Server};
 use super::wire::{
-    codes, ErrorObject, EventNotification, Outgoing, RequestId, SessionEvent, StorageStateParams,
+    codes, ErrorObject, Outgoing, RequestId, StorageStateParams, StoredEventNotification,
     INVALID_MESSAGE_ID, STORAGE_STATE,
 };
 use crate::max_line_bytes;
+use agent_host::session::{JournalSink, StoredEvent};
 
 /// How long shutdown waits for running turns to wind down (they were stopped: their tools'
 /// process groups are killed at once).
@@ -189,10 +189,10 @@ impl Outbox {
     }
 }
 
-/// The live sink of a session's event log: serialises each event straight into its
-/// `session/event` line (typed, no `Value`) and holds the lines until the log is flushed
-/// (the turn flushes before every wait, after taking the events already waiting), then
-/// hands them to the writer as one message; early when [`MAX_BATCH_BYTES`] are gathered.
+/// The live sink of a session's event log: copies each stored event's JSON (serialised once,
+/// when it was appended) into its `session/event` line and holds the lines until the log
+/// hands over a batch (once the batch is stored), then hands them to the writer as one
+/// message; early when [`MAX_BATCH_BYTES`] are gathered.
 /// The turn counts what it holds against the gate's limit
 /// ([`TurnObserver::held`](agent_host::session::TurnObserver::held)).
 pub(crate) struct EventLines {
@@ -210,11 +210,11 @@ impl EventLines {
     }
 }
 
-impl LogSink<SessionEvent> for EventLines {
-    fn push(&mut self, event: &SessionEvent) {
-        let line = self
-            .frames
-            .push_with(|buf| serde_json::to_writer(buf, &EventNotification::new(event)));
+impl JournalSink for EventLines {
+    fn push(&mut self, event: &StoredEvent) {
+        let line = self.frames.push_with(|buf| {
+            serde_json::to_writer(buf, &StoredEventNotification::new(&event.event))
+        });
         if let Err(err) = line {
             tracing::error!(error = %err, "cannot serialise an event");
         }
@@ -235,7 +235,7 @@ impl LogSink<SessionEvent> for EventLines {
 mod tests {
     use super::*;
     use crate::zcode::eventlog::EventLog;
-    use crate::zcode::wire::{EventBody, SessionUpdatedPayload, SESSION_EVENT};
+    use crate::zcode::wire::{EventBody, SessionEvent, SessionUpdatedPayload, SESSION_EVENT};
     use serde_json::{json, Value};
     use std::time::Duration;
 
@@ -266,7 +266,9 @@ mod tests {
         let out = Outbox { sender };
         let log = EventLog::new(EventLines::new(&out));
         // The subscription's reply is queued under the log's lock: before every event.
-        log.subscribe(None, |_, _| out.send(&note(0)));
+        log.subscribe(None, |_| out.send(&note(0)))
+            .await
+            .expect("subscribe");
         log.append_held(event);
         log.append_held(event);
         assert_eq!(gate.queued(), 1, "held event lines are not queued yet");
@@ -316,7 +318,7 @@ mod tests {
         drop(writer);
         let out = Outbox { sender };
         let log = EventLog::new(EventLines::new(&out));
-        log.subscribe(None, |_, _| ());
+        log.subscribe(None, |_| ()).await.expect("subscribe");
         log.append_held(event);
         log.append(event);
         assert_eq!(gate.queued(), 0);

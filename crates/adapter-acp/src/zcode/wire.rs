@@ -153,6 +153,26 @@ impl<'a> EventNotification<'a> {
     }
 }
 
+/// A `session/event` notification of an event serialised already (as the event log stores
+/// it): the same line as [`EventNotification`] of that event, its JSON copied verbatim.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct StoredEventNotification<'a> {
+    /// Always [`SESSION_EVENT`].
+    pub method: &'static str,
+    /// The event's JSON.
+    pub params: &'a serde_json::value::RawValue,
+}
+
+impl<'a> StoredEventNotification<'a> {
+    /// The notification carrying the serialised `event`.
+    pub fn new(event: &'a serde_json::value::RawValue) -> Self {
+        Self {
+            method: SESSION_EVENT,
+            params: event,
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Request parameters
 // ---------------------------------------------------------------------------------------
@@ -773,8 +793,8 @@ pub struct SubscribeResult {
     pub session_id: String,
     /// Highest seq so far.
     pub event_seq: u64,
-    /// Events after `afterSeq` (empty without it).
-    pub events: Vec<SessionEvent>,
+    /// Events after `afterSeq` (empty without it, and in the gap form), as stored.
+    pub events: Vec<Box<serde_json::value::RawValue>>,
     /// Snapshot, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<Box<Snapshot>>,
@@ -783,8 +803,8 @@ pub struct SubscribeResult {
 /// `session/events` result.
 #[derive(Debug, Clone, Serialize)]
 pub struct EventsResult {
-    /// Events.
-    pub events: Vec<SessionEvent>,
+    /// Events, as stored.
+    pub events: Vec<Box<serde_json::value::RawValue>>,
 }
 
 /// `session/send` result.

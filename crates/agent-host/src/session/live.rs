@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use agent_core::{
     Agent, HookReport, Message, ReasoningLevel, RunStatus, SandboxReport, SessionEnd,
-    SessionEndReason, SessionError, SessionRecord, SessionStore,
+    SessionEndReason, SessionError, SessionRecord,
 };
 use agent_mcp::McpManager;
 use agent_specialists::BackgroundTasks;
 use tokio::sync::watch;
 
 use super::interaction::InteractionLink;
-use super::store::FileStore;
+use super::storage::SessionStorage;
 use super::types::{
     now_ms, ActiveTurn, SessionMeta, SessionMode, SubagentStatus, ToolCallState, ToolCallStatus,
 };
@@ -77,7 +77,7 @@ struct ChildLink {
 /// What a session is made of (built by the manager).
 pub(super) struct Parts {
     pub(super) agent: Agent,
-    pub(super) store: Arc<FileStore>,
+    pub(super) store: Arc<dyn SessionStorage>,
     pub(super) meta: SessionMeta,
     pub(super) turn: Arc<Mutex<Option<String>>>,
     pub(super) link: InteractionLink,
@@ -90,7 +90,7 @@ pub(super) struct Parts {
 pub struct Session {
     id: String,
     pub(super) agent: Agent,
-    pub(super) store: Arc<FileStore>,
+    pub(super) store: Arc<dyn SessionStorage>,
     data: Mutex<Data>,
     /// Orders turn start/finish against each other and against observers.
     gate: Mutex<()>,
@@ -351,7 +351,22 @@ impl Session {
     pub async fn persist(&self) -> Result<(), SessionError> {
         let _serial = self.persist.lock().await;
         let meta = self.meta();
-        self.store.save_meta(&meta).await
+        self.store
+            .save_meta(&meta)
+            .await
+            .map_err(SessionError::from)
+    }
+
+    /// The storage backend the session is kept in.
+    pub fn storage(&self) -> &Arc<dyn SessionStorage> {
+        &self.store
+    }
+
+    /// Makes the transcript recorded so far durable (the end of every turn does).
+    pub(super) async fn sync_transcript_logged(&self) {
+        if let Err(err) = self.store.sync_transcript(&self.id).await {
+            tracing::warn!(session = %self.id, error = %err, "cannot sync the transcript");
+        }
     }
 
     pub(super) async fn persist_logged(&self) {

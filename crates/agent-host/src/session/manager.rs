@@ -1,6 +1,7 @@
 //! [`SessionManager`]: many sessions in one process, created, resumed and forked from a
-//! [`FileStore`], each with its agent built by an [`AgentFactory`], its MCP servers
-//! connected, and its `session_start` / `session_end` hooks run.
+//! [`SessionStorage`] (the files of a [`FileStore`](super::FileStore), or another backend),
+//! each with its agent built by an [`AgentFactory`], its MCP servers connected, and its
+//! `session_start` / `session_end` hooks run.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,8 +14,9 @@ use tokio::sync::mpsc;
 
 use super::factory::{AgentFactory, FactoryError};
 use super::interaction::{InteractionLink, SessionApprover};
+use super::journal::{EventJournal, JournalOptions};
 use super::live::{lock_registry, Parts, Registry, Session};
-use super::store::FileStore;
+use super::storage::{SessionStorage, StoreError};
 use super::tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
 use super::types::{
     new_id, now_ms, CreateOptions, InteractionRequest, ResumeOptions, SessionMeta, SubagentStatus,
@@ -33,46 +35,133 @@ pub enum ManagerError {
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] SessionError),
+    /// Storage failed (a [`SessionStorage`] operation).
+    #[error(transparent)]
+    Storage(#[from] StoreError),
 }
 
-/// Many sessions in one process, persisted in a [`FileStore`].
+/// Many sessions in one process, persisted in a [`SessionStorage`].
 pub struct SessionManager {
     factory: Arc<AgentFactory>,
-    store: Arc<FileStore>,
+    store: Arc<dyn SessionStorage>,
     sessions: Arc<Registry>,
     interactions: mpsc::UnboundedSender<InteractionRequest>,
     activation: tokio::sync::Mutex<()>,
+    journals: Journals,
+}
+
+/// The event journals opened in this process, one per session.
+#[derive(Default)]
+struct Journals {
+    options: JournalOptions,
+    open: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Arc<EventJournal>>>>>,
 }
 
 impl std::fmt::Debug for SessionManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionManager")
-            .field("store", &self.store)
             .field("active", &lock_registry(&self.sessions).len())
             .finish()
     }
 }
 
 impl SessionManager {
-    /// A manager building agents with `factory`, persisting to `store`, and sending every
-    /// session's interactions to `interactions`.
+    /// A manager building agents with `factory`, persisting to `store` (e.g. a
+    /// [`FileStore`](super::FileStore)), and sending every session's interactions to
+    /// `interactions`.
     pub fn new(
         factory: AgentFactory,
-        store: FileStore,
+        store: impl SessionStorage,
+        interactions: mpsc::UnboundedSender<InteractionRequest>,
+    ) -> Self {
+        Self::with_storage(factory, Arc::new(store), interactions)
+    }
+
+    /// [`new`](Self::new) with a shared storage backend.
+    pub fn with_storage(
+        factory: AgentFactory,
+        store: Arc<dyn SessionStorage>,
         interactions: mpsc::UnboundedSender<InteractionRequest>,
     ) -> Self {
         Self {
             factory: Arc::new(factory),
-            store: Arc::new(store),
+            store,
             sessions: Arc::new(Mutex::new(HashMap::new())),
             interactions,
             activation: tokio::sync::Mutex::new(()),
+            journals: Journals {
+                options: JournalOptions::from_env(),
+                open: Mutex::default(),
+            },
         }
+    }
+
+    /// Sets how much the sessions' event journals keep in memory and in storage (by
+    /// default [`JournalOptions::from_env`]); for journals opened afterwards.
+    pub fn with_journal_options(mut self, options: JournalOptions) -> Self {
+        self.journals.options = options;
+        self
+    }
+
+    /// The event journal of session `id`, opened from the storage on first use (its
+    /// numbering continues after the stored events) and shared afterwards.
+    pub async fn journal(&self, id: &str) -> Result<Arc<EventJournal>, StoreError> {
+        let cell = self
+            .journals
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.to_string())
+            .or_default()
+            .clone();
+        cell.get_or_try_init(|| {
+            EventJournal::open(self.store.clone(), id, self.journals.options.clone())
+        })
+        .await
+        .cloned()
+    }
+
+    /// The event journal of session `id` when it has no stored events yet (a session just
+    /// created or forked): opened without asking the storage, and shared afterwards like
+    /// [`journal`](Self::journal)'s.
+    pub fn fresh_journal(&self, id: &str) -> Arc<EventJournal> {
+        let cell = self
+            .journals
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.to_string())
+            .or_default()
+            .clone();
+        if let Some(journal) = cell.get() {
+            return journal.clone();
+        }
+        let journal = EventJournal::fresh(self.store.clone(), id, self.journals.options.clone());
+        match cell.set(journal.clone()) {
+            Ok(()) => journal,
+            // Opened meanwhile: that one is the session's.
+            Err(_) => cell.get().cloned().unwrap_or(journal),
+        }
+    }
+
+    fn open_journals(&self) -> Vec<Arc<EventJournal>> {
+        self.journals
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter_map(|cell| cell.get().cloned())
+            .collect()
     }
 
     /// The factory.
     pub fn factory(&self) -> &AgentFactory {
         &self.factory
+    }
+
+    /// The storage backend.
+    pub fn storage(&self) -> &Arc<dyn SessionStorage> {
+        &self.store
     }
 
     /// A session created or resumed in this process, or the live session of a sub-agent
@@ -108,7 +197,7 @@ impl SessionManager {
             Arc::new(AskUserTool::new(link.clone())),
             Arc::new(ExitPlanModeTool::new(link.clone(), slot.clone())),
         ];
-        let spill_dir = self.store.session_dir(&meta.session_id);
+        let spill_dir = self.store.local_dir(&meta.session_id);
         let built = self
             .factory
             .build(
@@ -242,7 +331,7 @@ impl SessionManager {
         }
         let mut meta = match self.store.load_meta(id).await {
             Ok(meta) => meta,
-            Err(SessionError::NotFound(_)) => return Err(ManagerError::NotFound(id.to_string())),
+            Err(StoreError::NotFound(_)) => return Err(ManagerError::NotFound(id.to_string())),
             Err(err) => return Err(err.into()),
         };
         if let Some(sub) = meta
@@ -293,8 +382,7 @@ impl SessionManager {
     /// Metadata of every stored session that is not a sub-agent's (active ones as they
     /// are now), most recently updated first.
     pub async fn list(&self) -> Result<Vec<SessionMeta>, SessionError> {
-        let mut metas = self.store.list_meta().await?;
-        metas.retain(|m| !m.is_subagent());
+        let mut metas = self.store.list_meta().await.map_err(SessionError::from)?;
         let active = self.active();
         for meta in &mut metas {
             if let Some(session) = active.iter().find(|s| s.id() == meta.session_id) {
@@ -354,7 +442,8 @@ impl SessionManager {
 
     /// Stops every running turn and waits (bounded by `timeout`) for them to wind down,
     /// then ends every session: `session_end` hooks (reason `exit`) and MCP servers shut
-    /// down, all at once. No MCP server process is left when this returns.
+    /// down, all at once, and the event journals are written and synced. No MCP server
+    /// process is left when this returns.
     pub async fn shutdown(&self, timeout: Duration) {
         let sessions = self.active();
         for session in &sessions {
@@ -366,6 +455,13 @@ impl SessionManager {
         // Hooks are bounded by their own timeouts; the MCP servers by their close grace.
         futures::future::join_all(closing).await;
         lock_registry(&self.sessions).clear();
+        // Every event shown is stored already; what is still held or buffered is written
+        // and synced now.
+        for journal in self.open_journals() {
+            if !journal.sync(timeout).await {
+                tracing::warn!(session = %journal.session_id(), "the event log was not synced");
+            }
+        }
     }
 }
 

@@ -6,18 +6,22 @@
 //!
 //! - [`types`]: the plain data (metadata, turn facts, interactions); every other module
 //!   imports it and it imports none of them.
-//! - [`store`]: the on-disk store ([`FileStore`]).
+//! - [`storage`]: what a backend stores ([`SessionStorage`]: metadata, transcript, event
+//!   log), and [`store`]: the on-disk backend ([`FileStore`], its event log in
+//!   [`file_events`]).
 //! - [`factory`]: how a session's agent is built ([`AgentFactory`]).
 //! - [`interaction`]: how a session asks the client ([`InteractionLink`],
 //!   [`SessionApprover`]).
 //! - [`live`] and [`turn`]: one [`Session`] and its turns ([`TurnObserver`]).
 //! - [`subagent`]: sub-agent sessions (a `Task` call's child as a session of its own).
 //! - [`tools`]: the session-bound tools that ask the user (`ask_user`, `exit_plan_mode`).
+//! - [`journal`]: a session's numbered event log over the storage ([`EventJournal`]):
+//!   stored before it is shown, replayed from memory and storage, trimmed to a retention.
 //! - [`manager`]: [`SessionManager`], creating, resuming, forking and closing sessions.
 //!
-//! Imports run one way: `types` ← `store`, `factory` ← `live` (with `interaction`, which
-//! finds sub-agent sessions in the live registry) ← `subagent`, `turn`, `tools` ←
-//! `manager`.
+//! Imports run one way: `types` ← `storage` ← `store`, `journal`, `factory` ← `live` (with
+//! `interaction`, which finds sub-agent sessions in the live registry) ← `subagent`, `turn`,
+//! `tools` ← `manager`.
 //!
 //! # Capabilities
 //!
@@ -49,9 +53,12 @@
 //! are asked in the name of its session.
 
 pub mod factory;
+pub mod file_events;
 pub mod interaction;
+pub mod journal;
 pub mod live;
 pub mod manager;
+pub mod storage;
 pub mod store;
 pub mod subagent;
 pub mod tools;
@@ -60,8 +67,12 @@ pub mod types;
 
 pub use factory::{canonical_tool_name, AgentFactory, BuiltAgent, FactoryError};
 pub use interaction::{InteractionLink, SessionApprover};
+pub use journal::{EventJournal, JournalOptions, JournalSink, Replay};
 pub use live::{Session, SessionView};
 pub use manager::{ManagerError, SessionManager};
+pub use storage::{
+    BoxError, Durability, EventBounds, MetaQuery, SessionStorage, StoreError, StoredEvent,
+};
 pub use store::{valid_session_id, FileStore};
 pub use tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
 pub use turn::{StartError, TurnObserver};

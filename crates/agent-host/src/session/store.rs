@@ -1,14 +1,21 @@
 //! On-disk persistence of sessions: one directory per session holding `transcript.jsonl`
-//! (the agent's [`SessionRecord`]s, one per line) and `meta.json` (the front end's
-//! [`SessionMeta`]), written with agent-host's file-store primitives: the metadata is
-//! replaced atomically ([`write_atomic`]), records are appended under an exclusive lock
-//! after the torn-tail repair ([`append_jsonl`]), and a transcript torn by a crash loses
-//! only its last line ([`parse_jsonl`]).
+//! (the agent's [`SessionRecord`]s, one per line), `meta.json` (the front end's
+//! [`SessionMeta`]) and `events.jsonl` (the front end's event log, see
+//! [`file_events`]), written with agent-host's file-store primitives: the
+//! metadata is replaced atomically ([`write_atomic`]), records and events are appended under
+//! an exclusive lock after the torn-tail repair ([`append_jsonl`]), and a file torn by a crash
+//! loses only its last line ([`parse_jsonl`]). [`FileStore`] is the file backend of
+//! [`SessionStorage`].
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
 
+use super::file_events::{self, Appender, EVENTS};
+use super::storage::StoredEvent;
+use super::storage::{Durability as EventDurability, EventBounds, SessionStorage, StoreError};
 use super::types::SessionMeta;
 use crate::fs::{
     append_jsonl, create_dir_all_private, parse_jsonl, write_atomic, Durability, JsonlFile,
@@ -23,7 +30,12 @@ const META: &str = "meta.json";
 #[derive(Debug, Clone)]
 pub struct FileStore {
     root: PathBuf,
+    /// Event logs kept open between appends (shared by clones).
+    appenders: Arc<Mutex<HashMap<String, Appender>>>,
 }
+
+/// Event logs a store keeps open at most.
+const OPEN_EVENT_LOGS: usize = 64;
 
 fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError {
     let context = context.into();
@@ -47,7 +59,10 @@ async fn blocking<T: Send + 'static>(
 impl FileStore {
     /// A store rooted at `root` (created on first write).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            appenders: Arc::default(),
+        }
     }
 
     /// The root directory.
@@ -197,6 +212,167 @@ impl SessionStore for FileStore {
         }
         ids.sort();
         Ok(ids)
+    }
+}
+
+/// Runs the blocking file operation `op` off the async workers ([`StoreError`] flavour).
+async fn blocking_store<T: Send + 'static>(
+    context: &str,
+    op: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    match tokio::task::spawn_blocking(op).await {
+        Ok(result) => result,
+        Err(err) => Err(StoreError::Io {
+            context: context.to_string(),
+            source: std::io::Error::other(err),
+        }),
+    }
+}
+
+/// `fdatasync` of the file at `path`; a missing file has nothing to make durable.
+fn sync_file(path: &Path) -> Result<(), StoreError> {
+    match std::fs::OpenOptions::new().append(true).open(path) {
+        Ok(file) => file
+            .sync_data()
+            .map_err(StoreError::io(format!("sync {}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(StoreError::io(format!("open {}", path.display()))(e)),
+    }
+}
+
+/// Opens a session's event log for appends, creating its directory when missing.
+fn open_appender(path: &Path) -> Result<Appender, StoreError> {
+    if let Some(dir) = path.parent() {
+        create_dir_all_private(dir).map_err(StoreError::io(format!("create {}", dir.display())))?;
+    }
+    Appender::open(path)
+}
+
+impl FileStore {
+    fn appenders(&self) -> MutexGuard<'_, HashMap<String, Appender>> {
+        // Nothing panics while holding the lock; recover the map if that ever changes.
+        self.appenders.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps a session's event log open for its next append (closing another when too many
+    /// are open).
+    fn keep_appender(&self, id: &str, appender: Appender) {
+        let mut open = self.appenders();
+        if open.len() >= OPEN_EVENT_LOGS && !open.contains_key(id) {
+            if let Some(other) = open.keys().next().cloned() {
+                open.remove(&other);
+            }
+        }
+        open.insert(id.to_string(), appender);
+    }
+
+    fn events_path(&self, id: &str) -> Result<PathBuf, StoreError> {
+        self.dir(id)
+            .map(|dir| dir.join(EVENTS))
+            .map_err(StoreError::from)
+    }
+}
+
+#[async_trait]
+impl SessionStorage for FileStore {
+    fn local_dir(&self, id: &str) -> Option<PathBuf> {
+        self.session_dir(id)
+    }
+
+    async fn save_meta(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        Ok(FileStore::save_meta(self, meta).await?)
+    }
+
+    async fn load_meta(&self, id: &str) -> Result<SessionMeta, StoreError> {
+        Ok(FileStore::load_meta(self, id).await?)
+    }
+
+    async fn list_meta(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        Ok(FileStore::list_meta(self).await?)
+    }
+
+    async fn sync_transcript(&self, id: &str) -> Result<(), StoreError> {
+        let path = self.dir(id)?.join(TRANSCRIPT);
+        blocking_store("sync a transcript", move || sync_file(&path)).await
+    }
+
+    async fn append_events(
+        &self,
+        id: &str,
+        events: &[StoredEvent],
+        durability: EventDurability,
+    ) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let path = self.events_path(id)?;
+        let mut cached = self.appenders().remove(id);
+        if durability == EventDurability::Buffered {
+            // A write to the OS of an open file under a lock nobody else holds: short enough to
+            // run here, without a thread hop. A lock held by another process, or an fsync, goes
+            // to the blocking pool.
+            let mut appender = match cached.take() {
+                Some(appender) => appender,
+                None => open_appender(&path)?,
+            };
+            match appender.append(id, events, durability, false) {
+                Ok(()) => {
+                    self.keep_appender(id, appender);
+                    return Ok(());
+                }
+                Err(StoreError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::WouldBlock =>
+                {
+                    cached = Some(appender);
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        let store = self.clone();
+        let (id, events) = (id.to_string(), events.to_vec());
+        blocking_store("append to an event log", move || {
+            let mut appender = match cached {
+                Some(appender) => appender,
+                None => open_appender(&path)?,
+            };
+            appender.append(&id, &events, durability, true)?;
+            store.keep_appender(&id, appender);
+            Ok(())
+        })
+        .await
+    }
+
+    async fn read_events(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let path = self.events_path(id)?;
+        blocking_store("read an event log", move || {
+            file_events::read_after(&path, after, limit)
+        })
+        .await
+    }
+
+    async fn sync_events(&self, id: &str) -> Result<(), StoreError> {
+        let path = self.events_path(id)?;
+        blocking_store("sync an event log", move || sync_file(&path)).await
+    }
+
+    async fn event_bounds(&self, id: &str) -> Result<EventBounds, StoreError> {
+        let path = self.events_path(id)?;
+        blocking_store("open an event log", move || file_events::bounds(&path)).await
+    }
+
+    async fn trim_events(&self, id: &str, before: u64) -> Result<EventBounds, StoreError> {
+        let path = self.events_path(id)?;
+        // The trimmed log is a new file; the next append opens it.
+        self.appenders().remove(id);
+        blocking_store("trim an event log", move || {
+            file_events::trim(&path, before)
+        })
+        .await
     }
 }
 

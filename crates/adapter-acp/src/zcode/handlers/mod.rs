@@ -25,7 +25,9 @@ use super::server::{EventLines, Outbox};
 use super::snapshot;
 use super::wire::{codes, ErrorObject, RawMessage, RequestId, Snapshot, ZodErrorData, ZodIssue};
 use crate::MAX_JSON_DEPTH;
-use agent_host::session::{FactoryError, InteractionReply, ManagerError, Session, SessionManager};
+use agent_host::session::{
+    EventJournal, FactoryError, InteractionReply, ManagerError, Session, SessionManager,
+};
 
 /// An error reply.
 #[derive(Debug, Clone)]
@@ -144,10 +146,11 @@ pub(crate) struct Pending {
     pub(crate) reply: oneshot::Sender<InteractionReply>,
 }
 
-/// The event logs of a connection's sessions by id, each writing to the connection's
-/// queue.
+/// The event logs of a connection's sessions by id, each over its session's journal and
+/// writing to the connection's queue.
 pub(crate) struct Logs {
     out: Outbox,
+    manager: Arc<SessionManager>,
     logs: Mutex<HashMap<String, Arc<ZLog>>>,
 }
 
@@ -156,11 +159,38 @@ impl Logs {
         self.logs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The event log of a session, created on first use.
+    /// The event log of an active session: the one opened for it in this process, else that
+    /// of a session without stored events (one created or forked here, or a sub-agent's).
+    /// A session resumed from storage opens its log with [`open`](Self::open) first.
     pub(crate) fn get(&self, session_id: &str) -> Arc<ZLog> {
+        if let Some(log) = self.lock().get(session_id) {
+            return log.clone();
+        }
+        let journal = self.manager.fresh_journal(session_id);
+        self.attach(session_id, journal)
+    }
+
+    /// The event log of a session, opened from storage on first use (numbering continues
+    /// after its stored events).
+    pub(crate) async fn open(&self, session_id: &str) -> Result<Arc<ZLog>, RpcError> {
+        if let Some(log) = self.lock().get(session_id) {
+            return Ok(log.clone());
+        }
+        let journal = self
+            .manager
+            .journal(session_id)
+            .await
+            .map_err(|err| RpcError::internal(format!("cannot open the event log: {err}")))?;
+        Ok(self.attach(session_id, journal))
+    }
+
+    fn attach(&self, session_id: &str, journal: Arc<EventJournal>) -> Arc<ZLog> {
         self.lock()
             .entry(session_id.to_string())
-            .or_insert_with(|| Arc::new(EventLog::new(EventLines::new(&self.out))))
+            .or_insert_with(|| {
+                journal.attach(Box::new(EventLines::new(&self.out)), Some(self.out.gate()));
+                Arc::new(EventLog::over(journal))
+            })
             .clone()
     }
 }
@@ -168,7 +198,7 @@ impl Logs {
 /// The state of one app-server connection: its sessions, their event logs, the
 /// interactions waiting for the client, and the writer's queue.
 pub(crate) struct Server {
-    pub(crate) manager: SessionManager,
+    pub(crate) manager: Arc<SessionManager>,
     pub(crate) out: Outbox,
     logs: Arc<Logs>,
     pending: Mutex<HashMap<String, Pending>>,
@@ -177,12 +207,14 @@ pub(crate) struct Server {
 impl Server {
     /// A connection's state: sessions built by `manager`, output to `out`.
     pub(crate) fn new(manager: SessionManager, out: Outbox) -> Self {
+        let manager = Arc::new(manager);
         Self {
-            manager,
             logs: Arc::new(Logs {
                 out: out.clone(),
+                manager: manager.clone(),
                 logs: Mutex::new(HashMap::new()),
             }),
+            manager,
             out,
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
@@ -199,9 +231,17 @@ impl Server {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The event log of a session, created on first use.
+    /// The event log of an active session: the one opened for it in this process, else that
+    /// of a session without stored events (one created or forked here). A session resumed
+    /// from storage opens its log with [`open_log`](Self::open_log) first.
     pub(crate) fn log_for(&self, session_id: &str) -> Arc<ZLog> {
         self.logs.get(session_id)
+    }
+
+    /// The event log of a session, opened from storage on first use (numbering continues
+    /// after its stored events).
+    pub(crate) async fn open_log(&self, session_id: &str) -> Result<Arc<ZLog>, RpcError> {
+        self.logs.open(session_id).await
     }
 
     pub(crate) fn active(&self, session_id: &str) -> Result<(Arc<Session>, Arc<ZLog>), RpcError> {
@@ -302,8 +342,8 @@ impl Server {
             "session/resume" => self.resume(params).await,
             "session/read" => self.read(params).await,
             "session/messages" => self.messages(params).await,
-            "session/subscribe" => return self.subscribe(id, params),
-            "session/events" => self.events(params),
+            "session/subscribe" => return self.subscribe(id, params).await,
+            "session/events" => self.events(params).await,
             "session/send" => self.send(params),
             "session/stop" => return self.stop(id, params),
             "session/steer" => self.steer(params),

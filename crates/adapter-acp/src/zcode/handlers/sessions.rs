@@ -25,6 +25,8 @@ use agent_mcp::{McpServerConfig, McpServers};
 
 /// Default `session/list` limit.
 const DEFAULT_LIST_LIMIT: usize = 50;
+/// How long a handler waits for an event it emitted to be stored and shown.
+const EVENT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long `session/close` waits for a running turn to stop.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
@@ -164,7 +166,7 @@ impl Server {
             }
             tracing::info!(session = %session.id(), "session resumed");
         }
-        let log = self.log_for(session.id());
+        let log = self.open_log(session.id()).await?;
         ok(self.snapshot(&session, &log, None))
     }
 
@@ -192,7 +194,7 @@ impl Server {
         ok(MessagesResult { messages })
     }
 
-    pub(super) fn subscribe(&self, id: Option<RequestId>, params: Option<Value>) {
+    pub(super) async fn subscribe(&self, id: Option<RequestId>, params: Option<Value>) {
         let result = parse::<SubscribeParams>(params).and_then(|p| {
             let (session, log) = self.active(&p.session_id)?;
             Ok((p, session, log))
@@ -202,28 +204,57 @@ impl Server {
             Err(err) => return self.out.reply(id, Err(err)),
         };
         let pending = self.pending_of(session.id());
-        // The reply is queued under the log's lock, so it precedes every pushed event.
-        log.subscribe(p.after_seq, |event_seq, events| {
-            let snapshot = p
-                .include_snapshot
-                .then(|| Box::new(snapshot::snapshot(&session, event_seq, &pending, None)));
+        let reply_id = id.clone();
+        // The reply is queued under the log's lock, so it precedes every pushed event. A
+        // replay from before what is retained (or beyond the log) gets the gap form: no
+        // events, the snapshot and the current eventSeq, from which the client resyncs.
+        let subscribed = log
+            .subscribe(p.after_seq, |replay| {
+                let snapshot = (p.include_snapshot || replay.gap).then(|| {
+                    Box::new(snapshot::snapshot(
+                        &session,
+                        replay.event_seq,
+                        &pending,
+                        None,
+                    ))
+                });
+                let events = match replay.gap {
+                    true => Vec::new(),
+                    false => replay.events.into_iter().map(|e| e.event).collect(),
+                };
+                self.out.reply(
+                    reply_id,
+                    ok(SubscribeResult {
+                        session_id: p.session_id.clone(),
+                        event_seq: replay.event_seq,
+                        events,
+                        snapshot,
+                    }),
+                );
+            })
+            .await;
+        if let Err(err) = subscribed {
             self.out.reply(
                 id,
-                ok(SubscribeResult {
-                    session_id: p.session_id.clone(),
-                    event_seq,
-                    events,
-                    snapshot,
-                }),
+                Err(RpcError::internal(format!(
+                    "cannot read the event log: {err}"
+                ))),
             );
-        });
+        }
     }
 
-    pub(super) fn events(&self, params: Option<Value>) -> Reply {
+    /// `session/events`: the events after `afterSeq`. From before what is retained, the
+    /// retained ones (their first seq shows the gap; `session/subscribe` answers it with a
+    /// snapshot).
+    pub(super) async fn events(&self, params: Option<Value>) -> Reply {
         let p: EventsParams = parse(params)?;
         let (_, log) = self.active(&p.session_id)?;
+        let replay = log
+            .events_after(p.after_seq.unwrap_or(0), p.limit.unwrap_or(usize::MAX))
+            .await
+            .map_err(|err| RpcError::internal(format!("cannot read the event log: {err}")))?;
         ok(EventsResult {
-            events: log.events_after(p.after_seq.unwrap_or(0), p.limit.unwrap_or(usize::MAX)),
+            events: replay.events.into_iter().map(|e| e.event).collect(),
         })
     }
 
@@ -302,7 +333,7 @@ impl Server {
         let (session, log) = self.active(&p.session_id)?;
         let mode = session_mode(p.mode);
         session.set_mode(mode).await.map_err(RpcError::internal)?;
-        emit(
+        let seq = emit(
             &log,
             session.id(),
             None,
@@ -311,6 +342,8 @@ impl Server {
                 ..Default::default()
             }),
         );
+        // The event is pushed (once stored) before the reply, whose snapshot counts it.
+        log.wait_shown(seq, EVENT_WAIT).await;
         ok(self.snapshot(&session, &log, Some(0)))
     }
 

@@ -1,0 +1,209 @@
+//! The session host over a [`SessionStorage`]: a turn's transcript is synced before the front
+//! end hears the turn is over (ZCode's `turn.completed`, ACP's prompt reply), the manager keeps
+//! metadata in whatever backend it is given, and its journals continue a stored event log.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_core::{async_trait, AgentEvent, SessionError, SessionRecord, SessionStore};
+use agent_host::session::{
+    AgentFactory, CreateOptions, Durability, EventBounds, FileStore, MetaQuery, Session,
+    SessionManager, SessionMeta, SessionMode, SessionStorage, StoreError, StoredEvent, TurnInfo,
+    TurnObserver, TurnOutcome,
+};
+use agent_providers::{ProviderConfig, ProviderId};
+use tokio::sync::oneshot;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A [`FileStore`] counting transcript appends and syncs.
+struct Counting {
+    files: FileStore,
+    appends: AtomicUsize,
+    syncs: AtomicUsize,
+}
+
+#[async_trait]
+impl SessionStore for Counting {
+    async fn append(&self, id: &str, record: &SessionRecord) -> Result<(), SessionError> {
+        self.appends.fetch_add(1, Ordering::SeqCst);
+        self.files.append(id, record).await
+    }
+    async fn load(&self, id: &str) -> Result<Vec<SessionRecord>, SessionError> {
+        self.files.load(id).await
+    }
+    async fn list(&self) -> Result<Vec<String>, SessionError> {
+        self.files.list().await
+    }
+}
+
+#[async_trait]
+impl SessionStorage for Counting {
+    async fn save_meta(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        SessionStorage::save_meta(&self.files, meta).await
+    }
+    async fn load_meta(&self, id: &str) -> Result<SessionMeta, StoreError> {
+        SessionStorage::load_meta(&self.files, id).await
+    }
+    async fn list_meta(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        SessionStorage::list_meta(&self.files).await
+    }
+    async fn sync_transcript(&self, id: &str) -> Result<(), StoreError> {
+        self.syncs.fetch_add(1, Ordering::SeqCst);
+        self.files.sync_transcript(id).await
+    }
+    async fn append_events(
+        &self,
+        id: &str,
+        events: &[StoredEvent],
+        durability: Durability,
+    ) -> Result<(), StoreError> {
+        self.files.append_events(id, events, durability).await
+    }
+    async fn read_events(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        self.files.read_events(id, after, limit).await
+    }
+    async fn event_bounds(&self, id: &str) -> Result<EventBounds, StoreError> {
+        self.files.event_bounds(id).await
+    }
+    async fn trim_events(&self, id: &str, before: u64) -> Result<EventBounds, StoreError> {
+        self.files.trim_events(id, before).await
+    }
+}
+
+/// Reports, when the turn is over, how many appends and syncs the storage had seen.
+struct Finished {
+    storage: Arc<Counting>,
+    done: Option<oneshot::Sender<(usize, usize)>>,
+}
+
+impl TurnObserver for Finished {
+    fn started(&mut self, _: &Session, _: &TurnInfo) {}
+    fn event(&mut self, _: &Session, _: &TurnInfo, _: &AgentEvent) {}
+    fn finished(&mut self, _: &Session, _: &TurnInfo, _: &TurnOutcome) {
+        let seen = (
+            self.storage.appends.load(Ordering::SeqCst),
+            self.storage.syncs.load(Ordering::SeqCst),
+        );
+        if let Some(done) = self.done.take() {
+            let _ = done.send(seen);
+        }
+    }
+}
+
+async fn manager(dir: &std::path::Path) -> (SessionManager, Arc<Counting>, Arc<Session>) {
+    let storage = Arc::new(Counting {
+        files: FileStore::new(dir.join("data")),
+        appends: AtomicUsize::new(0),
+        syncs: AtomicUsize::new(0),
+    });
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let manager = SessionManager::with_storage(
+        AgentFactory::new(ProviderConfig::new(ProviderId::Scripted)),
+        storage.clone(),
+        tx,
+    );
+    let session = manager
+        .create(CreateOptions {
+            workspace_path: dir.display().to_string(),
+            mode: Some(SessionMode::Yolo),
+            ..Default::default()
+        })
+        .await
+        .expect("a session");
+    (manager, storage, session)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turns_transcript_is_synced_before_the_front_end_hears_it_ended() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_manager, storage, session) = manager(dir.path()).await;
+    for turn in 1..=2 {
+        let (done, finished) = oneshot::channel();
+        session
+            .start_prompt(
+                "What is here?",
+                None,
+                Box::new(Finished {
+                    storage: storage.clone(),
+                    done: Some(done),
+                }),
+            )
+            .expect("started");
+        let (appends, syncs) = tokio::time::timeout(WAIT, finished)
+            .await
+            .expect("the turn ends in time")
+            .expect("finished");
+        assert!(appends > 0, "the turn recorded its transcript");
+        assert_eq!(syncs, turn, "one sync per turn, before finished");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_pages_and_journals_come_from_the_given_storage() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (manager, storage, session) = manager(dir.path()).await;
+    let other = manager
+        .create(CreateOptions {
+            workspace_path: "/elsewhere".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("another session");
+    let page = storage
+        .list_meta_page(&MetaQuery {
+            workspace: Some(dir.path().display().to_string()),
+            ..Default::default()
+        })
+        .await
+        .expect("page");
+    assert_eq!(
+        page.iter()
+            .map(|m| m.session_id.as_str())
+            .collect::<Vec<_>>(),
+        vec![session.id()]
+    );
+    let newest = storage
+        .list_meta_page(&MetaQuery {
+            limit: Some(1),
+            ..Default::default()
+        })
+        .await
+        .expect("page");
+    assert_eq!(newest.len(), 1);
+    let rest = storage
+        .list_meta_page(&MetaQuery {
+            before: Some((newest[0].updated_at, newest[0].session_id.clone())),
+            ..Default::default()
+        })
+        .await
+        .expect("page");
+    assert_eq!(rest.len(), 1);
+    assert_ne!(rest[0].session_id, newest[0].session_id);
+    assert!([session.id(), other.id()].contains(&rest[0].session_id.as_str()));
+
+    // A journal appended in one manager continues in another over the same storage.
+    let journal = manager.fresh_journal(session.id());
+    for _ in 0..3 {
+        journal.append(|seq| serde_json::value::to_raw_value(&serde_json::json!({"n": seq})));
+    }
+    assert!(journal.sync(WAIT).await);
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let second = SessionManager::with_storage(
+        AgentFactory::new(ProviderConfig::new(ProviderId::Scripted)),
+        storage.clone(),
+        tx,
+    );
+    let reopened = second.journal(session.id()).await.expect("journal");
+    assert_eq!(reopened.seq(), 3);
+    assert!(Arc::ptr_eq(
+        &reopened,
+        &second.journal(session.id()).await.expect("journal")
+    ));
+}

@@ -8,7 +8,7 @@ use agent_core::{Agent, Message, ReasoningLevel, SessionError};
 use tokio::sync::watch;
 
 use super::interaction::InteractionLink;
-use super::store::FileStore;
+use super::storage::SessionStorage;
 use super::types::{
     now_ms, ActiveTurn, SessionMeta, SessionMode, ToolCallState, ToolCallStatus,
     DEFAULT_CONTEXT_WINDOW,
@@ -41,7 +41,7 @@ pub struct SessionView {
 pub struct Session {
     id: String,
     pub(super) agent: Agent,
-    store: Arc<FileStore>,
+    store: Arc<dyn SessionStorage>,
     data: Mutex<Data>,
     /// Orders turn start/finish against each other and against observers.
     gate: Mutex<()>,
@@ -62,7 +62,7 @@ impl Session {
     /// running turn's id as `link` reports it.
     pub(super) fn new(
         agent: Agent,
-        store: Arc<FileStore>,
+        store: Arc<dyn SessionStorage>,
         meta: SessionMeta,
         turn: Arc<Mutex<Option<String>>>,
         link: InteractionLink,
@@ -201,7 +201,22 @@ impl Session {
     pub async fn persist(&self) -> Result<(), SessionError> {
         let _serial = self.persist.lock().await;
         let meta = self.meta();
-        self.store.save_meta(&meta).await
+        self.store
+            .save_meta(&meta)
+            .await
+            .map_err(SessionError::from)
+    }
+
+    /// The storage backend the session is kept in.
+    pub fn storage(&self) -> &Arc<dyn SessionStorage> {
+        &self.store
+    }
+
+    /// Makes the transcript recorded so far durable (the end of every turn does).
+    pub(super) async fn sync_transcript_logged(&self) {
+        if let Err(err) = self.store.sync_transcript(&self.id).await {
+            tracing::warn!(session = %self.id, error = %err, "cannot sync the transcript");
+        }
     }
 
     pub(super) async fn persist_logged(&self) {

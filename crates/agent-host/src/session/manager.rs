@@ -1,5 +1,6 @@
 //! [`SessionManager`]: many sessions in one process, created, resumed and forked from a
-//! [`FileStore`], each with its agent built by an [`AgentFactory`].
+//! [`SessionStorage`] (the files of a [`FileStore`](super::FileStore), or another backend),
+//! each with its agent built by an [`AgentFactory`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -11,7 +12,7 @@ use tokio::sync::mpsc;
 use super::factory::{AgentFactory, FactoryError};
 use super::interaction::{InteractionLink, SessionApprover};
 use super::live::Session;
-use super::store::FileStore;
+use super::storage::{SessionStorage, StoreError};
 use super::tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
 use super::types::{new_id, now_ms, CreateOptions, InteractionRequest, SessionMeta};
 
@@ -27,12 +28,15 @@ pub enum ManagerError {
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] SessionError),
+    /// Storage failed (a [`SessionStorage`] operation).
+    #[error(transparent)]
+    Storage(#[from] StoreError),
 }
 
-/// Many sessions in one process, persisted in a [`FileStore`].
+/// Many sessions in one process, persisted in a [`SessionStorage`].
 pub struct SessionManager {
     factory: Arc<AgentFactory>,
-    store: Arc<FileStore>,
+    store: Arc<dyn SessionStorage>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     interactions: mpsc::UnboundedSender<InteractionRequest>,
     activation: tokio::sync::Mutex<()>,
@@ -41,23 +45,32 @@ pub struct SessionManager {
 impl std::fmt::Debug for SessionManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionManager")
-            .field("store", &self.store)
             .field("active", &self.lock().len())
             .finish()
     }
 }
 
 impl SessionManager {
-    /// A manager building agents with `factory`, persisting to `store`, and sending every
-    /// session's interactions to `interactions`.
+    /// A manager building agents with `factory`, persisting to `store` (e.g. a
+    /// [`FileStore`](super::FileStore)), and sending every session's interactions to
+    /// `interactions`.
     pub fn new(
         factory: AgentFactory,
-        store: FileStore,
+        store: impl SessionStorage,
+        interactions: mpsc::UnboundedSender<InteractionRequest>,
+    ) -> Self {
+        Self::with_storage(factory, Arc::new(store), interactions)
+    }
+
+    /// [`new`](Self::new) with a shared storage backend.
+    pub fn with_storage(
+        factory: AgentFactory,
+        store: Arc<dyn SessionStorage>,
         interactions: mpsc::UnboundedSender<InteractionRequest>,
     ) -> Self {
         Self {
             factory: Arc::new(factory),
-            store: Arc::new(store),
+            store,
             sessions: Mutex::new(HashMap::new()),
             interactions,
             activation: tokio::sync::Mutex::new(()),
@@ -71,6 +84,11 @@ impl SessionManager {
     /// The factory.
     pub fn factory(&self) -> &AgentFactory {
         &self.factory
+    }
+
+    /// The storage backend.
+    pub fn storage(&self) -> &Arc<dyn SessionStorage> {
+        &self.store
     }
 
     /// A session created or resumed in this process.
@@ -173,7 +191,7 @@ impl SessionManager {
         }
         let meta = match self.store.load_meta(id).await {
             Ok(meta) => meta,
-            Err(SessionError::NotFound(_)) => return Err(ManagerError::NotFound(id.to_string())),
+            Err(StoreError::NotFound(_)) => return Err(ManagerError::NotFound(id.to_string())),
             Err(err) => return Err(err.into()),
         };
         Ok((self.activate(meta, true, Vec::new()).await?, true))
@@ -211,7 +229,7 @@ impl SessionManager {
     /// Metadata of every stored session (active ones as they are now), most recently
     /// updated first.
     pub async fn list(&self) -> Result<Vec<SessionMeta>, SessionError> {
-        let mut metas = self.store.list_meta().await?;
+        let mut metas = self.store.list_meta().await.map_err(SessionError::from)?;
         let active = self.active();
         for meta in &mut metas {
             if let Some(session) = active.iter().find(|s| s.id() == meta.session_id) {

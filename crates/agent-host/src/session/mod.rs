@@ -6,7 +6,9 @@
 //!
 //! - [`types`]: the plain data (metadata, turn facts, interactions); every other module
 //!   imports it and it imports none of them.
-//! - [`store`]: the on-disk store ([`FileStore`]).
+//! - [`storage`]: what a backend stores ([`SessionStorage`]: metadata, transcript, event
+//!   log), and [`store`]: the on-disk backend ([`FileStore`], its event log in
+//!   [`file_events`]).
 //! - [`factory`]: how a session's agent is built ([`AgentFactory`]).
 //! - [`interaction`]: how a session asks the client ([`InteractionLink`],
 //!   [`SessionApprover`]).
@@ -14,13 +16,15 @@
 //! - [`tools`]: the session-bound tools that ask the user (`ask_user`, `exit_plan_mode`).
 //! - [`manager`]: [`SessionManager`], creating, resuming and forking sessions.
 //!
-//! Imports run one way: `types` ← `store`, `factory`, `interaction` ← `live` ← `turn`,
+//! Imports run one way: `types` ← `storage` ← `store`, `factory`, `interaction` ← `live` ← `turn`,
 //! `tools` ← `manager`.
 
 pub mod factory;
+pub mod file_events;
 pub mod interaction;
 pub mod live;
 pub mod manager;
+pub mod storage;
 pub mod store;
 pub mod tools;
 pub mod turn;
@@ -30,6 +34,9 @@ pub use factory::{canonical_tool_name, AgentFactory, FactoryError};
 pub use interaction::{InteractionLink, SessionApprover};
 pub use live::{Session, SessionView};
 pub use manager::{ManagerError, SessionManager};
+pub use storage::{
+    BoxError, Durability, EventBounds, MetaQuery, SessionStorage, StoreError, StoredEvent,
+};
 pub use store::{valid_session_id, FileStore};
 pub use tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
 pub use turn::TurnObserver;

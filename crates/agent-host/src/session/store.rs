@@ -1,14 +1,19 @@
 //! On-disk persistence of sessions: one directory per session holding `transcript.jsonl`
-//! (the agent's [`SessionRecord`]s, one per line) and `meta.json` (the front end's
-//! [`SessionMeta`]), written with agent-host's file-store primitives: the metadata is
-//! replaced atomically ([`write_atomic`]), records are appended under an exclusive lock
-//! after the torn-tail repair ([`append_jsonl`]), and a transcript torn by a crash loses
-//! only its last line ([`parse_jsonl`]).
+//! (the agent's [`SessionRecord`]s, one per line), `meta.json` (the front end's
+//! [`SessionMeta`]) and `events.jsonl` (the front end's event log, see
+//! [`file_events`](super::file_events)), written with agent-host's file-store primitives: the
+//! metadata is replaced atomically ([`write_atomic`]), records and events are appended under
+//! an exclusive lock after the torn-tail repair ([`append_jsonl`]), and a file torn by a crash
+//! loses only its last line ([`parse_jsonl`]). [`FileStore`] is the file backend of
+//! [`SessionStorage`].
 
 use std::path::{Path, PathBuf};
 
 use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
 
+use super::file_events::{self, EVENTS};
+use super::storage::StoredEvent;
+use super::storage::{Durability as EventDurability, EventBounds, SessionStorage, StoreError};
 use super::types::SessionMeta;
 use crate::fs::{
     append_jsonl, create_dir_all_private, parse_jsonl, write_atomic, Durability, JsonlFile,
@@ -191,6 +196,105 @@ impl SessionStore for FileStore {
         }
         ids.sort();
         Ok(ids)
+    }
+}
+
+/// Runs the blocking file operation `op` off the async workers ([`StoreError`] flavour).
+async fn blocking_store<T: Send + 'static>(
+    context: &str,
+    op: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    match tokio::task::spawn_blocking(op).await {
+        Ok(result) => result,
+        Err(err) => Err(StoreError::Io {
+            context: context.to_string(),
+            source: std::io::Error::other(err),
+        }),
+    }
+}
+
+impl FileStore {
+    fn events_path(&self, id: &str) -> Result<PathBuf, StoreError> {
+        self.dir(id)
+            .map(|dir| dir.join(EVENTS))
+            .map_err(StoreError::from)
+    }
+}
+
+#[async_trait]
+impl SessionStorage for FileStore {
+    async fn save_meta(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        Ok(FileStore::save_meta(self, meta).await?)
+    }
+
+    async fn load_meta(&self, id: &str) -> Result<SessionMeta, StoreError> {
+        Ok(FileStore::load_meta(self, id).await?)
+    }
+
+    async fn list_meta(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        Ok(FileStore::list_meta(self).await?)
+    }
+
+    async fn sync_transcript(&self, id: &str) -> Result<(), StoreError> {
+        let path = self.dir(id)?.join(TRANSCRIPT);
+        blocking_store("sync a transcript", move || {
+            match std::fs::OpenOptions::new().append(true).open(&path) {
+                Ok(file) => file
+                    .sync_data()
+                    .map_err(StoreError::io(format!("sync {}", path.display()))),
+                // Nothing recorded yet: nothing to make durable.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(StoreError::io(format!("open {}", path.display()))(e)),
+            }
+        })
+        .await
+    }
+
+    async fn append_events(
+        &self,
+        id: &str,
+        events: &[StoredEvent],
+        durability: EventDurability,
+    ) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let path = self.events_path(id)?;
+        let (id, events) = (id.to_string(), events.to_vec());
+        blocking_store("append to an event log", move || {
+            if let Some(dir) = path.parent() {
+                create_dir_all_private(dir)
+                    .map_err(StoreError::io(format!("create {}", dir.display())))?;
+            }
+            file_events::append(&id, &path, &events, durability)
+        })
+        .await
+    }
+
+    async fn read_events(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let path = self.events_path(id)?;
+        blocking_store("read an event log", move || {
+            file_events::read_after(&path, after, limit)
+        })
+        .await
+    }
+
+    async fn event_bounds(&self, id: &str) -> Result<EventBounds, StoreError> {
+        let path = self.events_path(id)?;
+        blocking_store("open an event log", move || file_events::bounds(&path)).await
+    }
+
+    async fn trim_events(&self, id: &str, before: u64) -> Result<EventBounds, StoreError> {
+        let path = self.events_path(id)?;
+        blocking_store("trim an event log", move || {
+            file_events::trim(&path, before)
+        })
+        .await
     }
 }
 

@@ -5,8 +5,8 @@
 //! - [`TurnObserver::started`] runs before any event of the turn, and
 //!   [`TurnObserver::finished`] after the last one, exactly once per turn (also when the
 //!   turn was stopped before it really started).
-//! - When `finished` runs, the transcript holds the final text, the metadata is persisted,
-//!   and [`Session::active_turn`] is already `None`.
+//! - When `finished` runs, the transcript holds the final text and is durable (synced to
+//!   disk), the metadata is persisted, and [`Session::active_turn`] is already `None`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -192,6 +192,8 @@ impl Session {
             }
         }
         self.persist_logged().await;
+        // The turn's transcript is durable before the front end reports the turn over.
+        self.sync_transcript_logged().await;
         let _gate = self.gate();
         {
             let mut data = self.data();

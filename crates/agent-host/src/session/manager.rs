@@ -31,6 +31,10 @@ pub enum ManagerError {
     /// Storage failed (a [`SessionStorage`] operation).
     #[error(transparent)]
     Storage(#[from] StoreError),
+    /// A turn holds the session, in this process or another sharing the storage
+    /// ([`claim_turn`](SessionManager::claim_turn)).
+    #[error(transparent)]
+    Busy(#[from] super::types::Busy),
 }
 
 /// Many sessions in one process, persisted in a [`SessionStorage`].
@@ -99,6 +103,12 @@ impl SessionManager {
     /// Every active session.
     pub fn active(&self) -> Vec<Arc<Session>> {
         self.lock().values().cloned().collect()
+    }
+
+    /// Drops session `id` from the active ones (it stays stored); see
+    /// [`reload`](Self::reload).
+    pub(super) fn forget(&self, id: &str) -> Option<Arc<Session>> {
+        self.lock().remove(id)
     }
 
     async fn activate(

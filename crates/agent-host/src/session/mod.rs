@@ -15,10 +15,13 @@
 //! - [`live`] and [`turn`]: one [`Session`] and its turns ([`TurnObserver`]).
 //! - [`tools`]: the session-bound tools that ask the user (`ask_user`, `exit_plan_mode`).
 //! - [`manager`]: [`SessionManager`], creating, resuming and forking sessions.
+//! - [`claim`]: one writer per session among processes sharing a storage
+//!   ([`SessionManager::claim_turn`], [`TurnClaim`]).
 //!
 //! Imports run one way: `types` ← `storage` ← `store`, `factory`, `interaction` ← `live` ← `turn`,
 //! `tools` ← `manager`.
 
+pub mod claim;
 pub mod factory;
 pub mod file_events;
 pub mod interaction;
@@ -30,6 +33,7 @@ pub mod tools;
 pub mod turn;
 pub mod types;
 
+pub use claim::{TurnClaim, WriterClaim};
 pub use factory::{canonical_tool_name, AgentFactory, FactoryError};
 pub use interaction::{InteractionLink, SessionApprover};
 pub use live::{Session, SessionView};

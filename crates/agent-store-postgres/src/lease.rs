@@ -15,7 +15,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_host::session::StoreError;
+use agent_host::session::claim::BoxFuture;
+use agent_host::session::{StoreError, WriterClaim};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -86,7 +87,42 @@ impl WriterLease {
         if let Some(renewer) = self.renewer.take() {
             renewer.abort();
         }
-        release(&self.inner, &self.session_id, self.token).await
+        let released = release(&self.inner, &self.session_id, self.token).await;
+        self.inner.held().remove(&self.session_id);
+        released
+    }
+
+    /// A future resolving when the lease is lost, owning what it needs.
+    fn lost_signal(&self) -> BoxFuture {
+        let mut rx = self.lost.clone();
+        Box::pin(async move {
+            if rx.wait_for(|lost| *lost).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        })
+    }
+}
+
+/// A [`WriterLease`] as agent-host's [`WriterClaim`].
+#[derive(Debug)]
+pub(crate) struct PgClaim {
+    lease: WriterLease,
+    stale: bool,
+}
+
+impl PgClaim {
+    pub(crate) fn new(lease: WriterLease, stale: bool) -> Self {
+        Self { lease, stale }
+    }
+}
+
+impl WriterClaim for PgClaim {
+    fn stale(&self) -> bool {
+        self.stale
+    }
+
+    fn lost(&self) -> BoxFuture {
+        self.lease.lost_signal()
     }
 }
 
@@ -97,13 +133,19 @@ impl Drop for WriterLease {
         };
         renewer.abort();
         let (inner, id, token) = (self.inner.clone(), self.session_id.clone(), self.token);
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(err) = release(&inner, &id, token).await {
-                    // It expires on its own.
-                    tracing::warn!(session = %id, error = %err, "cannot give a writer lease back");
-                }
-            });
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if let Err(err) = release(&inner, &id, token).await {
+                        // It expires on its own.
+                        tracing::warn!(session = %id, error = %err, "cannot give a writer lease back");
+                    }
+                    inner.held().remove(&id);
+                });
+            }
+            Err(_) => {
+                inner.held().remove(&id);
+            }
         }
     }
 }
@@ -127,6 +169,22 @@ fn millis(d: Duration) -> f64 {
 
 /// Takes the writer lease of session `id` for this node.
 pub(crate) async fn acquire(inner: &Arc<Inner>, id: &str) -> Result<WriterLease, StoreError> {
+    // One holder per session in this process too (a lease in the table with this node's
+    // key that it does not hold here is one it failed to give back: it may take it).
+    if !inner.held().insert(id.to_string()) {
+        return Err(StoreError::Busy {
+            session_id: id.to_string(),
+            holder: inner.options.node.clone(),
+        });
+    }
+    let taken = take(inner, id).await;
+    if taken.is_err() {
+        inner.held().remove(id);
+    }
+    taken
+}
+
+async fn take(inner: &Arc<Inner>, id: &str) -> Result<WriterLease, StoreError> {
     const CONTEXT: &str = "acquire a writer lease";
     if !inner.presence.wait_up(inner.options.op_timeout).await {
         return Err(StoreError::Unavailable {

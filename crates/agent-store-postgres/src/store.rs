@@ -1,14 +1,16 @@
 //! [`PgStore`]: agent-host's [`SessionStorage`] (and agent-core's [`SessionStore`]) on
 //! PostgreSQL.
 
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
 use agent_host::session::{
     Durability, EventBounds, MetaQuery, SessionMeta, SessionStorage, StoreError, StoredEvent,
+    WriterClaim,
 };
 use secrecy::{ExposeSecret, SecretString};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
@@ -158,6 +160,8 @@ impl PgStoreBuilder {
                 options: self.options,
                 presence,
                 presence_task,
+                held: Mutex::new(HashSet::new()),
+                seen: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -211,12 +215,24 @@ async fn wait_reachable(pool: &PgPool, timeout: Duration) -> Result<(), ConnectE
     }
 }
 
+/// What this node last read or wrote of a session: the claim compares it with the database
+/// to tell whether another node changed the session since.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Seen {
+    records: i64,
+    last_seq: i64,
+    updated_at: Option<i64>,
+}
+
 /// What every handle of one store shares.
 pub(crate) struct Inner {
     pub(crate) pool: PgPool,
     pub(crate) options: Options,
     pub(crate) presence: Arc<Presence>,
     presence_task: tokio::task::JoinHandle<()>,
+    /// Sessions whose lease this node holds.
+    pub(crate) held: Mutex<HashSet<String>>,
+    seen: Mutex<HashMap<String, Seen>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -237,6 +253,26 @@ impl Drop for Inner {
 }
 
 impl Inner {
+    pub(crate) fn held(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn seen(&self, id: &str, update: impl FnOnce(&mut Seen)) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        update(seen.entry(id.to_string()).or_default());
+    }
+
+    /// Whether the database's `(record_count, last_seq, updated_at_ms)` of session `id`
+    /// differ from what this node last saw.
+    pub(crate) fn changed(&self, id: &str, stored: (i64, i64, i64)) -> bool {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let seen = seen.get(id).copied().unwrap_or_default();
+        let (records, last_seq, updated_at) = stored;
+        seen.records != records
+            || seen.last_seq != last_seq
+            || seen.updated_at.is_some_and(|at| at != updated_at)
+    }
+
     /// Runs one driver operation under the operation timeout.
     pub(crate) async fn timed<T>(
         &self,
@@ -415,16 +451,19 @@ WITH s AS (
     INSERT INTO sessions (session_id, record_count) VALUES ($1, 1)
     ON CONFLICT (session_id) DO UPDATE SET record_count = sessions.record_count + 1
     RETURNING record_count)
-INSERT INTO session_records (session_id, idx, record) SELECT $1, record_count, $2 FROM s";
-        self.inner
+INSERT INTO session_records (session_id, idx, record) SELECT $1, record_count, $2 FROM s
+RETURNING idx";
+        let idx: i64 = self
+            .inner
             .timed("append to a transcript", id, async {
-                sqlx::query(APPEND)
+                sqlx::query_scalar(APPEND)
                     .bind(id)
                     .bind(&json)
-                    .execute(&self.inner.pool)
+                    .fetch_one(&self.inner.pool)
                     .await
             })
             .await?;
+        self.inner.seen(id, |seen| seen.records = idx);
         Ok(())
     }
 
@@ -443,6 +482,8 @@ INSERT INTO session_records (session_id, idx, record) SELECT $1, record_count, $
         if rows.is_empty() && !self.exists(id).await? {
             return Err(SessionError::NotFound(id.to_string()));
         }
+        let records = rows.last().map_or(0, |(idx, _)| *idx);
+        self.inner.seen(id, |seen| seen.records = records);
         rows.iter()
             .map(|(idx, json)| {
                 serde_json::from_str(json).map_err(|err| SessionError::Corrupt {
@@ -500,8 +541,10 @@ ON CONFLICT (session_id) DO UPDATE SET
                     .execute(&self.inner.pool)
                     .await
             })
-            .await
-            .map(drop)
+            .await?;
+        self.inner
+            .seen(id, |seen| seen.updated_at = Some(meta.updated_at));
+        Ok(())
     }
 
     async fn load_meta(&self, id: &str) -> Result<SessionMeta, StoreError> {
@@ -514,10 +557,13 @@ ON CONFLICT (session_id) DO UPDATE SET
                     .await
             })
             .await?;
-        match json.flatten() {
-            Some(json) => decode_meta(id, &json),
-            None => Err(StoreError::NotFound(id.to_string())),
-        }
+        let meta = match json.flatten() {
+            Some(json) => decode_meta(id, &json)?,
+            None => return Err(StoreError::NotFound(id.to_string())),
+        };
+        self.inner
+            .seen(id, |seen| seen.updated_at = Some(meta.updated_at));
+        Ok(meta)
     }
 
     async fn list_meta(&self) -> Result<Vec<SessionMeta>, StoreError> {
@@ -647,7 +693,9 @@ SELECT $1, e.seq, e.event FROM UNNEST($4::bigint[], $5::text[]) AS e(seq, event)
                     .map_err(sql)?;
                 tx.commit().await.map_err(sql)
             })
-            .await
+            .await?;
+        self.inner.seen(id, |seen| seen.last_seq = last_seq);
+        Ok(())
     }
 
     async fn read_events(
@@ -698,13 +746,12 @@ SELECT $1, e.seq, e.event FROM UNNEST($4::bigint[], $5::text[]) AS e(seq, event)
                     .await
             })
             .await?;
-        match row {
-            Some((oldest, last)) => Ok(EventBounds {
-                oldest: to_u64(context, id, oldest)?,
-                last: to_u64(context, id, last)?,
-            }),
-            None => Ok(EventBounds::EMPTY),
-        }
+        let (oldest, last) = row.unwrap_or((0, 0));
+        self.inner.seen(id, |seen| seen.last_seq = last);
+        Ok(EventBounds {
+            oldest: to_u64(context, id, oldest)?,
+            last: to_u64(context, id, last)?,
+        })
     }
 
     async fn trim_events(&self, id: &str, before: u64) -> Result<EventBounds, StoreError> {
@@ -743,5 +790,23 @@ SELECT $1, e.seq, e.event FROM UNNEST($4::bigint[], $5::text[]) AS e(seq, event)
                 })
             })
             .await
+    }
+
+    async fn claim_writer(&self, id: &str) -> Result<Option<Box<dyn WriterClaim>>, StoreError> {
+        let lease = self.acquire_lease(id).await?;
+        let context = "check a session for changes";
+        let stored: Option<(i64, i64, i64)> = self
+            .inner
+            .timed(context, id, async {
+                sqlx::query_as(
+                    "SELECT record_count, last_seq, updated_at_ms FROM sessions WHERE session_id = $1",
+                )
+                .bind(id)
+                .fetch_optional(&self.inner.pool)
+                .await
+            })
+            .await?;
+        let stale = stored.is_some_and(|stored| self.inner.changed(id, stored));
+        Ok(Some(Box::new(lease::PgClaim::new(lease, stale))))
     }
 }

@@ -571,3 +571,86 @@ async fn a_lease_that_is_not_renewed_expires_and_its_holder_learns_it_was_lost()
         .expect("the holder learns the lease was lost");
     assert!(lease.is_lost());
 }
+
+/// A claim tells whether another node changed the session since this node last read or
+/// wrote it (its transcript, event log or metadata), and one node never holds two claims on
+/// one session.
+#[tokio::test]
+async fn a_claim_says_whether_another_node_changed_the_session() {
+    let Some((url, a)) = fresh_store().await else {
+        return;
+    };
+    let b = PgStore::connect(&url).await.expect("node b");
+    let record = SessionRecord::Message {
+        message: Message::user_text("hi"),
+    };
+    a.save_meta(&meta("sess_c", "/w", 1)).await.expect("save");
+    a.append("sess_c", &record).await.expect("append");
+    // b loads it as a resume does.
+    b.load_meta("sess_c").await.expect("meta");
+    b.load("sess_c").await.expect("load");
+    b.event_bounds("sess_c").await.expect("bounds");
+    let claim = b
+        .claim_writer("sess_c")
+        .await
+        .expect("claim")
+        .expect("a claim");
+    assert!(!claim.stale(), "nothing changed since b loaded it");
+    assert!(matches!(
+        b.claim_writer("sess_c").await,
+        Err(StoreError::Busy { .. })
+    ));
+    assert!(matches!(
+        a.claim_writer("sess_c").await,
+        Err(StoreError::Busy { .. })
+    ));
+    drop(claim);
+    // b's own writes keep it current.
+    let claim = claim_when_free(&b, "sess_c").await;
+    assert!(!claim.stale());
+    b.append("sess_c", &record).await.expect("append");
+    b.append_events("sess_c", &events(1..=2), Durability::Buffered)
+        .await
+        .expect("events");
+    b.save_meta(&meta("sess_c", "/w", 2)).await.expect("save");
+    drop(claim);
+    for change in 0..3 {
+        let claim = claim_when_free(&b, "sess_c").await;
+        assert!(!claim.stale(), "b wrote all of it");
+        drop(claim);
+        // Now a changes one part behind b's back.
+        match change {
+            0 => a.append("sess_c", &record).await.expect("append"),
+            1 => {
+                let last = a.event_bounds("sess_c").await.expect("bounds").last;
+                a.append_events("sess_c", &events(last + 1..=last + 1), Durability::Buffered)
+                    .await
+                    .expect("events")
+            }
+            _ => a.save_meta(&meta("sess_c", "/w", 99)).await.expect("save"),
+        }
+        let claim = claim_when_free(&b, "sess_c").await;
+        assert!(claim.stale(), "change {change} is seen");
+        drop(claim);
+        // b loads it again (as the session host's reload does).
+        b.load_meta("sess_c").await.expect("meta");
+        b.load("sess_c").await.expect("load");
+        b.event_bounds("sess_c").await.expect("bounds");
+    }
+}
+
+/// Claims `id` on `store`, waiting (bounded) while a dropped claim is given back in the
+/// background.
+async fn claim_when_free(store: &PgStore, id: &str) -> Box<dyn agent_host::session::WriterClaim> {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            match store.claim_writer(id).await {
+                Ok(claim) => return claim.expect("a claim"),
+                Err(StoreError::Busy { .. }) => tokio::task::yield_now().await,
+                Err(err) => panic!("claim: {err}"),
+            }
+        }
+    })
+    .await
+    .expect("claimed again")
+}

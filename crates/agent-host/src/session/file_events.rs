@@ -12,7 +12,6 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -206,7 +205,7 @@ pub fn read_after(path: &Path, after: u64, limit: usize) -> Result<Vec<StoredEve
         match serde_json::from_slice::<EventLineIn>(&line) {
             Ok(parsed) if parsed.seq > after => out.push(StoredEvent {
                 seq: parsed.seq,
-                event: Arc::from(parsed.event),
+                event: parsed.event,
             }),
             Ok(_) => {}
             Err(err) => {

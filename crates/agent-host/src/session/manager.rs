@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 
 use super::factory::{AgentFactory, FactoryError};
 use super::interaction::{InteractionLink, SessionApprover};
+use super::journal::{EventJournal, JournalOptions};
 use super::live::Session;
 use super::storage::{SessionStorage, StoreError};
 use super::tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
@@ -44,6 +45,14 @@ pub struct SessionManager {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     interactions: mpsc::UnboundedSender<InteractionRequest>,
     activation: tokio::sync::Mutex<()>,
+    journals: Journals,
+}
+
+/// The event journals opened in this process, one per session.
+#[derive(Default)]
+struct Journals {
+    options: JournalOptions,
+    open: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Arc<EventJournal>>>>>,
 }
 
 impl std::fmt::Debug for SessionManager {
@@ -78,7 +87,46 @@ impl SessionManager {
             sessions: Mutex::new(HashMap::new()),
             interactions,
             activation: tokio::sync::Mutex::new(()),
+            journals: Journals {
+                options: JournalOptions::from_env(),
+                open: Mutex::default(),
+            },
         }
+    }
+
+    /// Sets how much the sessions' event journals keep in memory and in storage (by
+    /// default [`JournalOptions::from_env`]); for journals opened afterwards.
+    pub fn with_journal_options(mut self, options: JournalOptions) -> Self {
+        self.journals.options = options;
+        self
+    }
+
+    /// The event journal of session `id`, opened from the storage on first use (its
+    /// numbering continues after the stored events) and shared afterwards.
+    pub async fn journal(&self, id: &str) -> Result<Arc<EventJournal>, StoreError> {
+        let cell = self
+            .journals
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.to_string())
+            .or_default()
+            .clone();
+        cell.get_or_try_init(|| {
+            EventJournal::open(self.store.clone(), id, self.journals.options.clone())
+        })
+        .await
+        .cloned()
+    }
+
+    fn open_journals(&self) -> Vec<Arc<EventJournal>> {
+        self.journals
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter_map(|cell| cell.get().cloned())
+            .collect()
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
@@ -255,7 +303,8 @@ impl SessionManager {
         Ok(metas)
     }
 
-    /// Stops every running turn and waits (bounded) for them to wind down.
+    /// Stops every running turn and waits (bounded) for them to wind down, then writes and
+    /// syncs the event journals.
     pub async fn shutdown(&self, timeout: Duration) {
         let sessions = self.active();
         for session in &sessions {
@@ -263,6 +312,13 @@ impl SessionManager {
         }
         for session in &sessions {
             session.wait_idle(timeout).await;
+        }
+        // Every event shown is stored already; what is still held or buffered is written
+        // and synced now.
+        for journal in self.open_journals() {
+            if !journal.sync(timeout).await {
+                tracing::warn!(session = %journal.session_id(), "the event log was not synced");
+            }
         }
     }
 }

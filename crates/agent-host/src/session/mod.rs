@@ -14,6 +14,8 @@
 //!   [`SessionApprover`]).
 //! - [`live`] and [`turn`]: one [`Session`] and its turns ([`TurnObserver`]).
 //! - [`tools`]: the session-bound tools that ask the user (`ask_user`, `exit_plan_mode`).
+//! - [`journal`]: a session's numbered event log over the storage ([`EventJournal`]):
+//!   stored before it is shown, replayed from memory and storage, trimmed to a retention.
 //! - [`manager`]: [`SessionManager`], creating, resuming and forking sessions.
 //! - [`claim`]: one writer per session among processes sharing a storage
 //!   ([`SessionManager::claim_turn`], [`TurnClaim`]).
@@ -25,6 +27,7 @@ pub mod claim;
 pub mod factory;
 pub mod file_events;
 pub mod interaction;
+pub mod journal;
 pub mod live;
 pub mod manager;
 pub mod storage;
@@ -36,6 +39,7 @@ pub mod types;
 pub use claim::{TurnClaim, WriterClaim};
 pub use factory::{canonical_tool_name, AgentFactory, FactoryError};
 pub use interaction::{InteractionLink, SessionApprover};
+pub use journal::{EventJournal, JournalOptions, JournalSink, Replay};
 pub use live::{Session, SessionView};
 pub use manager::{ManagerError, SessionManager};
 pub use storage::{

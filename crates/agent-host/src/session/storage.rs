@@ -32,8 +32,6 @@
 //! - [`Durability::Buffered`] appends survive a crash of the process once the call
 //!   returned; [`Durability::Sync`] ones survive a crash of the machine too.
 
-use std::sync::Arc;
-
 use agent_core::{async_trait, SessionError, SessionStore};
 use serde_json::value::RawValue;
 
@@ -135,15 +133,27 @@ pub struct StoredEvent {
     /// Position in the session's log (1, 2, 3, …).
     pub seq: u64,
     /// The event, one JSON value.
-    pub event: Arc<RawValue>,
+    pub event: Box<RawValue>,
 }
 
 impl StoredEvent {
-    /// An event from its seq and JSON text (which must be one JSON value).
+    /// An event from its seq and JSON text (checked to be one JSON value).
     pub fn new(seq: u64, json: String) -> Result<Self, serde_json::Error> {
         Ok(Self {
             seq,
-            event: Arc::from(RawValue::from_string(json)?),
+            event: RawValue::from_string(json)?,
+        })
+    }
+
+    /// An event from its seq and a value serialised once, without checking the JSON again
+    /// (`serde_json::value::to_raw_value`).
+    pub fn serialise<T: serde::Serialize + ?Sized>(
+        seq: u64,
+        value: &T,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Self {
+            seq,
+            event: serde_json::value::to_raw_value(value)?,
         })
     }
 
@@ -262,6 +272,14 @@ pub trait SessionStorage: SessionStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<StoredEvent>, StoreError>;
+
+    /// Makes every event appended so far durable, after [`Durability::Buffered`] appends
+    /// (a clean shutdown does). The default does nothing: for a backend whose appends are
+    /// durable when they return.
+    async fn sync_events(&self, id: &str) -> Result<(), StoreError> {
+        let _ = id;
+        Ok(())
+    }
 
     /// The oldest retained and the last stored seq of the event log of session `id`.
     async fn event_bounds(&self, id: &str) -> Result<EventBounds, StoreError>;

@@ -213,6 +213,17 @@ async fn blocking_store<T: Send + 'static>(
     }
 }
 
+/// `fdatasync` of the file at `path`; a missing file has nothing to make durable.
+fn sync_file(path: &Path) -> Result<(), StoreError> {
+    match std::fs::OpenOptions::new().append(true).open(path) {
+        Ok(file) => file
+            .sync_data()
+            .map_err(StoreError::io(format!("sync {}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(StoreError::io(format!("open {}", path.display()))(e)),
+    }
+}
+
 impl FileStore {
     fn events_path(&self, id: &str) -> Result<PathBuf, StoreError> {
         self.dir(id)
@@ -237,17 +248,7 @@ impl SessionStorage for FileStore {
 
     async fn sync_transcript(&self, id: &str) -> Result<(), StoreError> {
         let path = self.dir(id)?.join(TRANSCRIPT);
-        blocking_store("sync a transcript", move || {
-            match std::fs::OpenOptions::new().append(true).open(&path) {
-                Ok(file) => file
-                    .sync_data()
-                    .map_err(StoreError::io(format!("sync {}", path.display()))),
-                // Nothing recorded yet: nothing to make durable.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(e) => Err(StoreError::io(format!("open {}", path.display()))(e)),
-            }
-        })
-        .await
+        blocking_store("sync a transcript", move || sync_file(&path)).await
     }
 
     async fn append_events(
@@ -282,6 +283,11 @@ impl SessionStorage for FileStore {
             file_events::read_after(&path, after, limit)
         })
         .await
+    }
+
+    async fn sync_events(&self, id: &str) -> Result<(), StoreError> {
+        let path = self.events_path(id)?;
+        blocking_store("sync an event log", move || sync_file(&path)).await
     }
 
     async fn event_bounds(&self, id: &str) -> Result<EventBounds, StoreError> {

@@ -424,6 +424,31 @@ impl PgStore {
             .map_err(sql)
     }
 
+    /// Makes every asynchronous commit so far durable: a synchronous commit flushes the WAL
+    /// up to its own record, so every commit before it (this session's among them) is
+    /// durable once it returns.
+    async fn flush_wal(&self, context: &str, id: &str) -> Result<(), StoreError> {
+        if !self.inner.options.async_commit {
+            // Every commit already waited for the WAL flush.
+            return Ok(());
+        }
+        self.inner
+            .bounded(context, async {
+                let mut tx = self.inner.begin(context, id, true).await?;
+                sqlx::query(
+                    "UPDATE sessions SET record_count = record_count WHERE session_id = $1",
+                )
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(|err| store_error(context, id, err))?;
+                tx.commit()
+                    .await
+                    .map_err(|err| store_error(context, id, err))
+            })
+            .await
+    }
+
     async fn exists(&self, id: &str) -> Result<bool, StoreError> {
         self.inner
             .timed("look a session up", id, async {
@@ -616,28 +641,11 @@ ON CONFLICT (session_id) DO UPDATE SET
     }
 
     async fn sync_transcript(&self, id: &str) -> Result<(), StoreError> {
-        if !self.inner.options.async_commit {
-            // Every commit already waited for the WAL flush.
-            return Ok(());
-        }
-        // A synchronous commit flushes the WAL up to its own record, so every asynchronous
-        // commit before it (this session's records among them) is durable once it returns.
-        let context = "make a transcript durable";
-        self.inner
-            .bounded(context, async {
-                let mut tx = self.inner.begin(context, id, true).await?;
-                sqlx::query(
-                    "UPDATE sessions SET record_count = record_count WHERE session_id = $1",
-                )
-                .bind(id)
-                .execute(&mut *tx)
-                .await
-                .map_err(|err| store_error(context, id, err))?;
-                tx.commit()
-                    .await
-                    .map_err(|err| store_error(context, id, err))
-            })
-            .await
+        self.flush_wal("make a transcript durable", id).await
+    }
+
+    async fn sync_events(&self, id: &str) -> Result<(), StoreError> {
+        self.flush_wal("make an event log durable", id).await
     }
 
     async fn append_events(

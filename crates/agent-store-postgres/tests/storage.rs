@@ -201,6 +201,7 @@ async fn transcripts_append_in_order_and_unknown_sessions_are_not_found() {
     }
     assert_eq!(store.load("sess_t").await.expect("load"), records);
     assert!(store.sync_transcript("sess_t").await.is_ok());
+    assert!(store.sync_events("sess_t").await.is_ok());
 
     // Two nodes appending to one transcript at once: every record stored once, numbered
     // without gaps.

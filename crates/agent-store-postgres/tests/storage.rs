@@ -521,13 +521,24 @@ async fn a_lease_that_is_not_renewed_expires_and_its_holder_learns_it_was_lost()
         .connect()
         .await
         .expect("node b");
-    // A hung holder: alive (its presence lock is held), but not renewing.
+    // A hung holder: alive (its presence lock is held), but not renewing. Node a's
+    // presence key is the one in this database that is not b's.
+    let probe = b.acquire_lease("sess_probe").await.expect("probe");
+    let b_key: i32 =
+        sqlx::query_scalar("SELECT holder_key FROM session_leases WHERE session_id = 'sess_probe'")
+            .fetch_one(a.pool())
+            .await
+            .expect("b's key");
+    probe.release().await.expect("release");
     let a_key: i32 = tokio::time::timeout(WAIT, async {
         loop {
             let key: Option<i32> = sqlx::query_scalar(
-                "SELECT objid::int4 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 \
-                 AND classid = 1095193412 AND granted AND pid <> pg_backend_pid() LIMIT 1",
+                "SELECT objid::int8::int4 FROM pg_locks WHERE locktype = 'advisory' \
+                 AND objsubid = 2 AND classid = 1095193412 AND granted AND objid::int8 <> $1 \
+                 AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                 LIMIT 1",
             )
+            .bind(i64::from(b_key))
             .fetch_optional(a.pool())
             .await
             .expect("locks");

@@ -11,8 +11,12 @@ mod error;
 pub mod lease;
 pub mod migrate;
 mod presence;
+mod spec;
 mod store;
+#[cfg(feature = "test-util")]
+pub mod testing;
 
 pub use error::ConnectError;
 pub use lease::WriterLease;
+pub use spec::{StoreSpec, SESSION_STORE_ENV};
 pub use store::{is_postgres_url, PgStore, PgStoreBuilder, DEFAULT_SCHEMA};

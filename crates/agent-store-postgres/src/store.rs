@@ -132,6 +132,11 @@ impl PgStoreBuilder {
             async_commit,
             ..
         } = self.options.clone();
+        if !is_postgres_url(self.url.expose_secret()) {
+            return Err(ConnectError::InvalidUrl(
+                "not a postgres:// or postgresql:// URL".to_string(),
+            ));
+        }
         if !migrate::valid_schema(&schema) {
             return Err(ConnectError::InvalidUrl(format!(
                 "invalid schema name {schema:?}: letters, digits and _ only"

@@ -21,6 +21,9 @@ use crate::lease::{self, WriterLease};
 use crate::migrate;
 use crate::presence::{self, Presence};
 
+/// A pooled connection idle for this long is pinged before it is used again.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+
 /// The default schema of the store's tables.
 pub const DEFAULT_SCHEMA: &str = "agent_sdk";
 
@@ -154,7 +157,17 @@ impl PgStoreBuilder {
             .min_connections(0)
             .acquire_timeout(op_timeout)
             .idle_timeout(Duration::from_secs(300))
-            .test_before_acquire(true)
+            // A connection idle for a while is checked before use (a database restarted
+            // meanwhile closed it); a busy one is not, so an operation is one round trip.
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= IDLE_CHECK {
+                        sqlx::Connection::ping(conn).await?;
+                    }
+                    Ok(true)
+                })
+            })
             .connect_lazy_with(options.clone());
         wait_reachable(&pool, connect_timeout).await?;
         migrate::run(&pool, &schema).await?;
@@ -673,40 +686,54 @@ ON CONFLICT (session_id) DO UPDATE SET
         let last_seq = to_i64(context, id, last.seq)?;
         let seqs: Vec<i64> = (first_seq..=last_seq).collect();
         let texts: Vec<&str> = events.iter().map(StoredEvent::json).collect();
-        let durable = matches!(durability, Durability::Sync);
-        self.inner
-            .bounded(context, async {
-                let sql = |err| store_error(context, id, err);
-                let mut tx = self.inner.begin(context, id, durable).await?;
-                let (_, stored_last) = Self::lock_session(&mut tx, context, id).await?;
-                if stored_last + 1 != first_seq {
-                    // Dropping the transaction rolls it back.
-                    return Err(StoreError::Conflict {
-                        session_id: id.to_string(),
-                        message: format!(
-                            "the batch starts at seq {first_seq} but the stored log ends at {stored_last}"
-                        ),
-                    });
-                }
-                const APPEND: &str = "
-WITH s AS (
+        // One statement (one round trip, one implicit transaction): the session row moves
+        // its last seq only when the batch continues it (a concurrent writer's update is
+        // re-checked after its commit), a missing row is created only for a log that
+        // starts at 1, and the events are inserted only when one of the two happened.
+        // `set_config(…, true)` makes this transaction's commit wait for the WAL flush when
+        // the batch must be durable.
+        const APPEND: &str = "
+WITH cfg AS (SELECT set_config('synchronous_commit', $6, true)),
+upd AS (
     UPDATE sessions
     SET last_seq = $3, oldest_seq = CASE WHEN oldest_seq = 0 THEN $2 ELSE oldest_seq END
-    WHERE session_id = $1)
+    WHERE session_id = $1 AND last_seq = $2 - 1
+    RETURNING 1),
+ins AS (
+    INSERT INTO sessions (session_id, oldest_seq, last_seq)
+    SELECT $1, $2, $3
+    WHERE $2 = 1 AND NOT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1)
+    ON CONFLICT (session_id) DO NOTHING
+    RETURNING 1)
 INSERT INTO session_events (session_id, seq, event)
-SELECT $1, e.seq, e.event FROM UNNEST($4::bigint[], $5::text[]) AS e(seq, event)";
+SELECT $1, e.seq, e.event FROM UNNEST($4::bigint[], $5::text[]) AS e(seq, event)
+WHERE EXISTS (SELECT 1 FROM upd UNION ALL SELECT 1 FROM ins) AND EXISTS (SELECT 1 FROM cfg)";
+        let commit = match (durability, self.inner.options.async_commit) {
+            (Durability::Buffered, true) => "off",
+            _ => "on",
+        };
+        let done = self
+            .inner
+            .timed(context, id, async {
                 sqlx::query(APPEND)
                     .bind(id)
                     .bind(first_seq)
                     .bind(last_seq)
                     .bind(&seqs)
                     .bind(&texts)
-                    .execute(&mut *tx)
+                    .bind(commit)
+                    .execute(&self.inner.pool)
                     .await
-                    .map_err(sql)?;
-                tx.commit().await.map_err(sql)
             })
             .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::Conflict {
+                session_id: id.to_string(),
+                message: format!(
+                    "the batch starting at seq {first_seq} does not continue the stored log"
+                ),
+            });
+        }
         self.inner.seen(id, |seen| seen.last_seq = last_seq);
         Ok(())
     }

@@ -38,6 +38,10 @@ pub enum ManagerError {
     /// Storage failed (a [`SessionStorage`] operation).
     #[error(transparent)]
     Storage(#[from] StoreError),
+    /// A turn holds the session, in this process or another sharing the storage
+    /// ([`claim_turn`](SessionManager::claim_turn)).
+    #[error(transparent)]
+    Busy(#[from] super::types::Busy),
 }
 
 /// Many sessions in one process, persisted in a [`SessionStorage`].
@@ -345,6 +349,26 @@ impl SessionManager {
             .connect_mcp(&meta.workspace_path, options.mcp_servers)
             .await?;
         Ok((self.activate(meta, true, Vec::new(), mcp).await?, true))
+    }
+
+    /// Session `id` loaded again from storage in place of the active one, keeping its MCP
+    /// servers (see [`reload`](Self::reload)).
+    pub(super) async fn reactivate(&self, id: &str) -> Result<Arc<Session>, ManagerError> {
+        let _serial = self.activation.lock().await;
+        let meta = match self.store.load_meta(id).await {
+            Ok(meta) => meta,
+            Err(StoreError::NotFound(_)) => return Err(ManagerError::NotFound(id.to_string())),
+            Err(err) => return Err(err.into()),
+        };
+        let old = self.get(id);
+        let mcp = match &old {
+            Some(old) => old.mcp().clone(),
+            None => self.connect_mcp(&meta.workspace_path, Vec::new()).await?,
+        };
+        if let Some(old) = &old {
+            self.forget(old);
+        }
+        self.activate(meta, true, Vec::new(), mcp).await
     }
 
     /// A new session with `parent`'s settings and the given transcript (for a whole copy,

@@ -18,6 +18,8 @@
 //! - [`journal`]: a session's numbered event log over the storage ([`EventJournal`]):
 //!   stored before it is shown, replayed from memory and storage, trimmed to a retention.
 //! - [`manager`]: [`SessionManager`], creating, resuming, forking and closing sessions.
+//! - [`claim`]: one writer per session among processes sharing a storage
+//!   ([`SessionManager::claim_turn`], [`TurnClaim`]).
 //!
 //! Imports run one way: `types` ← `storage` ← `store`, `journal`, `factory` ← `live` (with
 //! `interaction`, which finds sub-agent sessions in the live registry) ← `subagent`, `turn`,
@@ -52,6 +54,7 @@
 //! [`Session::stop`] on it stops a background sub-agent. A sub-agent's permission prompts
 //! are asked in the name of its session.
 
+pub mod claim;
 pub mod factory;
 pub mod file_events;
 pub mod interaction;
@@ -65,6 +68,7 @@ pub mod tools;
 pub mod turn;
 pub mod types;
 
+pub use claim::{TurnClaim, WriterClaim};
 pub use factory::{canonical_tool_name, AgentFactory, BuiltAgent, FactoryError};
 pub use interaction::{InteractionLink, SessionApprover};
 pub use journal::{EventJournal, JournalOptions, JournalSink, Replay};

@@ -37,6 +37,7 @@ use serde_json::value::RawValue;
 
 pub use crate::fs::Durability;
 
+use super::claim::WriterClaim;
 use super::types::SessionMeta;
 
 /// A boxed error of a storage backend (a database driver's, a pool's).
@@ -294,4 +295,13 @@ pub trait SessionStorage: SessionStore {
     /// Drops the events with `seq < before` (the last stored event always stays). Returns
     /// the bounds afterwards.
     async fn trim_events(&self, id: &str, before: u64) -> Result<EventBounds, StoreError>;
+
+    /// Claims session `id` for one writer (a turn) among every process sharing this
+    /// storage ([`claim`](super::claim)): [`StoreError::Busy`] while another process holds
+    /// it. `Ok(None)`, the default: the storage belongs to one process, which needs no
+    /// claim.
+    async fn claim_writer(&self, id: &str) -> Result<Option<Box<dyn WriterClaim>>, StoreError> {
+        let _ = id;
+        Ok(None)
+    }
 }

@@ -1,0 +1,852 @@
+//! [`PgStore`]: agent-host's [`SessionStorage`] (and agent-core's [`SessionStore`]) on
+//! PostgreSQL.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
+use agent_host::session::{
+    Durability, EventBounds, MetaQuery, SessionMeta, SessionStorage, StoreError, StoredEvent,
+    WriterClaim,
+};
+use secrecy::{ExposeSecret, SecretString};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{Postgres, QueryBuilder, Transaction};
+
+use crate::error::{is_transient, store_error, timed_out, to_i64, to_u64, ConnectError};
+use crate::lease::{self, WriterLease};
+use crate::migrate;
+use crate::presence::{self, Presence};
+
+/// A pooled connection idle for this long is pinged before it is used again.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+
+/// The default schema of the store's tables.
+pub const DEFAULT_SCHEMA: &str = "agent_sdk";
+
+/// Whether `value` is a PostgreSQL connection URL (`postgres://…` or `postgresql://…`):
+/// what front ends accept for `--session-store`.
+pub fn is_postgres_url(value: &str) -> bool {
+    let lower = value.trim_start().to_ascii_lowercase();
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://")
+}
+
+/// Settings of a store (see [`PgStoreBuilder`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    pub(crate) schema: String,
+    pub(crate) node: String,
+    pub(crate) max_connections: u32,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) op_timeout: Duration,
+    pub(crate) lease_ttl: Duration,
+    pub(crate) async_commit: bool,
+}
+
+/// Configures and connects a [`PgStore`].
+pub struct PgStoreBuilder {
+    url: SecretString,
+    options: Options,
+}
+
+impl std::fmt::Debug for PgStoreBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may hold a password: never shown.
+        f.debug_struct("PgStoreBuilder")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+fn default_node() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "node".to_string());
+    format!("{host}:{}", std::process::id())
+}
+
+impl PgStoreBuilder {
+    /// The schema holding the tables (default [`DEFAULT_SCHEMA`]; created when missing).
+    /// Letters, digits and `_` only, not starting with a digit.
+    pub fn schema(mut self, schema: impl Into<String>) -> Self {
+        self.options.schema = schema.into();
+        self
+    }
+
+    /// How this node names itself in busy errors (default `<hostname>:<pid>`).
+    pub fn node_name(mut self, node: impl Into<String>) -> Self {
+        self.options.node = node.into();
+        self
+    }
+
+    /// The pool's size (default 8).
+    pub fn max_connections(mut self, n: u32) -> Self {
+        self.options.max_connections = n.max(1);
+        self
+    }
+
+    /// How long [`connect`](Self::connect) keeps trying (with backoff) before it gives up
+    /// (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.options.connect_timeout = timeout;
+        self
+    }
+
+    /// The longest any one operation may take, waiting for a connection included; past it
+    /// the operation fails with [`StoreError::Unavailable`] (default 10 s).
+    pub fn operation_timeout(mut self, timeout: Duration) -> Self {
+        self.options.op_timeout = timeout.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How long a writer lease lasts without renewal (default 30 s; renewed every third).
+    /// A node that died is noticed at once through its presence lock; the time to live
+    /// bounds how long a node that hangs, or lost the database, keeps its sessions.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        self.options.lease_ttl = ttl.max(Duration::from_millis(300));
+        self
+    }
+
+    /// Whether appends that are not asked to be durable commit asynchronously
+    /// (`synchronous_commit = off`, the default: they survive a crash of this process, as
+    /// the file store's buffered appends do; a crash of the database server may lose the
+    /// last few hundred milliseconds of them, never part of a transaction). With `false`
+    /// every commit waits for the server's WAL flush.
+    pub fn async_commit(mut self, on: bool) -> Self {
+        self.options.async_commit = on;
+        self
+    }
+
+    /// Connects (retrying with backoff for the connect timeout), creates the schema when
+    /// missing and applies the embedded migrations (under PostgreSQL's migration lock, so
+    /// nodes starting together migrate once), then starts the node's presence.
+    pub async fn connect(self) -> Result<PgStore, ConnectError> {
+        let Options {
+            schema,
+            max_connections,
+            connect_timeout,
+            op_timeout,
+            async_commit,
+            ..
+        } = self.options.clone();
+        if !is_postgres_url(self.url.expose_secret()) {
+            return Err(ConnectError::InvalidUrl(
+                "not a postgres:// or postgresql:// URL".to_string(),
+            ));
+        }
+        if !migrate::valid_schema(&schema) {
+            return Err(ConnectError::InvalidUrl(format!(
+                "invalid schema name {schema:?}: letters, digits and _ only"
+            )));
+        }
+        let base = PgConnectOptions::from_str(self.url.expose_secret())
+            .map_err(|err| ConnectError::InvalidUrl(redacted(&err.to_string(), &self.url)))?;
+        let mut settings = vec![("search_path", schema.clone())];
+        if async_commit {
+            settings.push(("synchronous_commit", "off".to_string()));
+        }
+        let options = base.options(settings);
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections)
+            .min_connections(0)
+            .acquire_timeout(op_timeout)
+            .idle_timeout(Duration::from_secs(300))
+            // A connection idle for a while is checked before use (a database restarted
+            // meanwhile closed it); a busy one is not, so an operation is one round trip.
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= IDLE_CHECK {
+                        sqlx::Connection::ping(conn).await?;
+                    }
+                    Ok(true)
+                })
+            })
+            .connect_lazy_with(options.clone());
+        wait_reachable(&pool, connect_timeout).await?;
+        migrate::run(&pool, &schema).await?;
+        let (presence, presence_task) = presence::start(options, op_timeout);
+        Ok(PgStore {
+            inner: Arc::new(Inner {
+                pool,
+                options: self.options,
+                presence,
+                presence_task,
+                held: Mutex::new(HashSet::new()),
+                seen: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+}
+
+/// `message` without the URL's password (drivers sometimes quote what they parsed).
+fn redacted(message: &str, url: &SecretString) -> String {
+    let url = url.expose_secret();
+    let password = url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split_once('@'))
+        .and_then(|(auth, _)| auth.split_once(':'))
+        .map(|(_, password)| password)
+        .filter(|p| !p.is_empty());
+    match password {
+        Some(password) => message.replace(password, agent_core::secrets::REDACTED),
+        None => message.to_string(),
+    }
+}
+
+/// Tries `SELECT 1` until it works, a permanent error comes, or `timeout` passes.
+async fn wait_reachable(pool: &PgPool, timeout: Duration) -> Result<(), ConnectError> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let attempt = tokio::time::timeout(left.max(Duration::from_millis(10)), async {
+            sqlx::query("SELECT 1").execute(pool).await
+        })
+        .await;
+        let err = match attempt {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(err)) if !is_transient(&err) => {
+                return Err(ConnectError::Setup {
+                    context: "connect",
+                    source: err,
+                })
+            }
+            Ok(Err(err)) => err,
+            Err(_) => sqlx::Error::PoolTimedOut,
+        };
+        if tokio::time::Instant::now() + backoff >= deadline {
+            return Err(ConnectError::Unreachable {
+                timeout,
+                source: err,
+            });
+        }
+        tracing::debug!(error = %err, "session store not reachable yet; retrying");
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(1));
+    }
+}
+
+/// What this node last read or wrote of a session: the claim compares it with the database
+/// to tell whether another node changed the session since.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Seen {
+    records: i64,
+    last_seq: i64,
+    updated_at: Option<i64>,
+}
+
+/// What every handle of one store shares.
+pub(crate) struct Inner {
+    pub(crate) pool: PgPool,
+    pub(crate) options: Options,
+    pub(crate) presence: Arc<Presence>,
+    presence_task: tokio::task::JoinHandle<()>,
+    /// Sessions whose lease this node holds.
+    pub(crate) held: Mutex<HashSet<String>>,
+    seen: Mutex<HashMap<String, Seen>>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("schema", &self.options.schema)
+            .field("node", &self.options.node)
+            .field("pool_size", &self.pool.size())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Its connection closes: the presence lock goes with it.
+        self.presence_task.abort();
+    }
+}
+
+impl Inner {
+    pub(crate) fn held(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn seen(&self, id: &str, update: impl FnOnce(&mut Seen)) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        update(seen.entry(id.to_string()).or_default());
+    }
+
+    /// Whether the database's `(record_count, last_seq, updated_at_ms)` of session `id`
+    /// differ from what this node last saw.
+    pub(crate) fn changed(&self, id: &str, stored: (i64, i64, i64)) -> bool {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let seen = seen.get(id).copied().unwrap_or_default();
+        let (records, last_seq, updated_at) = stored;
+        seen.records != records
+            || seen.last_seq != last_seq
+            || seen.updated_at.is_some_and(|at| at != updated_at)
+    }
+
+    /// Runs one driver operation under the operation timeout.
+    pub(crate) async fn timed<T>(
+        &self,
+        context: &str,
+        id: &str,
+        op: impl Future<Output = Result<T, sqlx::Error>>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout(self.options.op_timeout, op).await {
+            Ok(result) => result.map_err(|err| store_error(context, id, err)),
+            Err(_) => Err(timed_out(context, self.options.op_timeout)),
+        }
+    }
+
+    /// Runs a multi-step operation under the operation timeout.
+    async fn bounded<T>(
+        &self,
+        context: &str,
+        op: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout(self.options.op_timeout, op).await {
+            Ok(result) => result,
+            Err(_) => Err(timed_out(context, self.options.op_timeout)),
+        }
+    }
+
+    /// A transaction; `durable` makes its commit wait for the WAL flush.
+    async fn begin(
+        &self,
+        context: &str,
+        id: &str,
+        durable: bool,
+    ) -> Result<Transaction<'static, Postgres>, StoreError> {
+        let sql = |err| store_error(context, id, err);
+        let mut tx = self.pool.begin().await.map_err(sql)?;
+        if durable && self.options.async_commit {
+            sqlx::query("SET LOCAL synchronous_commit TO on")
+                .execute(&mut *tx)
+                .await
+                .map_err(sql)?;
+        }
+        Ok(tx)
+    }
+}
+
+/// Sessions, transcripts and event logs in PostgreSQL, shared by every node of a fleet.
+/// Cheap to clone (one pool behind it).
+///
+/// Besides [`SessionStorage`], a node takes a session's [`WriterLease`] before it runs a
+/// turn ([`acquire_lease`](Self::acquire_lease)), so one node at a time writes a session.
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    inner: Arc<Inner>,
+}
+
+/// Text for a column copy of a metadata field: PostgreSQL text cannot hold NUL (the JSON
+/// copy keeps it, escaped).
+fn column(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.contains('\0') {
+        true => text.replace('\0', "").into(),
+        false => text.into(),
+    }
+}
+
+fn decode_meta(id: &str, json: &str) -> Result<SessionMeta, StoreError> {
+    serde_json::from_str(json).map_err(|err| StoreError::Corrupt {
+        context: format!("metadata of session {id}"),
+        message: err.to_string(),
+    })
+}
+
+impl PgStore {
+    /// A builder for the store at `url` (`postgres://user:password@host:port/database`,
+    /// with the usual `sslmode`, `sslrootcert`, `application_name`… parameters).
+    pub fn builder(url: impl Into<String>) -> PgStoreBuilder {
+        PgStoreBuilder {
+            url: SecretString::from(url.into()),
+            options: Options {
+                schema: DEFAULT_SCHEMA.to_string(),
+                node: default_node(),
+                max_connections: 8,
+                connect_timeout: Duration::from_secs(10),
+                op_timeout: Duration::from_secs(10),
+                lease_ttl: Duration::from_secs(30),
+                async_commit: true,
+            },
+        }
+    }
+
+    /// Connects to `url` with the default settings (see [`PgStoreBuilder::connect`]).
+    pub async fn connect(url: &str) -> Result<Self, ConnectError> {
+        Self::builder(url).connect().await
+    }
+
+    /// The connection pool (for administration and tests).
+    pub fn pool(&self) -> &PgPool {
+        &self.inner.pool
+    }
+
+    /// The schema holding the tables.
+    pub fn schema(&self) -> &str {
+        &self.inner.options.schema
+    }
+
+    /// How this node names itself.
+    pub fn node_name(&self) -> &str {
+        &self.inner.options.node
+    }
+
+    /// Takes session `id`'s writer lease for this node: [`StoreError::Busy`] while another
+    /// live node holds it, [`StoreError::Unavailable`] when the database cannot be reached.
+    pub async fn acquire_lease(&self, id: &str) -> Result<WriterLease, StoreError> {
+        lease::acquire(&self.inner, id).await
+    }
+
+    /// Closes the pool and the presence connection (leases this node holds are released by
+    /// their holders or expire).
+    pub async fn close(&self) {
+        self.inner.presence_task.abort();
+        self.inner.pool.close().await;
+    }
+
+    /// Locks session `id`'s row for the transaction, creating it when missing; returns its
+    /// `(oldest_seq, last_seq)`.
+    async fn lock_session(
+        tx: &mut Transaction<'static, Postgres>,
+        context: &str,
+        id: &str,
+    ) -> Result<(i64, i64), StoreError> {
+        let sql = |err| store_error(context, id, err);
+        const LOCK: &str =
+            "SELECT oldest_seq, last_seq FROM sessions WHERE session_id = $1 FOR UPDATE";
+        if let Some(row) = sqlx::query_as::<_, (i64, i64)>(LOCK)
+            .bind(id)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(sql)?
+        {
+            return Ok(row);
+        }
+        sqlx::query("INSERT INTO sessions (session_id) VALUES ($1) ON CONFLICT DO NOTHING")
+            .bind(id)
+            .execute(&mut **tx)
+            .await
+            .map_err(sql)?;
+        sqlx::query_as::<_, (i64, i64)>(LOCK)
+            .bind(id)
+            .fetch_one(&mut **tx)
+            .await
+            .map_err(sql)
+    }
+
+    /// Makes every asynchronous commit so far durable: a synchronous commit flushes the WAL
+    /// up to its own record, so every commit before it (this session's among them) is
+    /// durable once it returns.
+    async fn flush_wal(&self, context: &str, id: &str) -> Result<(), StoreError> {
+        if !self.inner.options.async_commit {
+            // Every commit already waited for the WAL flush.
+            return Ok(());
+        }
+        self.inner
+            .bounded(context, async {
+                let mut tx = self.inner.begin(context, id, true).await?;
+                sqlx::query(
+                    "UPDATE sessions SET record_count = record_count WHERE session_id = $1",
+                )
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(|err| store_error(context, id, err))?;
+                tx.commit()
+                    .await
+                    .map_err(|err| store_error(context, id, err))
+            })
+            .await
+    }
+
+    async fn exists(&self, id: &str) -> Result<bool, StoreError> {
+        self.inner
+            .timed("look a session up", id, async {
+                sqlx::query_scalar::<_, bool>(
+                    "SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1)",
+                )
+                .bind(id)
+                .fetch_one(&self.inner.pool)
+                .await
+            })
+            .await
+    }
+}
+
+#[async_trait]
+impl SessionStore for PgStore {
+    async fn append(&self, id: &str, record: &SessionRecord) -> Result<(), SessionError> {
+        let json = serde_json::to_string(record).map_err(|e| SessionError::Corrupt {
+            context: id.to_string(),
+            message: e.to_string(),
+        })?;
+        // One statement: the session row's counter and the record commit together.
+        const APPEND: &str = "
+WITH s AS (
+    INSERT INTO sessions (session_id, record_count) VALUES ($1, 1)
+    ON CONFLICT (session_id) DO UPDATE SET record_count = sessions.record_count + 1
+    RETURNING record_count)
+INSERT INTO session_records (session_id, idx, record) SELECT $1, record_count, $2 FROM s
+RETURNING idx";
+        let idx: i64 = self
+            .inner
+            .timed("append to a transcript", id, async {
+                sqlx::query_scalar(APPEND)
+                    .bind(id)
+                    .bind(&json)
+                    .fetch_one(&self.inner.pool)
+                    .await
+            })
+            .await?;
+        self.inner.seen(id, |seen| seen.records = idx);
+        Ok(())
+    }
+
+    async fn load(&self, id: &str) -> Result<Vec<SessionRecord>, SessionError> {
+        let rows: Vec<(i64, String)> = self
+            .inner
+            .timed("load a transcript", id, async {
+                sqlx::query_as(
+                    "SELECT idx, record FROM session_records WHERE session_id = $1 ORDER BY idx",
+                )
+                .bind(id)
+                .fetch_all(&self.inner.pool)
+                .await
+            })
+            .await?;
+        if rows.is_empty() && !self.exists(id).await? {
+            return Err(SessionError::NotFound(id.to_string()));
+        }
+        let records = rows.last().map_or(0, |(idx, _)| *idx);
+        self.inner.seen(id, |seen| seen.records = records);
+        rows.iter()
+            .map(|(idx, json)| {
+                serde_json::from_str(json).map_err(|err| SessionError::Corrupt {
+                    context: format!("transcript record {idx} of session {id}"),
+                    message: err.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    async fn list(&self) -> Result<Vec<String>, SessionError> {
+        Ok(self
+            .inner
+            .timed("list sessions", "*", async {
+                sqlx::query_scalar("SELECT session_id FROM sessions ORDER BY session_id")
+                    .fetch_all(&self.inner.pool)
+                    .await
+            })
+            .await?)
+    }
+}
+
+#[async_trait]
+impl SessionStorage for PgStore {
+    async fn save_meta(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        let id = meta.session_id.as_str();
+        let json = serde_json::to_string(meta).map_err(|err| StoreError::Corrupt {
+            context: format!("metadata of session {id}"),
+            message: err.to_string(),
+        })?;
+        const SAVE: &str = "
+INSERT INTO sessions (session_id, meta, workspace_key, workspace_path, parent_session_id,
+                      title, mode, provider_id, model, created_at_ms, updated_at_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT (session_id) DO UPDATE SET
+    meta = EXCLUDED.meta, workspace_key = EXCLUDED.workspace_key,
+    workspace_path = EXCLUDED.workspace_path, parent_session_id = EXCLUDED.parent_session_id,
+    title = EXCLUDED.title, mode = EXCLUDED.mode, provider_id = EXCLUDED.provider_id,
+    model = EXCLUDED.model, created_at_ms = EXCLUDED.created_at_ms,
+    updated_at_ms = EXCLUDED.updated_at_ms";
+        self.inner
+            .timed("save session metadata", id, async {
+                sqlx::query(SAVE)
+                    .bind(id)
+                    .bind(&json)
+                    .bind(column(&meta.workspace_key))
+                    .bind(column(&meta.workspace_path))
+                    .bind(meta.parent_session_id.as_deref().map(column))
+                    .bind(column(&meta.title))
+                    .bind(meta.mode.as_str())
+                    .bind(column(&meta.provider_id))
+                    .bind(column(&meta.model))
+                    .bind(meta.created_at)
+                    .bind(meta.updated_at)
+                    .execute(&self.inner.pool)
+                    .await
+            })
+            .await?;
+        self.inner
+            .seen(id, |seen| seen.updated_at = Some(meta.updated_at));
+        Ok(())
+    }
+
+    async fn load_meta(&self, id: &str) -> Result<SessionMeta, StoreError> {
+        let json: Option<Option<String>> = self
+            .inner
+            .timed("load session metadata", id, async {
+                sqlx::query_scalar("SELECT meta FROM sessions WHERE session_id = $1")
+                    .bind(id)
+                    .fetch_optional(&self.inner.pool)
+                    .await
+            })
+            .await?;
+        let meta = match json.flatten() {
+            Some(json) => decode_meta(id, &json)?,
+            None => return Err(StoreError::NotFound(id.to_string())),
+        };
+        self.inner
+            .seen(id, |seen| seen.updated_at = Some(meta.updated_at));
+        Ok(meta)
+    }
+
+    async fn list_meta(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        self.list_meta_page(&MetaQuery::default()).await
+    }
+
+    async fn list_meta_page(&self, query: &MetaQuery) -> Result<Vec<SessionMeta>, StoreError> {
+        let mut sql = QueryBuilder::<Postgres>::new(
+            "SELECT session_id, meta FROM sessions WHERE meta IS NOT NULL",
+        );
+        if let Some(workspace) = &query.workspace {
+            let workspace = column(workspace).into_owned();
+            sql.push(" AND (workspace_key = ")
+                .push_bind(workspace.clone())
+                .push(" OR workspace_path = ")
+                .push_bind(workspace)
+                .push(")");
+        }
+        if let Some(ids) = &query.session_ids {
+            sql.push(" AND session_id = ANY(")
+                .push_bind(ids.clone())
+                .push(")");
+        }
+        if let Some((updated_at, id)) = &query.before {
+            sql.push(" AND (updated_at_ms, session_id) < (")
+                .push_bind(*updated_at)
+                .push(", ")
+                .push_bind(id.clone())
+                .push(")");
+        }
+        sql.push(" ORDER BY updated_at_ms DESC, session_id DESC");
+        if let Some(limit) = query.limit {
+            sql.push(" LIMIT ")
+                .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
+        }
+        let rows: Vec<(String, String)> = self
+            .inner
+            .timed("list sessions", "*", async {
+                sql.build_query_as().fetch_all(&self.inner.pool).await
+            })
+            .await?;
+        let mut metas = Vec::with_capacity(rows.len());
+        for (id, json) in rows {
+            match decode_meta(&id, &json) {
+                Ok(meta) => metas.push(meta),
+                Err(err) => tracing::warn!(session = %id, error = %err, "skipping session"),
+            }
+        }
+        Ok(metas)
+    }
+
+    async fn sync_transcript(&self, id: &str) -> Result<(), StoreError> {
+        self.flush_wal("make a transcript durable", id).await
+    }
+
+    async fn sync_events(&self, id: &str) -> Result<(), StoreError> {
+        self.flush_wal("make an event log durable", id).await
+    }
+
+    async fn append_events(
+        &self,
+        id: &str,
+        events: &[StoredEvent],
+        durability: Durability,
+    ) -> Result<(), StoreError> {
+        let (Some(first), Some(last)) = (events.first(), events.last()) else {
+            return Ok(());
+        };
+        let context = "append to an event log";
+        if events.windows(2).any(|w| w[1].seq != w[0].seq + 1) {
+            return Err(StoreError::Conflict {
+                session_id: id.to_string(),
+                message: "the batch's seqs are not consecutive".to_string(),
+            });
+        }
+        let first_seq = to_i64(context, id, first.seq)?;
+        let last_seq = to_i64(context, id, last.seq)?;
+        let seqs: Vec<i64> = (first_seq..=last_seq).collect();
+        let texts: Vec<&str> = events.iter().map(StoredEvent::json).collect();
+        // One statement (one round trip, one implicit transaction): the session row moves
+        // its last seq only when the batch continues it (a concurrent writer's update is
+        // re-checked after its commit), a missing row is created only for a log that
+        // starts at 1, and the events are inserted only when one of the two happened.
+        // `set_config(…, true)` makes this transaction's commit wait for the WAL flush when
+        // the batch must be durable.
+        const APPEND: &str = "
+WITH cfg AS (SELECT set_config('synchronous_commit', $6, true)),
+upd AS (
+    UPDATE sessions
+    SET last_seq = $3, oldest_seq = CASE WHEN oldest_seq = 0 THEN $2 ELSE oldest_seq END
+    WHERE session_id = $1 AND last_seq = $2 - 1
+    RETURNING 1),
+ins AS (
+    INSERT INTO sessions (session_id, oldest_seq, last_seq)
+    SELECT $1, $2, $3
+    WHERE $2 = 1 AND NOT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1)
+    ON CONFLICT (session_id) DO NOTHING
+    RETURNING 1)
+INSERT INTO session_events (session_id, seq, event)
+SELECT $1, e.seq, e.event FROM UNNEST($4::bigint[], $5::text[]) AS e(seq, event)
+WHERE EXISTS (SELECT 1 FROM upd UNION ALL SELECT 1 FROM ins) AND EXISTS (SELECT 1 FROM cfg)";
+        let commit = match (durability, self.inner.options.async_commit) {
+            (Durability::Buffered, true) => "off",
+            _ => "on",
+        };
+        let done = self
+            .inner
+            .timed(context, id, async {
+                sqlx::query(APPEND)
+                    .bind(id)
+                    .bind(first_seq)
+                    .bind(last_seq)
+                    .bind(&seqs)
+                    .bind(&texts)
+                    .bind(commit)
+                    .execute(&self.inner.pool)
+                    .await
+            })
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::Conflict {
+                session_id: id.to_string(),
+                message: format!(
+                    "the batch starting at seq {first_seq} does not continue the stored log"
+                ),
+            });
+        }
+        self.inner.seen(id, |seen| seen.last_seq = last_seq);
+        Ok(())
+    }
+
+    async fn read_events(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let context = "read an event log";
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows: Vec<(i64, String)> = self
+            .inner
+            .timed(context, id, async {
+                sqlx::query_as(
+                    "SELECT seq, event FROM session_events WHERE session_id = $1 AND seq > $2 \
+                     ORDER BY seq LIMIT $3",
+                )
+                .bind(id)
+                .bind(after)
+                .bind(limit)
+                .fetch_all(&self.inner.pool)
+                .await
+            })
+            .await?;
+        rows.into_iter()
+            .map(|(seq, json)| {
+                let seq = to_u64(context, id, seq)?;
+                StoredEvent::new(seq, json).map_err(|err| StoreError::Corrupt {
+                    context: format!("event {seq} of session {id}"),
+                    message: err.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    async fn event_bounds(&self, id: &str) -> Result<EventBounds, StoreError> {
+        let context = "read an event log's bounds";
+        let row: Option<(i64, i64)> = self
+            .inner
+            .timed(context, id, async {
+                sqlx::query_as("SELECT oldest_seq, last_seq FROM sessions WHERE session_id = $1")
+                    .bind(id)
+                    .fetch_optional(&self.inner.pool)
+                    .await
+            })
+            .await?;
+        let (oldest, last) = row.unwrap_or((0, 0));
+        self.inner.seen(id, |seen| seen.last_seq = last);
+        Ok(EventBounds {
+            oldest: to_u64(context, id, oldest)?,
+            last: to_u64(context, id, last)?,
+        })
+    }
+
+    async fn trim_events(&self, id: &str, before: u64) -> Result<EventBounds, StoreError> {
+        let context = "trim an event log";
+        let before = i64::try_from(before).unwrap_or(i64::MAX);
+        self.inner
+            .bounded(context, async {
+                let sql = |err| store_error(context, id, err);
+                let mut tx = self.inner.begin(context, id, false).await?;
+                let (oldest, last) = Self::lock_session(&mut tx, context, id).await?;
+                // The last event always stays.
+                let keep_from = before.min(last);
+                if last == 0 || keep_from <= oldest {
+                    tx.commit().await.map_err(sql)?;
+                    return Ok(EventBounds {
+                        oldest: to_u64(context, id, oldest)?,
+                        last: to_u64(context, id, last)?,
+                    });
+                }
+                sqlx::query("DELETE FROM session_events WHERE session_id = $1 AND seq < $2")
+                    .bind(id)
+                    .bind(keep_from)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(sql)?;
+                sqlx::query("UPDATE sessions SET oldest_seq = $2 WHERE session_id = $1")
+                    .bind(id)
+                    .bind(keep_from)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(sql)?;
+                tx.commit().await.map_err(sql)?;
+                Ok(EventBounds {
+                    oldest: to_u64(context, id, keep_from)?,
+                    last: to_u64(context, id, last)?,
+                })
+            })
+            .await
+    }
+
+    async fn claim_writer(&self, id: &str) -> Result<Option<Box<dyn WriterClaim>>, StoreError> {
+        let lease = self.acquire_lease(id).await?;
+        let context = "check a session for changes";
+        let stored: Option<(i64, i64, i64)> = self
+            .inner
+            .timed(context, id, async {
+                sqlx::query_as(
+                    "SELECT record_count, last_seq, updated_at_ms FROM sessions WHERE session_id = $1",
+                )
+                .bind(id)
+                .fetch_optional(&self.inner.pool)
+                .await
+            })
+            .await?;
+        let stale = stored.is_some_and(|stored| self.inner.changed(id, stored));
+        Ok(Some(Box::new(lease::PgClaim::new(lease, stale))))
+    }
+}

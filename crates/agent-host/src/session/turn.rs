@@ -396,9 +396,7 @@ impl Session {
             }
             AgentEvent::PlanUpdated { plan, .. } => data.meta.todos = plan.clone(),
             AgentEvent::SandboxReport(report) => {
-                let weaker = report.enforced != agent_core::sandbox::Enforcement::Full
-                    && report.mode != agent_core::sandbox::SandboxMode::Off;
-                if weaker {
+                if report.falls_short() {
                     tracing::warn!(session = %self.id(), "{}", report.summary());
                 } else {
                     tracing::info!(session = %self.id(), "{}", report.summary());

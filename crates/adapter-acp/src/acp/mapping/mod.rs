@@ -36,10 +36,9 @@ use agent_client_protocol::v1::schema::{
     ContentChunk, Cost, SessionUpdate, StopReason, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields, UsageUpdate,
 };
-use agent_core::sandbox::Enforcement;
 use agent_core::{
     AgentEvent, Block, CompactionReason, ErrorCode, HookEvent, HookOutcome, ProgressStream,
-    RunStatus, SandboxMode, SandboxReport, StopReason as CoreStop, ToolStatus,
+    RunStatus, SandboxReport, StopReason as CoreStop, ToolStatus,
 };
 use agent_mcp::McpManager;
 use serde_json::Value;
@@ -378,15 +377,13 @@ fn progress(call_id: &str, child: &ChildProgress) -> SessionUpdate {
 /// its policy asks (or its fallback is in force).
 fn sandbox_note(report: &SandboxReport) -> Option<String> {
     let summary = report.summary();
-    if report.enforced == Enforcement::Full && !report.fallback_active {
+    // Nothing runs commands (or the sandbox is off, which is only ever asked for): the
+    // log says so quietly.
+    if !report.falls_short() && !(report.fallback_active && report.commands) {
         tracing::info!(sandbox = %summary, "sandbox");
         return None;
     }
     tracing::warn!(sandbox = %summary, "sandbox");
-    // The sandbox is off only when asked for: say so quietly, in the log.
-    if report.mode == SandboxMode::Off {
-        return None;
-    }
     Some(format!("\nSandbox: {summary}\n"))
 }
 

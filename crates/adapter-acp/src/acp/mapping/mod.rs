@@ -379,7 +379,7 @@ fn sandbox_note(report: &SandboxReport) -> Option<String> {
     let summary = report.summary();
     // Nothing runs commands (or the sandbox is off, which is only ever asked for): the
     // log says so quietly.
-    if !report.falls_short() && !(report.fallback_active && report.commands) {
+    if !report.falls_short() {
         tracing::info!(sandbox = %summary, "sandbox");
         return None;
     }

@@ -5,7 +5,7 @@
 //! the holder's presence key, with an expiry the holder pushes forward (every third of the
 //! lease's time to live) while the turn runs. Another node may take it over only when it
 //! expired — the holder stopped renewing: it hangs, or lost the database — or when the
-//! holder's presence lock is gone — its process died ([`presence`](crate::presence)); until
+//! holder's presence lock is gone — its process died (the `presence` module); until
 //! then it gets [`StoreError::Busy`] naming the holder.
 //!
 //! A holder that cannot renew before its lease expires, or finds it taken over, marks the

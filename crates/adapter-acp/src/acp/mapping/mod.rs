@@ -842,12 +842,18 @@ mod tests {
     #[test]
     fn a_weaker_sandbox_is_a_thought() {
         let mut m = TurnMapper::new(cwd());
-        let weak = SandboxReport::new(&agent_core::SandboxPolicy::workspace_write(), None);
+        let policy = agent_core::SandboxPolicy::workspace_write();
+        let unsupported = agent_core::sandbox::SandboxSupport::unavailable("no Landlock");
+        let weak = SandboxReport::new(&policy, Some(&unsupported));
         let updates = m.map(&AgentEvent::SandboxReport(weak.clone()));
         assert_eq!(wire(&updates[0])["sessionUpdate"], "agent_thought_chunk");
         assert!(wire(&updates[0])["content"]["text"]
             .as_str()
             .is_some_and(|t| t.contains(&weak.summary())));
+        // No tool runs commands: nothing to confine, nothing to say.
+        assert!(m
+            .map(&AgentEvent::SandboxReport(SandboxReport::new(&policy, None)))
+            .is_empty());
         let off = agent_core::SandboxPolicy::off();
         assert!(m
             .map(&AgentEvent::SandboxReport(SandboxReport::new(&off, None)))

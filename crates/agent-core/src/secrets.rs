@@ -180,9 +180,22 @@ pub fn scrub_known_values(text: &str) -> Cow<'_, str> {
 /// Scrubs the text of an error result with [`scrub_known_values`], marking it redacted when
 /// anything was removed. The loop passes every error result through this before it becomes
 /// content (the model's transcript, the events, the session): a tool's error message may
-/// quote a path, a command line or a server's error body. Successful output is left to the
+/// quote a path, a command line or a server's error body; so may the reason and path of a
+/// sandbox block. Successful output is left to the
 /// tool (the built-in tools scrub their own).
 pub(crate) fn scrub_error_output(output: &mut crate::tool::ToolOutput) {
+    // A sandbox block quotes what the command did (a path, its stderr): scrubbed whatever
+    // the result's status.
+    if let Some(block) = &mut output.block {
+        if let Cow::Owned(clean) = scrub_known_values(&block.reason) {
+            block.reason = clean;
+            output.redacted = true;
+        }
+        if let Some(Cow::Owned(clean)) = block.path.as_deref().map(scrub_known_values) {
+            block.path = Some(clean);
+            output.redacted = true;
+        }
+    }
     if !output.is_error {
         return;
     }

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use agent_core::secrets::REDACTED;
 use agent_core::{
-    async_trait, register_secret, Agent, AgentEvent, ContentBlock, MemorySessionStore,
-    SessionStore, SideEffect, Tool, ToolContext, ToolError, ToolOutput, ToolStatus,
+    async_trait, register_secret, Agent, AgentEvent, Block, BlockCode, ContentBlock,
+    MemorySessionStore, PermissionAction, Risk, SessionStore, SideEffect, Tool, ToolContext,
+    ToolError, ToolOutput, ToolStatus,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;
@@ -106,6 +107,68 @@ async fn a_secret_in_a_tool_error_is_redacted_everywhere() {
         .expect("the results are recorded");
     assert!(results_record.contains(REDACTED));
     assert!(!results_record.contains(key), "{results_record}");
+}
+
+/// Fails the way `bash` does when the OS sandbox refuses a write: a block quoting the path.
+struct Touch;
+
+#[async_trait]
+impl Tool for Touch {
+    fn name(&self) -> &str {
+        "touch"
+    }
+    fn description(&self) -> &str {
+        "Creates a file."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    }
+    fn side_effect(&self) -> SideEffect {
+        SideEffect::Read
+    }
+    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = format!("/home/u/{}", args["path"].as_str().unwrap_or_default());
+        Err(ToolError::Blocked(Box::new(Block {
+            code: BlockCode::Sandbox,
+            tool_name: Some("touch".into()),
+            action: PermissionAction::Deny,
+            risk: Risk::default(),
+            reason: format!("touch: cannot touch '{path}': Permission denied"),
+            path: Some(path),
+            recoverable: true,
+        })))
+    }
+}
+
+#[tokio::test]
+async fn a_secret_in_a_sandbox_block_is_redacted() {
+    let key = "sk-test-scrub-block-0123456789abcdef";
+    register_secret(key);
+    let provider = ScriptedProvider::new([
+        Turn::new().tool_call("c1", "touch", json!({ "path": key }).to_string()),
+        Turn::new().text("refused"),
+    ]);
+    let agent = Agent::builder(provider).tool(Touch).build();
+    let events = collect(agent.prompt("touch it")).await;
+    let block = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolBlocked { block, .. } => Some(block.clone()),
+            _ => None,
+        })
+        .expect("a ToolBlocked event");
+    let path = block.path.as_deref().expect("the block keeps its path");
+    assert!(!path.contains(key), "{path}");
+    assert!(path.contains(REDACTED), "{path}");
+    assert!(!block.reason.contains(key), "{}", block.reason);
+    assert!(block.reason.contains(REDACTED), "{}", block.reason);
+    // (The model's own arguments, in its tool call, are what the model wrote.)
+    let result = events
+        .iter()
+        .find(|e| matches!(e, AgentEvent::ToolResult { .. }))
+        .expect("a result");
+    let result = serde_json::to_string(result).expect("serialises");
+    assert!(!result.contains(key), "{result}");
 }
 
 fn tempfile_dir() -> std::path::PathBuf {

@@ -852,7 +852,9 @@ mod tests {
             .is_some_and(|t| t.contains(&weak.summary())));
         // No tool runs commands: nothing to confine, nothing to say.
         assert!(m
-            .map(&AgentEvent::SandboxReport(SandboxReport::new(&policy, None)))
+            .map(&AgentEvent::SandboxReport(SandboxReport::new(
+                &policy, None
+            )))
             .is_empty());
         let off = agent_core::SandboxPolicy::off();
         assert!(m

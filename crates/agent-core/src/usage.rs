@@ -17,7 +17,8 @@ pub struct Usage {
     pub cache_read: u64,
     /// Input tokens written to the prompt cache.
     pub cache_write: u64,
-    /// Cost in USD, when the model's prices are known.
+    /// Cost in USD, when the model's prices are known. A sum has a cost only when every
+    /// call in it had one: an unpriced call makes the total unknown rather than too low.
     pub cost_usd: Option<f64>,
 }
 
@@ -33,8 +34,23 @@ impl Usage {
     }
 }
 
+impl Usage {
+    /// No call at all (the start of a sum): no tokens and no cost.
+    fn is_empty(&self) -> bool {
+        self.total_tokens() == 0 && self.reasoning.is_none() && self.cost_usd.is_none()
+    }
+}
+
 impl AddAssign<&Usage> for Usage {
     fn add_assign(&mut self, rhs: &Usage) {
+        self.cost_usd = match (self.is_empty(), rhs.is_empty()) {
+            (true, _) => rhs.cost_usd,
+            (_, true) => self.cost_usd,
+            _ => match (self.cost_usd, rhs.cost_usd) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            },
+        };
         self.input += rhs.input;
         self.output += rhs.output;
         self.cache_read += rhs.cache_read;
@@ -43,9 +59,41 @@ impl AddAssign<&Usage> for Usage {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
         };
-        self.cost_usd = match (self.cost_usd, rhs.cost_usd) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(input: u64, cost: Option<f64>) -> Usage {
+        Usage {
+            input,
+            output: 10,
+            cost_usd: cost,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn a_sum_is_priced_only_when_every_call_was() {
+        let mut sum = Usage::default();
+        sum += &call(100, Some(0.5));
+        assert_eq!(sum.cost_usd, Some(0.5), "the empty start takes the first cost");
+        sum += &call(100, Some(0.25));
+        assert_eq!(sum.cost_usd, Some(0.75));
+        sum += &Usage::default();
+        assert_eq!(sum.cost_usd, Some(0.75), "adding nothing changes nothing");
+        sum += &call(100, None);
+        assert_eq!(sum.cost_usd, None, "an unpriced call makes the total unknown");
+        sum += &call(100, Some(1.0));
+        assert_eq!(sum.cost_usd, None);
+        assert_eq!(sum.input, 400);
+
+        let mut unpriced = Usage::default();
+        unpriced += &call(5, None);
+        unpriced += &call(5, None);
+        assert_eq!(unpriced.cost_usd, None);
+        assert_eq!(unpriced.total_tokens(), 30);
     }
 }

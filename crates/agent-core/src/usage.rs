@@ -79,13 +79,20 @@ mod tests {
     fn a_sum_is_priced_only_when_every_call_was() {
         let mut sum = Usage::default();
         sum += &call(100, Some(0.5));
-        assert_eq!(sum.cost_usd, Some(0.5), "the empty start takes the first cost");
+        assert_eq!(
+            sum.cost_usd,
+            Some(0.5),
+            "the empty start takes the first cost"
+        );
         sum += &call(100, Some(0.25));
         assert_eq!(sum.cost_usd, Some(0.75));
         sum += &Usage::default();
         assert_eq!(sum.cost_usd, Some(0.75), "adding nothing changes nothing");
         sum += &call(100, None);
-        assert_eq!(sum.cost_usd, None, "an unpriced call makes the total unknown");
+        assert_eq!(
+            sum.cost_usd, None,
+            "an unpriced call makes the total unknown"
+        );
         sum += &call(100, Some(1.0));
         assert_eq!(sum.cost_usd, None);
         assert_eq!(sum.input, 400);

@@ -630,3 +630,36 @@ async fn a_host_tool_called_note_wins_and_pins_nothing() {
     assert_eq!(result_text(&events, "n1").0, "host note taken");
     assert!(agent.notes().is_empty());
 }
+
+#[tokio::test]
+async fn the_summary_prompt_is_configurable() {
+    let provider = ScriptedProvider::new([
+        Turn::new().text("done"),
+        Turn::new().text("summary one"),
+        Turn::new().text("done again"),
+        Turn::new().text("summary two"),
+    ]);
+    let custom = "Summarise as a bulleted changelog for the release manager.";
+    let agent = Agent::builder(provider.clone())
+        .compaction_prompt(custom)
+        .compact_keep_tail(1)
+        .build();
+    collect(agent.prompt("work")).await;
+    let events = collect(agent.compact()).await;
+    assert_eq!(finished(&events), RunStatus::Success, "{events:?}");
+    let request = provider.requests().pop().expect("the compaction request");
+    assert_eq!(request.system.as_deref(), Some(custom));
+
+    // Without one (or a blank one) the default applies.
+    let default = Agent::builder(provider.clone())
+        .compaction_prompt("   ")
+        .compact_keep_tail(1)
+        .build();
+    collect(default.prompt("work")).await;
+    collect(default.compact()).await;
+    let request = provider.requests().pop().expect("the compaction request");
+    assert_eq!(
+        request.system.as_deref(),
+        Some(agent_core::compaction::DEFAULT_COMPACTION_PROMPT)
+    );
+}

@@ -183,3 +183,99 @@ async fn the_scripted_provider_answers_with_its_text_turn() {
     );
     assert_eq!(provider.id(), "scripted");
 }
+
+/// The agent's structured run over each API's HTTP stream: a first answer that does not
+/// match gets exactly one repair turn, carrying the error and the same schema; a matching
+/// second answer ends the run, a second bad one ends it with a clean error.
+mod repair_over_http {
+    use std::sync::Arc;
+
+    use agent_core::{Agent, OutputSpec, Provider, RunStatus};
+
+    use super::*;
+
+    const BAD: &str = r#"{"city":"Paris"}"#;
+
+    fn spec() -> OutputSpec {
+        OutputSpec::new(output_schema(), |answer| {
+            let value: Value = serde_json::from_str(answer).map_err(|e| e.to_string())?;
+            match value.get("temp_c") {
+                Some(t) if t.is_number() => Ok(()),
+                _ => Err("missing field `temp_c`".into()),
+            }
+        })
+    }
+
+    /// A reply in `api`'s shape that answers `answer`.
+    fn reply(api: &str, answer: &str) -> Reply {
+        match api {
+            "chat" => Reply::sse(vendor::chat::text(answer)),
+            "responses" => Reply::sse(vendor::responses::text(answer)),
+            _ => Reply::sse(
+                vendor::anthropic::Stream::new(12)
+                    .tool_use("toolu_answer", "weather_report", answer)
+                    .stop("tool_use", 9),
+            ),
+        }
+    }
+
+    fn provider(api: &str, server: &MockModel) -> Arc<dyn Provider> {
+        match api {
+            "chat" => Arc::new(OpenAiProvider::new(client(&server.v1(), "gpt-4.1"))),
+            "responses" => Arc::new(OpenAiResponsesProvider::new(client(
+                &server.v1(),
+                "gpt-5.1",
+            ))),
+            _ => Arc::new(AnthropicProvider::new(
+                client(&server.url(), "claude-sonnet-4-5").api_key("sk-ant"),
+            )),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_bad_answer_is_repaired_once_on_every_api() {
+        for api in ["chat", "responses", "anthropic"] {
+            let server = MockModel::start([reply(api, BAD), reply(api, ANSWER)]);
+            let agent = Agent::builder_arc(provider(api, &server)).build();
+            let outcome = agent
+                .prompt_structured("Weather in Paris?", spec())
+                .finish()
+                .await;
+            assert_eq!(outcome.status, RunStatus::Success, "{api}: {outcome:?}");
+            assert_eq!(outcome.text.as_deref(), Some(ANSWER), "{api}");
+            let requests = server.requests();
+            assert_eq!(requests.len(), 2, "{api}: exactly one repair turn");
+            let repair = requests[1].text();
+            assert!(repair.contains("missing field `temp_c`"), "{api}: {repair}");
+            assert!(repair.contains("weather_report"), "{api}: {repair}");
+            for (i, request) in requests.iter().enumerate() {
+                let sent = request.json().to_string();
+                assert!(
+                    sent.contains("\"temp_c\""),
+                    "{api}: request {i} asks for the schema"
+                );
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_second_bad_answer_ends_the_run_without_a_third_request_on_every_api() {
+        for api in ["chat", "responses", "anthropic"] {
+            let server = MockModel::start([reply(api, BAD), reply(api, BAD), reply(api, ANSWER)]);
+            let agent = Agent::builder_arc(provider(api, &server)).build();
+            let outcome = agent
+                .prompt_structured("Weather in Paris?", spec())
+                .finish()
+                .await;
+            // The run ends on the answer it has; the host's final check (`prompt_as`,
+            // exec's `--output-schema`) turns it into the typed error.
+            assert_eq!(server.requests().len(), 2, "{api}: no third request");
+            assert_eq!(outcome.text.as_deref(), Some(BAD), "{api}: {outcome:?}");
+            let error = spec()
+                .check(BAD)
+                .expect_err("the final answer still does not match");
+            assert!(error.contains("temp_c"), "{api}: {error}");
+            assert!(!agent.state().busy, "{api}");
+        }
+    }
+}

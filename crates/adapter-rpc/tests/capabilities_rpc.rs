@@ -252,6 +252,115 @@ async fn a_missing_hooks_file_is_a_startup_error() {
     );
 }
 
+/// Claude Code settings whose `SessionStart` hook adds context (its stdout) and whose
+/// `SessionEnd` hook saves its payload as `end.json` in the workspace.
+fn session_hooks(dir: &Path) -> String {
+    write_json(
+        dir,
+        "settings.json",
+        &json!({"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command",
+                "command": "cat > start.json; echo START-CONTEXT-42"}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": "cat > end.json"}]}]
+        }}),
+    )
+}
+
+fn read_payload(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+#[tokio::test]
+async fn session_start_runs_before_the_first_prompt_and_session_end_at_end_of_input() {
+    let model = MockModel::start(vec![text("hi")]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hooks = session_hooks(dir.path());
+    let root = dir.path().to_path_buf();
+    let mut rpc = on_mock(&model.v1(), &["--hooks".into(), hooks], Some(dir));
+    let frames = prompt(&mut rpc, "p", "hello").await;
+    assert_eq!(answer(&frames), "hi");
+    let start = read_payload(&root.join("start.json"));
+    assert_eq!(start["hook_event_name"], "SessionStart", "{start}");
+    assert_eq!(start["source"], "startup", "{start}");
+    // Its context reached the first model call.
+    let requests = model.wait_for_requests(1, WAIT).await.expect("one call");
+    assert!(
+        requests[0].json().to_string().contains("START-CONTEXT-42"),
+        "{}",
+        requests[0].json()
+    );
+    // The session is still open.
+    assert!(!root.join("end.json").exists());
+    finish(&mut rpc).await;
+    let end = read_payload(&root.join("end.json"));
+    assert_eq!(end["hook_event_name"], "SessionEnd", "{end}");
+    assert_eq!(end["reason"], "prompt_input_exit", "{end}");
+    // Once per process.
+    assert_eq!(model.request_count(), 1);
+}
+
+#[tokio::test]
+async fn sigterm_runs_the_session_end_hooks_before_the_process_dies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hooks = session_hooks(dir.path());
+    let root = dir.path().to_path_buf();
+    let mut rpc = Rpc::spawn(Opts {
+        script: Some(json!([text_turn("unused")])),
+        args: vec!["--hooks".into(), hooks],
+        dir: Some(dir),
+        ..Opts::default()
+    });
+    // Up and answering: then a signal while idle.
+    state(&mut rpc, "s").await;
+    rpc.kill(libc::SIGTERM);
+    assert!(rpc.rest().await.is_empty());
+    let status = rpc.exit().await;
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    let end = read_payload(&root.join("end.json"));
+    assert_eq!(end["hook_event_name"], "SessionEnd", "{end}");
+    assert_eq!(end["reason"], "other", "{end}");
+}
+
+#[tokio::test]
+async fn a_projects_own_hooks_file_has_no_effect() {
+    // `.zero/hooks.json` in the workspace would veto every bash call; rpc reads hooks only
+    // from `--hooks`.
+    let model = MockModel::start(vec![
+        tool_call("b1", "bash", json!({"command": "touch marker"})),
+        text("ok"),
+    ]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(".zero")).expect("mkdir");
+    write_json(
+        &dir.path().join(".zero"),
+        "hooks.json",
+        &json!({"enabled": true, "hooks": [
+            {"id": "veto", "event": "beforeTool", "matcher": "bash",
+             "command": "sh", "args": ["-c", "touch vetoed; echo project veto; exit 1"]},
+            {"id": "start", "event": "sessionStart", "command": "touch", "args": ["started"]}
+        ]}),
+    );
+    let root = dir.path().to_path_buf();
+    let config = tempfile::tempdir().expect("config home");
+    let mut rpc = Rpc::spawn(Opts {
+        args: openai_args(&model.v1()),
+        env: vec![
+            ("AGENT_SDK_MAX_RETRIES", "0"),
+            ("XDG_CONFIG_HOME", config.path().to_str().expect("utf-8")),
+        ],
+        dir: Some(dir),
+        ..Opts::default()
+    });
+    let frames = prompt(&mut rpc, "p", "go").await;
+    assert_eq!(result_of(&frames, "b1")["is_error"], false, "{frames:#?}");
+    assert!(root.join("marker").exists(), "the call did not run");
+    finish(&mut rpc).await;
+    assert!(!root.join("vetoed").exists(), "the project's hook ran");
+    assert!(!root.join("started").exists(), "the project's hook ran");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sandbox
 // ---------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ use std::path::PathBuf;
 use common::acp_client::Acp;
 use common::{write_script, WAIT};
 use serde_json::{json, Value};
+use test_support::{sse, MockModel, Reply, Request, Script};
 
 /// A workspace, a data directory and a home of their own, and the agent's process.
 struct Fixture {
@@ -87,6 +88,41 @@ impl Fixture {
 
     fn stderr(&self) -> String {
         std::fs::read_to_string(self.path("stderr.log")).unwrap_or_default()
+    }
+
+    /// The agent on the OpenAI-compatible mock model at `base`, with `extra` flags.
+    fn spawn_on_mock(&self, base: &str, extra: &[&str]) -> Acp {
+        let mut args: Vec<String> = [
+            "--provider",
+            "openai",
+            "--base-url",
+            base,
+            "--api-key",
+            "sk-test-key",
+            "--model",
+            "gpt-test",
+            "--data-dir",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.push(self.path("data").display().to_string());
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let home = self.path("home");
+        let config = self.path("config");
+        let state = self.path("state");
+        let envs = [
+            ("HOME", home.to_str().expect("utf-8")),
+            ("XDG_CONFIG_HOME", config.to_str().expect("utf-8")),
+            ("XDG_DATA_HOME", state.to_str().expect("utf-8")),
+            ("AGENT_SDK_MAX_RETRIES", "0"),
+        ];
+        Acp::spawn_in(
+            Some(&self.ws()),
+            &args,
+            &envs,
+            Some(&self.path("stderr.log")),
+        )
     }
 }
 
@@ -526,6 +562,348 @@ async fn a_task_call_shows_the_childs_progress_and_answer() {
     assert_eq!(last["status"], "completed", "{last}");
     assert!(content_text(last).contains("Counted."), "{last}");
     assert!(acp.shutdown().await);
+}
+
+fn task_step(id: &str, name: &str, prompt: &str) -> Value {
+    json!({"tool_call": {"id": id, "name": "Task", "args": [json!({
+        "name": name, "description": format!("{name} task"), "prompt": prompt
+    }).to_string()]}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_explorer_is_refused_a_write_and_usage_of_parent_and_child_adds_up() {
+    let f = Fixture::new();
+    let write = json!({"tool_call": {"id": "k1", "name": "write_file",
+        "args": [json!({"path": "pwned.txt", "content": "x"}).to_string()]}});
+    let mut acp = f.spawn(
+        json!([
+            {"steps": [task_step("t1", "explorer", "Write pwned.txt."), {"usage": {"input": 10, "output": 5}}]},
+            {"steps": [write, {"usage": {"input": 7, "output": 2}}]},
+            {"steps": [{"text": "I may not write."}, {"usage": {"input": 5, "output": 1}}]},
+            {"steps": [{"text": "Done."}, {"usage": {"input": 20, "output": 4}}]}
+        ]),
+        &[],
+    );
+    let sid = session(&mut acp, &f, "yolo").await;
+    let (reply, updates, asked) = prompt(&mut acp, &sid, "delegate", "allow_once").await;
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(!f.ws().join("pwned.txt").exists(), "the explorer wrote");
+    let call = of_call(&updates, "t1");
+    let progress: Vec<String> = call.iter().map(|u| content_text(u)).collect();
+    assert!(
+        progress.iter().any(|p| p.contains("write_file")),
+        "{progress:?}"
+    );
+    let last = call.last().expect("updates");
+    assert_eq!(last["status"], "completed", "{last}");
+    assert!(content_text(last).contains("I may not write."), "{last}");
+    // The model got the refusal as the child's tool result.
+    let (status, text) = replayed_result(&mut acp, &f, &sid, "t1").await;
+    assert_eq!(status, "completed");
+    assert!(text.contains("I may not write."), "{text}");
+    // The turn's usage: parent and child together.
+    let usage = &reply["result"]["_meta"]["usage"];
+    assert_eq!(usage["inputTokens"], 10 + 7 + 5 + 20, "{usage}");
+    assert_eq!(usage["outputTokens"], 5 + 2 + 1 + 4, "{usage}");
+    assert_eq!(usage["totalTokens"], 54, "{usage}");
+    assert!(acp.shutdown().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_fails_ends_the_task_call_failed_and_the_parent_goes_on() {
+    let f = Fixture::new();
+    let mut acp = f.spawn(
+        json!([
+            {"steps": [task_step("t1", "explorer", "Look.")]},
+            {"steps": [{"error": {"kind": "bad_request", "message": "the child's request is refused"}}]},
+            {"steps": [{"text": "The explorer failed, moving on."}]}
+        ]),
+        &[],
+    );
+    let sid = session(&mut acp, &f, "yolo").await;
+    let (reply, updates, _) = prompt(&mut acp, &sid, "delegate", "allow_once").await;
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let last = *of_call(&updates, "t1").last().expect("updates");
+    assert_eq!(last["status"], "failed", "{last}");
+    assert!(
+        content_text(last).contains("the child's request is refused"),
+        "{last}"
+    );
+    assert_eq!(
+        kinds(&updates, "agent_message_chunk"),
+        "The explorer failed, moving on."
+    );
+    assert!(acp.shutdown().await);
+}
+
+/// Waits (bounded) for a pid the test's bash call writes into `path`.
+async fn pid_in(path: PathBuf) -> i32 {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            return pid;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} never written",
+            path.display()
+        );
+        // Polling a file the call writes: nothing else reports it.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_cancel_during_a_child_bash_call_fails_the_task_and_leaves_no_process() {
+    let f = Fixture::new();
+    let mut acp = f.spawn(
+        json!([
+            {"steps": [task_step("t1", "worker", "Wait a long time.")]},
+            {"steps": [bash("k1", "sleep 300 & echo $! > sleep.pid; echo $$ > bash.pid; wait")]},
+            {"steps": [{"text": "never"}]}
+        ]),
+        &[],
+    );
+    let sid = session(&mut acp, &f, "yolo").await;
+    let id = acp
+        .request(
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "delegate"}]}),
+        )
+        .await;
+    let shell = pid_in(f.ws().join("bash.pid")).await;
+    let sleeper = pid_in(f.ws().join("sleep.pid")).await;
+    assert!(!common::process_gone(sleeper), "the child's command runs");
+    acp.send(json!({"method": "session/cancel", "params": {"sessionId": sid}}))
+        .await;
+    let (reply, updates, _) = acp.turn(id, "allow_once").await;
+    assert_eq!(reply["result"]["stopReason"], "cancelled", "{reply}");
+    let last = *of_call(&updates, "t1").last().expect("updates");
+    assert_eq!(last["status"], "failed", "{last}");
+    assert_eq!(
+        common::wait_gone(&[shell, sleeper]).await,
+        Vec::<i32>::new()
+    );
+    assert!(acp.shutdown().await);
+}
+
+/// True when `request` is a call of specialist `name`'s child (by its system prompt).
+fn child_request(request: &Request, name: &str) -> bool {
+    request.json()["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.contains(&format!("Specialist: {name}\n")))
+}
+
+/// Model calls made before this one in the request's transcript.
+fn earlier_calls(request: &Request) -> usize {
+    request.json()["messages"]
+        .as_array()
+        .map(|m| m.iter().filter(|m| m["role"] == "assistant").count())
+        .unwrap_or(0)
+}
+
+/// The task ids (`task_id: …` lines) of the tool results in the request, in order.
+fn task_ids(request: &Request) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for message in request.json()["messages"].as_array().into_iter().flatten() {
+        if message["role"] != "tool" {
+            continue;
+        }
+        let text = match &message["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        for id in text.lines().filter_map(|l| l.strip_prefix("task_id: ")) {
+            if !ids.iter().any(|known| known == id.trim()) {
+                ids.push(id.trim().to_string());
+            }
+        }
+    }
+    ids
+}
+
+fn chat_text(text: &str) -> Reply {
+    Reply::sse(sse::chat::text(text))
+}
+
+fn chat_call(id: &str, name: &str, args: &Value) -> Reply {
+    Reply::sse(
+        sse::chat::Stream::new()
+            .tool_call(id, name, &args.to_string())
+            .finish("tool_calls")
+            .usage(10, 5, 0)
+            .done(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_background_tasks_are_read_with_task_output() {
+    let model = MockModel::start(Script::respond(|request: &Request, _| {
+        if child_request(request, "explorer") {
+            let topic = match request.contains("Look at alpha") {
+                true => "alpha",
+                false => "beta",
+            };
+            return chat_text(&format!("{topic} result"));
+        }
+        match earlier_calls(request) {
+            0 => {
+                let task = |topic: &str| {
+                    json!({"name": "explorer", "description": topic,
+                           "prompt": format!("Look at {topic}."), "run_in_background": true})
+                };
+                Reply::sse(
+                    sse::chat::Stream::new()
+                        .tool_call("t1", "Task", &task("alpha").to_string())
+                        .tool_call("t2", "Task", &task("beta").to_string())
+                        .finish("tool_calls")
+                        .usage(10, 1, 0)
+                        .done(),
+                )
+            }
+            1 => {
+                let mut stream = sse::chat::Stream::new();
+                for (i, id) in task_ids(request).iter().enumerate() {
+                    let args = json!({"task_id": id, "block": true, "timeout": 30000});
+                    stream =
+                        stream.tool_call(&format!("o{}", i + 1), "TaskOutput", &args.to_string());
+                }
+                Reply::sse(stream.finish("tool_calls").usage(10, 1, 0).done())
+            }
+            _ => chat_text("both read"),
+        }
+    }));
+    let f = Fixture::new();
+    let mut acp = f.spawn_on_mock(&model.v1(), &[]);
+    let sid = session(&mut acp, &f, "yolo").await;
+    let (reply, updates, _) =
+        prompt(&mut acp, &sid, "explore in the background", "allow_once").await;
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    for (call, topic) in [("o1", "alpha"), ("o2", "beta")] {
+        let last = *of_call(&updates, call).last().expect("updates");
+        assert_eq!(last["status"], "completed", "{last}");
+        let text = content_text(last);
+        assert!(
+            text.contains("status: completed") && text.contains(&format!("{topic} result")),
+            "{text}"
+        );
+    }
+    for call in ["t1", "t2"] {
+        let updates = of_call(&updates, call);
+        assert!(
+            updates
+                .iter()
+                .any(|u| u["_meta"]["subagent"]["background"] == true),
+            "{updates:?}"
+        );
+    }
+    assert_eq!(kinds(&updates, "agent_message_chunk"), "both read");
+    assert!(acp.shutdown().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_manifest_overrides_the_builtin_and_a_malformed_one_is_named_with_its_line() {
+    let model = MockModel::start(
+        Script::new()
+            .route(
+                |r| child_request(r, "explorer"),
+                [chat_text("project explorer here")],
+            )
+            .fallback([
+                chat_call(
+                    "t1",
+                    "Task",
+                    &json!({"name": "explorer", "description": "who", "prompt": "Who are you?"}),
+                ),
+                chat_text("done"),
+            ]),
+    );
+    let f = Fixture::new();
+    let specialists = f.ws().join(".zero").join("specialists");
+    std::fs::create_dir_all(&specialists).expect("mkdir");
+    std::fs::write(
+        specialists.join("explorer.md"),
+        "---\nname: explorer\ndescription: The project's explorer.\ntools: [read-only]\n---\nPROJECT-EXPLORER-PROMPT: look in src/ first.\n",
+    )
+    .expect("write");
+    std::fs::write(
+        specialists.join("bad.md"),
+        "---\nname: bad\ndescription: Broken.\ntools:\n  - read-only\n  - Task\n---\nprompt\n",
+    )
+    .expect("write");
+    let mut acp = f.spawn_on_mock(&model.v1(), &[]);
+    let sid = session(&mut acp, &f, "yolo").await;
+    let (reply, updates, _) = prompt(&mut acp, &sid, "delegate", "allow_once").await;
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let last = *of_call(&updates, "t1").last().expect("updates");
+    assert_eq!(last["status"], "completed", "{last}");
+    assert!(
+        content_text(last).contains("project explorer here"),
+        "{last}"
+    );
+    let requests = model.requests();
+    let child = requests
+        .iter()
+        .find(|r| child_request(r, "explorer"))
+        .expect("a child call");
+    let system = child.json()["messages"][0]["content"].to_string();
+    assert!(system.contains("PROJECT-EXPLORER-PROMPT"), "{system}");
+    assert!(
+        !system.contains("read-only codebase exploration specialist"),
+        "{system}"
+    );
+    let offered = requests[0].text();
+    assert!(offered.contains("The project's explorer."));
+    assert!(
+        !offered.contains("- bad: Broken."),
+        "the bad manifest is offered"
+    );
+    assert!(acp.shutdown().await);
+    let stderr = f.stderr();
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("skipped specialist manifest") && l.contains("bad.md:6:")),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_own_hooks_file_has_no_effect() {
+    // `.zero/hooks.json` in the workspace would veto every bash call; ACP reads hooks only
+    // from `--hooks`.
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.ws().join(".zero")).expect("mkdir");
+    std::fs::write(
+        f.ws().join(".zero").join("hooks.json"),
+        json!({"enabled": true, "hooks": [
+            {"id": "veto", "event": "beforeTool", "matcher": "bash",
+             "command": "sh", "args": ["-c", "touch vetoed; echo project veto; exit 1"]},
+            {"id": "start", "event": "sessionStart", "command": "touch", "args": ["started"]}
+        ]})
+        .to_string(),
+    )
+    .expect("write");
+    let mut acp = f.spawn(
+        json!([
+            {"steps": [bash("b1", "touch marker")]},
+            {"steps": [{"text": "ok"}]}
+        ]),
+        &[],
+    );
+    let sid = session(&mut acp, &f, "yolo").await;
+    let (reply, updates, _) = prompt(&mut acp, &sid, "go", "allow_once").await;
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let last = *of_call(&updates, "b1").last().expect("updates");
+    assert_eq!(last["status"], "completed", "{last}");
+    assert!(f.ws().join("marker").exists(), "the call did not run");
+    assert!(acp.shutdown().await);
+    assert!(!f.ws().join("vetoed").exists(), "the project's hook ran");
+    assert!(!f.ws().join("started").exists(), "the project's hook ran");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

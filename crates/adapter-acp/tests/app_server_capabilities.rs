@@ -1058,6 +1058,366 @@ async fn a_background_task_is_listed_and_cancel_background_task_stops_it() {
     assert!(c.shutdown().await);
 }
 
+/// The `childSessionId` of the sub-agent progress of call `id`.
+fn child_of_call(events: &[Value], id: &str) -> String {
+    events
+        .iter()
+        .find(|e| {
+            e["payload"]["kind"] == "progress"
+                && e["payload"]["source"] == "subagent"
+                && e["payload"]["toolCallId"] == id
+        })
+        .and_then(|e| e["payload"]["childSessionId"].as_str())
+        .unwrap_or_else(|| panic!("no sub-agent progress of {id} in {:?}", types(events)))
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_explorer_is_refused_a_write_in_its_own_session() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let task =
+        json!({"name": "explorer", "description": "try to write", "prompt": "Write pwned.txt."});
+    let mut c = scripted(
+        &env,
+        json!([
+            {"steps": [tool_call("t1", "Task", task)]},
+            {"steps": [tool_call("k1", "write_file", json!({"path": "pwned.txt", "content": "x"}))]},
+            {"steps": [text("I may not write.")]},
+            {"steps": [text("The explorer could not write.")]}
+        ]),
+        &[],
+    );
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    let events = turn(&mut c, &sid, "delegate").await;
+    let done = events.last().expect("end");
+    assert_eq!(done["type"], "turn.completed", "{done}");
+    assert_eq!(done["payload"]["response"], "The explorer could not write.");
+    assert!(
+        !env.workspace().join("pwned.txt").exists(),
+        "the explorer wrote"
+    );
+    let result = outcome_of(&events, "t1");
+    assert_eq!(result["payload"]["kind"], "result", "{result}");
+    assert!(
+        result["payload"].to_string().contains("I may not write."),
+        "{result}"
+    );
+    // In the child's session, the write is a failed call: the tool is not the explorer's.
+    let child = child_of_call(&events, "t1");
+    let part = tool_part(&mut c, &child, "k1").await;
+    assert_eq!(part["state"]["status"], "error", "{part}");
+    assert!(
+        part.to_string().contains("unknown tool: write_file"),
+        "{part}"
+    );
+    assert!(c.shutdown().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_fails_is_the_task_error_and_the_parent_goes_on() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let task = json!({"name": "explorer", "description": "look", "prompt": "Look."});
+    let mut c = scripted(
+        &env,
+        json!([
+            {"steps": [tool_call("t1", "Task", task)]},
+            {"steps": [{"error": {"kind": "bad_request", "message": "the child's request is refused"}}]},
+            {"steps": [text("The explorer failed, moving on.")]}
+        ]),
+        &[],
+    );
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    let events = turn(&mut c, &sid, "delegate").await;
+    let done = events.last().expect("end");
+    assert_eq!(done["type"], "turn.completed", "{done}");
+    assert_eq!(
+        done["payload"]["response"],
+        "The explorer failed, moving on."
+    );
+    let failed = outcome_of(&events, "t1");
+    assert_eq!(failed["payload"]["kind"], "error", "{failed}");
+    assert!(
+        failed["payload"]["error"]
+            .to_string()
+            .contains("the child's request is refused"),
+        "{failed}"
+    );
+    let listed = c.call("session/subagents", json!({"sessionId": sid})).await;
+    assert_ne!(listed["subagents"][0]["status"], "completed", "{listed}");
+    assert!(c.shutdown().await);
+}
+
+/// Waits (bounded) for a pid the test's bash call writes into `path`.
+async fn pid_in(path: PathBuf) -> i32 {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            return pid;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} never written",
+            path.display()
+        );
+        // Polling a file the call writes: nothing else reports it.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_stop_during_a_foreground_child_ends_both_and_leaves_no_process() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let task = json!({"name": "worker", "description": "wait", "prompt": "Wait a long time."});
+    let mut c = scripted(
+        &env,
+        json!([
+            {"steps": [tool_call("t1", "Task", task)]},
+            {"steps": [tool_call("k1", "bash",
+                json!({"command": "sleep 300 & echo $! > sleep.pid; echo $$ > bash.pid; wait"}))]},
+            {"steps": [text("never")]}
+        ]),
+        &[],
+    );
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    c.call("session/subscribe", json!({"sessionId": sid})).await;
+    c.call(
+        "session/send",
+        json!({"sessionId": sid, "content": "delegate"}),
+    )
+    .await;
+    let shell = pid_in(env.workspace().join("bash.pid")).await;
+    let sleeper = pid_in(env.workspace().join("sleep.pid")).await;
+    assert!(!common::process_gone(sleeper), "the child's command runs");
+    let stopped = c.call("session/stop", json!({"sessionId": sid})).await;
+    assert_eq!(stopped["stopped"], true, "{stopped}");
+    let events = c
+        .events_until(&sid, &["turn.completed", "turn.failed"])
+        .await;
+    let done = events.last().expect("end");
+    assert_eq!(done["payload"]["resultType"], "cancelled", "{done}");
+    assert_eq!(outcome_of(&events, "t1")["payload"]["kind"], "error");
+    assert_eq!(wait_gone(&[shell, sleeper]).await, Vec::<i32>::new());
+    let listed = c.call("session/subagents", json!({"sessionId": sid})).await;
+    assert_ne!(listed["subagents"][0]["status"], "running", "{listed}");
+    assert!(c.shutdown().await);
+}
+
+/// True when `request` is a call of specialist `name`'s child (by its system prompt).
+fn child_request(request: &test_support::Request, name: &str) -> bool {
+    request.json()["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.contains(&format!("Specialist: {name}\n")))
+}
+
+/// The task ids (`task_id: …` lines) of the tool results in the request, in order.
+fn task_ids(request: &test_support::Request) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for message in request.json()["messages"].as_array().into_iter().flatten() {
+        if message["role"] != "tool" {
+            continue;
+        }
+        let text = match &message["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        for id in text.lines().filter_map(|l| l.strip_prefix("task_id: ")) {
+            if !ids.iter().any(|known| known == id.trim()) {
+                ids.push(id.trim().to_string());
+            }
+        }
+    }
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_background_tasks_are_read_with_task_output() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let mock = MockModel::start(Script::respond(|request, _| {
+        if child_request(request, "explorer") {
+            let topic = match request.contains("Look at alpha") {
+                true => "alpha",
+                false => "beta",
+            };
+            return chat_text(&format!("{topic} result"));
+        }
+        match steps(request) {
+            0 => {
+                let task = |topic: &str| {
+                    json!({"name": "explorer", "description": topic,
+                           "prompt": format!("Look at {topic}."), "run_in_background": true})
+                };
+                chat_calls(&[("t1", "Task", task("alpha")), ("t2", "Task", task("beta"))])
+            }
+            1 => {
+                let ids = task_ids(request);
+                let calls: Vec<(String, Value)> = ids
+                    .iter()
+                    .enumerate()
+                    .map(|(i, id)| {
+                        (
+                            format!("o{}", i + 1),
+                            json!({"task_id": id, "block": true, "timeout": 30000}),
+                        )
+                    })
+                    .collect();
+                let calls: Vec<(&str, &str, Value)> = calls
+                    .iter()
+                    .map(|(id, args)| (id.as_str(), "TaskOutput", args.clone()))
+                    .collect();
+                chat_calls(&calls)
+            }
+            _ => chat_text("both read"),
+        }
+    }));
+    let mut c = mocked(&env, &mock, &[]);
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    let events = turn(&mut c, &sid, "explore in the background").await;
+    let done = events.last().expect("end");
+    assert_eq!(done["payload"]["response"], "both read", "{done}");
+    for (call, topic) in [("o1", "alpha"), ("o2", "beta")] {
+        let result = outcome_of(&events, call);
+        assert_eq!(result["payload"]["kind"], "result", "{result}");
+        let text = result["payload"]["result"].to_string();
+        assert!(
+            text.contains("status: completed") && text.contains(&format!("{topic} result")),
+            "{text}"
+        );
+    }
+    let listed = c.call("session/subagents", json!({"sessionId": sid})).await;
+    let subagents = listed["subagents"].as_array().expect("subagents");
+    assert_eq!(subagents.len(), 2, "{listed}");
+    for entry in subagents {
+        assert_eq!(entry["background"], true, "{entry}");
+        assert_eq!(entry["status"], "completed", "{entry}");
+    }
+    let mut finals: Vec<&str> = subagents
+        .iter()
+        .filter_map(|e| e["finalText"].as_str())
+        .collect();
+    finals.sort();
+    assert_eq!(finals, ["alpha result", "beta result"]);
+    assert!(c.shutdown().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_manifest_overrides_the_builtin_and_a_malformed_one_is_named_with_its_line() {
+    let env = Env::new();
+    let ws = env.workspace_str();
+    let specialists = env.workspace().join(".zero").join("specialists");
+    std::fs::create_dir_all(&specialists).expect("mkdir");
+    std::fs::write(
+        specialists.join("explorer.md"),
+        "---\nname: explorer\ndescription: The project's explorer.\ntools: [read-only]\n---\nPROJECT-EXPLORER-PROMPT: look in src/ first.\n",
+    )
+    .expect("write");
+    std::fs::write(
+        specialists.join("bad.md"),
+        "---\nname: bad\ndescription: Broken.\ntools:\n  - read-only\n  - Task\n---\nprompt\n",
+    )
+    .expect("write");
+    let mock = MockModel::start(
+        Script::new()
+            .route(
+                |r| child_request(r, "explorer"),
+                [chat_text("project explorer here")],
+            )
+            .fallback([
+                chat_call(
+                    "t1",
+                    "Task",
+                    json!({"name": "explorer", "description": "who", "prompt": "Who are you?"}),
+                ),
+                chat_text("done"),
+            ]),
+    );
+    let mut c = mocked(&env, &mock, &[]);
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    let events = turn(&mut c, &sid, "delegate").await;
+    assert_eq!(events.last().expect("end")["payload"]["response"], "done");
+    let result = outcome_of(&events, "t1");
+    assert!(
+        result["payload"]
+            .to_string()
+            .contains("project explorer here"),
+        "{result}"
+    );
+    let requests = mock.requests();
+    let child = requests
+        .iter()
+        .find(|r| child_request(r, "explorer"))
+        .expect("a child call");
+    let system = child.json()["messages"][0]["content"].to_string();
+    assert!(system.contains("PROJECT-EXPLORER-PROMPT"), "{system}");
+    assert!(
+        !system.contains("read-only codebase exploration specialist"),
+        "{system}"
+    );
+    let offered = requests[0].text();
+    assert!(offered.contains("The project's explorer."));
+    assert!(
+        !offered.contains("- bad: Broken."),
+        "the bad manifest is offered"
+    );
+    assert!(c.shutdown().await);
+    let stderr = std::fs::read_to_string(env.root.path().join("stderr.log")).unwrap_or_default();
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("skipped specialist manifest") && l.contains("bad.md:6:")),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_own_hooks_file_has_no_effect() {
+    // `.zero/hooks.json` in the workspace would veto every bash call; the app server reads
+    // hooks only from `--hooks`.
+    let env = Env::new();
+    let ws = env.workspace_str();
+    std::fs::create_dir_all(env.workspace().join(".zero")).expect("mkdir");
+    std::fs::write(
+        env.workspace().join(".zero").join("hooks.json"),
+        json!({"enabled": true, "hooks": [
+            {"id": "veto", "event": "beforeTool", "matcher": "bash",
+             "command": "sh", "args": ["-c", "touch vetoed; echo project veto; exit 1"]},
+            {"id": "start", "event": "sessionStart", "command": "touch", "args": ["started"]}
+        ]})
+        .to_string(),
+    )
+    .expect("write");
+    let mut c = scripted(
+        &env,
+        json!([
+            {"steps": [tool_call("b1", "bash", json!({"command": "touch marker"}))]},
+            {"steps": [text("ok")]}
+        ]),
+        &[],
+    );
+    let sid = create(&mut c, &ws, "yolo", json!({})).await;
+    let events = turn(&mut c, &sid, "go").await;
+    assert_eq!(outcome_of(&events, "b1")["payload"]["kind"], "result");
+    assert!(
+        env.workspace().join("marker").exists(),
+        "the call did not run"
+    );
+    assert!(c.shutdown().await);
+    assert!(
+        !env.workspace().join("vetoed").exists(),
+        "the project's hook ran"
+    );
+    assert!(
+        !env.workspace().join("started").exists(),
+        "the project's hook ran"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Context budget
 // ---------------------------------------------------------------------------------------

@@ -26,6 +26,10 @@
 //!   server is shut down before the process exits (stdin EOF, a failed `hello`, a signal).
 //!   An invalid file is a start-up error (exit 1).
 //! - `--hooks FILE`: command hooks, Zero's `hooks.json` or Claude Code's `hooks` settings.
+//!   The process is one session: `session_start` hooks (source `startup`) run before the
+//!   first prompt, `session_end` hooks when it ends (reason `exit` at end of input, `other`
+//!   on SIGTERM/SIGINT). A project's own hooks file (`.zero/hooks.json` in the workspace)
+//!   is never read.
 //! - `--sandbox read-only|workspace-write|off` (default `workspace-write`),
 //!   `--sandbox-network allow|deny`, `--add-dir DIR`, `--sandbox-fallback
 //!   refuse|prompt|allow`: the OS sandbox of `bash` and the commands it starts. RPC runs

@@ -19,8 +19,9 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use agent_core::hooks::{HookReport, SessionEnd, SessionEndReason, SessionSource};
 use agent_core::sandbox::SandboxReport;
-use agent_core::{AbortHandle, Agent, AgentEvent, UserInput};
+use agent_core::{AbortHandle, Agent, AgentEvent, RunStatus, UserInput};
 use agent_host::backpressure::OutputGate;
 use agent_host::driver::drive;
 use agent_host::lines::{LineError, LineReader};
@@ -200,8 +201,9 @@ struct Job {
     id: Option<String>,
 }
 
-/// Runs jobs one at a time: answers each with `started` when it starts, then writes its
-/// events.
+/// Runs the `session_start` hooks (source `startup`) first, then jobs one at a time:
+/// answers each with `started` when it starts, then writes its events. Returns how the
+/// last run ended, for the `session_end` hooks.
 async fn worker(
     agent: Agent,
     mut jobs: mpsc::UnboundedReceiver<Job>,
@@ -209,8 +211,15 @@ async fn worker(
     out: Out,
     meter: SharedMeter,
     shutdown: CancellationToken,
-) {
+) -> Option<RunStatus> {
+    // Before the first prompt; commands other than prompts are answered meanwhile. Context
+    // the hooks add lands before the first model call.
+    log_hooks(
+        &agent.session_start(SessionSource::Startup).await,
+        "session_start",
+    );
     let mut frames = Frames::with_escapes(ESCAPES);
+    let mut last_status = None;
     while let Some(job) = jobs.recv().await {
         if shutdown.is_cancelled() {
             // Stopped by a signal: jobs not started yet never start (they were not
@@ -228,10 +237,11 @@ async fn worker(
         job.ctl.started(run.abort_handle());
         let mut processor = EventProcessor::new(meter.clone());
         drive(&mut run, &out.0, &mut frames, |event, frames| {
-            if event.is_terminal() {
+            if let AgentEvent::RunFinished { status, .. } = event {
                 // Off the queue before `done` is written: a client that reads `done` and
                 // asks `get_state` sees `busy` of the next job only.
                 queue.finish(&job.ctl);
+                last_status = Some(*status);
             }
             if let AgentEvent::SandboxReport(report) = event {
                 log_sandbox(report);
@@ -240,6 +250,25 @@ async fn worker(
         })
         .await;
         queue.finish(&job.ctl);
+    }
+    last_status
+}
+
+/// Hooks' reports outside a run have no frame in zut's protocol: they go to stderr.
+fn log_hooks(reports: &[HookReport], point: &str) {
+    for report in reports {
+        match &report.reason {
+            Some(reason) => eprintln!(
+                "adapter-rpc: {point} hook {}: {} ({reason})",
+                report.hook,
+                report.outcome.as_str()
+            ),
+            None => eprintln!(
+                "adapter-rpc: {point} hook {}: {}",
+                report.hook,
+                report.outcome.as_str()
+            ),
+        }
     }
 }
 
@@ -263,6 +292,10 @@ pub enum Ended<T> {
 
 /// Runs the RPC server for `agent` until `input` ends and all accepted work is done.
 ///
+/// The agent's `session_start` hooks (source `startup`) run before the first prompt
+/// starts, its `session_end` hooks (reason `exit`; `other` when stopped) once all work is
+/// done, before this returns; their reports go to stderr.
+///
 /// Returns [`ServeError::BadAuth`] right after answering a failed authentication (the caller
 /// exits 1); everything else is answered in the protocol and never stops the server.
 pub async fn serve<R, W>(
@@ -283,7 +316,8 @@ where
 /// [`serve`] until `stop` resolves (the binary passes SIGTERM/SIGINT): then the input is no
 /// longer read, the active prompt or compaction is aborted (its tools' process groups are
 /// killed) and its last events (`tool_result`, `turn_end`, `done`) are written, prompts
-/// still queued are dropped unanswered, and the output is flushed.
+/// still queued are dropped unanswered, the `session_end` hooks run, and the output is
+/// flushed.
 pub async fn serve_until<R, W, S>(
     agent: Agent,
     config: ServerConfig,
@@ -344,8 +378,19 @@ where
     };
     // End of input (or a failed auth, or a stop): let accepted work finish, then drain the
     // writer.
+    let agent = dispatcher.agent.clone();
     drop(dispatcher);
-    let _ = worker.await;
+    let last_status = worker.await.ok().flatten();
+    // The session ends with the process: its input ended (or failed auth), or a signal
+    // (reason `other`). The hooks are bounded by their own timeouts and kill their
+    // process groups.
+    let reason = match &result {
+        Ok(Ended::Stopped(_)) => SessionEndReason::Other,
+        _ => SessionEndReason::Exit,
+    };
+    let mut end = SessionEnd::new(reason);
+    end.last_status = last_status;
+    log_hooks(&agent.session_end(end).await, "session_end");
     let written = match writer.await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(err)) => Err(ServeError::Write(err)),

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use common::*;
 use serde_json::{json, Value};
-use test_support::{sse, MockModel, Reply};
+use test_support::{sse, MockModel, Reply, Request, Script};
 
 fn tool_call(id: &str, name: &str, args: Value) -> Reply {
     Reply::sse(
@@ -252,6 +252,115 @@ async fn a_missing_hooks_file_is_a_startup_error() {
     );
 }
 
+/// Claude Code settings whose `SessionStart` hook adds context (its stdout) and whose
+/// `SessionEnd` hook saves its payload as `end.json` in the workspace.
+fn session_hooks(dir: &Path) -> String {
+    write_json(
+        dir,
+        "settings.json",
+        &json!({"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command",
+                "command": "cat > start.json; echo START-CONTEXT-42"}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": "cat > end.json"}]}]
+        }}),
+    )
+}
+
+fn read_payload(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+#[tokio::test]
+async fn session_start_runs_before_the_first_prompt_and_session_end_at_end_of_input() {
+    let model = MockModel::start(vec![text("hi")]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hooks = session_hooks(dir.path());
+    let root = dir.path().to_path_buf();
+    let mut rpc = on_mock(&model.v1(), &["--hooks".into(), hooks], Some(dir));
+    let frames = prompt(&mut rpc, "p", "hello").await;
+    assert_eq!(answer(&frames), "hi");
+    let start = read_payload(&root.join("start.json"));
+    assert_eq!(start["hook_event_name"], "SessionStart", "{start}");
+    assert_eq!(start["source"], "startup", "{start}");
+    // Its context reached the first model call.
+    let requests = model.wait_for_requests(1, WAIT).await.expect("one call");
+    assert!(
+        requests[0].json().to_string().contains("START-CONTEXT-42"),
+        "{}",
+        requests[0].json()
+    );
+    // The session is still open.
+    assert!(!root.join("end.json").exists());
+    finish(&mut rpc).await;
+    let end = read_payload(&root.join("end.json"));
+    assert_eq!(end["hook_event_name"], "SessionEnd", "{end}");
+    assert_eq!(end["reason"], "prompt_input_exit", "{end}");
+    // Once per process.
+    assert_eq!(model.request_count(), 1);
+}
+
+#[tokio::test]
+async fn sigterm_runs_the_session_end_hooks_before_the_process_dies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hooks = session_hooks(dir.path());
+    let root = dir.path().to_path_buf();
+    let mut rpc = Rpc::spawn(Opts {
+        script: Some(json!([text_turn("unused")])),
+        args: vec!["--hooks".into(), hooks],
+        dir: Some(dir),
+        ..Opts::default()
+    });
+    // Up and answering: then a signal while idle.
+    state(&mut rpc, "s").await;
+    rpc.kill(libc::SIGTERM);
+    assert!(rpc.rest().await.is_empty());
+    let status = rpc.exit().await;
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    let end = read_payload(&root.join("end.json"));
+    assert_eq!(end["hook_event_name"], "SessionEnd", "{end}");
+    assert_eq!(end["reason"], "other", "{end}");
+}
+
+#[tokio::test]
+async fn a_projects_own_hooks_file_has_no_effect() {
+    // `.zero/hooks.json` in the workspace would veto every bash call; rpc reads hooks only
+    // from `--hooks`.
+    let model = MockModel::start(vec![
+        tool_call("b1", "bash", json!({"command": "touch marker"})),
+        text("ok"),
+    ]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(".zero")).expect("mkdir");
+    write_json(
+        &dir.path().join(".zero"),
+        "hooks.json",
+        &json!({"enabled": true, "hooks": [
+            {"id": "veto", "event": "beforeTool", "matcher": "bash",
+             "command": "sh", "args": ["-c", "touch vetoed; echo project veto; exit 1"]},
+            {"id": "start", "event": "sessionStart", "command": "touch", "args": ["started"]}
+        ]}),
+    );
+    let root = dir.path().to_path_buf();
+    let config = tempfile::tempdir().expect("config home");
+    let mut rpc = Rpc::spawn(Opts {
+        args: openai_args(&model.v1()),
+        env: vec![
+            ("AGENT_SDK_MAX_RETRIES", "0"),
+            ("XDG_CONFIG_HOME", config.path().to_str().expect("utf-8")),
+        ],
+        dir: Some(dir),
+        ..Opts::default()
+    });
+    let frames = prompt(&mut rpc, "p", "go").await;
+    assert_eq!(result_of(&frames, "b1")["is_error"], false, "{frames:#?}");
+    assert!(root.join("marker").exists(), "the call did not run");
+    finish(&mut rpc).await;
+    assert!(!root.join("vetoed").exists(), "the project's hook ran");
+    assert!(!root.join("started").exists(), "the project's hook ran");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sandbox
 // ---------------------------------------------------------------------------------------------
@@ -376,6 +485,353 @@ async fn a_task_call_streams_the_child_as_progress_lines_never_as_top_level_text
     assert_eq!(answer(&frames), "parent done");
     assert_eq!(model.request_count(), 3);
     finish(&mut rpc).await;
+}
+
+/// A model turn answering `text`, with its own usage.
+fn text_with_usage(answer: &str, prompt: u64, completion: u64) -> Reply {
+    Reply::sse(
+        sse::chat::Stream::new()
+            .text(answer)
+            .finish("stop")
+            .usage(prompt, completion, 0)
+            .done(),
+    )
+}
+
+/// True when `request` is a call of specialist `name`'s child (by its system prompt).
+fn child_request(request: &Request, name: &str) -> bool {
+    request.json()["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.contains(&format!("Specialist: {name}\n")))
+}
+
+/// Model calls made before this one in the request's transcript.
+fn earlier_calls(request: &Request) -> usize {
+    request.json()["messages"]
+        .as_array()
+        .map(|m| m.iter().filter(|m| m["role"] == "assistant").count())
+        .unwrap_or(0)
+}
+
+/// The task ids (`task_id: …` lines) of the tool results in the request, in order.
+fn task_ids(request: &Request) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for message in request.json()["messages"].as_array().into_iter().flatten() {
+        if message["role"] != "tool" {
+            continue;
+        }
+        let text = match &message["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        for id in text.lines().filter_map(|l| l.strip_prefix("task_id: ")) {
+            if !ids.iter().any(|known| known == id.trim()) {
+                ids.push(id.trim().to_string());
+            }
+        }
+    }
+    ids
+}
+
+fn task(name: &str, prompt: &str) -> Value {
+    json!({"name": name, "description": format!("{name} task"), "prompt": prompt})
+}
+
+/// The text of the `tool_progress` lines of call `id`, concatenated (they stream).
+fn progress_of(frames: &[Value], id: &str) -> String {
+    of_type(frames, "tool_progress")
+        .iter()
+        .filter(|f| f["id"] == id)
+        .filter_map(|f| f["text"].as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_explorer_is_refused_a_write_and_usage_of_parent_and_child_adds_up() {
+    let model = MockModel::start(
+        Script::new()
+            .route(
+                |r| child_request(r, "explorer"),
+                [
+                    Reply::sse(
+                        sse::chat::Stream::new()
+                            .tool_call("k1", "write_file", r#"{"path":"pwned.txt","content":"x"}"#)
+                            .finish("tool_calls")
+                            .usage(7, 2, 0)
+                            .done(),
+                    ),
+                    text_with_usage("I may not write.", 5, 1),
+                ],
+            )
+            .fallback([
+                tool_call("t1", "Task", task("explorer", "Write pwned.txt.")),
+                text_with_usage("parent done", 20, 4),
+            ]),
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().to_path_buf();
+    let mut rpc = on_mock(&model.v1(), &[], Some(dir));
+    let frames = prompt(&mut rpc, "p", "delegate").await;
+    assert!(!root.join("pwned.txt").exists(), "the explorer wrote");
+    let progress = progress_of(&frames, "t1");
+    assert!(progress.contains("write_file"), "{progress}");
+    assert!(progress.contains("unknown tool: write_file"), "{progress}");
+    let result = result_of(&frames, "t1");
+    assert_eq!(result["is_error"], false, "{result}");
+    assert!(
+        result_text(result).ends_with("I may not write."),
+        "{result}"
+    );
+    assert_eq!(answer(&frames), "parent done");
+    // The parent's calls are its `usage` events; the cumulative figures hold the child's.
+    let usage = of_type(&frames, "usage");
+    let turns: Vec<(u64, u64)> = usage
+        .iter()
+        .map(|u| {
+            (
+                u["input"].as_u64().unwrap_or(0),
+                u["output"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(turns, [(10, 5), (20, 4)], "{usage:#?}");
+    let last = &usage[usage.len() - 1]["cumulative"];
+    assert_eq!(last["input"], 10 + 7 + 5 + 20, "{last}");
+    assert_eq!(last["output"], 5 + 2 + 1 + 4, "{last}");
+    let total = state(&mut rpc, "s").await["usage"].clone();
+    assert_eq!(
+        (total["input"].clone(), total["output"].clone()),
+        (json!(42), json!(12)),
+        "{total}"
+    );
+    finish(&mut rpc).await;
+}
+
+#[tokio::test]
+async fn a_child_that_fails_is_the_task_error_result_and_the_parent_goes_on() {
+    let model = MockModel::start(
+        Script::new()
+            .route(
+                |r| child_request(r, "explorer"),
+                [Reply::error(
+                    400,
+                    "invalid_request_error",
+                    "the child's request is refused",
+                )],
+            )
+            .fallback([
+                tool_call("t1", "Task", task("explorer", "Look.")),
+                text("the explorer failed, moving on"),
+            ]),
+    );
+    let mut rpc = on_mock(&model.v1(), &[], None);
+    let frames = prompt(&mut rpc, "p", "delegate").await;
+    let result = result_of(&frames, "t1");
+    assert_eq!(result["is_error"], true, "{result}");
+    let text = result_text(result);
+    assert!(text.contains("specialist explorer failed"), "{text}");
+    assert!(of_type(&frames, "error").is_empty(), "{frames:#?}");
+    assert_eq!(answer(&frames), "the explorer failed, moving on");
+    // The model got the failure as the call's result.
+    let requests = model.wait_for_requests(3, WAIT).await.expect("three calls");
+    let last = requests.last().expect("a request");
+    assert!(
+        tool_message(&last.json(), "t1").is_some_and(|m| m.contains("specialist explorer failed")),
+        "{}",
+        last.json()
+    );
+    finish(&mut rpc).await;
+}
+
+#[tokio::test]
+async fn abort_during_a_child_bash_call_ends_the_task_and_leaves_no_process() {
+    let model = MockModel::start(
+        Script::new()
+            .route(
+                |r| child_request(r, "worker"),
+                [tool_call(
+                    "c1",
+                    "bash",
+                    json!({"command": "sleep 300 & echo $! > sleep.pid; echo $$ > bash.pid; wait"}),
+                )],
+            )
+            .fallback([tool_call("t1", "Task", task("worker", "Wait a long time."))]),
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().to_path_buf();
+    let mut rpc = on_mock(&model.v1(), &[], Some(dir));
+    let started = rpc
+        .call(json!({"type": "prompt", "message": "delegate"}), "p")
+        .await;
+    assert_eq!(started["data"]["started"], true, "{started}");
+    let pid_in = |name: &str| {
+        let path = root.join(name);
+        async move {
+            let deadline = std::time::Instant::now() + WAIT;
+            loop {
+                if let Some(pid) = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<i32>().ok())
+                {
+                    return pid;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the child's bash never started"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }
+    };
+    let shell = pid_in("bash.pid").await;
+    let sleeper = pid_in("sleep.pid").await;
+    assert!(alive(sleeper));
+    rpc.send(json!({"id": "a", "type": "abort"})).await;
+    let frames = rpc.until_type("done").await;
+    let aborted = frames
+        .iter()
+        .find(|f| f["type"] == "response" && f["id"] == "a")
+        .expect("the abort is answered");
+    assert_eq!(aborted["success"], true, "{aborted}");
+    let result = result_of(&frames, "t1");
+    assert_eq!(result["is_error"], true, "{result}");
+    assert_gone(shell, "the child's shell").await;
+    assert_gone(sleeper, "the child's command").await;
+    // The session goes on.
+    assert_eq!(model.request_count(), 2);
+    finish(&mut rpc).await;
+}
+
+#[tokio::test]
+async fn two_background_tasks_are_read_with_task_output() {
+    let model = MockModel::start(Script::respond(|request: &Request, _| {
+        if child_request(request, "explorer") {
+            let topic = match request.contains("Look at alpha") {
+                true => "alpha",
+                false => "beta",
+            };
+            return text_with_usage(&format!("{topic} result"), 3, 1);
+        }
+        match earlier_calls(request) {
+            0 => {
+                let task = |topic: &str| {
+                    json!({"name": "explorer", "description": topic,
+                           "prompt": format!("Look at {topic}."), "run_in_background": true})
+                };
+                Reply::sse(
+                    sse::chat::Stream::new()
+                        .tool_call("t1", "Task", &task("alpha").to_string())
+                        .tool_call("t2", "Task", &task("beta").to_string())
+                        .finish("tool_calls")
+                        .usage(10, 1, 0)
+                        .done(),
+                )
+            }
+            1 => {
+                let mut stream = sse::chat::Stream::new();
+                for (i, id) in task_ids(request).iter().enumerate() {
+                    let args = json!({"task_id": id, "block": true, "timeout": 30000});
+                    stream =
+                        stream.tool_call(&format!("o{}", i + 1), "TaskOutput", &args.to_string());
+                }
+                Reply::sse(stream.finish("tool_calls").usage(10, 1, 0).done())
+            }
+            _ => text_with_usage("both read", 10, 1),
+        }
+    }));
+    let mut rpc = on_mock(&model.v1(), &[], None);
+    let frames = prompt(&mut rpc, "p", "explore in the background").await;
+    for id in ["t1", "t2"] {
+        let launched = result_of(&frames, id);
+        assert_eq!(launched["is_error"], false, "{launched}");
+        assert!(
+            result_text(launched).starts_with("Task launched in background."),
+            "{launched}"
+        );
+    }
+    let first = result_text(result_of(&frames, "o1"));
+    let second = result_text(result_of(&frames, "o2"));
+    assert!(
+        first.contains("status: completed") && first.contains("alpha result"),
+        "{first}"
+    );
+    assert!(
+        second.contains("status: completed") && second.contains("beta result"),
+        "{second}"
+    );
+    // The children's lines are progress of their launching calls, never top-level text.
+    assert!(
+        progress_of(&frames, "t1").contains("alpha result"),
+        "{frames:#?}"
+    );
+    assert!(
+        progress_of(&frames, "t2").contains("beta result"),
+        "{frames:#?}"
+    );
+    assert_eq!(answer(&frames), "both read");
+    let usage = of_type(&frames, "usage");
+    let last = &usage[usage.len() - 1]["cumulative"];
+    assert_eq!(last["input"], 10 + 10 + 10 + 3 + 3, "{last}");
+    finish(&mut rpc).await;
+}
+
+#[tokio::test]
+async fn a_project_manifest_overrides_the_builtin_and_a_malformed_one_is_named_with_its_line() {
+    let model = MockModel::start(
+        Script::new()
+            .route(
+                |r| child_request(r, "explorer"),
+                [text("project explorer here")],
+            )
+            .fallback([
+                tool_call("t1", "Task", task("explorer", "Who are you?")),
+                text("done"),
+            ]),
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let specialists = dir.path().join(".zero").join("specialists");
+    std::fs::create_dir_all(&specialists).expect("mkdir");
+    std::fs::write(
+        specialists.join("explorer.md"),
+        "---\nname: explorer\ndescription: The project's explorer.\ntools: [read-only]\n---\nPROJECT-EXPLORER-PROMPT: look in src/ first.\n",
+    )
+    .expect("write");
+    std::fs::write(
+        specialists.join("bad.md"),
+        "---\nname: bad\ndescription: Broken.\ntools:\n  - read-only\n  - Task\n---\nprompt\n",
+    )
+    .expect("write");
+    let mut rpc = on_mock(&model.v1(), &[], Some(dir));
+    let frames = prompt(&mut rpc, "p", "delegate").await;
+    assert!(
+        result_text(result_of(&frames, "t1")).ends_with("project explorer here"),
+        "{frames:#?}"
+    );
+    let requests = model.requests();
+    let child = requests
+        .iter()
+        .find(|r| child_request(r, "explorer"))
+        .expect("a child call");
+    let system = child.json()["messages"][0]["content"].to_string();
+    assert!(system.contains("PROJECT-EXPLORER-PROMPT"), "{system}");
+    assert!(
+        !system.contains("read-only codebase exploration specialist"),
+        "{system}"
+    );
+    let offered = requests[0].text();
+    assert!(offered.contains("The project's explorer."));
+    assert!(
+        !offered.contains("- bad: Broken."),
+        "the bad manifest is offered"
+    );
+    finish(&mut rpc).await;
+    let stderr = rpc.stderr().await;
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("skipped specialist manifest") && l.contains("bad.md:6:")),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{session_events, session_meta, Run, Sandbox};
 use serde_json::{json, Value};
-use test_support::{sse, MockModel, Reply};
+use test_support::{sse, MockModel, Reply, Request, Script};
 
 /// A model turn that calls `name` with `args`.
 fn call(id: &str, name: &str, args: Value) -> Reply {
@@ -651,6 +651,368 @@ fn a_specialist_layer_zero_refuses_is_a_specialist_error_before_the_run() {
     // At --auto low Zero loads no specialists, so the run goes on.
     let run = sb.run(&["exec", "-o", "stream-json", "hello"], "");
     assert_eq!(run.code, 0, "{}", run.stdout);
+}
+
+/// A model turn calling `name` with `args`, with its own usage.
+fn call_with_usage(id: &str, name: &str, args: Value, prompt: u64, completion: u64) -> Reply {
+    Reply::sse(
+        sse::chat::Stream::new()
+            .tool_call(id, name, &args.to_string())
+            .finish("tool_calls")
+            .usage(prompt, completion, 0)
+            .done(),
+    )
+}
+
+/// A model turn answering `text`, with its own usage.
+fn answer_with_usage(text: &str, prompt: u64, completion: u64) -> Reply {
+    Reply::sse(
+        sse::chat::Stream::new()
+            .text(text)
+            .finish("stop")
+            .usage(prompt, completion, 0)
+            .done(),
+    )
+}
+
+/// True when `request` is a call of specialist `name`'s child (by its system prompt).
+fn child_request(request: &Request, name: &str) -> bool {
+    request.json()["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.contains(&format!("Specialist: {name}\n")))
+}
+
+/// Model calls made before this one in the request's transcript.
+fn earlier_calls(request: &Request) -> usize {
+    request.json()["messages"]
+        .as_array()
+        .map(|m| m.iter().filter(|m| m["role"] == "assistant").count())
+        .unwrap_or(0)
+}
+
+/// The task ids (`task_id: …` lines) of the tool results in the request, in order.
+fn task_ids(request: &Request) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for message in request.json()["messages"].as_array().into_iter().flatten() {
+        if message["role"] != "tool" {
+            continue;
+        }
+        let text = match &message["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        for id in text.lines().filter_map(|l| l.strip_prefix("task_id: ")) {
+            if !ids.iter().any(|known| known == id.trim()) {
+                ids.push(id.trim().to_string());
+            }
+        }
+    }
+    ids
+}
+
+/// The model of a parent launching explorers on `alpha` and `beta` in the background, then
+/// reading both with `TaskOutput`; each child answers `<topic> result`.
+fn two_background_explorers() -> Script<Reply> {
+    Script::respond(|request: &Request, _| {
+        if child_request(request, "explorer") {
+            let topic = match request.contains("Look at alpha") {
+                true => "alpha",
+                false => "beta",
+            };
+            return answer_with_usage(&format!("{topic} result"), 3, 1);
+        }
+        match earlier_calls(request) {
+            0 => {
+                let task = |topic: &str| {
+                    json!({"name": "explorer", "description": topic,
+                           "prompt": format!("Look at {topic}."), "run_in_background": true})
+                };
+                Reply::sse(
+                    sse::chat::Stream::new()
+                        .tool_call("t1", "Task", &task("alpha").to_string())
+                        .tool_call("t2", "Task", &task("beta").to_string())
+                        .finish("tool_calls")
+                        .usage(10, 1, 0)
+                        .done(),
+                )
+            }
+            1 => {
+                let ids = task_ids(request);
+                let mut stream = sse::chat::Stream::new();
+                for (i, id) in ids.iter().enumerate() {
+                    let args = json!({"task_id": id, "block": true, "timeout": 30000});
+                    stream =
+                        stream.tool_call(&format!("o{}", i + 1), "TaskOutput", &args.to_string());
+                }
+                Reply::sse(stream.finish("tool_calls").usage(10, 1, 0).done())
+            }
+            _ => answer_with_usage("both read", 10, 1),
+        }
+    })
+}
+
+#[test]
+fn two_background_tasks_are_read_with_task_output() {
+    let sb = Sandbox::new();
+    let model = MockModel::start(two_background_explorers());
+    let run = exec(&sb, &model, &["--auto", "medium"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let results = results(&run);
+    let by_id = |id: &str| {
+        results
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no result {id}: {}", run.stdout))
+            .clone()
+    };
+    for id in ["t1", "t2"] {
+        let launched = by_id(id);
+        assert_eq!(launched["status"], "ok", "{launched}");
+        assert!(
+            launched["output"]
+                .as_str()
+                .is_some_and(|o| o.starts_with("Task launched in background.")),
+            "{launched}"
+        );
+    }
+    let outputs: Vec<String> = ["o1", "o2"]
+        .iter()
+        .map(|id| {
+            let result = by_id(id);
+            assert_eq!(result["name"], "TaskOutput");
+            assert_eq!(result["status"], "ok", "{result}");
+            result["output"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert!(
+        outputs[0].contains("status: completed") && outputs[0].contains("alpha result"),
+        "{outputs:?}"
+    );
+    assert!(
+        outputs[1].contains("status: completed") && outputs[1].contains("beta result"),
+        "{outputs:?}"
+    );
+    assert_eq!(run.of("final")[0]["text"], "both read");
+    // Each child rolled up into the parent's session.
+    let parent = run.of("run_start")[0]["sessionId"]
+        .as_str()
+        .expect("session")
+        .to_string();
+    let rollups: Vec<Value> = session_events(&sb.sessions(), &parent)
+        .into_iter()
+        .filter(|e| e["type"] == "provider_usage" && e["payload"]["source"] == "specialist")
+        .collect();
+    assert_eq!(rollups.len(), 2, "{rollups:?}");
+    for rollup in &rollups {
+        assert_eq!(rollup["payload"]["mode"], "background", "{rollup}");
+        assert_eq!(rollup["payload"]["totalTokens"], 4, "{rollup}");
+    }
+}
+
+#[test]
+fn a_project_manifest_overrides_the_builtin_and_usage_adds_up() {
+    let sb = Sandbox::new();
+    write(
+        &sb.work().join(".zero/specialists/explorer.md"),
+        "---\nname: explorer\ndescription: The project's explorer.\ntools: [read-only]\n---\nPROJECT-EXPLORER-PROMPT: look in src/ first.\n",
+    );
+    let model = MockModel::start(
+        Script::new()
+            .route(
+                |r| child_request(r, "explorer"),
+                [answer_with_usage("project explorer here", 7, 3)],
+            )
+            .fallback([
+                call_with_usage(
+                    "t1",
+                    "Task",
+                    json!({"name": "explorer", "description": "who", "prompt": "Who are you?"}),
+                    10,
+                    5,
+                ),
+                answer_with_usage("done", 20, 4),
+            ]),
+    );
+    let run = exec(&sb, &model, &["--auto", "medium"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let requests = model.requests();
+    let child = requests
+        .iter()
+        .find(|r| child_request(r, "explorer"))
+        .expect("a child call");
+    let system = child.json()["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(system.contains("PROJECT-EXPLORER-PROMPT"), "{system}");
+    assert!(
+        !system.contains("read-only codebase exploration specialist"),
+        "the built-in prompt is still there: {system}"
+    );
+    // The Task tool lists the project's description.
+    assert!(requests[0].text().contains("The project's explorer."));
+    assert!(results(&run)[0]["output"]
+        .as_str()
+        .is_some_and(|o| o.contains("project explorer here")));
+
+    // Usage: the parent's lines carry the parent's calls; the child's tokens are rolled up
+    // into the session, so that the two add up to every call the model served.
+    let lines = run.of("usage");
+    let shown: Vec<(u64, u64)> = lines
+        .iter()
+        .map(|u| {
+            (
+                u["promptTokens"].as_u64().unwrap_or(0),
+                u["completionTokens"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(shown, [(10, 5), (20, 4)], "{}", run.stdout);
+    let parent = run.of("run_start")[0]["sessionId"]
+        .as_str()
+        .expect("session")
+        .to_string();
+    let rollup = session_events(&sb.sessions(), &parent)
+        .into_iter()
+        .find(|e| e["type"] == "provider_usage" && e["payload"]["source"] == "specialist")
+        .expect("the child's usage rolled up");
+    assert_eq!(rollup["payload"]["promptTokens"], 7, "{rollup}");
+    assert_eq!(rollup["payload"]["completionTokens"], 3, "{rollup}");
+    let all: u64 = shown.iter().map(|(p, c)| p + c).sum::<u64>()
+        + rollup["payload"]["totalTokens"].as_u64().unwrap_or(0);
+    assert_eq!(all, 10 + 5 + 7 + 3 + 20 + 4);
+}
+
+#[test]
+fn a_malformed_manifest_is_named_with_its_line_and_a_broken_extends_is_a_specialist_error() {
+    let sb = Sandbox::new();
+    let bad = sb.work().join(".zero/specialists/bad.md");
+    write(
+        &bad,
+        "---\nname: bad\ndescription: Broken.\ntools:\n  - read-only\n  - Task\n---\nprompt\n",
+    );
+    // A manifest Zero skips: a warning naming the file and line, the run goes on.
+    let model = MockModel::start(vec![answer("fine")]);
+    let run = exec(&sb, &model, &["--auto", "medium"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let canonical = std::fs::canonicalize(&bad).expect("canonical");
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.contains("skipped specialist manifest")
+                && (l.contains(&format!("{}:6:", bad.display()))
+                    || l.contains(&format!("{}:6:", canonical.display())))),
+        "{}",
+        run.stderr
+    );
+    assert!(!body(&model, 0).contains("- bad: Broken."));
+    assert_eq!(run.of("final")[0]["text"], "fine");
+
+    // An `extends` that cannot resolve: Zero refuses to run, `specialist_error`, exit 3.
+    write(
+        &sb.work().join(".zero/specialists/cycle.md"),
+        "---\nname: cycle\nextends: cycle\n---\n",
+    );
+    let model = MockModel::start(vec![answer("never")]);
+    let run = exec(&sb, &model, &["--auto", "medium"]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert_eq!(run.types(), ["error", "run_end"], "no run_start");
+    let error = &run.of("error")[0];
+    assert_eq!(error["code"], "specialist_error", "{error}");
+    let message = error["message"].as_str().expect("message");
+    assert!(message.contains("cycle.md:3:"), "{message}");
+    assert_eq!(model.request_count(), 0);
+}
+
+#[test]
+fn sigint_during_a_child_bash_call_leaves_no_process() {
+    let sb = Sandbox::new();
+    let model = MockModel::start(
+        Script::new()
+            .route(
+                |r| child_request(r, "worker"),
+                [call(
+                    "c1",
+                    "bash",
+                    bash("sleep 300 & echo $! > sleep.pid; echo $$ > bash.pid; wait"),
+                )],
+            )
+            .fallback([call(
+                "t1",
+                "Task",
+                json!({"name": "worker", "description": "wait", "prompt": "Wait a long time."}),
+            )]),
+    );
+    let url = model.v1();
+    let mut child = sb
+        .command(&[
+            "exec",
+            "-o",
+            "stream-json",
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--api-key",
+            "sk-capability-tests-0123456789",
+            "--model",
+            "gpt-test",
+            "--skip-permissions-unsafe",
+            "Delegate.",
+        ])
+        .env("AGENT_SDK_MAX_RETRIES", "0")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let lines = common::line_reader(child.stdout.take().expect("stdout"));
+    let pid_in = |name: &str| {
+        let path = sb.work().join(name);
+        let deadline = Instant::now() + common::RUN_TIMEOUT;
+        loop {
+            if let Some(pid) = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|s| s.trim().parse::<i32>().ok())
+            {
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "the child's bash never started");
+            // Polling a file the bash call writes: nothing else reports it.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let shell = pid_in("bash.pid");
+    let sleeper = pid_in("sleep.pid");
+    assert!(!process_gone_now(sleeper), "the child's command runs");
+    // SAFETY: signalling the process this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut seen = Vec::new();
+    while let Ok(line) = lines.recv_timeout(common::RUN_TIMEOUT) {
+        seen.push(serde_json::from_str::<Value>(&line).expect("json"));
+    }
+    let output = common::wait_output(child, common::RUN_TIMEOUT);
+    assert_eq!(output.status.code(), Some(130));
+    let kinds: Vec<&str> = seen.iter().filter_map(|f| f["type"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"run_start"), "{seen:?}");
+    assert_eq!(kinds[kinds.len() - 2..], ["error", "run_end"], "{seen:?}");
+    assert_eq!(seen[seen.len() - 2]["code"], "interrupted");
+    assert_eq!(seen[seen.len() - 1]["status"], "interrupted");
+    assert!(process_gone(shell), "the child's shell outlived the run");
+    assert!(
+        process_gone(sleeper),
+        "the child's command outlived the run"
+    );
+}
+
+/// Whether `pid` is gone right now.
+fn process_gone_now(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -615,3 +615,74 @@ async fn aborting_a_run_kills_the_hook_it_waits_for() {
     assert!(!ws.path("marker").exists());
     assert_all_dead(&pids).await;
 }
+
+#[tokio::test]
+async fn claude_session_end_and_pre_compact_get_their_payloads_and_matchers() {
+    let ws = Workspace::new();
+    let file = ws.write(
+        "settings.json",
+        &json!({"hooks": {
+            "SessionEnd": [
+                {"hooks": [{"type": "command", "command": "cat > end.json"}]},
+                {"matcher": "clear", "hooks": [{"type": "command", "command": "touch cleared"}]}
+            ],
+            "PreCompact": [
+                {"matcher": "manual", "hooks": [{"type": "command", "command": "cat > compact.json"}]},
+                {"matcher": "auto", "hooks": [{"type": "command", "command": "touch auto-compact"}]}
+            ]
+        }}),
+    );
+    let loaded = load_file(&file, &ws.options()).unwrap();
+    assert_eq!(loaded.format, HookFormat::Claude);
+    let provider =
+        ScriptedProvider::new([Turn::new().text("hi"), Turn::new().text("SUMMARY-OF-IT")]);
+    let agent = Agent::builder(provider.clone())
+        .cwd(&ws.root)
+        .compact_keep_tail(0)
+        .hooks(loaded.hooks)
+        .build();
+    let events = collect(agent.prompt("hello")).await;
+    assert_eq!(status(&events), RunStatus::Success);
+    assert!(!ws.path("compact.json").exists(), "no compaction yet");
+
+    let events = collect(agent.compact()).await;
+    assert_eq!(status(&events), RunStatus::Success, "{events:?}");
+    assert_eq!(provider.requests().len(), 2, "the summary call ran");
+    let compact = ws.read_json("compact.json");
+    assert_eq!(compact["hook_event_name"], "PreCompact");
+    assert_eq!(compact["trigger"], "manual");
+    assert_eq!(compact["custom_instructions"], "");
+    assert_eq!(compact["cwd"], ws.root.display().to_string());
+    assert!(compact["session_id"].is_string() && compact["transcript_path"].is_string());
+    assert!(
+        !ws.path("auto-compact").exists(),
+        "the `auto` matcher ran on a manual compaction"
+    );
+
+    assert!(!ws.path("end.json").exists(), "no session end yet");
+    let mut end = agent_core::SessionEnd::new(agent_core::SessionEndReason::Exit);
+    end.last_status = Some(RunStatus::Success);
+    let reports = agent.session_end(end).await;
+    assert!(
+        reports.iter().all(|r| r.outcome != HookOutcome::Deny),
+        "{reports:?}"
+    );
+    let end = ws.read_json("end.json");
+    assert_eq!(end["hook_event_name"], "SessionEnd");
+    assert_eq!(end["reason"], "prompt_input_exit");
+    assert_eq!(end["cwd"], ws.root.display().to_string());
+    assert_eq!(end["session_id"], compact["session_id"], "one session");
+    assert!(
+        !ws.path("cleared").exists(),
+        "the `clear` matcher ran on an exit"
+    );
+
+    // A clear is a session end with reason `clear`: now the matcher fires.
+    let reports = agent
+        .session_end(agent_core::SessionEnd::new(
+            agent_core::SessionEndReason::Clear,
+        ))
+        .await;
+    assert!(ws.path("cleared").exists(), "{reports:?}");
+    assert_eq!(ws.read_json("end.json")["reason"], "clear");
+}

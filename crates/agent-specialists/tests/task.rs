@@ -821,3 +821,117 @@ fn the_user_directory_follows_xdg_config_home() {
     let paths = SpecialistPaths::resolve(ws, env(&[("XDG_CONFIG_HOME", "rel"), ("HOME", "/h")]));
     assert_eq!(paths.user, None);
 }
+
+#[tokio::test]
+async fn a_child_runs_the_manifests_model_and_reasoning_or_inherits_the_parents() {
+    let ws = tempfile::tempdir().unwrap();
+    let project_dir = ws.path().join(".zero").join("specialists");
+    std::fs::create_dir_all(&project_dir).unwrap();
+    std::fs::write(
+        project_dir.join("pinned.md"),
+        "---\nname: pinned\ndescription: Own model and effort.\nmodel: child-model\nreasoningEffort: low\n---\nPinned.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project_dir.join("plain.md"),
+        "---\nname: plain\ndescription: Inherits both.\n---\nPlain.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project_dir.join("model-only.md"),
+        "---\nname: model-only\ndescription: Own model only.\nmodel: other-model\n---\nModel only.\n",
+    )
+    .unwrap();
+    let registry = SpecialistRegistry::load(&SpecialistPaths {
+        user: None,
+        project: Some(project_dir),
+    });
+    assert!(registry.errors().is_empty(), "{:?}", registry.errors());
+    let seen: Arc<Mutex<Vec<ProviderRequest>>> = Arc::default();
+    let log = seen.clone();
+    let provider = Router(move |request: &ProviderRequest| {
+        log.lock().unwrap().push(request.clone());
+        for name in ["pinned", "plain", "model-only"] {
+            if child_of(request, name) {
+                return Turn::new().text(format!("{name} answered"));
+            }
+        }
+        match step(request) {
+            0 => {
+                let mut turn = Turn::new();
+                for (id, name) in [("c1", "pinned"), ("c2", "plain"), ("c3", "model-only")] {
+                    let (id, tool, args) = task_call(id, name, "Answer.", false);
+                    turn = turn.tool_call(id, tool, args);
+                }
+                turn
+            }
+            _ => Turn::new().text("done"),
+        }
+    });
+    let agent = agent_with(provider, ws.path(), registry, |t| t)
+        .model("parent-model")
+        .reasoning(agent_core::ReasoningLevel::High)
+        .build();
+    let events = collect(agent.prompt("go")).await;
+    for call in ["c1", "c2", "c3"] {
+        assert_eq!(*result_of(&events, call).0, ToolStatus::Ok, "{call}");
+    }
+    let requests = seen.lock().unwrap().clone();
+    let of = |name: &str| {
+        let r = requests
+            .iter()
+            .find(|r| child_of(r, name))
+            .unwrap_or_else(|| panic!("no request of {name}"));
+        (r.model.clone(), r.reasoning)
+    };
+    use agent_core::ReasoningLevel::{High, Low, Medium};
+    assert_eq!(requests[0].model, "parent-model");
+    assert_eq!(requests[0].reasoning, High);
+    assert_eq!(of("pinned"), ("child-model".to_string(), Low));
+    assert_eq!(of("plain"), ("parent-model".to_string(), High));
+    // Zero's rule: an own model without an effort does not inherit the parent's effort.
+    assert_eq!(of("model-only"), ("other-model".to_string(), Medium));
+}
+
+#[tokio::test]
+async fn a_child_stops_at_its_step_limit_and_the_task_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    let seen: Arc<Mutex<Vec<ProviderRequest>>> = Arc::default();
+    let log = seen.clone();
+    let provider = Router(move |request: &ProviderRequest| {
+        log.lock().unwrap().push(request.clone());
+        if child_of(request, "explorer") {
+            // Never answers: one more read every call.
+            let id = format!("k{}", step(request));
+            return Turn::new().tool_call(id, "read_file", r#"{"path":"a.txt"}"#);
+        }
+        match step(request) {
+            0 => {
+                let (id, name, args) = task_call("c1", "explorer", "Read forever.", false);
+                Turn::new().tool_call(id, name, args)
+            }
+            _ => Turn::new().text("the child gave up"),
+        }
+    });
+    let agent = agent_with(provider, dir.path(), SpecialistRegistry::builtin(), |t| {
+        t.max_steps(3)
+    })
+    .build();
+    let events = collect(agent.prompt("go")).await;
+    let requests = seen.lock().unwrap().clone();
+    let child_calls = requests.iter().filter(|r| child_of(r, "explorer")).count();
+    assert_eq!(child_calls, 3, "the child made more calls than its limit");
+    let (status, text) = result_of(&events, "c1");
+    assert_eq!(*status, ToolStatus::Error);
+    assert!(
+        text.contains("specialist explorer failed") && text.contains("step limit"),
+        "{text}"
+    );
+    // The parent's own limit is untouched: it finished.
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::RunFinished { status: RunStatus::Success, final_text: Some(t) })
+            if t == "the child gave up"
+    ));
+}

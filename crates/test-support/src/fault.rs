@@ -54,9 +54,11 @@ pub enum Fault {
     EchoHeaders,
     /// Reads the request and never answers, until the client hangs up.
     Silent,
-    /// A 200 event stream of `frame` repeated `count` times, then `tail`; counts the frames
-    /// the client took ([`FaultServer::frames_written`]).
+    /// A 200 event stream: `head`, then `frame` repeated `count` times, then `tail`; counts
+    /// the repeated frames the client took ([`FaultServer::frames_written`]).
     Flood {
+        /// Sent once before the flood (e.g. a stream's opening events); may be empty.
+        head: String,
         /// One frame.
         frame: String,
         /// How many times.
@@ -111,6 +113,21 @@ impl Fault {
     /// A 200 event stream with no event at all.
     pub fn empty() -> Self {
         Self::sse(String::new())
+    }
+
+    /// A flood made of `stream`: its frames before `frame`, then frame `frame` sent `count`
+    /// times, then the frames after it (the finish and terminator), so the client sees a
+    /// well-formed stream of any length.
+    pub fn flood(stream: &Sse, frame: usize, count: usize) -> Self {
+        let part = |range: &[String]| range.concat();
+        let frames = &stream.frames;
+        let at = frame.min(frames.len());
+        Self::Flood {
+            head: part(&frames[..at]),
+            frame: frames.get(at).cloned().unwrap_or_default(),
+            count,
+            tail: part(frames.get(at + 1..).unwrap_or_default()),
+        }
     }
 
     /// A complete HTTP response whose event stream stops in the middle of frame `frame` of
@@ -304,8 +321,16 @@ async fn reply(
                 End::Stall => wait_for_hangup(stream).await,
             }
         }
-        Fault::Flood { frame, count, tail } => {
+        Fault::Flood {
+            head,
+            frame,
+            count,
+            tail,
+        } => {
             stream.write_all(SSE_HEAD).await?;
+            for part in head.split_inclusive("\n\n") {
+                write_chunk(stream, part.as_bytes()).await?;
+            }
             for _ in 0..count {
                 write_chunk(stream, frame.as_bytes()).await?;
                 frames.fetch_add(1, Ordering::SeqCst);

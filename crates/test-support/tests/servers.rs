@@ -257,6 +257,7 @@ async fn echo_flood_and_refused() {
         Script::new()
             .route(|r| r.contains("echo"), [Fault::EchoHeaders])
             .fallback([Fault::Flood {
+                head: String::new(),
                 frame: "data: {\"x\":1}\n\n".into(),
                 count: 50,
                 tail: "data: [DONE]\n\n".into(),
@@ -335,4 +336,25 @@ async fn a_responder_sees_earlier_requests() {
         [first.status(), second.status(), other.status()].map(|s| s.as_u16()),
         [503, 200, 503]
     );
+}
+
+#[tokio::test]
+async fn a_flood_of_a_vendor_stream_keeps_its_opening_and_its_end() {
+    let stream = sse::chat::Stream::new().delta("y").finish("stop").done();
+    // Frames: the role chunk, the delta (flooded), the finish chunk, `[DONE]`.
+    let server = FaultServer::start([Fault::flood(&stream, 1, 40)]);
+    let response = client()
+        .post(server.v1())
+        .body("{}")
+        .send()
+        .await
+        .expect("head");
+    let (body, err) = read_all(response).await;
+    assert!(err.is_none(), "{err:?}");
+    let body = String::from_utf8(body).expect("utf-8");
+    assert!(body.starts_with(&stream.frames[0]), "{body}");
+    assert!(body.ends_with(&stream.frames[2..].concat()), "{body}");
+    assert_eq!(body.matches(&stream.frames[1]).count(), 40);
+    assert_eq!(body.matches("data: ").count(), 43);
+    assert_eq!(server.frames_written(), 40);
 }

@@ -3,7 +3,6 @@
 //! error statuses with `retry-after`, silence before the response head, a proxy echoing the
 //! request head, and a flood that shows whether the client applies backpressure.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,7 +13,7 @@ use tokio::net::TcpStream;
 
 use crate::background::Background;
 use crate::request::Request;
-use crate::script::{Journal, Script, Timeout};
+use crate::script::{Journal, Script};
 use crate::sse::Sse;
 
 /// How a 200 event stream ends after its body.
@@ -184,63 +183,11 @@ impl FaultServer {
         }
     }
 
-    /// The address listened on.
-    pub fn addr(&self) -> SocketAddr {
-        self.server.addr
-    }
-
-    /// `http://127.0.0.1:PORT`.
-    pub fn url(&self) -> String {
-        format!("http://{}", self.server.addr)
-    }
-
-    /// `http://127.0.0.1:PORT/v1`.
-    pub fn v1(&self) -> String {
-        format!("{}/v1", self.url())
-    }
-
-    /// Every request received so far.
-    pub fn requests(&self) -> Vec<Request> {
-        self.journal.snapshot()
-    }
-
-    /// How many requests arrived so far.
-    pub fn request_count(&self) -> usize {
-        self.journal.count()
-    }
+    served_api!();
 
     /// Frames of [`Fault::Flood`] replies written so far.
     pub fn frames_written(&self) -> usize {
         self.frames.load(Ordering::SeqCst)
-    }
-
-    /// Waits until `n` requests have arrived (at most `timeout`), on any async runtime.
-    pub async fn wait_for_requests(
-        &self,
-        n: usize,
-        timeout: Duration,
-    ) -> Result<Vec<Request>, Timeout> {
-        self.journal
-            .wait(n, timeout)
-            .await
-            .map_err(|received| Timeout {
-                wanted: n,
-                received,
-            })
-    }
-
-    /// Waits until `n` requests have arrived (at most `timeout`), blocking the thread.
-    pub fn wait_for_requests_blocking(
-        &self,
-        n: usize,
-        timeout: Duration,
-    ) -> Result<Vec<Request>, Timeout> {
-        self.journal
-            .wait_blocking(n, timeout)
-            .map_err(|received| Timeout {
-                wanted: n,
-                received,
-            })
     }
 }
 

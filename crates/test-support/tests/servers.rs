@@ -156,6 +156,16 @@ async fn recorded_fixtures_replay_as_captured() {
     assert_eq!(String::from_utf8(chunks.concat()).expect("utf-8"), expected);
 }
 
+/// POSTs `body` to `url` and returns the response once its head arrived.
+async fn send(client: &reqwest::Client, url: &str, body: &'static str) -> reqwest::Response {
+    client
+        .post(url)
+        .body(body)
+        .send()
+        .await
+        .expect("response head")
+}
+
 async fn read_all(response: reqwest::Response) -> (Vec<u8>, Option<reqwest::Error>) {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
@@ -228,12 +238,7 @@ async fn stalls_and_silence_hit_the_client_timeout() {
         .read_timeout(Duration::from_millis(300))
         .build()
         .expect("client");
-    let response = client
-        .post(server.v1())
-        .body("{}")
-        .send()
-        .await
-        .expect("head");
+    let response = send(&client, &server.v1(), "{}").await;
     let (body, err) = read_all(response).await;
     assert!(String::from_utf8(body).expect("utf-8").contains("silence"));
     let err = err.expect("stalled");
@@ -278,12 +283,7 @@ async fn echo_flood_and_refused() {
         .expect("body")
         .contains("Bearer sk-echo-me"));
 
-    let flood = client
-        .post(server.v1())
-        .body("{}")
-        .send()
-        .await
-        .expect("head");
+    let flood = send(&client, &server.v1(), "{}").await;
     let (body, err) = read_all(flood).await;
     assert!(err.is_none());
     assert_eq!(
@@ -314,24 +314,9 @@ async fn a_responder_sees_earlier_requests() {
         }
     }));
     let client = client();
-    let first = client
-        .post(server.v1())
-        .body("same")
-        .send()
-        .await
-        .expect("head");
-    let second = client
-        .post(server.v1())
-        .body("same")
-        .send()
-        .await
-        .expect("head");
-    let other = client
-        .post(server.v1())
-        .body("other")
-        .send()
-        .await
-        .expect("head");
+    let first = send(&client, &server.v1(), "same").await;
+    let second = send(&client, &server.v1(), "same").await;
+    let other = send(&client, &server.v1(), "other").await;
     assert_eq!(
         [first.status(), second.status(), other.status()].map(|s| s.as_u16()),
         [503, 200, 503]
@@ -343,12 +328,7 @@ async fn a_flood_of_a_vendor_stream_keeps_its_opening_and_its_end() {
     let stream = sse::chat::Stream::new().delta("y").finish("stop").done();
     // Frames: the role chunk, the delta (flooded), the finish chunk, `[DONE]`.
     let server = FaultServer::start([Fault::flood(&stream, 1, 40)]);
-    let response = client()
-        .post(server.v1())
-        .body("{}")
-        .send()
-        .await
-        .expect("head");
+    let response = send(&client(), &server.v1(), "{}").await;
     let (body, err) = read_all(response).await;
     assert!(err.is_none(), "{err:?}");
     let body = String::from_utf8(body).expect("utf-8");

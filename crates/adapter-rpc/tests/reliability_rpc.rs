@@ -663,26 +663,6 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Waits until `counter()` stops moving for two seconds or reaches `total` (bounded).
-async fn wait_until_stalled(counter: impl Fn() -> usize, total: usize) -> usize {
-    let deadline = Instant::now() + WAIT;
-    let mut last = counter();
-    let mut since = Instant::now();
-    loop {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let now = counter();
-        if now >= total || Instant::now() > deadline {
-            return now;
-        }
-        if now != last {
-            last = now;
-            since = Instant::now();
-        } else if since.elapsed() >= Duration::from_secs(2) {
-            return now;
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_client_that_stops_reading_does_not_grow_memory() {
     // Up to 1024 frames wait for the writer (8 MiB of 8 KiB deltas), plus the pipe and the
@@ -724,7 +704,9 @@ async fn a_client_that_stops_reading_does_not_grow_memory() {
     std::io::BufRead::read_line(&mut stdout, &mut first).expect("response");
     assert!(first.contains("\"started\":true"), "{first}");
     let baseline = rss_kib(pid);
-    let stalled_at = wait_until_stalled(|| server.frames_written() * CHUNK, TOTAL).await;
+    // Stalled: no frame went out for two seconds.
+    let stalled_at =
+        server.wait_for_flood_stall(Duration::from_secs(2), TOTAL / CHUNK, WAIT) * CHUNK;
     let rss = rss_kib(pid);
     eprintln!("stalled after {stalled_at} of {TOTAL} bytes; RSS {baseline} -> {rss} KiB");
     assert!(

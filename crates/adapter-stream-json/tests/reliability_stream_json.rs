@@ -728,27 +728,6 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Waits until `counter()` stops moving for `quiet` (bounded by [`RUN_TIMEOUT`]); returns it.
-fn wait_until_stalled(counter: impl Fn() -> usize, total: usize) -> usize {
-    let quiet = Duration::from_secs(2);
-    let deadline = Instant::now() + RUN_TIMEOUT;
-    let mut last = counter();
-    let mut since = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
-        let now = counter();
-        if now >= total || Instant::now() > deadline {
-            return now;
-        }
-        if now != last {
-            last = now;
-            since = Instant::now();
-        } else if since.elapsed() >= quiet {
-            return now;
-        }
-    }
-}
-
 #[test]
 fn a_client_that_stops_reading_does_not_grow_memory() {
     const TOTAL: usize = 32 << 20;
@@ -786,7 +765,9 @@ fn a_client_that_stops_reading_does_not_grow_memory() {
     stdout.read_line(&mut first).expect("run_start");
     let baseline = rss_kib(child.id());
     // Stop reading: the pipe fills, the writer blocks, and so must everything behind it.
-    let stalled_at = wait_until_stalled(|| server.frames_written() * CHUNK, TOTAL);
+    // Stalled: no frame went out for two seconds.
+    let stalled_at =
+        server.wait_for_flood_stall(Duration::from_secs(2), TOTAL / CHUNK, RUN_TIMEOUT) * CHUNK;
     let rss = rss_kib(child.id());
     eprintln!("stalled after {stalled_at} of {TOTAL} bytes; RSS {baseline} -> {rss} KiB");
     assert!(

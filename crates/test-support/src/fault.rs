@@ -3,9 +3,8 @@
 //! error statuses with `retry-after`, silence before the response head, a proxy echoing the
 //! request head, and a flood that shows whether the client applies backpressure.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -159,7 +158,7 @@ impl From<Sse> for String {
 pub struct FaultServer {
     server: Background,
     journal: Arc<Journal>,
-    frames: Arc<AtomicUsize>,
+    frames: Arc<FrameCount>,
 }
 
 impl FaultServer {
@@ -171,7 +170,7 @@ impl FaultServer {
     pub fn start(script: impl Into<Script<Fault>>) -> Self {
         let script = Arc::new(Mutex::new(script.into()));
         let journal = Arc::new(Journal::default());
-        let frames = Arc::new(AtomicUsize::new(0));
+        let frames = Arc::new(FrameCount::default());
         let (shared, counter) = (journal.clone(), frames.clone());
         let server = Background::spawn("fault-server", move |stream| {
             serve(stream, shared.clone(), script.clone(), counter.clone())
@@ -187,7 +186,50 @@ impl FaultServer {
 
     /// Frames of [`Fault::Flood`] replies written so far.
     pub fn frames_written(&self) -> usize {
-        self.frames.load(Ordering::SeqCst)
+        *self.frames.lock()
+    }
+
+    /// Waits (blocking the thread) until a flood stops moving, and returns the frames
+    /// written by then: when no frame went out for `quiet` (the client stopped reading and
+    /// the buffers between are full), when `limit` frames went out, or when `timeout`
+    /// passed, whichever comes first.
+    pub fn wait_for_flood_stall(&self, quiet: Duration, limit: usize, timeout: Duration) -> usize {
+        let deadline = Instant::now() + timeout;
+        let mut count = self.frames.lock();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if *count >= limit || left.is_zero() {
+                return *count;
+            }
+            let before = *count;
+            let (guard, waited) = self
+                .frames
+                .moved
+                .wait_timeout_while(count, quiet.min(left), |now| *now == before)
+                .unwrap_or_else(PoisonError::into_inner);
+            count = guard;
+            if waited.timed_out() {
+                return *count;
+            }
+        }
+    }
+}
+
+/// Frames of flood replies written, with a wake-up for each.
+#[derive(Default)]
+struct FrameCount {
+    count: Mutex<usize>,
+    moved: Condvar,
+}
+
+impl FrameCount {
+    fn lock(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.count.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn add_one(&self) {
+        *self.lock() += 1;
+        self.moved.notify_all();
     }
 }
 
@@ -200,7 +242,7 @@ async fn serve(
     mut stream: TcpStream,
     journal: Arc<Journal>,
     script: Arc<Mutex<Script<Fault>>>,
-    frames: Arc<AtomicUsize>,
+    frames: Arc<FrameCount>,
 ) {
     let Ok(Some(request)) = tokio::time::timeout(READ_TIMEOUT, read_request(&mut stream)).await
     else {
@@ -217,7 +259,7 @@ async fn reply(
     stream: &mut TcpStream,
     fault: Fault,
     head: &str,
-    frames: &AtomicUsize,
+    frames: &FrameCount,
 ) -> std::io::Result<()> {
     match fault {
         Fault::Status {
@@ -280,7 +322,7 @@ async fn reply(
             }
             for _ in 0..count {
                 write_chunk(stream, frame.as_bytes()).await?;
-                frames.fetch_add(1, Ordering::SeqCst);
+                frames.add_one();
             }
             write_chunk(stream, tail.as_bytes()).await?;
             stream.write_all(b"0\r\n\r\n").await?;

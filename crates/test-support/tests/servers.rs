@@ -338,3 +338,34 @@ async fn a_flood_of_a_vendor_stream_keeps_its_opening_and_its_end() {
     assert_eq!(body.matches("data: ").count(), 43);
     assert_eq!(server.frames_written(), 40);
 }
+
+#[test]
+fn a_flood_stalls_on_a_client_that_stops_reading_and_runs_out_on_one_that_reads() {
+    use std::io::{Read, Write};
+    // 8 KiB frames, far more than the socket buffers between the two ends hold.
+    let frame = format!("data: {}\n\n", "y".repeat(8192));
+    let flood = |count| Fault::Flood {
+        head: String::new(),
+        frame: frame.clone(),
+        count,
+        tail: "data: [DONE]\n\n".into(),
+    };
+    let request = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}";
+
+    let server = FaultServer::start([flood(100_000)]);
+    let mut idle = std::net::TcpStream::connect(server.addr()).expect("connect");
+    idle.write_all(request).expect("request");
+    let stalled = server.wait_for_flood_stall(Duration::from_millis(500), 100_000, WAIT);
+    assert!(stalled > 0, "the flood started");
+    assert!(stalled < 100_000, "the flood stopped with the reader");
+    assert_eq!(server.frames_written(), stalled);
+    drop(idle);
+
+    let server = FaultServer::start([flood(30)]);
+    let mut reader = std::net::TcpStream::connect(server.addr()).expect("connect");
+    reader.write_all(request).expect("request");
+    let mut body = Vec::new();
+    reader.read_to_end(&mut body).expect("read");
+    assert_eq!(server.wait_for_flood_stall(WAIT, 30, WAIT), 30);
+    assert!(String::from_utf8_lossy(&body).ends_with("data: [DONE]\n\n\r\n0\r\n\r\n"));
+}

@@ -669,11 +669,8 @@ async fn a_client_that_stops_reading_does_not_grow_memory() {
     // kernel's socket buffers: far less than the 64 MiB the server would push.
     const TOTAL: usize = 64 << 20;
     const CHUNK: usize = 8192;
-    let text = sse::chat::Stream::new()
-        .delta(&"y".repeat(CHUNK))
-        .finish("stop")
-        .done();
-    let server = FaultServer::start([Fault::flood(&text, 1, TOTAL / CHUNK)]);
+    // `TOTAL` bytes of text in `CHUNK`-byte deltas, then the finish chunk and `[DONE]`.
+    let server = FaultServer::start([Fault::chat_flood(CHUNK, TOTAL / CHUNK)]);
     let url = server.v1();
     let mut child = std::process::Command::new(common::bin());
     child

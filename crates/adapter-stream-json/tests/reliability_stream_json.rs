@@ -734,11 +734,7 @@ fn a_client_that_stops_reading_does_not_grow_memory() {
     const CHUNK: usize = 8192;
     let sb = Sandbox::new();
     // `TOTAL` bytes of text in `CHUNK`-byte deltas, then the finish chunk and `[DONE]`.
-    let text = sse::chat::Stream::new()
-        .delta(&"y".repeat(CHUNK))
-        .finish("stop")
-        .done();
-    let server = FaultServer::start([Fault::flood(&text, 1, TOTAL / CHUNK)]);
+    let server = FaultServer::start([Fault::chat_flood(CHUNK, TOTAL / CHUNK)]);
     let url = server.v1();
     let mut child = sb
         .command(&[

@@ -128,6 +128,16 @@ impl Fault {
         }
     }
 
+    /// A Chat Completions answer flooding the client: `count` text deltas of `bytes` bytes
+    /// each (`y` repeated), then the finish chunk and `[DONE]`.
+    pub fn chat_flood(bytes: usize, count: usize) -> Self {
+        let stream = crate::sse::chat::Stream::new()
+            .delta(&"y".repeat(bytes))
+            .finish("stop")
+            .done();
+        Self::flood(&stream, 1, count)
+    }
+
     /// A complete HTTP response whose event stream stops in the middle of frame `frame` of
     /// `stream` (the frames before it are whole).
     pub fn truncated(stream: &Sse, frame: usize) -> Self {

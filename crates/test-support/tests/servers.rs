@@ -337,6 +337,13 @@ async fn a_flood_of_a_vendor_stream_keeps_its_opening_and_its_end() {
     assert_eq!(body.matches(&stream.frames[1]).count(), 40);
     assert_eq!(body.matches("data: ").count(), 43);
     assert_eq!(server.frames_written(), 40);
+
+    let server = FaultServer::start([Fault::chat_flood(16, 5)]);
+    let (body, err) = read_all(send(&client(), &server.v1(), "{}").await).await;
+    assert!(err.is_none(), "{err:?}");
+    let body = String::from_utf8(body).expect("utf-8");
+    assert_eq!(body.matches(r#""content":"yyyyyyyyyyyyyyyy""#).count(), 5);
+    assert!(body.ends_with("data: [DONE]\n\n"), "{body}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Client, Env};
+use common::{walk, Client, Env};
 use serde_json::json;
 use test_support::{sse, MockModel, Reply, Sse};
 
@@ -79,17 +79,4 @@ async fn openai_provider_turn_against_a_local_mock() {
             entry.display()
         );
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }

@@ -9,8 +9,9 @@
 //! - [`FaultServer`]: the one raw-TCP server, for what an HTTP server will not do on
 //!   purpose: a reset or a cut after content, a truncated frame, a stall past the idle
 //!   timeout, an empty body, silence before the response head, 429 with `retry-after`,
-//!   5xx, a proxy echoing the request head, and a flood that shows backpressure. Same
-//!   [`Script`]s, same recorded [`Request`]s.
+//!   5xx, a proxy echoing the request head, and a flood that shows backpressure
+//!   ([`Fault::chat_flood`], [`FaultServer::wait_for_flood_stall`]). Same [`Script`]s, same
+//!   recorded [`Request`]s.
 //!
 //! Both run on a thread of their own with their own runtime: they serve synchronous tests
 //! (which spawn a binary) and `#[tokio::test]`s alike, and dropping them closes every

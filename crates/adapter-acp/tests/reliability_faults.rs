@@ -6,16 +6,15 @@
 //! protocol's terminal event — `turn.completed`/`turn.failed`, or the `session/prompt`
 //! reply (a stop reason or an error) — and the next prompt in the same process works.
 
+#[path = "support/cases.rs"]
+mod cases;
 mod common;
-#[path = "support/fault_server.rs"]
-mod fault_server;
 
-use std::sync::Arc;
-
+use cases::{by_case, case_of, tool_round};
 use common::acp_client::Acp;
 use common::{walk, Client, Env};
-use fault_server::{matrix, FaultServer, CASES};
 use serde_json::{json, Value};
+use test_support::{sse, End, Fault, FaultServer};
 
 const KEY: &str = "sk-fault-matrix-9f8e7d6c5b4a";
 
@@ -25,6 +24,47 @@ const FAST: [(&str, &str); 4] = [
     ("AGENT_SDK_RETRY_BACKOFF_MS", "1"),
     ("AGENT_SDK_IDLE_TIMEOUT_MS", "500"),
     ("AGENT_SDK_CONNECT_TIMEOUT_MS", "2000"),
+];
+
+/// The fault matrix: the reply for `case` on `attempt`; tool cases answer the follow-up
+/// request (after the tool ran) with text. Every case not named answers `"fine"`.
+fn matrix(case: &str, attempt: usize, body: &str) -> Fault {
+    let after_tool = tool_round(body);
+    let partial = || sse::chat::Stream::new().delta("partial ");
+    match case {
+        "case-429" if attempt == 0 => Fault::status(429).header("retry-after", "0"),
+        "case-500" => Fault::status(500),
+        "case-502" => Fault::status(502),
+        "case-503" => Fault::status(503),
+        "case-529" => Fault::status(529),
+        "case-reset" => Fault::sse_then(partial().unfinished(), End::Reset),
+        "case-truncated" => Fault::truncated(&partial().delta("cut here").done(), 2),
+        "case-stall" => Fault::sse_then(partial().unfinished(), End::Stall),
+        "case-empty" => Fault::empty(),
+        "case-badargs" if !after_tool => {
+            Fault::sse(sse::chat::tool_call("list_dir", "{\"path\": \"."))
+        }
+        "case-unknowntool" if !after_tool => Fault::sse(sse::chat::tool_call("no_such_tool", "{}")),
+        "case-echo" => Fault::EchoHeaders,
+        _ => Fault::sse(sse::chat::text("fine")),
+    }
+}
+
+/// How each fault case ends: `Some(true)` completes, `Some(false)` fails, `None` either
+/// (the provider decides whether a cut stream is an error).
+const CASES: [(&str, Option<bool>); 12] = [
+    ("case-429", Some(true)),
+    ("case-500", Some(false)),
+    ("case-502", Some(false)),
+    ("case-503", Some(false)),
+    ("case-529", Some(false)),
+    ("case-reset", Some(false)),
+    ("case-truncated", None),
+    ("case-stall", Some(false)),
+    ("case-empty", None),
+    ("case-badargs", Some(true)),
+    ("case-unknowntool", Some(true)),
+    ("case-echo", Some(false)),
 ];
 
 fn provider_args(url: &str, env: &Env) -> Vec<String> {
@@ -67,9 +107,9 @@ async fn zcode_turn(c: &mut Client, sid: &str, text: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zcode_fault_matrix_ends_every_turn_and_keeps_serving() {
     let env = Env::new();
-    let server = FaultServer::start(Arc::new(matrix));
+    let server = FaultServer::start(by_case(matrix));
     let mut args = vec!["app-server".to_string(), "--stdio".to_string()];
-    args.extend(provider_args(&server.url, &env));
+    args.extend(provider_args(&server.v1(), &env));
     let stderr = env.root.path().join("stderr.log");
     let mut c = Client::spawn_with(&args, &FAST, Some(&stderr));
     let sid = c.create(&env.workspace_str(), "yolo").await;
@@ -99,7 +139,7 @@ async fn zcode_fault_matrix_ends_every_turn_and_keeps_serving() {
     let count = |case: &str| {
         requests
             .iter()
-            .filter(|r| fault_server::case_of(r) == case)
+            .filter(|r| case_of(&r.text()) == case)
             .count()
     };
     assert_eq!(count("case-429"), 2);
@@ -114,9 +154,9 @@ async fn zcode_fault_matrix_ends_every_turn_and_keeps_serving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acp_fault_matrix_answers_every_prompt_and_keeps_serving() {
     let env = Env::new();
-    let server = FaultServer::start(Arc::new(matrix));
+    let server = FaultServer::start(by_case(matrix));
     let stderr = env.root.path().join("stderr.log");
-    let mut acp = Acp::spawn(&provider_args(&server.url, &env), &FAST, Some(&stderr));
+    let mut acp = Acp::spawn(&provider_args(&server.v1(), &env), &FAST, Some(&stderr));
     acp.initialize().await;
     let sid = acp.new_session(&env.workspace()).await;
     acp.call(
@@ -161,7 +201,7 @@ async fn acp_fault_matrix_answers_every_prompt_and_keeps_serving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_refused_fails_the_turn_in_both_front_ends() {
     let env = Env::new();
-    let url = FaultServer::refused_url();
+    let url = format!("{}/v1", test_support::refused_url());
     let mut args = vec!["app-server".to_string(), "--stdio".to_string()];
     args.extend(provider_args(&url, &env));
     let mut c = Client::spawn_with(&args, &FAST, None);

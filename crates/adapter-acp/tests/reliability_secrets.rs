@@ -6,26 +6,25 @@
 //!
 //! A property over generated keys: 3 cases by default, `AGENT_SDK_PROPTEST_CASES` for more.
 
+#[path = "support/cases.rs"]
+mod cases;
 mod common;
-#[path = "support/fault_server.rs"]
-mod fault_server;
 
-use std::sync::Arc;
-
+use cases::{by_case, tool_round};
 use common::acp_client::Acp;
 use common::{walk, Client, Env};
-use fault_server::{text_answer, tool_call, FaultServer, Reply};
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::json;
+use test_support::{sse, Fault, FaultServer};
 
-fn pick(case: &str, _attempt: usize, body: &str) -> Reply {
+fn pick(case: &str, _attempt: usize, body: &str) -> Fault {
     match case {
-        "case-echo" => Reply::EchoHeaders,
-        "case-env" if !fault_server::tool_round(body) => tool_call(
+        "case-echo" => Fault::EchoHeaders,
+        "case-env" if !tool_round(body) => Fault::sse(sse::chat::tool_call(
             "bash",
             &json!({"command": "env; printenv OPENAI_API_KEY"}).to_string(),
-        ),
-        _ => text_answer("fine"),
+        )),
+        _ => Fault::sse(sse::chat::text("fine")),
     }
 }
 
@@ -37,7 +36,8 @@ fn run_both(key: &str) {
         .expect("runtime");
     rt.block_on(async {
         let env = Env::new();
-        let server = FaultServer::start(Arc::new(pick));
+        let server = FaultServer::start(by_case(pick));
+        let url = server.v1();
         let envs = [
             ("OPENAI_API_KEY", key),
             ("ADAPTER_ACP_LOG", "debug"),
@@ -49,7 +49,7 @@ fn run_both(key: &str) {
             "--model",
             "gpt-test",
             "--base-url",
-            &server.url,
+            &url,
             "--data-dir",
         ]
         .iter()
@@ -94,7 +94,10 @@ fn run_both(key: &str) {
         // The echo really carried the key, and the tool really ran `env`: the checks
         // below are not vacuous.
         let requests = server.requests();
-        assert!(requests.iter().any(|r| r.contains(key)), "the key was sent");
+        assert!(
+            requests.iter().any(|r| r.head().contains(key)),
+            "the key was sent"
+        );
         assert!(
             c.raw.iter().any(|l| l.contains("PATH=")),
             "the env output reached the client"

@@ -6,13 +6,10 @@
 //! Property runs use `AGENT_SDK_PROPTEST_CASES` cases (default 256).
 
 mod common;
-#[path = "support/fault_server.rs"]
-mod fault_server;
 
 use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use adapter_rpc::auth::Token;
@@ -20,11 +17,11 @@ use adapter_rpc::{serve, ServerConfig};
 use agent_core::Agent;
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::{events, text_turn, Opts, Rpc, WAIT};
-use fault_server::{chunk, sse, status, text_answer, tool_call, End, FaultServer, Reply};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use secrecy::SecretString;
 use serde_json::{json, Value};
+use test_support::{sse, End, Fault, FaultServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn cases() -> u32 {
@@ -402,51 +399,52 @@ fn succeeded(evs: &[Value], case: &str, text: &str) {
 
 #[tokio::test]
 async fn the_fault_matrix_in_one_process_ends_every_prompt_with_done() {
-    let ok = |t: &str| sse(text_answer(t), End::Complete);
-    let partial = |t: &str| chunk(json!({"content": t}), None);
-    let server = FaultServer::start(vec![
+    let ok = |t: &str| Fault::sse(sse::chat::text(t));
+    let partial = |t: &str| sse::chat::Stream::new().delta(t);
+    let server = FaultServer::start([
         // 1: 429 then success.
-        status(429, &[("retry-after", "1")]),
+        Fault::status(429).header("retry-after", "1"),
         ok("after 429"),
         // 2-5: 500/502/503/529 then success.
-        status(500, &[]),
+        Fault::status(500),
         ok("after 500"),
-        status(502, &[]),
+        Fault::status(502),
         ok("after 502"),
-        status(503, &[]),
+        Fault::status(503),
         ok("after 503"),
-        status(529, &[]),
+        Fault::status(529),
         ok("after 529"),
         // 6: 503 twice: the budget runs out.
-        status(503, &[]),
-        status(503, &[]),
+        Fault::status(503),
+        Fault::status(503),
         // 7: reset after content.
-        sse(partial("reset soon"), End::Reset),
+        Fault::sse_then(partial("reset soon").unfinished(), End::Reset),
         // 8: truncated frame.
-        sse(
-            partial("half") + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"cu",
-            End::Complete,
-        ),
+        Fault::truncated(&partial("half").delta("cut here").done(), 2),
         // 9: stall past the idle timeout.
-        sse(partial("silence"), End::Stall),
+        Fault::sse_then(partial("silence").unfinished(), End::Stall),
         // 10: empty body.
-        sse(String::new(), End::Complete),
+        Fault::empty(),
         // 11: invalid JSON arguments, then an answer.
-        sse(tool_call("list_dir", "{\"path\": nope"), End::Complete),
+        Fault::sse(sse::chat::tool_call("list_dir", "{\"path\": nope")),
         ok("handled bad args"),
         // 12: unknown tool, then an answer.
-        sse(tool_call("no_such_tool", "{}"), End::Complete),
+        Fault::sse(sse::chat::tool_call("no_such_tool", "{}")),
         ok("handled unknown tool"),
         // 13: an error body echoing the request headers.
-        Reply::EchoHeaders,
+        Fault::EchoHeaders,
         // 14: fine again.
         ok("still here"),
     ]);
-    let mut rpc = Rpc::spawn(http_opts(&server.url, None));
+    let mut rpc = Rpc::spawn(http_opts(&server.v1(), None));
     for (i, code) in [429, 500, 502, 503, 529].iter().enumerate() {
         let evs = prompt(&mut rpc, &format!("s{code}")).await;
         succeeded(&evs, &format!("HTTP {code}"), &format!("after {code}"));
-        assert_eq!(server.hits(), 2 * (i + 1), "HTTP {code}: one retry");
+        assert_eq!(
+            server.request_count(),
+            2 * (i + 1),
+            "HTTP {code}: one retry"
+        );
     }
     let evs = prompt(&mut rpc, "exhausted").await;
     failed(&evs, "503 twice", "server error");
@@ -481,7 +479,7 @@ async fn the_fault_matrix_in_one_process_ends_every_prompt_with_done() {
     assert!(server
         .requests()
         .iter()
-        .all(|r| r.contains("sk-rpc-fault-key")));
+        .all(|r| r.head().contains("sk-rpc-fault-key")));
     assert!(
         !rpc.raw.iter().any(|l| l.contains("sk-rpc-fault-key")),
         "the key never reaches stdout"
@@ -495,7 +493,8 @@ async fn the_fault_matrix_in_one_process_ends_every_prompt_with_done() {
 
 #[tokio::test]
 async fn connection_refused_fails_the_prompt_and_the_server_stays_up() {
-    let mut rpc = Rpc::spawn(http_opts(&FaultServer::refused_url(), None));
+    let url = format!("{}/v1", test_support::refused_url());
+    let mut rpc = Rpc::spawn(http_opts(&url, None));
     let evs = prompt(&mut rpc, "refused").await;
     failed(&evs, "refused", "connect");
     let evs = prompt(&mut rpc, "again").await;
@@ -664,32 +663,15 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Waits until `counter` stops moving for two seconds or reaches `total` (bounded).
-async fn wait_until_stalled(counter: &AtomicUsize, total: usize) -> usize {
-    let deadline = Instant::now() + WAIT;
-    let mut last = counter.load(Ordering::SeqCst);
-    let mut since = Instant::now();
-    loop {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let now = counter.load(Ordering::SeqCst);
-        if now >= total || Instant::now() > deadline {
-            return now;
-        }
-        if now != last {
-            last = now;
-            since = Instant::now();
-        } else if since.elapsed() >= Duration::from_secs(2) {
-            return now;
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_client_that_stops_reading_does_not_grow_memory() {
     // Up to 1024 frames wait for the writer (8 MiB of 8 KiB deltas), plus the pipe and the
     // kernel's socket buffers: far less than the 64 MiB the server would push.
     const TOTAL: usize = 64 << 20;
-    let (url, sent) = fault_server::flood_server(TOTAL, 8192);
+    const CHUNK: usize = 8192;
+    // `TOTAL` bytes of text in `CHUNK`-byte deltas, then the finish chunk and `[DONE]`.
+    let server = FaultServer::start([Fault::chat_flood(CHUNK, TOTAL / CHUNK)]);
+    let url = server.v1();
     let mut child = std::process::Command::new(common::bin());
     child
         .arg("rpc")
@@ -719,7 +701,9 @@ async fn a_client_that_stops_reading_does_not_grow_memory() {
     std::io::BufRead::read_line(&mut stdout, &mut first).expect("response");
     assert!(first.contains("\"started\":true"), "{first}");
     let baseline = rss_kib(pid);
-    let stalled_at = wait_until_stalled(&sent, TOTAL).await;
+    // Stalled: no frame went out for two seconds.
+    let stalled_at =
+        server.wait_for_flood_stall(Duration::from_secs(2), TOTAL / CHUNK, WAIT) * CHUNK;
     let rss = rss_kib(pid);
     eprintln!("stalled after {stalled_at} of {TOTAL} bytes; RSS {baseline} -> {rss} KiB");
     assert!(

@@ -5,6 +5,7 @@ mod common;
 use base64::Engine;
 use common::{events, text_turn, types, Opts, Rpc};
 use serde_json::{json, Value};
+use test_support::{sse, MockModel, Reply, Sse};
 
 fn demo_turns() -> Value {
     json!([text_turn("hello")])
@@ -1079,102 +1080,21 @@ async fn abort_mid_tool_ends_with_an_error_result_then_done() {
 // A local OpenAI-compatible HTTP provider
 // ---------------------------------------------------------------------------------------------
 
-/// Serves every request on 127.0.0.1 with `sse` (connection-delimited), recording the request
-/// head and body.
-async fn sse_server(
-    sse: String,
-) -> (
-    String,
-    tokio::sync::mpsc::UnboundedReceiver<(String, Value)>,
-) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            let sse = sse.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 8192];
-                let head_end = loop {
-                    let n = socket.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        break p + 4;
-                    }
-                };
-                let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-                let length = head
-                    .lines()
-                    .filter_map(|l| l.split_once(':'))
-                    .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
-                    .and_then(|(_, v)| v.trim().parse::<usize>().ok())
-                    .unwrap_or(0);
-                let mut body = buf[head_end..].to_vec();
-                while body.len() < length {
-                    let n = socket.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        break;
-                    }
-                    body.extend_from_slice(&chunk[..n]);
-                }
-                let _ = tx.send((head, serde_json::from_slice(&body).unwrap_or(Value::Null)));
-                let reply = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n{sse}"
-                );
-                let _ = socket.write_all(reply.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            });
-        }
-    });
-    (format!("http://{addr}/v1"), rx)
+/// A Chat Completions answer "Hello" in two deltas, with usage (5 of 20 prompt tokens cached).
+fn openai_sse() -> Sse {
+    sse::chat::Stream::new()
+        .delta("Hel")
+        .delta("lo")
+        .finish("stop")
+        .usage(20, 2, 5)
+        .done()
 }
 
-fn openai_sse() -> String {
-    let chunk = |choices: Value, usage: Option<Value>| {
-        let mut c = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
-                           "model": "gpt-test", "choices": choices});
-        if let Some(u) = usage {
-            c["usage"] = u;
-        }
-        format!("data: {c}\n\n")
-    };
-    [
-        chunk(
-            json!([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]),
-            None,
-        ),
-        chunk(
-            json!([{"index": 0, "delta": {"content": "Hel"}, "finish_reason": null}]),
-            None,
-        ),
-        chunk(
-            json!([{"index": 0, "delta": {"content": "lo"}, "finish_reason": null}]),
-            None,
-        ),
-        chunk(
-            json!([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
-            None,
-        ),
-        chunk(
-            json!([]),
-            Some(json!({"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22,
-                        "prompt_tokens_details": {"cached_tokens": 5}})),
-        ),
-        "data: [DONE]\n\n".to_string(),
-    ]
-    .concat()
-}
-
-async fn http_rpc(extra: &[&str]) -> (Rpc, tokio::sync::mpsc::UnboundedReceiver<(String, Value)>) {
-    let (base, requests) = sse_server(openai_sse()).await;
+/// The binary on the OpenAI provider against a mock model answering every request with
+/// [`openai_sse`].
+fn http_rpc(extra: &[&str]) -> (Rpc, MockModel) {
+    let server = MockModel::start([Reply::sse(openai_sse())]);
+    let base = server.v1();
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("AGENTS.md"), "MARKER-agents-md-rules").expect("write");
     let mut args: Vec<String> = [
@@ -1200,12 +1120,12 @@ async fn http_rpc(extra: &[&str]) -> (Rpc, tokio::sync::mpsc::UnboundedReceiver<
         ],
         ..Opts::default()
     });
-    (rpc, requests)
+    (rpc, server)
 }
 
 #[tokio::test]
 async fn full_prompt_on_a_local_openai_compatible_server() {
-    let (mut rpc, mut requests) = http_rpc(&[]).await;
+    let (mut rpc, server) = http_rpc(&[]);
     let hello = rpc.call(json!({"type": "hello"}), "h").await;
     assert_eq!(hello["data"]["provider"], "openai");
     assert_eq!(hello["data"]["model"], "gpt-test");
@@ -1250,10 +1170,11 @@ async fn full_prompt_on_a_local_openai_compatible_server() {
     );
     assert_eq!(frames[10], json!({"type": "turn_end", "stop": "end"}));
 
-    let (head, body) = tokio::time::timeout(common::WAIT, requests.recv())
+    let requests = server
+        .wait_for_requests(1, common::WAIT)
         .await
-        .expect("request")
         .expect("request");
+    let (head, body) = (requests[0].head(), requests[0].json());
     assert!(head.starts_with("POST /v1/chat/completions "), "{head}");
     assert!(head
         .to_ascii_lowercase()
@@ -1273,18 +1194,18 @@ async fn full_prompt_on_a_local_openai_compatible_server() {
 
 #[tokio::test]
 async fn no_context_files_keeps_agents_md_out_of_the_prompt() {
-    let (mut rpc, mut requests) = http_rpc(&[
+    let (mut rpc, server) = http_rpc(&[
         "--no-context-files",
         "--append-system-prompt",
         "EXTRA-SECTION",
-    ])
-    .await;
+    ]);
     rpc.send(json!({"type": "prompt", "message": "hi"})).await;
     rpc.until_type("done").await;
-    let (_, body) = tokio::time::timeout(common::WAIT, requests.recv())
+    let requests = server
+        .wait_for_requests(1, common::WAIT)
         .await
-        .expect("request")
         .expect("request");
+    let body = requests[0].json();
     let all = body["messages"].to_string();
     assert!(!all.contains("MARKER-agents-md-rules"), "{all}");
     assert!(all.contains("EXTRA-SECTION"), "{all}");

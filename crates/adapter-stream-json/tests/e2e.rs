@@ -2,14 +2,13 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::io::Write;
 use std::process::Stdio;
-use std::time::Duration;
 
 use base64::Engine;
 use common::{session_events, session_meta, wait_output, Run, Sandbox, RUN_TIMEOUT};
 use serde_json::{json, Value};
+use test_support::{MockModel, Reply};
 
 fn answer_script(text: &str) -> Value {
     json!({"turns": [{"steps": [
@@ -796,56 +795,20 @@ fn tool_output_is_capped_at_10240_bytes() {
     assert!(output.len() <= 10240, "{}", output.len());
 }
 
-/// A one-shot-per-connection HTTP server answering every request with 500.
-fn failing_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = hits.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(16) {
-            let Ok(mut stream) = stream else { continue };
-            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-            let mut buf = [0u8; 65536];
-            let mut request = Vec::new();
-            // Read headers and the announced body.
-            while let Ok(n) = stream.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                request.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&request);
-                if let Some(end) = text.find("\r\n\r\n") {
-                    let len = text[..end]
-                        .lines()
-                        .find_map(|l| {
-                            l.to_ascii_lowercase()
-                                .strip_prefix("content-length:")
-                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-                        })
-                        .unwrap_or(0);
-                    if request.len() >= end + 4 + len {
-                        break;
-                    }
-                }
-            }
-            let body = r#"{"error":{"message":"upstream exploded","type":"server_error"}}"#;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nx-should-retry: false\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                body.len(),
-                body
-            );
-        }
-    });
-    (format!("http://{addr}/v1"), hits)
+/// A model server answering every request with a 500 that says not to retry.
+fn failing_server() -> MockModel {
+    MockModel::start([Reply::json(
+        500,
+        json!({"error": {"message": "upstream exploded", "type": "server_error"}}),
+    )
+    .header("x-should-retry", "false")])
 }
 
 #[test]
 fn provider_error_exits_3() {
     let sb = Sandbox::new();
-    let (url, hits) = failing_server();
+    let server = failing_server();
+    let url = server.v1();
     let run = sb.run(
         &[
             "exec",
@@ -872,10 +835,7 @@ fn provider_error_exits_3() {
     assert_eq!(events[1]["code"], "provider_error");
     assert_eq!(events[1]["recoverable"], false);
     assert_eq!(events[2]["status"], "error");
-    assert!(
-        hits.load(std::sync::atomic::Ordering::SeqCst) >= 1,
-        "the server was called"
-    );
+    assert!(server.request_count() >= 1, "the server was called");
     assert!(
         !run.stdout.contains("key-never-echoed"),
         "the api key is not echoed"

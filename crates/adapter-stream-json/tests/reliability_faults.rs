@@ -4,15 +4,12 @@
 //! a readable session.
 
 mod common;
-// The fault server is shared with adapter-rpc's reliability tests.
-#[path = "../../adapter-rpc/tests/support/fault_server.rs"]
-mod fault_server;
 
 use std::io::Write;
 use std::process::Stdio;
 
 use common::{wait_output, Run, Sandbox, RUN_TIMEOUT};
-use fault_server::{sse, status, text_answer, tool_call, End, FaultServer, Reply};
+use test_support::{sse, End, Fault, FaultServer};
 
 /// Runs one prompt against `url` with one retry, a 1 ms backoff and a 500 ms idle timeout.
 fn run_against(sb: &Sandbox, url: &str, extra_env: &[(&str, &str)]) -> Run {
@@ -97,13 +94,15 @@ fn transient_statuses_are_retried_then_succeed() {
         (529, vec![]),
     ] {
         let sb = Sandbox::new();
-        let server = FaultServer::start(vec![
-            status(code, &headers),
-            sse(text_answer("recovered"), End::Complete),
-        ]);
-        let run = run_against(&sb, &server.url, &[]);
+        let failure = headers
+            .iter()
+            .fold(Fault::status(code), |f, (name, value)| {
+                f.header(name, value)
+            });
+        let server = FaultServer::start([failure, Fault::sse(sse::chat::text("recovered"))]);
+        let run = run_against(&sb, &server.v1(), &[]);
         assert_success(&sb, &run, &format!("HTTP {code}"), "recovered");
-        assert_eq!(server.hits(), 2, "HTTP {code}: one retry");
+        assert_eq!(server.request_count(), 2, "HTTP {code}: one retry");
     }
 }
 
@@ -117,11 +116,11 @@ fn persistent_statuses_fail_after_the_retry_budget() {
         (529, "overloaded"),
     ] {
         let sb = Sandbox::new();
-        let server = FaultServer::start(vec![status(code, &[("retry-after-ms", "1")])]);
-        let run = run_against(&sb, &server.url, &[]);
+        let server = FaultServer::start([Fault::status(code).header("retry-after-ms", "1")]);
+        let run = run_against(&sb, &server.v1(), &[]);
         assert_provider_failure(&sb, &run, &format!("HTTP {code}"), words);
         assert_eq!(
-            server.hits(),
+            server.request_count(),
             2,
             "HTTP {code}: first attempt plus one retry"
         );
@@ -131,28 +130,38 @@ fn persistent_statuses_fail_after_the_retry_budget() {
 #[test]
 fn connection_refused_is_a_provider_error() {
     let sb = Sandbox::new();
-    let run = run_against(&sb, &FaultServer::refused_url(), &[]);
+    let url = format!("{}/v1", test_support::refused_url());
+    let run = run_against(&sb, &url, &[]);
     assert_provider_failure(&sb, &run, "refused", "connect");
 }
 
 #[test]
 fn a_reset_after_content_keeps_the_content_and_fails() {
     let sb = Sandbox::new();
-    let partial = fault_server::chunk(serde_json::json!({"content": "partial answer"}), None);
-    let server = FaultServer::start(vec![sse(partial, End::Reset)]);
-    let run = run_against(&sb, &server.url, &[]);
+    let partial = sse::chat::Stream::new()
+        .delta("partial answer")
+        .unfinished();
+    let server = FaultServer::start([Fault::sse_then(partial, End::Reset)]);
+    let run = run_against(&sb, &server.v1(), &[]);
     assert_provider_failure(&sb, &run, "reset", "");
     assert_eq!(run.of("text")[0]["delta"], "partial answer");
-    assert_eq!(server.hits(), 1, "no retry once the response started");
+    assert_eq!(
+        server.request_count(),
+        1,
+        "no retry once the response started"
+    );
 }
 
 #[test]
 fn a_truncated_sse_frame_fails() {
     let sb = Sandbox::new();
-    let body = fault_server::chunk(serde_json::json!({"content": "half"}), None)
-        + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"cut he";
-    let server = FaultServer::start(vec![sse(body, End::Complete)]);
-    let run = run_against(&sb, &server.url, &[]);
+    // The "half" chunk whole, then half of the next one.
+    let stream = sse::chat::Stream::new()
+        .delta("half")
+        .delta("cut here")
+        .done();
+    let server = FaultServer::start([Fault::truncated(&stream, 2)]);
+    let run = run_against(&sb, &server.v1(), &[]);
     assert_provider_failure(&sb, &run, "truncated", "ended before");
     assert_eq!(run.of("text")[0]["delta"], "half");
 }
@@ -160,17 +169,17 @@ fn a_truncated_sse_frame_fails() {
 #[test]
 fn a_stalled_stream_hits_the_idle_timeout() {
     let sb = Sandbox::new();
-    let partial = fault_server::chunk(serde_json::json!({"content": "then silence"}), None);
-    let server = FaultServer::start(vec![sse(partial, End::Stall)]);
-    let run = run_against(&sb, &server.url, &[]);
+    let partial = sse::chat::Stream::new().delta("then silence").unfinished();
+    let server = FaultServer::start([Fault::sse_then(partial, End::Stall)]);
+    let run = run_against(&sb, &server.v1(), &[]);
     assert_provider_failure(&sb, &run, "stall", "idle");
 }
 
 #[test]
 fn an_empty_response_fails_cleanly() {
     let sb = Sandbox::new();
-    let server = FaultServer::start(vec![sse(String::new(), End::Complete)]);
-    let run = run_against(&sb, &server.url, &[]);
+    let server = FaultServer::start([Fault::empty()]);
+    let run = run_against(&sb, &server.v1(), &[]);
     assert_provider_failure(&sb, &run, "empty", "");
 }
 
@@ -182,17 +191,17 @@ fn bad_tool_calls_become_error_results_and_the_run_goes_on() {
         ("arguments not an object", "read_file", "[1,2,3]"),
     ] {
         let sb = Sandbox::new();
-        let server = FaultServer::start(vec![
-            sse(tool_call(name, args), End::Complete),
-            sse(text_answer("handled"), End::Complete),
+        let server = FaultServer::start([
+            Fault::sse(sse::chat::tool_call(name, args)),
+            Fault::sse(sse::chat::text("handled")),
         ]);
-        let run = run_against(&sb, &server.url, &[]);
+        let run = run_against(&sb, &server.v1(), &[]);
         assert_success(&sb, &run, case, "handled");
         let results = run.of("tool_result");
         assert_eq!(results.len(), 1, "{case}: {}", run.stdout);
         assert_eq!(results[0]["status"], "error", "{case}: {}", results[0]);
         assert_eq!(
-            server.hits(),
+            server.request_count(),
             2,
             "{case}: the model saw the error and answered"
         );
@@ -206,11 +215,13 @@ fn bad_tool_calls_become_error_results_and_the_run_goes_on() {
 #[test]
 fn provider_errors_that_echo_the_request_never_show_the_key() {
     let sb = Sandbox::new();
-    let server = FaultServer::start(vec![Reply::EchoHeaders]);
-    let run = run_against(&sb, &server.url, &[]);
+    let server = FaultServer::start([Fault::EchoHeaders]);
+    let run = run_against(&sb, &server.v1(), &[]);
     assert_provider_failure(&sb, &run, "echo", "bad request");
     assert!(
-        server.requests()[0].contains("sk-fault-matrix-key-0123456789"),
+        server.requests()[0]
+            .head()
+            .contains("sk-fault-matrix-key-0123456789"),
         "the key was sent to the server"
     );
 }

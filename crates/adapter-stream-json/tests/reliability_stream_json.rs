@@ -6,9 +6,6 @@
 //! binary use a fraction of it).
 
 mod common;
-// The fault server is shared with adapter-rpc's reliability tests.
-#[path = "../../adapter-rpc/tests/support/fault_server.rs"]
-mod fault_server;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -18,10 +15,10 @@ use std::time::{Duration, Instant};
 use adapter_stream_json::input::parse_input;
 use adapter_stream_json::session::SessionStore;
 use common::{line_reader, wait_output, Run, Sandbox, RUN_TIMEOUT};
-use fault_server::{sse, text_answer, tool_call, End, FaultServer, Reply};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use serde_json::{json, Value};
+use test_support::{sse, Fault, FaultServer};
 
 fn cases() -> u32 {
     std::env::var("AGENT_SDK_PROPTEST_CASES")
@@ -499,16 +496,13 @@ fn random_keys_never_reach_stdout_stderr_or_session_files() {
     let strategy = prop_oneof!["[A-Za-z0-9_-]{16,48}", "sk-[A-Za-z0-9]{24,40}"];
     let result = runner((cases() / 32).max(6)).run(&strategy, |key| {
         let sb = Sandbox::new();
-        let server = FaultServer::start(vec![
-            sse(
-                tool_call(
-                    "bash",
-                    &json!({"command": "env; printenv OPENAI_API_KEY; echo \"key=$OPENAI_API_KEY\" >&2"})
-                        .to_string(),
-                ),
-                End::Complete,
-            ),
-            Reply::EchoHeaders,
+        let server = FaultServer::start([
+            Fault::sse(sse::chat::tool_call(
+                "bash",
+                &json!({"command": "env; printenv OPENAI_API_KEY; echo \"key=$OPENAI_API_KEY\" >&2"})
+                    .to_string(),
+            )),
+            Fault::EchoHeaders,
         ]);
         let mut child = sb
             .command(&[
@@ -519,7 +513,7 @@ fn random_keys_never_reach_stdout_stderr_or_session_files() {
                 "--provider",
                 "openai",
                 "--base-url",
-                &server.url,
+                &server.v1(),
                 "--model",
                 "gpt-test",
                 "Run env.",
@@ -539,7 +533,7 @@ fn random_keys_never_reach_stdout_stderr_or_session_files() {
         prop_assert_eq!(results.len(), 1);
         prop_assert_eq!(&results[0]["status"], "ok", "bash ran: {}", results[0]);
         prop_assert!(
-            server.requests().iter().all(|r| r.contains(&key)),
+            server.requests().iter().all(|r| r.head().contains(&key)),
             "the key reached the server"
         );
         prop_assert!(!run.stdout.contains(&key), "stdout: {}", run.stdout);
@@ -721,46 +715,6 @@ fn a_stdout_closed_mid_run_ends_the_process_with_exit_1_and_no_panic() {
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }
 
-/// An OpenAI-compatible server streaming `total` bytes of text in `chunk`-byte deltas and
-/// counting what it managed to write.
-fn flood_server(
-    total: usize,
-    chunk: usize,
-) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
-    let sent = std::sync::Arc::new(AtomicUsize::new(0));
-    let counter = sent.clone();
-    std::thread::spawn(move || {
-        let Ok((mut stream, _)) = listener.accept() else {
-            return;
-        };
-        let mut buf = [0u8; 65536];
-        let mut request = Vec::new();
-        while !String::from_utf8_lossy(&request).contains("\r\n\r\n") {
-            match stream.read(&mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => request.extend_from_slice(&buf[..n]),
-            }
-        }
-        let _ = stream.write_all(
-            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
-        );
-        let frame = fault_server::chunk(json!({"content": "y".repeat(chunk)}), None);
-        let mut text = 0;
-        while text < total {
-            if stream.write_all(frame.as_bytes()).is_err() {
-                return;
-            }
-            text += chunk;
-            counter.store(text, Ordering::SeqCst);
-        }
-        let _ = stream.write_all(text_answer("").as_bytes());
-    });
-    (url, sent)
-}
-
 /// Resident set size of `pid` in KiB.
 fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -774,33 +728,14 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Waits until `counter` stops moving for `quiet` (bounded by [`RUN_TIMEOUT`]); returns it.
-fn wait_until_stalled(counter: &std::sync::atomic::AtomicUsize, total: usize) -> usize {
-    use std::sync::atomic::Ordering;
-    let quiet = Duration::from_secs(2);
-    let deadline = Instant::now() + RUN_TIMEOUT;
-    let mut last = counter.load(Ordering::SeqCst);
-    let mut since = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
-        let now = counter.load(Ordering::SeqCst);
-        if now >= total || Instant::now() > deadline {
-            return now;
-        }
-        if now != last {
-            last = now;
-            since = Instant::now();
-        } else if since.elapsed() >= quiet {
-            return now;
-        }
-    }
-}
-
 #[test]
 fn a_client_that_stops_reading_does_not_grow_memory() {
     const TOTAL: usize = 32 << 20;
+    const CHUNK: usize = 8192;
     let sb = Sandbox::new();
-    let (url, sent) = flood_server(TOTAL, 8192);
+    // `TOTAL` bytes of text in `CHUNK`-byte deltas, then the finish chunk and `[DONE]`.
+    let server = FaultServer::start([Fault::chat_flood(CHUNK, TOTAL / CHUNK)]);
+    let url = server.v1();
     let mut child = sb
         .command(&[
             "exec",
@@ -826,7 +761,9 @@ fn a_client_that_stops_reading_does_not_grow_memory() {
     stdout.read_line(&mut first).expect("run_start");
     let baseline = rss_kib(child.id());
     // Stop reading: the pipe fills, the writer blocks, and so must everything behind it.
-    let stalled_at = wait_until_stalled(&sent, TOTAL);
+    // Stalled: no frame went out for two seconds.
+    let stalled_at =
+        server.wait_for_flood_stall(Duration::from_secs(2), TOTAL / CHUNK, RUN_TIMEOUT) * CHUNK;
     let rss = rss_kib(child.id());
     eprintln!("stalled after {stalled_at} of {TOTAL} bytes; RSS {baseline} -> {rss} KiB");
     assert!(

@@ -3,10 +3,8 @@
 //! error statuses with `retry-after`, silence before the response head, a proxy echoing the
 //! request head, and a flood that shows whether the client applies backpressure.
 
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -14,7 +12,7 @@ use tokio::net::TcpStream;
 
 use crate::background::Background;
 use crate::request::Request;
-use crate::script::{Journal, Script, Timeout};
+use crate::script::{Journal, Script};
 use crate::sse::Sse;
 
 /// How a 200 event stream ends after its body.
@@ -54,9 +52,11 @@ pub enum Fault {
     EchoHeaders,
     /// Reads the request and never answers, until the client hangs up.
     Silent,
-    /// A 200 event stream of `frame` repeated `count` times, then `tail`; counts the frames
-    /// the client took ([`FaultServer::frames_written`]).
+    /// A 200 event stream: `head`, then `frame` repeated `count` times, then `tail`; counts
+    /// the repeated frames the client took ([`FaultServer::frames_written`]).
     Flood {
+        /// Sent once before the flood (e.g. a stream's opening events); may be empty.
+        head: String,
         /// One frame.
         frame: String,
         /// How many times.
@@ -113,6 +113,31 @@ impl Fault {
         Self::sse(String::new())
     }
 
+    /// A flood made of `stream`: its frames before `frame`, then frame `frame` sent `count`
+    /// times, then the frames after it (the finish and terminator), so the client sees a
+    /// well-formed stream of any length.
+    pub fn flood(stream: &Sse, frame: usize, count: usize) -> Self {
+        let part = |range: &[String]| range.concat();
+        let frames = &stream.frames;
+        let at = frame.min(frames.len());
+        Self::Flood {
+            head: part(&frames[..at]),
+            frame: frames.get(at).cloned().unwrap_or_default(),
+            count,
+            tail: part(frames.get(at + 1..).unwrap_or_default()),
+        }
+    }
+
+    /// A Chat Completions answer flooding the client: `count` text deltas of `bytes` bytes
+    /// each (`y` repeated), then the finish chunk and `[DONE]`.
+    pub fn chat_flood(bytes: usize, count: usize) -> Self {
+        let stream = crate::sse::chat::Stream::new()
+            .delta(&"y".repeat(bytes))
+            .finish("stop")
+            .done();
+        Self::flood(&stream, 1, count)
+    }
+
     /// A complete HTTP response whose event stream stops in the middle of frame `frame` of
     /// `stream` (the frames before it are whole).
     pub fn truncated(stream: &Sse, frame: usize) -> Self {
@@ -143,7 +168,7 @@ impl From<Sse> for String {
 pub struct FaultServer {
     server: Background,
     journal: Arc<Journal>,
-    frames: Arc<AtomicUsize>,
+    frames: Arc<FrameCount>,
 }
 
 impl FaultServer {
@@ -155,7 +180,7 @@ impl FaultServer {
     pub fn start(script: impl Into<Script<Fault>>) -> Self {
         let script = Arc::new(Mutex::new(script.into()));
         let journal = Arc::new(Journal::default());
-        let frames = Arc::new(AtomicUsize::new(0));
+        let frames = Arc::new(FrameCount::default());
         let (shared, counter) = (journal.clone(), frames.clone());
         let server = Background::spawn("fault-server", move |stream| {
             serve(stream, shared.clone(), script.clone(), counter.clone())
@@ -167,63 +192,54 @@ impl FaultServer {
         }
     }
 
-    /// The address listened on.
-    pub fn addr(&self) -> SocketAddr {
-        self.server.addr
-    }
-
-    /// `http://127.0.0.1:PORT`.
-    pub fn url(&self) -> String {
-        format!("http://{}", self.server.addr)
-    }
-
-    /// `http://127.0.0.1:PORT/v1`.
-    pub fn v1(&self) -> String {
-        format!("{}/v1", self.url())
-    }
-
-    /// Every request received so far.
-    pub fn requests(&self) -> Vec<Request> {
-        self.journal.snapshot()
-    }
-
-    /// How many requests arrived so far.
-    pub fn request_count(&self) -> usize {
-        self.journal.count()
-    }
+    served_api!();
 
     /// Frames of [`Fault::Flood`] replies written so far.
     pub fn frames_written(&self) -> usize {
-        self.frames.load(Ordering::SeqCst)
+        *self.frames.lock()
     }
 
-    /// Waits until `n` requests have arrived (at most `timeout`), on any async runtime.
-    pub async fn wait_for_requests(
-        &self,
-        n: usize,
-        timeout: Duration,
-    ) -> Result<Vec<Request>, Timeout> {
-        self.journal
-            .wait(n, timeout)
-            .await
-            .map_err(|received| Timeout {
-                wanted: n,
-                received,
-            })
+    /// Waits (blocking the thread) until a flood stops moving, and returns the frames
+    /// written by then: when no frame went out for `quiet` (the client stopped reading and
+    /// the buffers between are full), when `limit` frames went out, or when `timeout`
+    /// passed, whichever comes first.
+    pub fn wait_for_flood_stall(&self, quiet: Duration, limit: usize, timeout: Duration) -> usize {
+        let deadline = Instant::now() + timeout;
+        let mut count = self.frames.lock();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if *count >= limit || left.is_zero() {
+                return *count;
+            }
+            let before = *count;
+            let (guard, waited) = self
+                .frames
+                .moved
+                .wait_timeout_while(count, quiet.min(left), |now| *now == before)
+                .unwrap_or_else(PoisonError::into_inner);
+            count = guard;
+            if waited.timed_out() {
+                return *count;
+            }
+        }
+    }
+}
+
+/// Frames of flood replies written, with a wake-up for each.
+#[derive(Default)]
+struct FrameCount {
+    count: Mutex<usize>,
+    moved: Condvar,
+}
+
+impl FrameCount {
+    fn lock(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.count.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Waits until `n` requests have arrived (at most `timeout`), blocking the thread.
-    pub fn wait_for_requests_blocking(
-        &self,
-        n: usize,
-        timeout: Duration,
-    ) -> Result<Vec<Request>, Timeout> {
-        self.journal
-            .wait_blocking(n, timeout)
-            .map_err(|received| Timeout {
-                wanted: n,
-                received,
-            })
+    fn add_one(&self) {
+        *self.lock() += 1;
+        self.moved.notify_all();
     }
 }
 
@@ -236,7 +252,7 @@ async fn serve(
     mut stream: TcpStream,
     journal: Arc<Journal>,
     script: Arc<Mutex<Script<Fault>>>,
-    frames: Arc<AtomicUsize>,
+    frames: Arc<FrameCount>,
 ) {
     let Ok(Some(request)) = tokio::time::timeout(READ_TIMEOUT, read_request(&mut stream)).await
     else {
@@ -253,7 +269,7 @@ async fn reply(
     stream: &mut TcpStream,
     fault: Fault,
     head: &str,
-    frames: &AtomicUsize,
+    frames: &FrameCount,
 ) -> std::io::Result<()> {
     match fault {
         Fault::Status {
@@ -304,11 +320,19 @@ async fn reply(
                 End::Stall => wait_for_hangup(stream).await,
             }
         }
-        Fault::Flood { frame, count, tail } => {
+        Fault::Flood {
+            head,
+            frame,
+            count,
+            tail,
+        } => {
             stream.write_all(SSE_HEAD).await?;
+            for part in head.split_inclusive("\n\n") {
+                write_chunk(stream, part.as_bytes()).await?;
+            }
             for _ in 0..count {
                 write_chunk(stream, frame.as_bytes()).await?;
-                frames.fetch_add(1, Ordering::SeqCst);
+                frames.add_one();
             }
             write_chunk(stream, tail.as_bytes()).await?;
             stream.write_all(b"0\r\n\r\n").await?;

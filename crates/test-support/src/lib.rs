@@ -9,8 +9,9 @@
 //! - [`FaultServer`]: the one raw-TCP server, for what an HTTP server will not do on
 //!   purpose: a reset or a cut after content, a truncated frame, a stall past the idle
 //!   timeout, an empty body, silence before the response head, 429 with `retry-after`,
-//!   5xx, a proxy echoing the request head, and a flood that shows backpressure. Same
-//!   [`Script`]s, same recorded [`Request`]s.
+//!   5xx, a proxy echoing the request head, and a flood that shows backpressure
+//!   ([`Fault::chat_flood`], [`FaultServer::wait_for_flood_stall`]). Same [`Script`]s, same
+//!   recorded [`Request`]s.
 //!
 //! Both run on a thread of their own with their own runtime: they serve synchronous tests
 //! (which spawn a binary) and `#[tokio::test]`s alike, and dropping them closes every
@@ -73,6 +74,56 @@
 //! ```
 
 #![warn(missing_docs)]
+
+/// The API [`MockModel`] and [`FaultServer`] share, written once: where the server listens
+/// and the requests it received. Expands inside an `impl` of a struct holding
+/// `server: Background` and `journal: Arc<Journal>`.
+macro_rules! served_api {
+    () => {
+        /// The address listened on.
+        pub fn addr(&self) -> std::net::SocketAddr {
+            self.server.addr
+        }
+
+        /// `http://127.0.0.1:PORT` (the Anthropic base URL).
+        pub fn url(&self) -> String {
+            format!("http://{}", self.server.addr)
+        }
+
+        /// `http://127.0.0.1:PORT/v1` (the OpenAI base URL).
+        pub fn v1(&self) -> String {
+            format!("{}/v1", self.url())
+        }
+
+        /// Every request received so far.
+        pub fn requests(&self) -> Vec<$crate::Request> {
+            self.journal.snapshot()
+        }
+
+        /// How many requests arrived so far.
+        pub fn request_count(&self) -> usize {
+            self.journal.count()
+        }
+
+        /// Waits until `n` requests have arrived (at most `timeout`), on any async runtime.
+        pub async fn wait_for_requests(
+            &self,
+            n: usize,
+            timeout: std::time::Duration,
+        ) -> Result<Vec<$crate::Request>, $crate::Timeout> {
+            self.journal.wait(n, timeout).await
+        }
+
+        /// Waits until `n` requests have arrived (at most `timeout`), blocking the thread.
+        pub fn wait_for_requests_blocking(
+            &self,
+            n: usize,
+            timeout: std::time::Duration,
+        ) -> Result<Vec<$crate::Request>, $crate::Timeout> {
+            self.journal.wait_blocking(n, timeout)
+        }
+    };
+}
 
 mod background;
 pub mod fault;

@@ -2,9 +2,7 @@
 //! chunk, recording every request.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -14,7 +12,7 @@ use hyper::header::{HeaderName, HeaderValue};
 
 use crate::background::Background;
 use crate::request::Request;
-use crate::script::{Journal, Script, Timeout};
+use crate::script::{Journal, Script};
 use crate::sse::{Sse, Vendor};
 
 /// One HTTP reply: status, headers and the body as the chunks it is sent in.
@@ -122,59 +120,7 @@ impl MockModel {
         Self { server, journal }
     }
 
-    /// The address listened on.
-    pub fn addr(&self) -> SocketAddr {
-        self.server.addr
-    }
-
-    /// `http://127.0.0.1:PORT` (the Anthropic base URL).
-    pub fn url(&self) -> String {
-        format!("http://{}", self.server.addr)
-    }
-
-    /// `http://127.0.0.1:PORT/v1` (the OpenAI base URL).
-    pub fn v1(&self) -> String {
-        format!("{}/v1", self.url())
-    }
-
-    /// Every request received so far.
-    pub fn requests(&self) -> Vec<Request> {
-        self.journal.snapshot()
-    }
-
-    /// How many requests arrived so far.
-    pub fn request_count(&self) -> usize {
-        self.journal.count()
-    }
-
-    /// Waits until `n` requests have arrived (at most `timeout`), on any async runtime.
-    pub async fn wait_for_requests(
-        &self,
-        n: usize,
-        timeout: Duration,
-    ) -> Result<Vec<Request>, Timeout> {
-        self.journal
-            .wait(n, timeout)
-            .await
-            .map_err(|received| Timeout {
-                wanted: n,
-                received,
-            })
-    }
-
-    /// Waits until `n` requests have arrived (at most `timeout`), blocking the thread.
-    pub fn wait_for_requests_blocking(
-        &self,
-        n: usize,
-        timeout: Duration,
-    ) -> Result<Vec<Request>, Timeout> {
-        self.journal
-            .wait_blocking(n, timeout)
-            .map_err(|received| Timeout {
-                wanted: n,
-                received,
-            })
-    }
+    served_api!();
 }
 
 type Body = BoxBody<Bytes, Infallible>;

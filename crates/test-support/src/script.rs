@@ -155,13 +155,16 @@ impl Journal {
         &self,
         n: usize,
         timeout: Duration,
-    ) -> Result<Vec<Request>, Vec<Request>> {
+    ) -> Result<Vec<Request>, Timeout> {
         let deadline = Instant::now() + timeout;
         let mut requests = self.lock();
         while requests.len() < n {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(requests.clone());
+                return Err(Timeout {
+                    wanted: n,
+                    received: requests.clone(),
+                });
             }
             requests = self
                 .arrived
@@ -174,11 +177,7 @@ impl Journal {
 
     /// Waits (asynchronously, on any runtime) until `n` requests have arrived or `timeout`
     /// passes.
-    pub(crate) async fn wait(
-        &self,
-        n: usize,
-        timeout: Duration,
-    ) -> Result<Vec<Request>, Vec<Request>> {
+    pub(crate) async fn wait(&self, n: usize, timeout: Duration) -> Result<Vec<Request>, Timeout> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             // Created before the check, so an arrival in between still wakes it.
@@ -190,7 +189,10 @@ impl Journal {
                 }
             }
             if tokio::time::timeout_at(deadline, arrived).await.is_err() {
-                return Err(self.snapshot());
+                return Err(Timeout {
+                    wanted: n,
+                    received: self.snapshot(),
+                });
             }
         }
     }

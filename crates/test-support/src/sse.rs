@@ -149,6 +149,13 @@ pub mod chat {
             self
         }
 
+        /// Answer text in one chunk, as it is (not split into words): a delta a test
+        /// expects to see whole.
+        pub fn delta(mut self, text: &str) -> Self {
+            self.chunk(json!({"content": text}), None);
+            self
+        }
+
         /// Reasoning text under `reasoning_content` (DeepSeek, llama.cpp, vLLM), one chunk
         /// per word.
         pub fn reasoning(mut self, text: &str) -> Self {
@@ -212,6 +219,12 @@ pub mod chat {
         /// Ends the stream with `data: [DONE]`.
         pub fn done(mut self) -> Sse {
             self.frames.push("data: [DONE]\n\n".to_string());
+            self.unfinished()
+        }
+
+        /// The stream as it stands, with no finish chunk and no `[DONE]`: the start of a
+        /// stream that breaks off (a reset, a cut, a stall).
+        pub fn unfinished(self) -> Sse {
             Sse {
                 vendor: Vendor::OpenAi,
                 frames: self.frames,
@@ -545,6 +558,19 @@ mod tests {
             .filter(|d| *d != "[DONE]")
             .map(|d| serde_json::from_str(d).expect("json"))
             .collect()
+    }
+
+    #[test]
+    fn whole_deltas_stay_whole_and_an_unfinished_stream_has_no_terminator() {
+        let sse = chat::Stream::new().delta("reset soon").unfinished();
+        assert_eq!(sse.vendor, Vendor::OpenAi);
+        assert_eq!(sse.frames.len(), 2, "the role chunk and one delta");
+        let data = payloads(&sse);
+        assert_eq!(data[1]["choices"][0]["delta"]["content"], "reset soon");
+        assert!(data
+            .iter()
+            .all(|d| d["choices"][0]["finish_reason"].is_null()));
+        assert!(!sse.body().contains("[DONE]"));
     }
 
     #[test]

@@ -156,6 +156,16 @@ async fn recorded_fixtures_replay_as_captured() {
     assert_eq!(String::from_utf8(chunks.concat()).expect("utf-8"), expected);
 }
 
+/// POSTs `body` to `url` and returns the response once its head arrived.
+async fn send(client: &reqwest::Client, url: &str, body: &'static str) -> reqwest::Response {
+    client
+        .post(url)
+        .body(body)
+        .send()
+        .await
+        .expect("response head")
+}
+
 async fn read_all(response: reqwest::Response) -> (Vec<u8>, Option<reqwest::Error>) {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
@@ -228,12 +238,7 @@ async fn stalls_and_silence_hit_the_client_timeout() {
         .read_timeout(Duration::from_millis(300))
         .build()
         .expect("client");
-    let response = client
-        .post(server.v1())
-        .body("{}")
-        .send()
-        .await
-        .expect("head");
+    let response = send(&client, &server.v1(), "{}").await;
     let (body, err) = read_all(response).await;
     assert!(String::from_utf8(body).expect("utf-8").contains("silence"));
     let err = err.expect("stalled");
@@ -257,6 +262,7 @@ async fn echo_flood_and_refused() {
         Script::new()
             .route(|r| r.contains("echo"), [Fault::EchoHeaders])
             .fallback([Fault::Flood {
+                head: String::new(),
                 frame: "data: {\"x\":1}\n\n".into(),
                 count: 50,
                 tail: "data: [DONE]\n\n".into(),
@@ -277,12 +283,7 @@ async fn echo_flood_and_refused() {
         .expect("body")
         .contains("Bearer sk-echo-me"));
 
-    let flood = client
-        .post(server.v1())
-        .body("{}")
-        .send()
-        .await
-        .expect("head");
+    let flood = send(&client, &server.v1(), "{}").await;
     let (body, err) = read_all(flood).await;
     assert!(err.is_none());
     assert_eq!(
@@ -313,26 +314,65 @@ async fn a_responder_sees_earlier_requests() {
         }
     }));
     let client = client();
-    let first = client
-        .post(server.v1())
-        .body("same")
-        .send()
-        .await
-        .expect("head");
-    let second = client
-        .post(server.v1())
-        .body("same")
-        .send()
-        .await
-        .expect("head");
-    let other = client
-        .post(server.v1())
-        .body("other")
-        .send()
-        .await
-        .expect("head");
+    let first = send(&client, &server.v1(), "same").await;
+    let second = send(&client, &server.v1(), "same").await;
+    let other = send(&client, &server.v1(), "other").await;
     assert_eq!(
         [first.status(), second.status(), other.status()].map(|s| s.as_u16()),
         [503, 200, 503]
     );
+}
+
+#[tokio::test]
+async fn a_flood_of_a_vendor_stream_keeps_its_opening_and_its_end() {
+    let stream = sse::chat::Stream::new().delta("y").finish("stop").done();
+    // Frames: the role chunk, the delta (flooded), the finish chunk, `[DONE]`.
+    let server = FaultServer::start([Fault::flood(&stream, 1, 40)]);
+    let response = send(&client(), &server.v1(), "{}").await;
+    let (body, err) = read_all(response).await;
+    assert!(err.is_none(), "{err:?}");
+    let body = String::from_utf8(body).expect("utf-8");
+    assert!(body.starts_with(&stream.frames[0]), "{body}");
+    assert!(body.ends_with(&stream.frames[2..].concat()), "{body}");
+    assert_eq!(body.matches(&stream.frames[1]).count(), 40);
+    assert_eq!(body.matches("data: ").count(), 43);
+    assert_eq!(server.frames_written(), 40);
+
+    let server = FaultServer::start([Fault::chat_flood(16, 5)]);
+    let (body, err) = read_all(send(&client(), &server.v1(), "{}").await).await;
+    assert!(err.is_none(), "{err:?}");
+    let body = String::from_utf8(body).expect("utf-8");
+    assert_eq!(body.matches(r#""content":"yyyyyyyyyyyyyyyy""#).count(), 5);
+    assert!(body.ends_with("data: [DONE]\n\n"), "{body}");
+}
+
+#[test]
+fn a_flood_stalls_on_a_client_that_stops_reading_and_runs_out_on_one_that_reads() {
+    use std::io::{Read, Write};
+    // 8 KiB frames, far more than the socket buffers between the two ends hold.
+    let frame = format!("data: {}\n\n", "y".repeat(8192));
+    let flood = |count| Fault::Flood {
+        head: String::new(),
+        frame: frame.clone(),
+        count,
+        tail: "data: [DONE]\n\n".into(),
+    };
+    let request = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}";
+
+    let server = FaultServer::start([flood(100_000)]);
+    let mut idle = std::net::TcpStream::connect(server.addr()).expect("connect");
+    idle.write_all(request).expect("request");
+    let stalled = server.wait_for_flood_stall(Duration::from_millis(500), 100_000, WAIT);
+    assert!(stalled > 0, "the flood started");
+    assert!(stalled < 100_000, "the flood stopped with the reader");
+    assert_eq!(server.frames_written(), stalled);
+    drop(idle);
+
+    let server = FaultServer::start([flood(30)]);
+    let mut reader = std::net::TcpStream::connect(server.addr()).expect("connect");
+    reader.write_all(request).expect("request");
+    let mut body = Vec::new();
+    reader.read_to_end(&mut body).expect("read");
+    assert_eq!(server.wait_for_flood_stall(WAIT, 30, WAIT), 30);
+    assert!(String::from_utf8_lossy(&body).ends_with("data: [DONE]\n\n\r\n0\r\n\r\n"));
 }

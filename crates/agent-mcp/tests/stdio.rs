@@ -66,8 +66,8 @@ async fn a_tool_result_reaches_the_model() {
     assert_eq!(status[0].state, ServerState::Connected);
     assert_eq!(status[0].transport, TransportKind::Stdio);
     assert!(status[0].pid.is_some());
-    // 13 tools over pages of 3: the listing followed nextCursor to the end.
-    assert_eq!(status[0].tools.len(), 13, "{:?}", status[0].tools);
+    // 14 tools over pages of 3: the listing followed nextCursor to the end.
+    assert_eq!(status[0].tools.len(), 14, "{:?}", status[0].tools);
 
     let provider = ScriptedProvider::new([
         Turn::new().tool_call("c1", "mcp_fixture_echo", r#"{"text":"hello"}"#),
@@ -242,6 +242,19 @@ async fn aborting_a_run_mid_call_sends_notifications_cancelled() {
         |e| matches!(e, AgentEvent::ToolExecutionStarted { name, .. } if name == "mcp_fx_slow"),
     )
     .await;
+    // Abort once the server holds the call (the event comes just before it is sent).
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while call(&manager, "mcp_fx_slow_calls", json!({}))
+        .await
+        .text_content()
+        != "1"
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server never got the call"
+        );
+        tokio::task::yield_now().await;
+    }
     run.abort();
     let rest = collect(run).await;
     assert_eq!(finished(&rest).map(|f| f.0), Some(RunStatus::Aborted));

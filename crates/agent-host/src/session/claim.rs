@@ -205,8 +205,12 @@ impl SessionManager {
     /// Loads session `id` again from storage in place of the active one (which should be
     /// idle): for a session another process changed since this one loaded it. The new
     /// session keeps the old one's MCP servers (still connected); its `session_start` hooks
-    /// run with source `resume`.
+    /// run with source `resume`. Its event journal is forgotten
+    /// ([`forget_journal`](SessionManager::forget_journal)): the next
+    /// [`journal`](SessionManager::journal) reads the stored log's bounds again.
     pub async fn reload(&self, id: &str) -> Result<Arc<Session>, ManagerError> {
-        self.reactivate(id).await
+        let session = self.reactivate(id).await?;
+        self.forget_journal(id);
+        Ok(session)
     }
 }

@@ -88,7 +88,7 @@ impl WriterLease {
             renewer.abort();
         }
         let released = release(&self.inner, &self.session_id, self.token).await;
-        self.inner.held().remove(&self.session_id);
+        self.inner.unhold(&self.session_id);
         released
     }
 
@@ -140,11 +140,11 @@ impl Drop for WriterLease {
                         // It expires on its own.
                         tracing::warn!(session = %id, error = %err, "cannot give a writer lease back");
                     }
-                    inner.held().remove(&id);
+                    inner.unhold(&id);
                 });
             }
             Err(_) => {
-                inner.held().remove(&id);
+                inner.unhold(&id);
             }
         }
     }
@@ -163,6 +163,9 @@ async fn release(inner: &Inner, id: &str, token: uuid::Uuid) -> Result<(), Store
         .map(drop)
 }
 
+/// How long [`acquire`] waits for a lease this node holds to be given back.
+const HELD_WAIT: Duration = Duration::from_secs(5);
+
 fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -170,16 +173,28 @@ fn millis(d: Duration) -> f64 {
 /// Takes the writer lease of session `id` for this node.
 pub(crate) async fn acquire(inner: &Arc<Inner>, id: &str) -> Result<WriterLease, StoreError> {
     // One holder per session in this process too (a lease in the table with this node's
-    // key that it does not hold here is one it failed to give back: it may take it).
-    if !inner.held().insert(id.to_string()) {
-        return Err(StoreError::Busy {
-            session_id: id.to_string(),
-            holder: inner.options.node.clone(),
-        });
+    // key that it does not hold here is one it failed to give back: it may take it). A
+    // lease this node is giving back (a turn that just ended: its last events are being
+    // stored, then the row deleted) is waited for, briefly, so the next turn of the same
+    // client does not find its own previous turn in the way.
+    let deadline = tokio::time::Instant::now() + HELD_WAIT;
+    loop {
+        let unheld = inner.unheld.notified();
+        tokio::pin!(unheld);
+        unheld.as_mut().enable();
+        if inner.held().insert(id.to_string()) {
+            break;
+        }
+        if tokio::time::timeout_at(deadline, unheld).await.is_err() {
+            return Err(StoreError::Busy {
+                session_id: id.to_string(),
+                holder: inner.options.node.clone(),
+            });
+        }
     }
     let taken = take(inner, id).await;
     if taken.is_err() {
-        inner.held().remove(id);
+        inner.unhold(id);
     }
     taken
 }

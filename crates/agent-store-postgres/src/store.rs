@@ -179,6 +179,7 @@ impl PgStoreBuilder {
                 presence,
                 presence_task,
                 held: Mutex::new(HashSet::new()),
+                unheld: tokio::sync::Notify::new(),
                 seen: Mutex::new(HashMap::new()),
             }),
         })
@@ -250,6 +251,8 @@ pub(crate) struct Inner {
     presence_task: tokio::task::JoinHandle<()>,
     /// Sessions whose lease this node holds.
     pub(crate) held: Mutex<HashSet<String>>,
+    /// Woken whenever a session leaves `held`.
+    pub(crate) unheld: tokio::sync::Notify,
     seen: Mutex<HashMap<String, Seen>>,
 }
 
@@ -273,6 +276,12 @@ impl Drop for Inner {
 impl Inner {
     pub(crate) fn held(&self) -> MutexGuard<'_, HashSet<String>> {
         self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Session `id`'s lease is no longer held by this node: wakes those waiting for it.
+    pub(crate) fn unhold(&self, id: &str) {
+        self.held().remove(id);
+        self.unheld.notify_waiters();
     }
 
     fn seen(&self, id: &str, update: impl FnOnce(&mut Seen)) {

@@ -384,7 +384,7 @@ impl ConnectTo<Client> for AcpAgent {
                     async move |req: PromptRequest,
                                 responder: Responder<PromptResponse, V1>,
                                 cx: ConnectionTo<Client>| {
-                        match prompt::start_prompt(&s, &cx, req) {
+                        match prompt::start_prompt(&s, &cx, req).await {
                             // The turn's observer answers when the turn ends.
                             Ok(reply) => {
                                 reply.attach(responder);

@@ -204,10 +204,10 @@ async fn acp(args: AcpArgs) -> Result<(), Failure> {
         data_dir,
         storage: Some(storage),
     })
-        .with_output_gate(gate)
-        .with_update_outbox(io.update_outbox())
-        .connect_to(io)
-        .await;
+    .with_output_gate(gate)
+    .with_update_outbox(io.update_outbox())
+    .connect_to(io)
+    .await;
     match result {
         Ok(()) => Ok(()),
         // The client closed our stdout: it is gone, which ends the connection normally.

@@ -166,6 +166,9 @@ async fn release(inner: &Inner, id: &str, token: uuid::Uuid) -> Result<(), Store
 /// How long [`acquire`] waits for a lease this node holds to be given back.
 const HELD_WAIT: Duration = Duration::from_secs(5);
 
+/// How long [`acquire`] retries a lease another node holds before it reports busy.
+const HANDOFF_WAIT: Duration = Duration::from_secs(1);
+
 fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -192,7 +195,19 @@ pub(crate) async fn acquire(inner: &Arc<Inner>, id: &str) -> Result<WriterLease,
             });
         }
     }
-    let taken = take(inner, id).await;
+    // A lease another node is giving back (its turn just ended: the client may already
+    // have seen the turn's end and come here) is waited for briefly too, before busy.
+    let deadline = tokio::time::Instant::now() + HANDOFF_WAIT;
+    let mut pause = Duration::from_millis(20);
+    let taken = loop {
+        match take(inner, id).await {
+            Err(StoreError::Busy { .. }) if tokio::time::Instant::now() + pause < deadline => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(200));
+            }
+            taken => break taken,
+        }
+    };
     if taken.is_err() {
         inner.unhold(id);
     }

@@ -841,8 +841,7 @@ WHERE EXISTS (SELECT 1 FROM upd UNION ALL SELECT 1 FROM ins) AND EXISTS (SELECT 
             .await
     }
 
-    async fn claim_writer(&self, id: &str) -> Result<Option<Box<dyn WriterClaim>>, StoreError> {
-        let lease = self.acquire_lease(id).await?;
+    async fn changed_elsewhere(&self, id: &str) -> Result<bool, StoreError> {
         let context = "check a session for changes";
         let stored: Option<(i64, i64, i64)> = self
             .inner
@@ -855,7 +854,12 @@ WHERE EXISTS (SELECT 1 FROM upd UNION ALL SELECT 1 FROM ins) AND EXISTS (SELECT 
                 .await
             })
             .await?;
-        let stale = stored.is_some_and(|stored| self.inner.changed(id, stored));
+        Ok(stored.is_some_and(|stored| self.inner.changed(id, stored)))
+    }
+
+    async fn claim_writer(&self, id: &str) -> Result<Option<Box<dyn WriterClaim>>, StoreError> {
+        let lease = self.acquire_lease(id).await?;
+        let stale = self.changed_elsewhere(id).await?;
         Ok(Some(Box::new(lease::PgClaim::new(lease, stale))))
     }
 }

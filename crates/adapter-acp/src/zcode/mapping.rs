@@ -933,7 +933,9 @@ mod tests {
             logs.lock()
                 .expect("lock")
                 .entry(id.to_string())
-                .or_insert_with(|| Arc::new(EventLog::new(|_: &agent_host::session::StoredEvent| {})))
+                .or_insert_with(|| {
+                    Arc::new(EventLog::new(|_: &agent_host::session::StoredEvent| {}))
+                })
                 .clone()
         });
         let count = || {

@@ -38,9 +38,7 @@ use agent_client_protocol::{
 };
 use agent_host::backpressure::OutputGate;
 use agent_host::output::Frames;
-use agent_host::session::{
-    AgentFactory, FileStore, ManagerError, SessionManager, SessionStorage,
-};
+use agent_host::session::{AgentFactory, FileStore, ManagerError, SessionManager, SessionStorage};
 use serde::Serialize;
 use tokio::sync::mpsc;
 

@@ -20,8 +20,8 @@ use super::sessions::active;
 use super::{
     hold_update, internal, invalid_params, invalid_request, notify, session_not_found, Shared,
 };
-use agent_host::session::ManagerError;
 use crate::acp::mapping::{self, TurnEnd, TurnMapper};
+use agent_host::session::ManagerError;
 
 /// The turn's usage, as `_meta.usage` of the prompt's response.
 #[derive(Serialize)]

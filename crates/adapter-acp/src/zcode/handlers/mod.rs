@@ -194,14 +194,22 @@ impl Logs {
     /// The event log of a session another process continued (its session was loaded again
     /// for a turn): the journal is opened again from storage, so numbering goes on after
     /// that process's events. A subscription to the old log carries over: the events the
-    /// other process wrote since are pushed first (unless they are no longer retained).
-    pub(crate) async fn reopen(&self, session_id: &str) -> Result<Arc<ZLog>, RpcError> {
+    /// other process wrote since are pushed first (unless they are no longer retained),
+    /// when `carry` (a `session/subscribe` about to subscribe again says not).
+    pub(crate) async fn reopen(
+        &self,
+        session_id: &str,
+        carry: bool,
+    ) -> Result<Arc<ZLog>, RpcError> {
         let old = self.lock().remove(session_id);
         let log = self.open(session_id).await?;
         let Some(old) = old.filter(|old| old.journal().is_subscribed()) else {
             return Ok(log);
         };
         old.unsubscribe();
+        if !carry {
+            return Ok(log);
+        }
         let out = self.out.clone();
         log.subscribe(Some(old.seq()), |replay| {
             if !replay.gap {
@@ -301,7 +309,7 @@ impl Server {
         let log = match claim.reloaded() {
             true => {
                 tracing::info!(session = %session_id, "the session changed on another node; reloaded");
-                self.logs.reopen(session_id).await?
+                self.logs.reopen(session_id, true).await?
             }
             false => self.log_for(session_id),
         };
@@ -317,6 +325,36 @@ impl Server {
             });
         }
         Ok((session, log, claim))
+    }
+
+    /// [`active`](Self::active), brought up to date first
+    /// ([`SessionManager::refresh`]): a session another node changed since this one loaded
+    /// it is loaded again, with its event log. For the requests that read a session.
+    pub(crate) async fn current(
+        &self,
+        session_id: &str,
+    ) -> Result<(Arc<Session>, Arc<ZLog>), RpcError> {
+        self.current_with(session_id, true).await
+    }
+
+    /// [`current`](Self::current); a subscription to a log opened again carries over only
+    /// when `carry`.
+    pub(crate) async fn current_with(
+        &self,
+        session_id: &str,
+        carry: bool,
+    ) -> Result<(Arc<Session>, Arc<ZLog>), RpcError> {
+        let active = self.active(session_id)?;
+        match self.manager.refresh(session_id).await {
+            Ok(None) => Ok(active),
+            Ok(Some(session)) => {
+                tracing::info!(session = %session_id, "the session changed on another node; reloaded");
+                Ok((session, self.logs.reopen(session_id, carry).await?))
+            }
+            Err(err) => Err(RpcError::internal(format!(
+                "cannot bring session {session_id} up to date: {err}"
+            ))),
+        }
     }
 
     pub(crate) fn active(&self, session_id: &str) -> Result<(Arc<Session>, Arc<ZLog>), RpcError> {

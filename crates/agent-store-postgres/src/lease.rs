@@ -5,8 +5,9 @@
 //! the holder's presence key, with an expiry the holder pushes forward (every third of the
 //! lease's time to live) while the turn runs. Another node may take it over only when it
 //! expired — the holder stopped renewing: it hangs, or lost the database — or when the
-//! holder's presence lock is gone — its process died ([`presence`](crate::presence)); until
-//! then it gets [`StoreError::Busy`] naming the holder.
+//! holder's presence lock is gone — its process died (its presence connection closed); until
+//! then it gets [`StoreError::Busy`] naming the holder (after retrying for up to a second: a
+//! lease being given back is waited for).
 //!
 //! A holder that cannot renew before its lease expires, or finds it taken over, marks the
 //! lease [lost](WriterLease::is_lost) (and [`WriterLease::lost`] resolves), so the host can

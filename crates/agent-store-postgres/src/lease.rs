@@ -6,8 +6,9 @@
 //! lease's time to live) while the turn runs. Another node may take it over only when it
 //! expired — the holder stopped renewing: it hangs, or lost the database — or when the
 //! holder's presence lock is gone — its process died (its presence connection closed); until
-//! then it gets [`StoreError::Busy`] naming the holder (after retrying for up to a second: a
-//! lease being given back is waited for).
+//! then it gets [`StoreError::Busy`] naming the holder (a claim through
+//! [`SessionStorage::claim_writer`](agent_host::session::SessionStorage::claim_writer) first
+//! retries for up to a second: a lease being given back is waited for).
 //!
 //! A holder that cannot renew before its lease expires, or finds it taken over, marks the
 //! lease [lost](WriterLease::is_lost) (and [`WriterLease::lost`] resolves), so the host can
@@ -174,14 +175,21 @@ fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Takes the writer lease of session `id` for this node.
-pub(crate) async fn acquire(inner: &Arc<Inner>, id: &str) -> Result<WriterLease, StoreError> {
+/// Takes the writer lease of session `id` for this node; with `wait`, a lease being given
+/// back (by this node: up to [`HELD_WAIT`]; by another: up to [`HANDOFF_WAIT`]) is waited for
+/// before [`StoreError::Busy`].
+pub(crate) async fn acquire(
+    inner: &Arc<Inner>,
+    id: &str,
+    wait: bool,
+) -> Result<WriterLease, StoreError> {
     // One holder per session in this process too (a lease in the table with this node's
     // key that it does not hold here is one it failed to give back: it may take it). A
     // lease this node is giving back (a turn that just ended: its last events are being
     // stored, then the row deleted) is waited for, briefly, so the next turn of the same
     // client does not find its own previous turn in the way.
-    let deadline = tokio::time::Instant::now() + HELD_WAIT;
+    let held_wait = if wait { HELD_WAIT } else { Duration::ZERO };
+    let deadline = tokio::time::Instant::now() + held_wait;
     loop {
         let unheld = inner.unheld.notified();
         tokio::pin!(unheld);
@@ -198,7 +206,8 @@ pub(crate) async fn acquire(inner: &Arc<Inner>, id: &str) -> Result<WriterLease,
     }
     // A lease another node is giving back (its turn just ended: the client may already
     // have seen the turn's end and come here) is waited for briefly too, before busy.
-    let deadline = tokio::time::Instant::now() + HANDOFF_WAIT;
+    let handoff_wait = if wait { HANDOFF_WAIT } else { Duration::ZERO };
+    let deadline = tokio::time::Instant::now() + handoff_wait;
     let mut pause = Duration::from_millis(20);
     let taken = loop {
         match take(inner, id).await {

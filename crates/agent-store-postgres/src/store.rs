@@ -410,8 +410,10 @@ impl PgStore {
 
     /// Takes session `id`'s writer lease for this node: [`StoreError::Busy`] while another
     /// live node holds it, [`StoreError::Unavailable`] when the database cannot be reached.
+    /// One attempt; [`claim_writer`](SessionStorage::claim_writer) waits a moment for a lease
+    /// being given back first.
     pub async fn acquire_lease(&self, id: &str) -> Result<WriterLease, StoreError> {
-        lease::acquire(&self.inner, id).await
+        lease::acquire(&self.inner, id, false).await
     }
 
     /// Closes the pool and the presence connection (leases this node holds are released by
@@ -858,7 +860,7 @@ WHERE EXISTS (SELECT 1 FROM upd UNION ALL SELECT 1 FROM ins) AND EXISTS (SELECT 
     }
 
     async fn claim_writer(&self, id: &str) -> Result<Option<Box<dyn WriterClaim>>, StoreError> {
-        let lease = self.acquire_lease(id).await?;
+        let lease = lease::acquire(&self.inner, id, true).await?;
         let stale = self.changed_elsewhere(id).await?;
         Ok(Some(Box::new(lease::PgClaim::new(lease, stale))))
     }

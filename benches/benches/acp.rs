@@ -143,6 +143,7 @@ fn run_once(
                 let options = ServerOptions {
                     factory: factory(script),
                     data_dir: dir.join("data"),
+                    storage: None,
                 };
                 let server = tokio::spawn(serve(options, server_in, server_out));
                 client.send(json!({"id": 1, "method": "session/create", "params": {"workspace": {"workspacePath": ws, "workspaceKey": "k"}}})).await;
@@ -181,6 +182,7 @@ fn run_once(
                 let agent = AcpAgent::new(AcpOptions {
                     factory: factory(script),
                     data_dir: dir.join("data"),
+                    storage: None,
                 })
                 .with_output_gate(gate)
                 .with_update_outbox(io.update_outbox());

@@ -13,9 +13,10 @@ use adapter_acp::zcode::{serve, ServerOptions};
 use agent_client_protocol::ConnectTo;
 use agent_host::backpressure::OutputGate;
 use agent_host::capabilities::Capabilities;
-use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderEnv};
+use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderEnv, SessionStoreArgs};
 use agent_host::lines::{termination_signal, UntilStopped};
-use agent_host::session::AgentFactory;
+use agent_host::session::{AgentFactory, SessionStorage};
+use agent_store_postgres::StoreSpec;
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -50,6 +51,9 @@ struct AcpArgs {
     /// Directory sessions are stored in (shared with `app-server`; default: as there).
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// `files` (under the data directory) or a PostgreSQL URL shared by a fleet.
+    #[command(flatten)]
+    store: SessionStoreArgs,
     #[command(flatten)]
     provider: ProviderArgs,
     /// Hooks, MCP servers (besides each session's `mcpServers`), the sandbox and the
@@ -71,6 +75,9 @@ struct AppServerArgs {
     /// $ZCODE_DATA_BASE_DIR/.zcode/adapter-acp, else $XDG_DATA_HOME/adapter-acp).
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// `files` (under the data directory) or a PostgreSQL URL shared by a fleet.
+    #[command(flatten)]
+    store: SessionStoreArgs,
     #[command(flatten)]
     provider: ProviderArgs,
     /// Hooks, MCP servers, sandbox, context budget: applied to every session.
@@ -135,6 +142,28 @@ fn init_logging() -> Option<agent_otel::OtelGuard> {
     guard
 }
 
+/// The sessions' storage `args` name: the files under `data_dir` (the default), or a
+/// connected PostgreSQL store. A bad value is a usage error (exit 2); a database that cannot
+/// be reached, a runtime failure (exit 1). The URL never shows in the messages.
+async fn open_storage(
+    args: &SessionStoreArgs,
+    data_dir: &std::path::Path,
+) -> Result<Arc<dyn SessionStorage>, Failure> {
+    let spec = StoreSpec::from_args(args).map_err(|err| Failure {
+        code: 2,
+        message: err.to_string(),
+    })?;
+    let storage = spec
+        .open_or_files(data_dir)
+        .await
+        .map_err(|err| Failure::from(format!("cannot open the session store: {err}")))?;
+    match spec.is_postgres() {
+        true => tracing::info!("sessions are kept in PostgreSQL"),
+        false => tracing::info!(data_dir = %data_dir.display(), "sessions are kept in files"),
+    }
+    Ok(storage)
+}
+
 fn split_names(lists: &[String]) -> Vec<String> {
     lists
         .iter()
@@ -164,16 +193,21 @@ async fn acp(args: AcpArgs) -> Result<(), Failure> {
     }
     let data_dir = args.data_dir.unwrap_or_else(adapter_acp::default_data_dir);
     tracing::info!(data_dir = %data_dir.display(), ?factory, "acp agent starting");
+    let storage = open_storage(&args.store, &data_dir).await?;
     let gate = Arc::new(OutputGate::default());
     // SIGTERM / SIGINT end the input like a closed stdin: running turns stop (and their
     // tool processes with them) before the process exits.
     let stdin = UntilStopped::new(tokio::io::stdin(), termination_signal());
     let io = transport::transport(stdin, tokio::io::stdout(), max_line_bytes(), gate.clone());
-    let result = AcpAgent::new(AcpOptions { factory, data_dir })
-        .with_output_gate(gate)
-        .with_update_outbox(io.update_outbox())
-        .connect_to(io)
-        .await;
+    let result = AcpAgent::new(AcpOptions {
+        factory,
+        data_dir,
+        storage: Some(storage),
+    })
+    .with_output_gate(gate)
+    .with_update_outbox(io.update_outbox())
+    .connect_to(io)
+    .await;
     match result {
         Ok(()) => Ok(()),
         // The client closed our stdout: it is gone, which ends the connection normally.
@@ -210,10 +244,15 @@ async fn app_server(args: AppServerArgs) -> Result<(), Failure> {
     }
     let data_dir = args.data_dir.unwrap_or_else(adapter_acp::default_data_dir);
     tracing::info!(data_dir = %data_dir.display(), ?factory, "app-server starting");
+    let storage = open_storage(&args.store, &data_dir).await?;
     // SIGTERM / SIGINT end the input like a closed stdin (see `acp`).
     let stdin = UntilStopped::new(tokio::io::stdin(), termination_signal());
     match serve(
-        ServerOptions { factory, data_dir },
+        ServerOptions {
+            factory,
+            data_dir,
+            storage: Some(storage),
+        },
         stdin,
         tokio::io::stdout(),
     )

@@ -57,6 +57,7 @@ impl Harness {
         let options = ServerOptions {
             factory: AgentFactory::new(config),
             data_dir: dir.path().join("data"),
+            storage: None,
         };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

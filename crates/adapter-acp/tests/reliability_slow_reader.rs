@@ -101,6 +101,7 @@ async fn zcode_turn_waits_for_a_slow_client_and_loses_nothing() {
     let options = ServerOptions {
         factory: factory(dir.path()),
         data_dir: dir.path().join("data"),
+        storage: None,
     };
     let server = tokio::spawn(serve_gated(options, server_in, server_out, gate.clone()));
     let mut lines = BufReader::new(output).lines();
@@ -176,6 +177,7 @@ async fn acp_slow_client(outbox: bool) {
     let mut agent = AcpAgent::new(AcpOptions {
         factory: factory(dir.path()),
         data_dir: dir.path().join("data"),
+        storage: None,
     })
     .with_output_gate(gate.clone());
     if outbox {

@@ -280,6 +280,22 @@ impl Args<'_> {
     }
 }
 
+/// `--session-store`: exec keeps Zero's sessions in Zero's on-disk layout, so only `files`
+/// is accepted; a database URL is refused (without repeating it: it may hold a password).
+/// The fleet's variable `AGENT_SESSION_STORE` is not read by exec.
+fn check_session_store(value: &str) -> Result<(), String> {
+    match value.trim() {
+        v if v.eq_ignore_ascii_case("files") => Ok(()),
+        v if v.starts_with("postgres://") || v.starts_with("postgresql://") => Err(
+            "--session-store postgres is not supported by exec: Zero sessions stay in Zero's \
+             on-disk layout ($XDG_DATA_HOME/zero/sessions). Sessions shared through \
+             PostgreSQL are served by adapter-acp app-server and acp."
+                .into(),
+        ),
+        _ => Err("invalid --session-store value. Expected files.".into()),
+    }
+}
+
 fn required_inline(value: &str, flag: &str) -> Result<String, String> {
     let value = value.trim();
     if value.is_empty() {
@@ -382,6 +398,7 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                     _ => o.resume_latest = true,
                 },
                 "--fork" => o.fork = Some(a.next_value(arg)?),
+                "--session-store" => check_session_store(&a.next_value(arg)?)?,
                 "--init-session-id" => o.init_session_id = Some(a.next_value(arg)?),
                 "--session-title" => o.session_title = Some(a.next_value(arg)?),
                 "--provider" => o.provider.provider = Some(a.next_value(arg)?),
@@ -429,6 +446,8 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                         }
                     } else if let Some(v) = inline("--fork=") {
                         o.fork = (!v.is_empty()).then_some(v);
+                    } else if let Some(v) = inline("--session-store=") {
+                        check_session_store(&required_inline(&v, "--session-store")?)?;
                     } else if let Some(v) = inline("--init-session-id=") {
                         o.init_session_id = Some(required_inline(&v, "--init-session-id")?);
                     } else if let Some(v) = inline("--session-title=") {
@@ -571,6 +590,8 @@ Flags:
       --fork <id>                    Fork a session into a new one
       --init-session-id <id>         Create the new session with this id
       --session-title <title>        Title of a new session
+      --session-store files          Where sessions live: only Zero's files (the default);
+                                     a postgres:// URL is refused (see the README)
       --add-dir <path>               Extra writable root for the sandbox and file tools (repeatable)
   -h, --help                         Show this help
 
@@ -653,6 +674,31 @@ mod tests {
         assert_eq!(
             err(&["--init-session-id", "../x", "p"]).message,
             "invalid --init-session-id \"../x\""
+        );
+    }
+
+    #[test]
+    fn session_store_takes_files_and_refuses_a_database_without_showing_it() {
+        ok(&["--session-store", "files", "x"]);
+        ok(&["--session-store=FILES", "x"]);
+        for list in [
+            &["--session-store", "postgres://u:pw-0123@db/x", "x"][..],
+            &["--session-store=postgresql://u:pw-0123@db/x", "x"][..],
+        ] {
+            let message = err(list).message;
+            assert!(
+                message.starts_with("--session-store postgres is not supported by exec"),
+                "{message}"
+            );
+            assert!(!message.contains("pw-0123"), "{message}");
+        }
+        assert_eq!(
+            err(&["--session-store", "redis://x", "x"]).message,
+            "invalid --session-store value. Expected files."
+        );
+        assert_eq!(
+            err(&["--session-store"]).message,
+            "--session-store requires a value"
         );
     }
 

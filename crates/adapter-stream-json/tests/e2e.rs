@@ -346,6 +346,24 @@ fn usage_errors_stay_inside_the_protocol() {
         .assert_usage_error("unknown exec flag \"--bogus\"");
     sb.run(&["exec", "-o", "stream-json", "--provider"], "")
         .assert_usage_error("--provider requires a value");
+    // Zero sessions stay in Zero's files: a database is refused, its URL never shown.
+    sb.run(
+        &[
+            "exec",
+            "-o",
+            "stream-json",
+            "--resume",
+            "--session-store",
+            "postgres://agent:pw-e2e-0123@127.0.0.1:1/agents",
+            "x",
+        ],
+        "",
+    )
+    .assert_usage_error(
+        "--session-store postgres is not supported by exec: Zero sessions stay in Zero's \
+         on-disk layout ($XDG_DATA_HOME/zero/sessions). Sessions shared through PostgreSQL \
+         are served by adapter-acp app-server and acp.",
+    );
     sb.run(&["exec", "-o", "debug", "--max-turns", "0", "x"], "")
         .assert_usage_error("invalid --max-turns \"0\". Expected a positive integer.");
     sb.run(&["exec", "-o", "stream-json", "--auto=max", "x"], "")

@@ -2,7 +2,8 @@
 //! scripted --model M --base-url URL --api-key KEY --script FILE` — as one clap [`Args`]
 //! struct to flatten, and the clap-free function that turns them into a provider; and the
 //! capability flags ([`CapabilityArgs`]: `--hooks`, `--mcp-config`, `--sandbox`, …), which
-//! [`crate::capabilities`] loads.
+//! [`crate::capabilities`] loads; and where sessions are kept ([`SessionStoreArgs`]:
+//! `--session-store files|postgres://…`).
 //!
 //! Precedence, per setting: the flag; else the binary's own environment variable for it, if
 //! it has one ([`ProviderEnv`]: `ZERO_PROVIDER` for Zero, `ADAPTER_ACP_*` for adapter-acp);
@@ -101,6 +102,39 @@ pub struct CapabilityArgs {
     /// (off). Default: 85%.
     #[arg(long, value_name = "PERCENT|off")]
     pub auto_compact: Option<String>,
+}
+
+/// The environment variable [`SessionStoreArgs`] falls back on.
+pub const SESSION_STORE_ENV: &str = "AGENT_SESSION_STORE";
+
+/// Where a multi-session front end keeps its sessions: `--session-store files|postgres://…`
+/// (else `$AGENT_SESSION_STORE`, else `files`). Flatten into a binary's clap struct. The
+/// value may be a URL with a password: it is kept as a secret and never shown in Debug
+/// output. agent-store-postgres's `StoreSpec::from_args` parses it and opens the store.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SessionStoreArgs {
+    /// Where sessions are kept: `files` (the data directory, the default) or a PostgreSQL
+    /// URL (`postgres://user:password@host/db`) shared by a fleet of processes (default:
+    /// $AGENT_SESSION_STORE, else files).
+    #[arg(long = "session-store", value_name = "files|URL", value_parser = parse_secret)]
+    pub session_store: Option<SecretString>,
+}
+
+impl SessionStoreArgs {
+    /// The flag's value, else the non-blank value of [`SESSION_STORE_ENV`] looked up through
+    /// `lookup`; `None` means the files.
+    pub fn value(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Option<SecretString> {
+        self.session_store.clone().or_else(|| {
+            lookup(SESSION_STORE_ENV)
+                .filter(|v| !v.trim().is_empty())
+                .map(SecretString::from)
+        })
+    }
+
+    /// [`value`](Self::value) with the process environment.
+    pub fn value_from_env(&self) -> Option<SecretString> {
+        self.value(&|name| std::env::var(name).ok())
+    }
 }
 
 fn parse_secret(value: &str) -> Result<SecretString, std::convert::Infallible> {
@@ -300,6 +334,33 @@ mod tests {
         .err()
         .expect("missing script");
         assert!(matches!(err, ProviderArgsError::Provider(_)), "{err}");
+    }
+
+    #[derive(Parser)]
+    struct StoreCli {
+        #[command(flatten)]
+        store: SessionStoreArgs,
+    }
+
+    #[test]
+    fn the_session_store_flag_beats_the_variable_and_its_url_stays_hidden() {
+        let cli = StoreCli::try_parse_from([
+            "bin",
+            "--session-store",
+            "postgres://u:pw-hidden-0123@db/x",
+        ])
+        .expect("parses");
+        assert!(!format!("{:?}", cli.store).contains("pw-hidden-0123"));
+        let env = lookup(&[(SESSION_STORE_ENV, "files")]);
+        let value = cli.store.value(&env).expect("the flag");
+        assert_eq!(value.expose_secret(), "postgres://u:pw-hidden-0123@db/x");
+        let none = StoreCli::try_parse_from(["bin"]).expect("parses").store;
+        assert_eq!(
+            none.value(&env).map(|v| v.expose_secret().to_string()),
+            Some("files".to_string())
+        );
+        assert!(none.value(&lookup(&[(SESSION_STORE_ENV, " ")])).is_none());
+        assert!(none.value(&lookup(&[])).is_none());
     }
 
     #[test]

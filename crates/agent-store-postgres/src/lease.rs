@@ -5,8 +5,10 @@
 //! the holder's presence key, with an expiry the holder pushes forward (every third of the
 //! lease's time to live) while the turn runs. Another node may take it over only when it
 //! expired — the holder stopped renewing: it hangs, or lost the database — or when the
-//! holder's presence lock is gone — its process died (the `presence` module); until
-//! then it gets [`StoreError::Busy`] naming the holder.
+//! holder's presence lock is gone — its process died (its presence connection closed); until
+//! then it gets [`StoreError::Busy`] naming the holder (a claim through
+//! [`SessionStorage::claim_writer`](agent_host::session::SessionStorage::claim_writer) first
+//! retries for up to a second: a lease being given back is waited for).
 //!
 //! A holder that cannot renew before its lease expires, or finds it taken over, marks the
 //! lease [lost](WriterLease::is_lost) (and [`WriterLease::lost`] resolves), so the host can
@@ -88,7 +90,7 @@ impl WriterLease {
             renewer.abort();
         }
         let released = release(&self.inner, &self.session_id, self.token).await;
-        self.inner.held().remove(&self.session_id);
+        self.inner.unhold(&self.session_id);
         released
     }
 
@@ -140,11 +142,11 @@ impl Drop for WriterLease {
                         // It expires on its own.
                         tracing::warn!(session = %id, error = %err, "cannot give a writer lease back");
                     }
-                    inner.held().remove(&id);
+                    inner.unhold(&id);
                 });
             }
             Err(_) => {
-                inner.held().remove(&id);
+                inner.unhold(&id);
             }
         }
     }
@@ -163,23 +165,61 @@ async fn release(inner: &Inner, id: &str, token: uuid::Uuid) -> Result<(), Store
         .map(drop)
 }
 
+/// How long [`acquire`] waits for a lease this node holds to be given back.
+const HELD_WAIT: Duration = Duration::from_secs(5);
+
+/// How long [`acquire`] retries a lease another node holds before it reports busy.
+const HANDOFF_WAIT: Duration = Duration::from_secs(1);
+
 fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Takes the writer lease of session `id` for this node.
-pub(crate) async fn acquire(inner: &Arc<Inner>, id: &str) -> Result<WriterLease, StoreError> {
+/// Takes the writer lease of session `id` for this node; with `wait`, a lease being given
+/// back (by this node: up to [`HELD_WAIT`]; by another: up to [`HANDOFF_WAIT`]) is waited for
+/// before [`StoreError::Busy`].
+pub(crate) async fn acquire(
+    inner: &Arc<Inner>,
+    id: &str,
+    wait: bool,
+) -> Result<WriterLease, StoreError> {
     // One holder per session in this process too (a lease in the table with this node's
-    // key that it does not hold here is one it failed to give back: it may take it).
-    if !inner.held().insert(id.to_string()) {
-        return Err(StoreError::Busy {
-            session_id: id.to_string(),
-            holder: inner.options.node.clone(),
-        });
+    // key that it does not hold here is one it failed to give back: it may take it). A
+    // lease this node is giving back (a turn that just ended: its last events are being
+    // stored, then the row deleted) is waited for, briefly, so the next turn of the same
+    // client does not find its own previous turn in the way.
+    let held_wait = if wait { HELD_WAIT } else { Duration::ZERO };
+    let deadline = tokio::time::Instant::now() + held_wait;
+    loop {
+        let unheld = inner.unheld.notified();
+        tokio::pin!(unheld);
+        unheld.as_mut().enable();
+        if inner.held().insert(id.to_string()) {
+            break;
+        }
+        if tokio::time::timeout_at(deadline, unheld).await.is_err() {
+            return Err(StoreError::Busy {
+                session_id: id.to_string(),
+                holder: inner.options.node.clone(),
+            });
+        }
     }
-    let taken = take(inner, id).await;
+    // A lease another node is giving back (its turn just ended: the client may already
+    // have seen the turn's end and come here) is waited for briefly too, before busy.
+    let handoff_wait = if wait { HANDOFF_WAIT } else { Duration::ZERO };
+    let deadline = tokio::time::Instant::now() + handoff_wait;
+    let mut pause = Duration::from_millis(20);
+    let taken = loop {
+        match take(inner, id).await {
+            Err(StoreError::Busy { .. }) if tokio::time::Instant::now() + pause < deadline => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(200));
+            }
+            taken => break taken,
+        }
+    };
     if taken.is_err() {
-        inner.held().remove(id);
+        inner.unhold(id);
     }
     taken
 }

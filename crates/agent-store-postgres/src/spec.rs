@@ -3,14 +3,15 @@
 
 use std::sync::Arc;
 
-use agent_host::session::SessionStorage;
+use agent_host::cli::SessionStoreArgs;
+use agent_host::session::{FileStore, SessionStorage};
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::error::ConnectError;
 use crate::store::{is_postgres_url, PgStore};
 
 /// The environment variable front ends read when `--session-store` is not given.
-pub const SESSION_STORE_ENV: &str = "AGENT_SESSION_STORE";
+pub const SESSION_STORE_ENV: &str = agent_host::cli::SESSION_STORE_ENV;
 
 /// Where a front end keeps its sessions.
 #[derive(Clone)]
@@ -66,6 +67,15 @@ impl StoreSpec {
         }
     }
 
+    /// What a front end's [`SessionStoreArgs`] (`--session-store`, else
+    /// [`SESSION_STORE_ENV`]) name.
+    pub fn from_args(args: &SessionStoreArgs) -> Result<Self, ConnectError> {
+        match args.value_from_env() {
+            Some(value) => Self::parse(value.expose_secret()),
+            None => Ok(Self::Files),
+        }
+    }
+
     /// Whether sessions live in a database.
     pub fn is_postgres(&self) -> bool {
         matches!(self, Self::Postgres(_))
@@ -73,7 +83,7 @@ impl StoreSpec {
 
     /// Opens the store: `files()` for [`StoreSpec::Files`], a connected [`PgStore`]
     /// (migrated, see [`PgStoreBuilder::connect`](crate::PgStoreBuilder::connect)) for a
-    /// URL.
+    /// URL. [`open_or_files`](Self::open_or_files) is the usual call.
     pub async fn open(
         &self,
         files: impl FnOnce() -> Arc<dyn SessionStorage>,
@@ -82,6 +92,36 @@ impl StoreSpec {
             Self::Files => Ok(files()),
             Self::Postgres(url) => Ok(Arc::new(PgStore::connect(url.expose_secret()).await?)),
         }
+    }
+}
+
+impl StoreSpec {
+    /// The session storage this spec names: a [`FileStore`] under `data_dir` for
+    /// [`StoreSpec::Files`], else a connected, migrated [`PgStore`]. The one call a host
+    /// needs to build its [`SessionManager`](agent_host::session::SessionManager) on either:
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use agent_host::session::{AgentFactory, SessionManager};
+    /// use agent_providers::{ProviderConfig, ProviderId};
+    /// use agent_store_postgres::StoreSpec;
+    ///
+    /// // `files`, or e.g. "postgres://agent:secret@db.internal/agents".
+    /// let spec = StoreSpec::parse(&std::env::var("AGENT_SESSION_STORE").unwrap_or_default())?;
+    /// let storage = spec.open_or_files("/var/lib/agent/sessions").await?;
+    /// let (interactions, _requests) = tokio::sync::mpsc::unbounded_channel();
+    /// let factory = AgentFactory::new(ProviderConfig::new(ProviderId::Scripted));
+    /// let manager = SessionManager::with_storage(factory, storage, interactions);
+    /// # let _ = manager;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn open_or_files(
+        &self,
+        data_dir: impl Into<std::path::PathBuf>,
+    ) -> Result<Arc<dyn SessionStorage>, ConnectError> {
+        let data_dir = data_dir.into();
+        self.open(move || Arc::new(FileStore::new(data_dir))).await
     }
 }
 

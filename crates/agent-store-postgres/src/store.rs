@@ -179,6 +179,7 @@ impl PgStoreBuilder {
                 presence,
                 presence_task,
                 held: Mutex::new(HashSet::new()),
+                unheld: tokio::sync::Notify::new(),
                 seen: Mutex::new(HashMap::new()),
             }),
         })
@@ -250,6 +251,8 @@ pub(crate) struct Inner {
     presence_task: tokio::task::JoinHandle<()>,
     /// Sessions whose lease this node holds.
     pub(crate) held: Mutex<HashSet<String>>,
+    /// Woken whenever a session leaves `held`.
+    pub(crate) unheld: tokio::sync::Notify,
     seen: Mutex<HashMap<String, Seen>>,
 }
 
@@ -273,6 +276,12 @@ impl Drop for Inner {
 impl Inner {
     pub(crate) fn held(&self) -> MutexGuard<'_, HashSet<String>> {
         self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Session `id`'s lease is no longer held by this node: wakes those waiting for it.
+    pub(crate) fn unhold(&self, id: &str) {
+        self.held().remove(id);
+        self.unheld.notify_waiters();
     }
 
     fn seen(&self, id: &str, update: impl FnOnce(&mut Seen)) {
@@ -401,8 +410,10 @@ impl PgStore {
 
     /// Takes session `id`'s writer lease for this node: [`StoreError::Busy`] while another
     /// live node holds it, [`StoreError::Unavailable`] when the database cannot be reached.
+    /// One attempt; [`claim_writer`](SessionStorage::claim_writer) waits a moment for a lease
+    /// being given back first.
     pub async fn acquire_lease(&self, id: &str) -> Result<WriterLease, StoreError> {
-        lease::acquire(&self.inner, id).await
+        lease::acquire(&self.inner, id, false).await
     }
 
     /// Closes the pool and the presence connection (leases this node holds are released by
@@ -832,8 +843,7 @@ WHERE EXISTS (SELECT 1 FROM upd UNION ALL SELECT 1 FROM ins) AND EXISTS (SELECT 
             .await
     }
 
-    async fn claim_writer(&self, id: &str) -> Result<Option<Box<dyn WriterClaim>>, StoreError> {
-        let lease = self.acquire_lease(id).await?;
+    async fn changed_elsewhere(&self, id: &str) -> Result<bool, StoreError> {
         let context = "check a session for changes";
         let stored: Option<(i64, i64, i64)> = self
             .inner
@@ -846,7 +856,12 @@ WHERE EXISTS (SELECT 1 FROM upd UNION ALL SELECT 1 FROM ins) AND EXISTS (SELECT 
                 .await
             })
             .await?;
-        let stale = stored.is_some_and(|stored| self.inner.changed(id, stored));
+        Ok(stored.is_some_and(|stored| self.inner.changed(id, stored)))
+    }
+
+    async fn claim_writer(&self, id: &str) -> Result<Option<Box<dyn WriterClaim>>, StoreError> {
+        let lease = lease::acquire(&self.inner, id, true).await?;
+        let stale = self.changed_elsewhere(id).await?;
         Ok(Some(Box::new(lease::PgClaim::new(lease, stale))))
     }
 }

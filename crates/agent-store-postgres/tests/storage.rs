@@ -641,6 +641,10 @@ async fn a_claim_says_whether_another_node_changed_the_session() {
             }
             _ => a.save_meta(&meta("sess_c", "/w", 99)).await.expect("save"),
         }
+        assert!(
+            b.changed_elsewhere("sess_c").await.expect("check"),
+            "change {change} is seen without a claim"
+        );
         let claim = claim_when_free(&b, "sess_c").await;
         assert!(claim.stale(), "change {change} is seen");
         drop(claim);
@@ -648,6 +652,39 @@ async fn a_claim_says_whether_another_node_changed_the_session() {
         b.load_meta("sess_c").await.expect("meta");
         b.load("sess_c").await.expect("load");
         b.event_bounds("sess_c").await.expect("bounds");
+        assert!(!b.changed_elsewhere("sess_c").await.expect("check"));
+    }
+}
+
+/// A claim given back (dropped: released in the background) is taken by the next claim on
+/// this node or another without a busy error: `claim_writer` waits for a lease being given
+/// back.
+#[tokio::test]
+async fn a_claim_just_given_back_is_taken_without_busy() {
+    let Some((url, a)) = fresh_store().await else {
+        return;
+    };
+    let b = PgStore::connect(&url).await.expect("node b");
+    for round in 0..5 {
+        let claim = a
+            .claim_writer("sess_h")
+            .await
+            .expect("a claims")
+            .expect("a claim");
+        drop(claim);
+        let claim = a.claim_writer("sess_h").await;
+        assert!(
+            matches!(claim, Ok(Some(_))),
+            "round {round}: {:?}",
+            claim.err()
+        );
+        drop(claim);
+        let claim = b.claim_writer("sess_h").await;
+        assert!(
+            matches!(claim, Ok(Some(_))),
+            "round {round}: {:?}",
+            claim.err()
+        );
     }
 }
 

@@ -46,6 +46,13 @@
 //!   before, after}}` and a `compaction{auto}` part before the summary in
 //!   `session/messages`.
 //!
+//! # Sessions shared by a fleet
+//!
+//! With `--session-store postgres://…` ([`ServerOptions::storage`]) `session/send` and
+//! `session/compact` take the session's writer claim first (another node's running turn:
+//! -32010 "prompt is running"), and a session another node changed is loaded again, with its
+//! event log, before it is read or continued (see the crate README).
+//!
 //! # SIGTERM and SIGINT
 //!
 //! The zcode-acp-server bridge ends the server with SIGTERM to its process group and

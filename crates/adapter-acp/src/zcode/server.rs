@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use agent_host::backpressure::OutputGate;
 use agent_host::lines::{LineError, LineReader};
 use agent_host::output::{line_writer, Closed, Frames, LineSender, MAX_BATCH_BYTES};
-use agent_host::session::{new_id, AgentFactory, FileStore, SessionManager};
+use agent_host::session::{new_id, AgentFactory, FileStore, SessionManager, SessionStorage};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
@@ -33,12 +33,25 @@ const TURN_WIND_DOWN: Duration = Duration::from_millis(1500);
 const SHUTDOWN_WAIT: Duration = Duration::from_millis(2500);
 
 /// What the server needs.
-#[derive(Debug)]
 pub struct ServerOptions {
     /// Builds the sessions' agents.
     pub factory: AgentFactory,
-    /// Where sessions are stored.
+    /// Where sessions are stored (as files, when `storage` is `None`).
     pub data_dir: PathBuf,
+    /// The sessions' storage, when not the files under `data_dir`: e.g. a PostgreSQL store
+    /// shared by a fleet (`agent_store_postgres::StoreSpec::open_or_files`). Turns then take
+    /// the session's writer claim first, so one process at a time runs a turn on a session.
+    pub storage: Option<Arc<dyn SessionStorage>>,
+}
+
+impl std::fmt::Debug for ServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerOptions")
+            .field("factory", &self.factory)
+            .field("data_dir", &self.data_dir)
+            .field("storage", &self.storage.as_ref().map(|_| ".."))
+            .finish()
+    }
 }
 
 /// Serves the ZCode app-server protocol on `input`/`output` until `input` ends or
@@ -69,7 +82,11 @@ where
     let (sender, writer) = line_writer(gate);
     let mut writer = tokio::spawn(writer.run(output));
     let (int_tx, int_rx) = mpsc::unbounded_channel();
-    let manager = SessionManager::new(options.factory, FileStore::new(options.data_dir), int_tx);
+    let storage = match options.storage {
+        Some(storage) => storage,
+        None => Arc::new(FileStore::new(options.data_dir)),
+    };
+    let manager = SessionManager::with_storage(options.factory, storage, int_tx);
     let server = Arc::new(Server::new(manager, Outbox { sender }));
     server.out.send(&Outgoing::Notification {
         method: STORAGE_STATE.to_string(),

@@ -202,11 +202,34 @@ impl SessionManager {
 }
 
 impl SessionManager {
+    /// Brings the active session `id` up to date before it is read: when it is idle here
+    /// and another process sharing the storage changed it since
+    /// ([`SessionStorage::changed_elsewhere`](super::SessionStorage::changed_elsewhere)), it
+    /// is [reloaded](Self::reload) and returned. `Ok(None)`: nothing to do (not active here,
+    /// a turn runs on it here, a sub-agent's session, or unchanged). One storage query for
+    /// a shared storage; none for the files.
+    pub async fn refresh(&self, id: &str) -> Result<Option<Arc<Session>>, ManagerError> {
+        let Some(session) = self.get(id) else {
+            return Ok(None);
+        };
+        if session.active_turn().is_some() || session.is_subagent() {
+            return Ok(None);
+        }
+        if !self.storage().changed_elsewhere(id).await? {
+            return Ok(None);
+        }
+        Ok(Some(self.reload(id).await?))
+    }
+
     /// Loads session `id` again from storage in place of the active one (which should be
     /// idle): for a session another process changed since this one loaded it. The new
     /// session keeps the old one's MCP servers (still connected); its `session_start` hooks
-    /// run with source `resume`.
+    /// run with source `resume`. Its event journal is forgotten
+    /// ([`forget_journal`](SessionManager::forget_journal)): the next
+    /// [`journal`](SessionManager::journal) reads the stored log's bounds again.
     pub async fn reload(&self, id: &str) -> Result<Arc<Session>, ManagerError> {
-        self.reactivate(id).await
+        let session = self.reactivate(id).await?;
+        self.forget_journal(id);
+        Ok(session)
     }
 }

@@ -644,6 +644,11 @@ impl EventJournal {
         self.lock().failure.clone()
     }
 
+    /// Whether committed events are pushed to the sink (a subscription exists).
+    pub fn is_subscribed(&self) -> bool {
+        self.lock().subscribed
+    }
+
     /// Stops live delivery (after handing over what the sink holds).
     pub fn unsubscribe(&self) {
         let mut inner = self.lock();

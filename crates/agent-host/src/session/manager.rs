@@ -148,6 +148,18 @@ impl SessionManager {
         }
     }
 
+    /// Forgets the event journal opened for session `id` (returning it), so the next
+    /// [`journal`](Self::journal) opens it again from the storage: for a session another
+    /// process continued since (its numbering goes on after that process's events).
+    pub fn forget_journal(&self, id: &str) -> Option<Arc<EventJournal>> {
+        self.journals
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id)
+            .and_then(|cell| cell.get().cloned())
+    }
+
     fn open_journals(&self) -> Vec<Arc<EventJournal>> {
         self.journals
             .open

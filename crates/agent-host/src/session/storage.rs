@@ -296,6 +296,15 @@ pub trait SessionStorage: SessionStore {
     /// the bounds afterwards.
     async fn trim_events(&self, id: &str, before: u64) -> Result<EventBounds, StoreError>;
 
+    /// Whether session `id` was changed in this storage by another process since this one
+    /// last read or wrote it (then a session active here is out of date and is loaded
+    /// again: [`SessionManager::refresh`](super::SessionManager::refresh)). `Ok(false)`,
+    /// the default: the storage belongs to one process.
+    async fn changed_elsewhere(&self, id: &str) -> Result<bool, StoreError> {
+        let _ = id;
+        Ok(false)
+    }
+
     /// Claims session `id` for one writer (a turn) among every process sharing this
     /// storage ([`claim`](super::claim)): [`StoreError::Busy`] while another process holds
     /// it. `Ok(None)`, the default: the storage belongs to one process, which needs no

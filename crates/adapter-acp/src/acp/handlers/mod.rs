@@ -38,7 +38,7 @@ use agent_client_protocol::{
 };
 use agent_host::backpressure::OutputGate;
 use agent_host::output::Frames;
-use agent_host::session::{AgentFactory, FileStore, ManagerError, SessionManager};
+use agent_host::session::{AgentFactory, FileStore, ManagerError, SessionManager, SessionStorage};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -53,12 +53,25 @@ const UPDATE_METHOD: &str = "session/update";
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
 /// What the ACP agent needs.
-#[derive(Debug)]
 pub struct AcpOptions {
     /// Builds the sessions' agents.
     pub factory: AgentFactory,
-    /// Where sessions are stored (shared with the ZCode front end).
+    /// Where sessions are stored as files (shared with the ZCode front end), when
+    /// `storage` is `None`.
     pub data_dir: PathBuf,
+    /// The sessions' storage, when not the files under `data_dir`: e.g. a PostgreSQL store
+    /// shared by a fleet. Prompts then take the session's writer claim first.
+    pub storage: Option<Arc<dyn SessionStorage>>,
+}
+
+impl std::fmt::Debug for AcpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AcpOptions")
+            .field("factory", &self.factory)
+            .field("data_dir", &self.data_dir)
+            .field("storage", &self.storage.as_ref().map(|_| ".."))
+            .finish()
+    }
 }
 
 /// The agent side of one ACP connection. Connect it to a client transport with
@@ -288,9 +301,12 @@ fn gatekeeper(
 impl ConnectTo<Client> for AcpAgent {
     async fn connect_to(self, client: impl ConnectTo<Agent>) -> agent_client_protocol::Result<()> {
         let (int_tx, int_rx) = mpsc::unbounded_channel();
-        let store = FileStore::new(&self.options.data_dir);
+        let store: Arc<dyn SessionStorage> = match self.options.storage {
+            Some(storage) => storage,
+            None => Arc::new(FileStore::new(&self.options.data_dir)),
+        };
         let shared = Arc::new(Shared {
-            manager: SessionManager::new(self.options.factory, store, int_tx),
+            manager: SessionManager::with_storage(self.options.factory, store, int_tx),
             gate: self.gate,
             outbox: self.outbox,
             cancels: Mutex::new(HashMap::new()),
@@ -366,7 +382,7 @@ impl ConnectTo<Client> for AcpAgent {
                     async move |req: PromptRequest,
                                 responder: Responder<PromptResponse, V1>,
                                 cx: ConnectionTo<Client>| {
-                        match prompt::start_prompt(&s, &cx, req) {
+                        match prompt::start_prompt(&s, &cx, req).await {
                             // The turn's observer answers when the turn ends.
                             Ok(reply) => {
                                 reply.attach(responder);

@@ -17,8 +17,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::sessions::active;
-use super::{hold_update, internal, invalid_params, invalid_request, notify, Shared};
+use super::{
+    hold_update, internal, invalid_params, invalid_request, notify, session_not_found, Shared,
+};
 use crate::acp::mapping::{self, TurnEnd, TurnMapper};
+use agent_host::session::ManagerError;
 
 /// The turn's usage, as `_meta.usage` of the prompt's response.
 #[derive(Serialize)]
@@ -111,14 +114,29 @@ fn send_answer(responder: Responder<PromptResponse, V1>, answer: Result<PromptRe
     }
 }
 
-pub(super) fn start_prompt(
+/// Starts the prompt's turn, after claiming the session
+/// ([`SessionManager::claim_turn`](agent_host::session::SessionManager::claim_turn)): a
+/// turn running on it here or on another node sharing the storage is `invalid_request`
+/// ("prompt is running: …", as for a second prompt in this process); a failing storage is
+/// an internal error naming it.
+pub(super) async fn start_prompt(
     s: &Arc<Shared>,
     cx: &ConnectionTo<Client>,
     req: PromptRequest,
 ) -> Result<ReplySlot, Error> {
     let id = req.session_id.0.to_string();
-    let session = active(s, &id)?;
+    active(s, &id)?;
     let input = mapping::prompt_input(&req.prompt).map_err(|e| invalid_params(e.to_string()))?;
+    if s.cancels().contains_key(&id) {
+        return Err(invalid_request(format!(
+            "a prompt is already running in session {id}"
+        )));
+    }
+    let (session, claim) = s.manager.claim_turn(&id).await.map_err(|err| match err {
+        ManagerError::Busy(busy) => invalid_request(busy.to_string()),
+        ManagerError::NotFound(id) => session_not_found(&id),
+        other => internal(format!("cannot claim session {id} for a prompt: {other}")),
+    })?;
     let meta = session.meta();
     let cancelled = Arc::new(AtomicBool::new(false));
     let reply = ReplySlot::default();
@@ -147,7 +165,7 @@ pub(super) fn start_prompt(
     }
     // Counted before the turn starts: it may finish (and answer) at once.
     s.unanswered.send_modify(|n| *n += 1);
-    match session.start_prompt(input, None, Box::new(observer)) {
+    match session.start_prompt(input, None, claim.observe(&session, Box::new(observer))) {
         Ok(_) => Ok(reply),
         Err(err) => {
             s.cancels().remove(&id);

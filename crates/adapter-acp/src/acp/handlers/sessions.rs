@@ -177,6 +177,16 @@ pub(super) async fn load_session(
             "session/load of a session already active: it keeps its MCP servers"
         );
     }
+    // Active here already: brought up to date if another node changed it since.
+    let session = match loaded {
+        true => session,
+        false => s
+            .manager
+            .refresh(&id)
+            .await
+            .map_err(|e| activation_error(e, Some(&id)))?
+            .unwrap_or(session),
+    };
     let meta = session.meta();
     if Path::new(&meta.workspace_path) != req.cwd {
         tracing::info!(

@@ -23,11 +23,18 @@ use super::eventlog::EventLog;
 use super::mapping::{LogResolver, ZLog};
 use super::server::{EventLines, Outbox};
 use super::snapshot;
-use super::wire::{codes, ErrorObject, RawMessage, RequestId, Snapshot, ZodErrorData, ZodIssue};
+use super::wire::{
+    codes, ErrorObject, RawMessage, RequestId, Snapshot, StoredEventNotification, ZodErrorData,
+    ZodIssue,
+};
 use crate::MAX_JSON_DEPTH;
 use agent_host::session::{
-    EventJournal, FactoryError, InteractionReply, ManagerError, Session, SessionManager,
+    EventJournal, FactoryError, InteractionReply, ManagerError, Session, SessionManager, TurnClaim,
 };
+
+/// How long a turn's writer claim is held after the turn, at most, while its last events
+/// are stored.
+const CLAIM_SYNC_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// An error reply.
 #[derive(Debug, Clone)]
@@ -184,6 +191,41 @@ impl Logs {
         Ok(self.attach(session_id, journal))
     }
 
+    /// The event log of a session another process continued (its session was loaded again
+    /// for a turn): the journal is opened again from storage, so numbering goes on after
+    /// that process's events. A subscription to the old log carries over: the events the
+    /// other process wrote since are pushed first (unless they are no longer retained),
+    /// when `carry` (a `session/subscribe` about to subscribe again says not).
+    pub(crate) async fn reopen(
+        &self,
+        session_id: &str,
+        carry: bool,
+    ) -> Result<Arc<ZLog>, RpcError> {
+        let old = self.lock().remove(session_id);
+        let log = self.open(session_id).await?;
+        let Some(old) = old.filter(|old| old.journal().is_subscribed()) else {
+            return Ok(log);
+        };
+        old.unsubscribe();
+        if !carry {
+            return Ok(log);
+        }
+        let out = self.out.clone();
+        log.subscribe(Some(old.seq()), |replay| {
+            if !replay.gap {
+                for event in &replay.events {
+                    let note = StoredEventNotification::new(&event.event);
+                    if let Err(err) = out.sender.send_json(&note, None) {
+                        tracing::debug!(error = %err, "dropping an event");
+                    }
+                }
+            }
+        })
+        .await
+        .map_err(|err| RpcError::internal(format!("cannot read the event log: {err}")))?;
+        Ok(log)
+    }
+
     fn attach(&self, session_id: &str, journal: Arc<EventJournal>) -> Arc<ZLog> {
         self.lock()
             .entry(session_id.to_string())
@@ -242,6 +284,77 @@ impl Server {
     /// after its stored events).
     pub(crate) async fn open_log(&self, session_id: &str) -> Result<Arc<ZLog>, RpcError> {
         self.logs.open(session_id).await
+    }
+
+    /// Claims the active session `session_id` for a turn ([`SessionManager::claim_turn`]):
+    /// the protocol's busy error (-32010, "prompt is running") while a turn runs on it here
+    /// or on another node sharing the storage; an internal error naming the store when the
+    /// storage fails. When another node changed the session since, it is loaded again and
+    /// so is its event log. The claim is held until the turn's last events are stored.
+    pub(crate) async fn claim(
+        &self,
+        session_id: &str,
+    ) -> Result<(Arc<Session>, Arc<ZLog>, TurnClaim), RpcError> {
+        let (session, mut claim) =
+            self.manager
+                .claim_turn(session_id)
+                .await
+                .map_err(|err| match err {
+                    ManagerError::Busy(busy) => RpcError::running(busy.to_string()),
+                    ManagerError::NotFound(id) => RpcError::not_active(&id),
+                    other => RpcError::internal(format!(
+                        "cannot claim session {session_id} for a turn: {other}"
+                    )),
+                })?;
+        let log = match claim.reloaded() {
+            true => {
+                tracing::info!(session = %session_id, "the session changed on another node; reloaded");
+                self.logs.reopen(session_id, true).await?
+            }
+            false => self.log_for(session_id),
+        };
+        if claim.is_claimed() {
+            let journal = log.journal().clone();
+            claim.release_after(move || {
+                Box::pin(async move {
+                    if !journal.sync(CLAIM_SYNC_WAIT).await {
+                        tracing::warn!(session = %journal.session_id(),
+                            "the turn's last events were not stored before its claim was given back");
+                    }
+                })
+            });
+        }
+        Ok((session, log, claim))
+    }
+
+    /// [`active`](Self::active), brought up to date first
+    /// ([`SessionManager::refresh`]): a session another node changed since this one loaded
+    /// it is loaded again, with its event log. For the requests that read a session.
+    pub(crate) async fn current(
+        &self,
+        session_id: &str,
+    ) -> Result<(Arc<Session>, Arc<ZLog>), RpcError> {
+        self.current_with(session_id, true).await
+    }
+
+    /// [`current`](Self::current); a subscription to a log opened again carries over only
+    /// when `carry`.
+    pub(crate) async fn current_with(
+        &self,
+        session_id: &str,
+        carry: bool,
+    ) -> Result<(Arc<Session>, Arc<ZLog>), RpcError> {
+        let active = self.active(session_id)?;
+        match self.manager.refresh(session_id).await {
+            Ok(None) => Ok(active),
+            Ok(Some(session)) => {
+                tracing::info!(session = %session_id, "the session changed on another node; reloaded");
+                Ok((session, self.logs.reopen(session_id, carry).await?))
+            }
+            Err(err) => Err(RpcError::internal(format!(
+                "cannot bring session {session_id} up to date: {err}"
+            ))),
+        }
     }
 
     pub(crate) fn active(&self, session_id: &str) -> Result<(Arc<Session>, Arc<ZLog>), RpcError> {
@@ -344,11 +457,11 @@ impl Server {
             "session/messages" => self.messages(params).await,
             "session/subscribe" => return self.subscribe(id, params).await,
             "session/events" => self.events(params).await,
-            "session/send" => self.send(params),
+            "session/send" => self.send(params).await,
             "session/stop" => return self.stop(id, params),
             "session/steer" => self.steer(params),
             "session/fork" => self.fork(params).await,
-            "session/compact" => self.compact(params),
+            "session/compact" => self.compact(params).await,
             "session/goal" => self.goal(params).await,
             "session/setMode" => self.set_mode(params).await,
             "session/setThoughtLevel" => self.set_thought_level(params).await,

@@ -166,20 +166,27 @@ impl Server {
             }
             tracing::info!(session = %session.id(), "session resumed");
         }
-        let log = self.open_log(session.id()).await?;
+        let (session, log) = match loaded {
+            true => (session.clone(), self.open_log(session.id()).await?),
+            // Active here already: brought up to date if another node changed it.
+            false => {
+                self.open_log(session.id()).await?;
+                self.current(session.id()).await?
+            }
+        };
         ok(self.snapshot(&session, &log, None))
     }
 
     pub(super) async fn read(&self, params: Option<Value>) -> Reply {
         let p: ReadParams = parse(params)?;
-        let (session, log) = self.active(&p.session_id)?;
+        let (session, log) = self.current(&p.session_id).await?;
         synced(&session).await?;
         ok(self.snapshot(&session, &log, p.message_limit))
     }
 
     pub(super) async fn messages(&self, params: Option<Value>) -> Reply {
         let p: MessagesParams = parse(params)?;
-        let (session, _) = self.active(&p.session_id)?;
+        let (session, _) = self.current(&p.session_id).await?;
         synced(&session).await?;
         let mut messages = snapshot::messages(&session, &session.view());
         if let Some(after) = &p.after_message_id {
@@ -195,10 +202,14 @@ impl Server {
     }
 
     pub(super) async fn subscribe(&self, id: Option<RequestId>, params: Option<Value>) {
-        let result = parse::<SubscribeParams>(params).and_then(|p| {
-            let (session, log) = self.active(&p.session_id)?;
-            Ok((p, session, log))
-        });
+        let result = match parse::<SubscribeParams>(params) {
+            // The client subscribes again: nothing carried over to push first.
+            Ok(p) => self
+                .current_with(&p.session_id, false)
+                .await
+                .map(|(session, log)| (p, session, log)),
+            Err(err) => Err(err),
+        };
         let (p, session, log) = match result {
             Ok(parts) => parts,
             Err(err) => return self.out.reply(id, Err(err)),
@@ -248,7 +259,7 @@ impl Server {
     /// snapshot).
     pub(super) async fn events(&self, params: Option<Value>) -> Reply {
         let p: EventsParams = parse(params)?;
-        let (_, log) = self.active(&p.session_id)?;
+        let (_, log) = self.current(&p.session_id).await?;
         let replay = log
             .events_after(p.after_seq.unwrap_or(0), p.limit.unwrap_or(usize::MAX))
             .await
@@ -260,7 +271,7 @@ impl Server {
 
     pub(super) async fn fork(&self, params: Option<Value>) -> Reply {
         let p: ForkParams = parse(params)?;
-        let (parent, _) = self.active(&p.session_id)?;
+        let (parent, _) = self.current(&p.session_id).await?;
         if let Some(active) = parent.active_turn() {
             return Err(RpcError::running(format!(
                 "prompt is running: cannot fork session {} during turn {}",

@@ -12,7 +12,7 @@ use crate::zcode::wire::{
     CompactResult, CompactState, GoalAction, GoalInfo, GoalParams, GoalResult, RequestId,
     SendParams, SendResult, SessionParams, SteerParams, SteerResult, StopResult,
 };
-use agent_host::session::{now_ms, Goal, StartError};
+use agent_host::session::{now_ms, Busy, Goal, StartError};
 
 /// A turn that cannot start, in the protocol's error form: `prompt is running` (-32010),
 /// a sub-agent's session (invalid params) or a closed session (-32004).
@@ -28,16 +28,20 @@ fn start_error(err: StartError) -> RpcError {
 const STOP_WAIT: Duration = Duration::from_secs(10);
 
 impl Server {
-    pub(super) fn send(&self, params: Option<Value>) -> Reply {
+    pub(super) async fn send(&self, params: Option<Value>) -> Reply {
         let p: SendParams = parse(params)?;
-        let (session, log) = self.active(&p.session_id)?;
+        self.active(&p.session_id)?;
         if p.content.trim().is_empty() {
             return Err(RpcError::invalid_params("content", "the prompt is empty"));
         }
-        let observer = Box::new(
-            ZcodeTurn::new(log, session.id())
-                .with_gate(self.out.gate())
-                .with_subagents(self.log_resolver()),
+        let (session, log, claim) = self.claim(&p.session_id).await?;
+        let observer = claim.observe(
+            &session,
+            Box::new(
+                ZcodeTurn::new(log, session.id())
+                    .with_gate(self.out.gate())
+                    .with_subagents(self.log_resolver()),
+            ),
         );
         let turn = session
             .start_prompt(p.content, p.input_id, observer)
@@ -96,12 +100,29 @@ impl Server {
         })
     }
 
-    pub(super) fn compact(&self, params: Option<Value>) -> Reply {
+    pub(super) async fn compact(&self, params: Option<Value>) -> Reply {
         let p: SessionParams = parse(params)?;
-        let (session, log) = self.active(&p.session_id)?;
-        let observer =
-            Box::new(ZcodeTurn::new(log.clone(), session.id()).with_gate(self.out.gate()));
-        let (response, state, operation_id) = match session.start_compact(observer) {
+        let (mut session, mut log) = self.active(&p.session_id)?;
+        let started = match session.active_turn() {
+            Some(active) => Err(StartError::Busy(Busy {
+                session_id: p.session_id.clone(),
+                turn_id: active.turn_id,
+            })),
+            None => {
+                let (claimed, claimed_log, claim) = self.claim(&p.session_id).await?;
+                let observer = claim.observe(
+                    &claimed,
+                    Box::new(
+                        ZcodeTurn::new(claimed_log.clone(), claimed.id())
+                            .with_gate(self.out.gate()),
+                    ),
+                );
+                let started = claimed.start_compact(observer);
+                (session, log) = (claimed, claimed_log);
+                started
+            }
+        };
+        let (response, state, operation_id) = match started {
             Ok(turn) => ("Compaction started.", "accepted", Some(turn.turn_id)),
             Err(StartError::Busy(busy)) => match session.active_turn().map(|a| a.kind) {
                 Some(RunKind::Compact) => (

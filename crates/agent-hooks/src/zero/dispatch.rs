@@ -82,7 +82,7 @@ impl ZeroHooks {
                 }];
             })
             .await;
-            let finished = runner::run(&program, &payload, &self.run, None).await;
+            let finished = runner::run(&program, &payload, &self.run, &ctx.sandbox, None).await;
             let blocks = event == ZeroEvent::BeforeTool && !finished.success();
             let status = match (&finished.ending, blocks) {
                 (_, true) => "blocked",

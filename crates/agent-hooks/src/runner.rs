@@ -6,9 +6,10 @@
 //!
 //! A hook command runs under the agent's sandbox policy
 //! ([`agent_core::HookContext::sandbox`]), confined exactly as the `bash` tool's commands
-//! are (`agent_sandbox::prepare`): in `workspace-write` it writes only under the workspace
-//! (the hook's directory), the policy's extra roots and a private temp dir (`$TMPDIR`,
-//! removed after the call); in `read-only` only under that temp dir; with the network
+//! are (`agent_sandbox::prepare`): in `workspace-write` it writes only under the agent's
+//! workspace ([`agent_core::HookContext::cwd`]), the directory the hook runs in
+//! ([`RunConfig::cwd`]), the policy's extra roots and a private temp dir (`$TMPDIR`, removed
+//! after the call); in `read-only` only under that temp dir; with the network
 //! denied it cannot open non-Unix sockets. With the sandbox `off` it runs with the user's
 //! rights.
 //!
@@ -259,12 +260,15 @@ async fn read_capped(reader: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec
 }
 
 /// Runs `program` with `payload` on stdin, under `sandbox` (see the module docs; pass
-/// [`SandboxContext::default`] for none). `timeout` overrides the config's.
+/// [`SandboxContext::default`] for none) with `workspace` (the agent's,
+/// [`agent_core::HookContext::cwd`]) and the hook's own directory as the workspace of a
+/// `workspace-write` policy. `timeout` overrides the config's.
 pub async fn run(
     program: &Program,
     payload: &[u8],
     config: &RunConfig,
     sandbox: &SandboxContext,
+    workspace: &Path,
     timeout: Option<Duration>,
 ) -> Finished {
     let timeout = timeout.unwrap_or(config.timeout);
@@ -292,7 +296,10 @@ pub async fn run(
         },
         false => None,
     };
-    let mut roots = Roots::new(&config.cwd);
+    let mut roots = Roots::new(workspace);
+    if config.cwd != workspace {
+        roots.extra.push(config.cwd.clone());
+    }
     roots.tmp = tmp.as_ref().map(|t| t.path().to_path_buf());
     let confinement = match prepare(&mut cmd, sandbox, &roots) {
         Ok(confinement) => confinement,
@@ -414,6 +421,7 @@ mod tests {
             b"{\"a\":1}",
             &config,
             &SandboxContext::default(),
+            &config.cwd,
             None,
         )
         .await;
@@ -432,6 +440,7 @@ mod tests {
             b"",
             &config,
             &SandboxContext::default(),
+            &config.cwd,
             None,
         )
         .await;
@@ -449,6 +458,7 @@ mod tests {
             &payload,
             &config,
             &SandboxContext::default(),
+            &config.cwd,
             None,
         )
         .await;
@@ -464,6 +474,7 @@ mod tests {
             b"",
             &config,
             &SandboxContext::default(),
+            &config.cwd,
             Some(Duration::from_secs(2)),
         )
         .await;
@@ -501,7 +512,15 @@ mod tests {
             command: "/nonexistent/hook-binary".into(),
             args: vec![],
         };
-        let done = run(&program, b"", &config, &SandboxContext::default(), None).await;
+        let done = run(
+            &program,
+            b"",
+            &config,
+            &SandboxContext::default(),
+            &config.cwd,
+            None,
+        )
+        .await;
         assert!(
             matches!(done.ending, Ending::NotStarted(_)),
             "{:?}",
@@ -521,7 +540,15 @@ mod tests {
             command: "./hook.sh".into(),
             args: vec![],
         };
-        let done = run(&program, b"", &config, &SandboxContext::default(), None).await;
+        let done = run(
+            &program,
+            b"",
+            &config,
+            &SandboxContext::default(),
+            &config.cwd,
+            None,
+        )
+        .await;
         assert_eq!(done.stdout, "from-workspace\n");
     }
 

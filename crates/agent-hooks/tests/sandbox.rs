@@ -221,7 +221,7 @@ async fn run_in(ws: &Path, script: &str, sandbox: &SandboxContext) -> runner::Fi
     let config = RunConfig::new(ws);
     tokio::time::timeout(
         WAIT,
-        runner::run(&shell(script), b"", &config, sandbox, None),
+        runner::run(&shell(script), b"", &config, sandbox, ws, None),
     )
     .await
     .expect("the hook finished in time")
@@ -279,4 +279,37 @@ async fn fallback_prompt_runs_the_hook_as_allow_where_the_kernel_cannot_enforce(
             "{fallback}: nothing enforces, the hook ran unconfined"
         );
     }
+}
+
+#[tokio::test]
+async fn a_hook_may_write_in_the_agents_workspace_when_it_runs_elsewhere() {
+    // A multi-session host loads its hooks once (in its own directory) and runs sessions
+    // in other workspaces: the session's workspace is writable for the hook too.
+    let launch = Workspace::new();
+    let session = Workspace::new();
+    let outside = Outside::new("elsewhere");
+    let target = session.path("from-hook.txt");
+    let hook = launch.script(
+        "hook.sh",
+        &format!(
+            "echo hi > '{}'\necho there > here.txt\necho x > \"$OUTSIDE\"",
+            target.display()
+        ),
+    );
+    let file = launch.write(
+        "settings.json",
+        &json!({"hooks": {"UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": hook}]}
+        ]}}),
+    );
+    let hooks = load_file(&file, &launch.options(&outside))
+        .expect("hooks file")
+        .hooks;
+    collect(agent(&session, SandboxPolicy::workspace_write(), hooks).prompt("go")).await;
+    assert!(target.exists(), "the session's workspace was not writable");
+    assert!(
+        launch.path("here.txt").exists(),
+        "the hook's own directory was not writable"
+    );
+    assert!(!outside.exists(), "a confined hook wrote outside");
 }

@@ -502,7 +502,8 @@ async fn hooks_file_vetoes_appends_blocks_continues_and_survives_a_hang_and_a_mi
     let ws = env.workspace_str();
     std::fs::write(env.workspace().join("notes.txt"), "some notes\n").expect("notes");
     let marker = env.workspace().join("marker.txt");
-    let hang_pid = env.root.path().join("hang.pid");
+    // In the workspace: hook commands run under the session's sandbox (workspace-write).
+    let hang_pid = env.workspace().join("hang.pid");
     let hooks = json!({"hooks": {
         "PreToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command",

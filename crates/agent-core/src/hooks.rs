@@ -80,6 +80,7 @@ use crate::event::{AgentEvent, RunStatus};
 use crate::inner::Inner;
 use crate::message::{ContentBlock, Message, ToolCall};
 use crate::permission::{PermissionAction, PermissionMode, Verdict};
+use crate::sandbox::SandboxContext;
 use crate::secrets::scrub_known_values;
 use crate::subagent::SubagentInfo;
 use crate::tool::ToolOutput;
@@ -401,6 +402,9 @@ pub struct HookContext {
     pub call_id: Option<String>,
     /// When the agent is a sub-agent: which one, and where it was started from.
     pub subagent: Option<SubagentInfo>,
+    /// The OS sandbox in force for the agent's commands (policy and kernel view), which
+    /// command hooks run under as well; off in a context made with [`HookContext::new`].
+    pub sandbox: SandboxContext,
     reports: Mutex<Vec<HookReport>>,
 }
 
@@ -416,8 +420,15 @@ impl HookContext {
             event,
             call_id: None,
             subagent: None,
+            sandbox: SandboxContext::default(),
             reports: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same context with `sandbox` for command hooks.
+    pub fn with_sandbox(mut self, sandbox: SandboxContext) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 
     /// The same context for a sub-agent.
@@ -437,6 +448,7 @@ impl HookContext {
             event: self.event,
             call_id: self.call_id.clone(),
             subagent: self.subagent.clone(),
+            sandbox: self.sandbox.clone(),
             reports: Mutex::new(Vec::new()),
         }
     }
@@ -946,6 +958,7 @@ pub(crate) fn context(inner: &Inner, event: HookEvent, call_id: Option<String>) 
         event,
         call_id,
         subagent: inner.subagent.as_deref().cloned(),
+        sandbox: inner.sandbox.context(&inner.tools, None),
         reports: Mutex::new(Vec::new()),
     }
 }

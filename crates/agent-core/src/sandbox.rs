@@ -5,7 +5,8 @@
 //! everywhere, and reach the network or not. The policy is set on the builder
 //! ([`crate::AgentBuilder::sandbox`]) and changed with [`crate::Agent::set_sandbox`]; tools
 //! get it through [`crate::ToolContext::sandbox`] and enforce it when they start processes
-//! (the `agent-sandbox` crate does that on Linux with Landlock and seccomp).
+//! (the `agent-sandbox` crate does that on Linux with Landlock and seccomp); command hooks
+//! get it through [`crate::HookContext::sandbox`] and run under it too.
 //!
 //! The sandbox and the permission mode are independent: `unsafe` skips prompts, it does not
 //! turn the sandbox off; only [`SandboxMode::Off`] does.

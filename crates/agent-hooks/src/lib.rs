@@ -6,7 +6,8 @@
 //! that cannot start or times out is reported (as a
 //! [`agent_core::HookOutcome::Failed`] decision and a log line) and does not hold up the
 //! run; whether it blocks follows its format (Zero fails closed for `beforeTool`, Claude
-//! Code fails open).
+//! Code fails open). Hook commands run under the agent's OS sandbox policy
+//! ([`agent_core::HookContext::sandbox`]), confined as `bash` is (see [`runner`]).
 //!
 //! Two formats, both giving an `Arc<dyn agent_core::Hooks>`:
 //!

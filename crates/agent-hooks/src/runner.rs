@@ -1,11 +1,32 @@
 //! Runs one hook command: a child process per call, the JSON payload on stdin, the
 //! workspace as its directory, a timeout that kills its whole process group, and capped
 //! output. Nothing it starts outlives the call, and nothing in it waits without a bound.
+//!
+//! # The OS sandbox
+//!
+//! A hook command runs under the agent's sandbox policy
+//! ([`agent_core::HookContext::sandbox`]), confined exactly as the `bash` tool's commands
+//! are (`agent_sandbox::prepare`): in `workspace-write` it writes only under the agent's
+//! workspace ([`agent_core::HookContext::cwd`]), the directory the hook runs in
+//! ([`RunConfig::cwd`]), the policy's extra roots and a private temp dir (`$TMPDIR`, removed
+//! after the call); in `read-only` only under that temp dir; with the network
+//! denied it cannot open non-Unix sockets. With the sandbox `off` it runs with the user's
+//! rights.
+//!
+//! When the kernel cannot enforce a part of the policy, the policy's fallback decides, as
+//! Zero degrades its hook runner: `refuse` does not start the hook (it ends
+//! [`Ending::NotStarted`], so a Zero `beforeTool` hook blocks the tool and a Claude Code
+//! hook fails open); `allow` runs it with what the kernel enforces; `prompt` cannot ask
+//! anyone for a hook, so it runs as `allow` and a warning is logged (once per process).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use agent_core::sandbox::{SandboxContext, SandboxFallback};
+use agent_core::SandboxReport;
+use agent_sandbox::{Confinement, Denial, PrivateTmp, ProcessGroup, Roots};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
@@ -108,6 +129,8 @@ pub struct Finished {
     pub duration: Duration,
     /// Process id it ran as (tests check that nothing of its group survives).
     pub pid: Option<u32>,
+    /// What the OS sandbox refused it, as read from its stderr (confined hooks only).
+    pub denial: Option<Denial>,
 }
 
 impl Finished {
@@ -138,31 +161,6 @@ impl Finished {
     }
 }
 
-/// Kills a process group when dropped (unless disarmed).
-#[derive(Debug)]
-pub(crate) struct GroupGuard {
-    pgid: Option<i32>,
-}
-
-impl GroupGuard {
-    fn kill(&self) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.pgid {
-            // SAFETY: killpg has no memory-safety preconditions; a stale group id only
-            // yields ESRCH, which is ignored.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// Aborts a task when dropped.
 struct AbortOnDrop<T>(JoinHandle<T>);
 
@@ -172,21 +170,52 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// Starts `cmd` as a hook child: piped stdio, in a process group of its own, killed with
-/// its group when the guard drops. This is the one place a hook's process is created, so
-/// that OS confinement can be added here.
-pub(crate) fn spawn(cmd: &mut Command) -> std::io::Result<(Child, GroupGuard)> {
+/// Readies `cmd` as a hook child: piped stdio, a process group of its own, and the OS
+/// sandbox of `sandbox` for `roots` (see the module docs). This is the one place a hook's
+/// process is configured.
+fn prepare(
+    cmd: &mut Command,
+    sandbox: &SandboxContext,
+    roots: &Roots,
+) -> Result<Confinement, agent_sandbox::SandboxError> {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
+        .stderr(Stdio::piped());
+    warn_if_unenforced(sandbox);
+    agent_sandbox::prepare(cmd, sandbox, roots)
+}
+
+/// Logs once per process that hooks run with less confinement than the policy asks for
+/// because its `prompt` fallback cannot ask anyone.
+fn warn_if_unenforced(sandbox: &SandboxContext) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    let policy = &sandbox.policy;
+    if !policy.confines() || policy.fallback != SandboxFallback::Prompt {
+        return;
+    }
+    if WARNED.load(Ordering::Relaxed) {
+        return;
+    }
+    let support = sandbox.support.clone().unwrap_or_else(agent_sandbox::probe);
+    let report = SandboxReport::new(policy, Some(&support));
+    if report.fallback_active && !WARNED.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            "the OS sandbox cannot be fully enforced for hook commands ({}); hooks cannot ask \
+             for approval, so they run with what the kernel enforces (sandbox fallback \
+             `prompt` is taken as `allow` for hooks)",
+            report
+                .reason
+                .as_deref()
+                .unwrap_or("the kernel cannot enforce it")
+        );
+    }
+}
+
+/// Starts the prepared `cmd`; its group is killed when the returned guard drops.
+fn spawn(cmd: &mut Command) -> std::io::Result<(Child, ProcessGroup)> {
     let child = cmd.spawn()?;
-    let guard = GroupGuard {
-        pgid: child.id().and_then(|pid| i32::try_from(pid).ok()),
-    };
-    Ok((child, guard))
+    let group = ProcessGroup::of(&child);
+    Ok((child, group))
 }
 
 fn command(program: &Program, cwd: &Path) -> Command {
@@ -230,20 +259,52 @@ async fn read_capped(reader: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec
     (kept, truncated)
 }
 
-/// Runs `program` with `payload` on stdin. `timeout` overrides the config's.
+/// Runs `program` with `payload` on stdin, under `sandbox` (see the module docs; pass
+/// [`SandboxContext::default`] for none) with `workspace` (the agent's,
+/// [`agent_core::HookContext::cwd`]) and the hook's own directory as the workspace of a
+/// `workspace-write` policy. `timeout` overrides the config's.
 pub async fn run(
     program: &Program,
     payload: &[u8],
     config: &RunConfig,
+    sandbox: &SandboxContext,
+    workspace: &Path,
     timeout: Option<Duration>,
 ) -> Finished {
     let timeout = timeout.unwrap_or(config.timeout);
     let started = Instant::now();
+    let not_started = |why: String| Finished {
+        ending: Ending::NotStarted(format!("{}: {why}", program.display())),
+        stdout: String::new(),
+        stderr: String::new(),
+        truncated: false,
+        duration: started.elapsed(),
+        pid: None,
+        denial: None,
+    };
     let mut cmd = command(program, &config.cwd);
     cmd.current_dir(&config.cwd);
     for (name, value) in &config.env {
         cmd.env(name, value);
     }
+    let policy = &sandbox.policy;
+    // The private temp dir lives as long as the call.
+    let tmp = match policy.confines() && policy.private_tmp {
+        true => match PrivateTmp::new() {
+            Ok(tmp) => Some(tmp),
+            Err(err) => return not_started(format!("creating the sandbox temp dir: {err}")),
+        },
+        false => None,
+    };
+    let mut roots = Roots::new(workspace);
+    if config.cwd != workspace {
+        roots.extra.push(config.cwd.clone());
+    }
+    roots.tmp = tmp.as_ref().map(|t| t.path().to_path_buf());
+    let confinement = match prepare(&mut cmd, sandbox, &roots) {
+        Ok(confinement) => confinement,
+        Err(err) => return not_started(err.to_string()),
+    };
     let mut attempts = 0;
     let spawned = loop {
         match spawn(&mut cmd) {
@@ -259,16 +320,10 @@ pub async fn run(
     };
     let (mut child, guard) = match spawned {
         Ok(spawned) => spawned,
-        Err(err) => {
-            return Finished {
-                ending: Ending::NotStarted(format!("{}: {err}", program.display())),
-                stdout: String::new(),
-                stderr: String::new(),
-                truncated: false,
-                duration: started.elapsed(),
-                pid: None,
-            }
+        Err(err) if confinement.is_confined() => {
+            return not_started(format!("{err} ({})", confinement.describe()))
         }
+        Err(err) => return not_started(err.to_string()),
     };
     let pid = child.id();
     let stdin = child.stdin.take();
@@ -319,6 +374,19 @@ pub async fn run(
     let stdout = collect(join_within(stdout).await);
     let stderr = collect(join_within(stderr).await);
     drop(guard);
+    drop(tmp);
+    let denial = match confinement.is_confined() {
+        true => confinement.find_denial(&stderr, &config.cwd),
+        false => None,
+    };
+    if let Some(denial) = &denial {
+        tracing::warn!(
+            hook = %program.display(),
+            "{} ({})",
+            denial.block("hook").reason,
+            confinement.describe()
+        );
+    }
     Finished {
         ending,
         stdout,
@@ -326,6 +394,7 @@ pub async fn run(
         truncated,
         duration: started.elapsed(),
         pid,
+        denial,
     }
 }
 
@@ -351,6 +420,8 @@ mod tests {
             &shell("cat; echo err >&2; exit 3"),
             b"{\"a\":1}",
             &config,
+            &SandboxContext::default(),
+            &config.cwd,
             None,
         )
         .await;
@@ -368,6 +439,8 @@ mod tests {
             &shell("head -c 200000 /dev/zero | tr '\\0' x"),
             b"",
             &config,
+            &SandboxContext::default(),
+            &config.cwd,
             None,
         )
         .await;
@@ -380,7 +453,15 @@ mod tests {
     async fn a_hook_that_ignores_a_large_payload_does_not_stall() {
         let config = RunConfig::new(std::env::temp_dir());
         let payload = vec![b'x'; 4 * 1024 * 1024];
-        let done = run(&shell("exit 0"), &payload, &config, None).await;
+        let done = run(
+            &shell("exit 0"),
+            &payload,
+            &config,
+            &SandboxContext::default(),
+            &config.cwd,
+            None,
+        )
+        .await;
         assert_eq!(done.ending, Ending::Exited(0));
     }
 
@@ -388,7 +469,15 @@ mod tests {
     async fn a_hung_hook_is_killed_with_its_group_at_the_timeout() {
         let config = RunConfig::new(std::env::temp_dir());
         let script = "sleep 600 & echo $!; wait";
-        let done = run(&shell(script), b"", &config, Some(Duration::from_secs(2))).await;
+        let done = run(
+            &shell(script),
+            b"",
+            &config,
+            &SandboxContext::default(),
+            &config.cwd,
+            Some(Duration::from_secs(2)),
+        )
+        .await;
         assert_eq!(done.ending, Ending::TimedOut(Duration::from_secs(2)));
         assert!(done.failure().unwrap().contains("timed out"));
         let child: i32 = done
@@ -423,7 +512,15 @@ mod tests {
             command: "/nonexistent/hook-binary".into(),
             args: vec![],
         };
-        let done = run(&program, b"", &config, None).await;
+        let done = run(
+            &program,
+            b"",
+            &config,
+            &SandboxContext::default(),
+            &config.cwd,
+            None,
+        )
+        .await;
         assert!(
             matches!(done.ending, Ending::NotStarted(_)),
             "{:?}",
@@ -443,7 +540,15 @@ mod tests {
             command: "./hook.sh".into(),
             args: vec![],
         };
-        let done = run(&program, b"", &config, None).await;
+        let done = run(
+            &program,
+            b"",
+            &config,
+            &SandboxContext::default(),
+            &config.cwd,
+            None,
+        )
+        .await;
         assert_eq!(done.stdout, "from-workspace\n");
     }
 

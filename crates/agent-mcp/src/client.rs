@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_core::sandbox::SandboxPolicy;
 use async_trait::async_trait;
 use rmcp::model::{
     CallToolRequestParams, ClientConfig, ContentBlock, Implementation, JsonRpcMessage,
@@ -146,11 +147,13 @@ pub(crate) trait Connection: Send + Sync + 'static {
 /// Called when the server announces `notifications/tools/list_changed`.
 pub(crate) type OnListChanged = Arc<dyn Fn() + Send + Sync>;
 
-/// Opens a connection (spawning the process for stdio) and performs the handshake.
-/// Dropping the returned future abandons the attempt and kills a started process.
+/// Opens a connection (spawning the process for stdio, under its own sandbox policy or
+/// else `sandbox`) and performs the handshake. Dropping the returned future abandons the
+/// attempt and kills a started process.
 pub(crate) async fn connect(
     config: &McpServerConfig,
     cwd: &Path,
+    sandbox: Option<&SandboxPolicy>,
     on_list_changed: OnListChanged,
 ) -> Result<Arc<dyn Connection>, ClientError> {
     let handler = Handler;
@@ -160,14 +163,17 @@ pub(crate) async fn connect(
             args,
             env,
             cwd: dir,
+            sandbox: own,
         } => {
             let dir = dir.as_deref().unwrap_or(cwd);
-            let spawned = process::spawn(&config.name, command, args, env, dir).map_err(|e| {
-                ClientError::Failed(format!(
-                    "failed to start `{command}` in {}: {e}",
-                    dir.display()
-                ))
-            })?;
+            let sandbox = own.as_ref().or(sandbox);
+            let spawned =
+                process::spawn(&config.name, command, args, env, dir, sandbox).map_err(|e| {
+                    ClientError::Failed(format!(
+                        "failed to start `{command}` in {}: {e}",
+                        dir.display()
+                    ))
+                })?;
             let mut process = spawned.process;
             let transport = Watched {
                 inner: AsyncRwTransport::new_client(spawned.stdout, spawned.stdin),

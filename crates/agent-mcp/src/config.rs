@@ -16,11 +16,42 @@
 //!
 //! An invalid entry is a [`ConfigError`] naming the server and what is wrong. Unknown
 //! fields are ignored, so host extensions (`_meta`, `autoApprove`, `timeout`) pass.
+//!
+//! # The OS sandbox of a stdio server (our extension)
+//!
+//! A stdio entry in any of these shapes may carry `"sandbox"`: `"off"` (the default: the
+//! server runs with the user's rights), `"read-only"` or `"workspace-write"`, and
+//! `"sandboxNetwork"`: `"deny"` (the default in the confining modes) or `"allow"`. A
+//! confined server is set up as the `bash` tool's commands are (Landlock and seccomp, see
+//! `agent-sandbox`), with its working directory as the workspace: in `workspace-write` it
+//! writes only under that directory and a private `$TMPDIR`, in `read-only` only under the
+//! temp dir. A server that needs the network (a remote API, `npx` fetching a package) needs
+//! `"sandboxNetwork": "allow"`. Where the kernel cannot enforce it, the server runs with
+//! what the kernel does enforce and a warning is logged. [`crate::McpOptions::sandbox`] sets
+//! a policy for the stdio servers that have none of their own.
+//!
+//! ```
+//! use agent_core::sandbox::{NetworkAccess, SandboxMode};
+//! use agent_mcp::McpTransport;
+//!
+//! let servers = agent_mcp::parse_mcp_config_file(r#"{"mcpServers": {
+//!     "files": {"command": "mcp-files", "cwd": "/srv/project", "sandbox": "workspace-write"},
+//!     "search": {"command": "mcp-search", "sandbox": "read-only", "sandboxNetwork": "allow"}
+//! }}"#).unwrap();
+//! let McpTransport::Stdio { sandbox: Some(files), .. } = &servers[0].transport else { panic!() };
+//! assert_eq!((files.mode, files.network), (SandboxMode::WorkspaceWrite, NetworkAccess::Deny));
+//! let McpTransport::Stdio { sandbox: Some(search), .. } = &servers[1].transport else { panic!() };
+//! assert_eq!((search.mode, search.network), (SandboxMode::ReadOnly, NetworkAccess::Allow));
+//! assert!(agent_mcp::parse_mcp_config_file(
+//!     r#"{"mcpServers": {"x": {"command": "x", "sandbox": "everything"}}}"#
+//! ).is_err());
+//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
+use agent_core::sandbox::{NetworkAccess, SandboxMode, SandboxPolicy};
 use secrecy::{ExposeSecret, SecretString};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -142,6 +173,9 @@ pub enum McpTransport {
         env: SecretMap,
         /// Working directory (default: the manager's, usually the workspace).
         cwd: Option<PathBuf>,
+        /// The OS sandbox the server runs under, its working directory as the workspace
+        /// (`None`: [`crate::McpOptions::sandbox`], which is off by default).
+        sandbox: Option<SandboxPolicy>,
     },
     /// Streamable HTTP.
     Http {
@@ -168,12 +202,14 @@ impl fmt::Debug for McpTransport {
                 args,
                 env,
                 cwd,
+                sandbox,
             } => f
                 .debug_struct("Stdio")
                 .field("command", command)
                 .field("args", args)
                 .field("env", env)
                 .field("cwd", cwd)
+                .field("sandbox", sandbox)
                 .finish(),
             Self::Http { url, headers } => f
                 .debug_struct("Http")
@@ -279,6 +315,7 @@ impl McpServerConfig {
                 args: Vec::new(),
                 env: SecretMap::default(),
                 cwd: None,
+                sandbox: None,
             },
         }
     }
@@ -326,6 +363,15 @@ impl McpServerConfig {
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         if let McpTransport::Stdio { cwd, .. } = &mut self.transport {
             *cwd = Some(dir.into());
+        }
+        self
+    }
+
+    /// Sets the OS sandbox policy of the server process (stdio only; ignored otherwise).
+    /// Its working directory is the workspace of a `workspace-write` policy.
+    pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
+        if let McpTransport::Stdio { sandbox, .. } = &mut self.transport {
+            *sandbox = Some(policy);
         }
         self
     }
@@ -577,6 +623,13 @@ pub struct McpServerEntry {
     /// Skip this server (Zero, Claude Desktop).
     #[serde(default, deserialize_with = "null_as_none")]
     pub disabled: Option<bool>,
+    /// The OS sandbox of a stdio server, our extension: `off`, `read-only` or
+    /// `workspace-write` (see the [module docs](crate::config)).
+    #[serde(default, deserialize_with = "null_as_none")]
+    pub sandbox: Option<String>,
+    /// Whether a confined stdio server may use the network: `deny` (default) or `allow`.
+    #[serde(default, deserialize_with = "null_as_none")]
+    pub sandbox_network: Option<String>,
 }
 
 fn null_as_none<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
@@ -637,11 +690,17 @@ impl McpServerEntry {
                         transport: kind,
                     });
                 };
+                let sandbox = sandbox_policy(
+                    &server,
+                    self.sandbox.as_deref(),
+                    self.sandbox_network.as_deref(),
+                )?;
                 McpTransport::Stdio {
                     command: command.trim().to_string(),
                     args: self.args.unwrap_or_default(),
                     env: self.env.unwrap_or_default(),
                     cwd: self.cwd,
+                    sandbox,
                 }
             }
             TransportKind::Http | TransportKind::Sse => {
@@ -656,6 +715,12 @@ impl McpServerEntry {
                 }
                 if self.cwd.is_some() {
                     return Err(not_allowed("cwd"));
+                }
+                if self.sandbox.is_some() {
+                    return Err(not_allowed("sandbox"));
+                }
+                if self.sandbox_network.is_some() {
+                    return Err(not_allowed("sandboxNetwork"));
                 }
                 let Some(url) = url else {
                     return Err(ConfigError::MissingField {
@@ -692,6 +757,8 @@ impl McpServerEntry {
             url,
             headers,
             disabled,
+            sandbox,
+            sandbox_network,
         } = next;
         if kind.as_deref().is_some_and(|k| !k.trim().is_empty()) {
             self.kind = kind;
@@ -717,7 +784,50 @@ impl McpServerEntry {
         if disabled.is_some() {
             self.disabled = disabled;
         }
+        if sandbox.is_some() {
+            self.sandbox = sandbox;
+        }
+        if sandbox_network.is_some() {
+            self.sandbox_network = sandbox_network;
+        }
     }
+}
+
+/// The sandbox policy of a stdio entry's `sandbox` and `sandboxNetwork` values (`None`
+/// when neither is set).
+fn sandbox_policy(
+    server: &str,
+    mode: Option<&str>,
+    network: Option<&str>,
+) -> Result<Option<SandboxPolicy>, ConfigError> {
+    if mode.is_none() && network.is_none() {
+        return Ok(None);
+    }
+    let Some(mode) = mode.map(str::trim) else {
+        return Err(invalid(
+            server,
+            "sandboxNetwork",
+            "needs `sandbox` (read-only or workspace-write) beside it",
+        ));
+    };
+    let mode = mode.parse::<SandboxMode>().map_err(|_| {
+        invalid(
+            server,
+            "sandbox",
+            format!("{mode:?} is not one of off, read-only, workspace-write"),
+        )
+    })?;
+    let mut policy = SandboxPolicy::new(mode);
+    if let Some(network) = network.map(str::trim) {
+        policy.network = network.parse::<NetworkAccess>().map_err(|_| {
+            invalid(
+                server,
+                "sandboxNetwork",
+                format!("{network:?} is not one of allow, deny"),
+            )
+        })?;
+    }
+    Ok(Some(policy))
 }
 
 /// A list of servers the way hosts pass them: ACP's array of named entries, or a
@@ -960,7 +1070,8 @@ impl ZeroMcpConfig {
     }
 
     /// Folds in a project layer, which has less trust than the user's: it cannot flip a
-    /// server the user explicitly disabled or enabled, and it cannot point a user's server
+    /// server the user explicitly disabled or enabled, nor change the sandbox the user set
+    /// for it, and it cannot point a user's server
     /// at another command or URL while inheriting the user's env or headers.
     pub fn merge_project(&mut self, project: ZeroMcpConfig) -> Result<(), ConfigError> {
         for (name, mut entry) in project.servers {
@@ -981,6 +1092,11 @@ impl ZeroMcpConfig {
             }
             if base.disabled.is_some() {
                 entry.disabled = None;
+            }
+            // Nor loosen (or change) the sandbox the user gave the server.
+            if base.sandbox.is_some() || base.sandbox_network.is_some() {
+                entry.sandbox = None;
+                entry.sandbox_network = None;
             }
             base.merge(entry);
         }

@@ -54,6 +54,13 @@
 //! See [`config`]: ACP's `mcpServers` list, Claude/Cursor `{"mcpServers": {…}}` files and
 //! Zero's `config.json` all deserialize into [`McpServerConfig`]s.
 //!
+//! # The OS sandbox of stdio servers
+//!
+//! Off by default. A server's `"sandbox"` entry (our extension: `read-only`,
+//! `workspace-write`, with `"sandboxNetwork"`), [`McpServerConfig::sandbox`] or, for every
+//! stdio server without its own, [`McpOptions::sandbox`] confines the server process as the
+//! `bash` tool's commands are, its working directory being the workspace; see [`config`].
+//!
 //! # What connecting costs
 //!
 //! With no servers nothing starts and an agent without a tool source pays nothing. Each

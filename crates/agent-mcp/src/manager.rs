@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use agent_core::sandbox::SandboxPolicy;
 use agent_core::{async_trait, SideEffect, Tool, ToolSource};
 use secrecy::ExposeSecret;
 use serde::Serialize;
@@ -32,6 +33,10 @@ pub struct McpOptions {
     pub cwd: PathBuf,
     /// Output cap of a tool result in bytes, as for the built-in tools.
     pub output_cap: usize,
+    /// The OS sandbox of stdio servers that have no policy of their own (their `sandbox`
+    /// entry); `None` (the default) runs them unconfined. A server's working directory is
+    /// the workspace of a `workspace-write` policy. See [`crate::config`].
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 impl Default for McpOptions {
@@ -41,6 +46,7 @@ impl Default for McpOptions {
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             output_cap: agent_tools::DEFAULT_OUTPUT_CAP,
+            sandbox: None,
         }
     }
 }
@@ -63,6 +69,12 @@ impl McpOptions {
     /// Sets the per-call timeout.
     pub fn call_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// Sets the OS sandbox of stdio servers without a policy of their own.
+    pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
+        self.sandbox = Some(policy);
         self
     }
 }
@@ -378,15 +390,18 @@ impl McpManager {
             .collect();
         let limit = options.connect_timeout;
         let cwd = options.cwd.clone();
+        let sandbox = options.sandbox.clone();
         let attempts = servers.iter().zip(&flags).map(|(server, flag)| {
             let (flag, dirty, cwd) = (flag.clone(), dirty.clone(), cwd.clone());
+            let sandbox = sandbox.clone();
             async move {
                 let on_list_changed: client::OnListChanged = Arc::new(move || {
                     flag.store(true, Ordering::SeqCst);
                     dirty.store(true, Ordering::SeqCst);
                 });
                 let attempt = async {
-                    let connection = client::connect(server, &cwd, on_list_changed).await?;
+                    let connection =
+                        client::connect(server, &cwd, sandbox.as_ref(), on_list_changed).await?;
                     match connection.list_tools().await {
                         Ok(tools) => Ok((connection, tools)),
                         Err(err) => {

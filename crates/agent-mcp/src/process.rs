@@ -3,13 +3,21 @@
 //! The group is killed when the [`ServerProcess`] is dropped or closed, so a server that
 //! forks helpers (`npx` starting `node`, a shell wrapper) leaves nothing behind. On Linux the
 //! direct child also gets `SIGKILL` when this process dies without running destructors.
+//!
+//! A server with a sandbox policy is confined by `agent_sandbox::prepare` (Landlock and
+//! seccomp in the child, its working directory as the workspace, a private `$TMPDIR` kept
+//! while it runs). Where the kernel cannot enforce the policy, `refuse` does not start the
+//! server; `prompt`, with nobody to ask, and `allow` start it with what the kernel enforces
+//! and log a warning.
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_sandbox::ProcessGroup;
+use agent_core::sandbox::{SandboxContext, SandboxPolicy};
+use agent_core::SandboxReport;
+use agent_sandbox::{PrivateTmp, ProcessGroup, Roots};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -27,6 +35,8 @@ pub(crate) struct ServerProcess {
     stderr: Arc<Mutex<String>>,
     /// Fires when the server's stderr reached its end.
     stderr_done: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// The private temp dir of a confined server, removed with it.
+    _tmp: Option<PrivateTmp>,
 }
 
 /// What [`spawn`] hands over.
@@ -36,13 +46,15 @@ pub(crate) struct Spawned {
     pub(crate) stdout: ChildStdout,
 }
 
-/// Starts `command` with piped stdio in its own process group.
+/// Starts `command` with piped stdio in its own process group, confined by `sandbox`
+/// (none: unconfined).
 pub(crate) fn spawn(
     server: &str,
     command: &str,
     args: &[String],
     env: &SecretMap,
     cwd: &Path,
+    sandbox: Option<&SandboxPolicy>,
 ) -> std::io::Result<Spawned> {
     use secrecy::ExposeSecret;
 
@@ -77,6 +89,10 @@ pub(crate) fn spawn(
             });
         }
     }
+    let tmp = match sandbox {
+        Some(policy) => confine(&mut cmd, server, policy, cwd)?,
+        None => None,
+    };
     let mut child = cmd.spawn()?;
     let group = ProcessGroup::of(&child);
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -112,10 +128,50 @@ pub(crate) fn spawn(
             group,
             stderr,
             stderr_done: Some(done_rx),
+            _tmp: tmp,
         },
         stdin,
         stdout,
     })
+}
+
+/// Applies `policy` to `cmd` (a server started in `cwd`); returns the private temp dir to
+/// keep while the server runs.
+fn confine(
+    cmd: &mut Command,
+    server: &str,
+    policy: &SandboxPolicy,
+    cwd: &Path,
+) -> std::io::Result<Option<PrivateTmp>> {
+    if !policy.confines() {
+        return Ok(None);
+    }
+    let tmp = match policy.private_tmp {
+        true => Some(PrivateTmp::new().map_err(|e| {
+            std::io::Error::new(e.kind(), format!("creating the sandbox temp dir: {e}"))
+        })?),
+        false => None,
+    };
+    let mut roots = Roots::new(cwd);
+    roots.tmp = tmp.as_ref().map(|t| t.path().to_path_buf());
+    let sandbox = SandboxContext::new(policy.clone());
+    let confinement = agent_sandbox::prepare(cmd, &sandbox, &roots)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let report = SandboxReport::new(policy, Some(&agent_sandbox::probe()));
+    if report.fallback_active {
+        tracing::warn!(
+            server = %server,
+            "MCP server runs with less confinement than its sandbox policy asks for ({}): {}",
+            report
+                .reason
+                .as_deref()
+                .unwrap_or("the kernel cannot enforce it"),
+            confinement.describe()
+        );
+    } else {
+        tracing::debug!(server = %server, "MCP server confined: {}", confinement.describe());
+    }
+    Ok(tmp)
 }
 
 impl ServerProcess {

@@ -285,3 +285,125 @@ fn urls_are_shown_without_credentials_or_query() {
     let config = McpServerConfig::http("h", "https://example.com/mcp?api_key=very-secret-key");
     assert!(!format!("{config:?}").contains("very-secret-key"));
 }
+
+fn sandbox_of(config: &McpServerConfig) -> Option<agent_core::sandbox::SandboxPolicy> {
+    match &config.transport {
+        McpTransport::Stdio { sandbox, .. } => sandbox.clone(),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_stdio_server_may_carry_its_own_sandbox_policy() {
+    use agent_core::sandbox::{NetworkAccess, SandboxMode};
+
+    let servers = parse_mcp_config_file(
+        r#"{"mcpServers": {
+            "plain": {"command": "a"},
+            "boxed": {"command": "b", "sandbox": "workspace-write"},
+            "online": {"command": "c", "sandbox": "read-only", "sandboxNetwork": "allow"},
+            "open": {"command": "d", "sandbox": "off"}
+        }}"#,
+    )
+    .unwrap();
+    let policies: Vec<Option<(SandboxMode, NetworkAccess)>> = servers
+        .iter()
+        .map(|s| sandbox_of(s).map(|p| (p.mode, p.network)))
+        .collect();
+    assert_eq!(
+        policies,
+        [
+            None,
+            Some((SandboxMode::WorkspaceWrite, NetworkAccess::Deny)),
+            Some((SandboxMode::ReadOnly, NetworkAccess::Allow)),
+            Some((SandboxMode::Off, NetworkAccess::Allow)),
+        ]
+    );
+    // The ACP list shape and Zero's config take it too.
+    let list: McpServers =
+        serde_json::from_value(json!([{"name": "x", "command": "x", "sandbox": "read-only"}]))
+            .unwrap();
+    assert_eq!(
+        sandbox_of(&list.0[0]).map(|p| p.mode),
+        Some(SandboxMode::ReadOnly)
+    );
+    let zero = parse_zero_config(
+        r#"{"mcp": {"servers": {"z": {"command": "z", "sandbox": "workspace-write"}}}}"#,
+    )
+    .unwrap()
+    .into_servers()
+    .unwrap();
+    assert_eq!(
+        sandbox_of(&zero[0]).map(|p| p.mode),
+        Some(SandboxMode::WorkspaceWrite)
+    );
+}
+
+#[test]
+fn bad_sandbox_values_are_typed_errors_naming_the_field() {
+    let cases = [
+        (
+            r#"{"mcpServers": {"x": {"command": "x", "sandbox": "everything"}}}"#,
+            "sandbox",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": "x", "sandbox": "read-only", "sandboxNetwork": "maybe"}}}"#,
+            "sandboxNetwork",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": "x", "sandboxNetwork": "allow"}}}"#,
+            "sandboxNetwork",
+        ),
+    ];
+    for (text, field) in cases {
+        match parse_mcp_config_file(text) {
+            Err(ConfigError::InvalidField {
+                server, field: f, ..
+            }) => {
+                assert_eq!((server.as_str(), f), ("x", field), "{text}");
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    let http = parse_mcp_config_file(
+        r#"{"mcpServers": {"h": {"type": "http", "url": "http://127.0.0.1:9/mcp", "sandbox": "read-only"}}}"#,
+    );
+    assert!(
+        matches!(
+            http,
+            Err(ConfigError::FieldNotAllowed {
+                field: "sandbox",
+                ..
+            })
+        ),
+        "{http:?}"
+    );
+}
+
+#[test]
+fn a_project_layer_cannot_change_the_sandbox_the_user_set() {
+    use agent_core::sandbox::SandboxMode;
+
+    let mut user = parse_zero_config(
+        r#"{"mcp": {"servers": {"fs": {"command": "mcp-fs", "sandbox": "workspace-write"}}}}"#,
+    )
+    .unwrap();
+    let project = parse_zero_config(
+        r#"{"mcp": {"servers": {"fs": {"command": "mcp-fs", "sandbox": "off"},
+                                "own": {"command": "mcp-own", "sandbox": "read-only"}}}}"#,
+    )
+    .unwrap();
+    user.merge_project(project).unwrap();
+    let servers = user.into_servers().unwrap();
+    let modes: Vec<(&str, Option<SandboxMode>)> = servers
+        .iter()
+        .map(|s| (s.name.as_str(), sandbox_of(s).map(|p| p.mode)))
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            ("fs", Some(SandboxMode::WorkspaceWrite)),
+            ("own", Some(SandboxMode::ReadOnly))
+        ]
+    );
+}

@@ -305,7 +305,15 @@ impl ClaudeHook {
                 Vec::new()
             }
         };
-        let finished = runner::run(&self.program, &bytes, &self.run, self.timeout).await;
+        let finished = runner::run(
+            &self.program,
+            &bytes,
+            &self.run,
+            &ctx.sandbox,
+            &ctx.cwd,
+            self.timeout,
+        )
+        .await;
         let answer = answer(&finished);
         if let Answer::Failed(why) = &answer {
             tracing::warn!(hook = %self.name, event = self.event.as_str(), "{why}");
@@ -548,6 +556,7 @@ mod tests {
             truncated: false,
             duration: Duration::ZERO,
             pid: None,
+            denial: None,
         }
     }
 

@@ -82,7 +82,8 @@ impl ZeroHooks {
                 }];
             })
             .await;
-            let finished = runner::run(&program, &payload, &self.run, None).await;
+            let finished =
+                runner::run(&program, &payload, &self.run, &ctx.sandbox, &ctx.cwd, None).await;
             let blocks = event == ZeroEvent::BeforeTool && !finished.success();
             let status = match (&finished.ending, blocks) {
                 (_, true) => "blocked",

@@ -34,6 +34,7 @@ pub fn mcp_server(server: &McpServer) -> Result<McpServerConfig, ConfigError> {
                 args: s.args.clone(),
                 env: env(&s.env),
                 cwd: None,
+                sandbox: None,
             },
         ),
         McpServer::Http(s) => (

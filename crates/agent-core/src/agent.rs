@@ -318,6 +318,7 @@ impl AgentBuilder {
             inner: Arc::new(Inner {
                 provider: self.provider,
                 specs: std::sync::OnceLock::new(),
+                spec_tokens: std::sync::OnceLock::new(),
                 sources: DynamicTools::new(self.sources),
                 tools,
                 max_steps: self.max_steps,
@@ -799,6 +800,7 @@ impl Agent {
             inner: Arc::new(Inner {
                 provider: inner.provider.clone(),
                 specs: inner.specs.clone(),
+                spec_tokens: inner.spec_tokens.clone(),
                 sources: inner.sources.fork(),
                 tools: inner.tools.clone(),
                 max_steps: inner.max_steps,

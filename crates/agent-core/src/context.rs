@@ -393,9 +393,7 @@ pub(crate) fn usage_now(inner: &Inner) -> ContextUsage {
         let state = inner.state();
         (!state.ctx.tracker.has_report()).then(|| state.system.clone())
     };
-    let preamble = system.map_or(0, |system| {
-        estimate_preamble_tokens(system.as_deref(), &inner.all_specs())
-    });
+    let preamble = system.map_or(0, |system| inner.preamble_tokens(system.as_deref()));
     let mut guard = inner.state();
     let state = &mut *guard;
     let used = state.ctx.tracker.used(&state.messages, || preamble);

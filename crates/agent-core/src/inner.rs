@@ -21,6 +21,10 @@ pub(crate) struct Inner {
     /// The tools' specs, built on first use and kept: schemas are costly to generate, and
     /// an agent that never calls the model (an idle session) should not hold them.
     pub(crate) specs: std::sync::OnceLock<Vec<ToolSpec>>,
+    /// The estimated tokens of the agent's own tool specs, for a context estimate before the
+    /// first model call (kept apart from `specs`, so an idle agent holds a number, not the
+    /// specs).
+    pub(crate) spec_tokens: std::sync::OnceLock<u64>,
     /// Tools that may change between model calls (empty for most agents).
     pub(crate) sources: DynamicTools,
     pub(crate) max_steps: u32,
@@ -64,6 +68,32 @@ impl Inner {
     pub(crate) fn specs(&self) -> &[ToolSpec] {
         self.specs
             .get_or_init(|| self.tools.iter().map(|t| t.spec()).collect())
+    }
+
+    /// Estimated tokens of the agent's own tool specs: from the specs when they are built,
+    /// else from each tool's spec made and dropped one at a time.
+    pub(crate) fn spec_tokens(&self) -> u64 {
+        *self.spec_tokens.get_or_init(|| match self.specs.get() {
+            Some(specs) => crate::context::estimate_preamble_tokens(None, specs),
+            None => self
+                .tools
+                .iter()
+                .map(|t| crate::context::estimate_preamble_tokens(None, &[t.spec()]))
+                .sum(),
+        })
+    }
+
+    /// Estimated tokens of the system prompt and every tool spec offered (tool sources'
+    /// included), without building and keeping the agent's specs.
+    pub(crate) fn preamble_tokens(&self, system: Option<&str>) -> u64 {
+        let dynamic = match self.sources.is_empty() {
+            true => 0,
+            false => crate::context::estimate_preamble_tokens(
+                None,
+                &self.sources.specs(&|n| self.is_static(n)),
+            ),
+        };
+        crate::context::estimate_preamble_tokens(system, &[]) + self.spec_tokens() + dynamic
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {

@@ -663,3 +663,44 @@ async fn the_summary_prompt_is_configurable() {
         Some(agent_core::compaction::DEFAULT_COMPACTION_PROMPT)
     );
 }
+
+/// A tool that counts how often its schema is made.
+struct Counted(Arc<std::sync::atomic::AtomicUsize>);
+
+#[async_trait]
+impl Tool for Counted {
+    fn name(&self) -> &str {
+        "counted"
+    }
+    fn description(&self) -> &str {
+        "Counts its schemas."
+    }
+    fn parameters(&self) -> Value {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        json!({"type": "object", "properties": {"text": {"type": "string"}}})
+    }
+    fn side_effect(&self) -> SideEffect {
+        SideEffect::Read
+    }
+    async fn call(&self, _args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("ok"))
+    }
+}
+
+/// An idle agent (a server holds thousands) asked for its context usage estimates its tool
+/// specs once and keeps the number, not the specs: the estimate is the same after the
+/// specs are built for a model call.
+#[tokio::test]
+async fn an_idle_agents_context_estimate_keeps_no_tool_specs() {
+    let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let agent = Agent::builder(ScriptedProvider::new([Turn::new().text("hi")]))
+        .tool(Counted(made.clone()))
+        .build();
+    let idle = agent.context_usage();
+    assert!(idle.used > 0, "the tool spec is counted: {idle:?}");
+    assert_eq!(agent.context_usage(), idle);
+    assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // The first model call builds the specs (once) for the request.
+    collect(agent.prompt("go")).await;
+    assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 2);
+}

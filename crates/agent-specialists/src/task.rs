@@ -122,16 +122,11 @@ impl TaskTools {
             Arc::new(TaskTool {
                 shared: shared.clone(),
                 description,
-                schema: OnceLock::new(),
             }),
             Arc::new(TaskOutputTool {
                 shared: shared.clone(),
-                schema: OnceLock::new(),
             }),
-            Arc::new(TaskStopTool {
-                shared,
-                schema: OnceLock::new(),
-            }),
+            Arc::new(TaskStopTool { shared }),
         ];
         (tools, tasks)
     }
@@ -197,12 +192,20 @@ struct Shared {
     tasks: Arc<Tasks>,
 }
 
-fn schema_of<T: schemars::JsonSchema>(cell: &OnceLock<StrictSchema>) -> &StrictSchema {
+/// The argument schemas of the three tools, made once per process: every session's tools
+/// share them (a server with many idle sessions keeps one copy).
+static TASK_SCHEMA: OnceLock<StrictSchema> = OnceLock::new();
+static TASK_OUTPUT_SCHEMA: OnceLock<StrictSchema> = OnceLock::new();
+static TASK_STOP_SCHEMA: OnceLock<StrictSchema> = OnceLock::new();
+
+fn schema_of<T: schemars::JsonSchema>(
+    cell: &'static OnceLock<StrictSchema>,
+) -> &'static StrictSchema {
     cell.get_or_init(StrictSchema::of::<T>)
 }
 
 fn parse<T: schemars::JsonSchema + serde::de::DeserializeOwned>(
-    cell: &OnceLock<StrictSchema>,
+    cell: &'static OnceLock<StrictSchema>,
     args: Value,
 ) -> Result<T, ToolError> {
     schema_of::<T>(cell)
@@ -214,7 +217,6 @@ fn parse<T: schemars::JsonSchema + serde::de::DeserializeOwned>(
 struct TaskTool {
     shared: Arc<Shared>,
     description: String,
-    schema: OnceLock<StrictSchema>,
 }
 
 #[async_trait]
@@ -228,7 +230,7 @@ impl Tool for TaskTool {
     }
 
     fn parameters(&self) -> Value {
-        schema_of::<TaskArgs>(&self.schema).schema.clone()
+        schema_of::<TaskArgs>(&TASK_SCHEMA).schema.clone()
     }
 
     /// Starting a specialist changes nothing by itself: each of the child's calls goes
@@ -238,7 +240,7 @@ impl Tool for TaskTool {
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: TaskArgs = parse(&self.schema, args)?;
+        let args: TaskArgs = parse(&TASK_SCHEMA, args)?;
         let name = args.name.trim();
         let prompt = args.prompt.trim();
         if prompt.is_empty() {
@@ -500,7 +502,6 @@ fn output_text(child: &BackgroundChild) -> String {
 /// `TaskOutput`: reads, or waits for, a background task's output.
 struct TaskOutputTool {
     shared: Arc<Shared>,
-    schema: OnceLock<StrictSchema>,
 }
 
 #[async_trait]
@@ -515,7 +516,9 @@ impl Tool for TaskOutputTool {
     }
 
     fn parameters(&self) -> Value {
-        schema_of::<TaskOutputArgs>(&self.schema).schema.clone()
+        schema_of::<TaskOutputArgs>(&TASK_OUTPUT_SCHEMA)
+            .schema
+            .clone()
     }
 
     fn side_effect(&self) -> SideEffect {
@@ -523,7 +526,7 @@ impl Tool for TaskOutputTool {
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: TaskOutputArgs = parse(&self.schema, args)?;
+        let args: TaskOutputArgs = parse(&TASK_OUTPUT_SCHEMA, args)?;
         let task_id = args.task_id.trim();
         let child = self
             .shared
@@ -549,7 +552,6 @@ impl Tool for TaskOutputTool {
 /// `TaskStop`: stops a background task.
 struct TaskStopTool {
     shared: Arc<Shared>,
-    schema: OnceLock<StrictSchema>,
 }
 
 #[async_trait]
@@ -563,7 +565,7 @@ impl Tool for TaskStopTool {
     }
 
     fn parameters(&self) -> Value {
-        schema_of::<TaskStopArgs>(&self.schema).schema.clone()
+        schema_of::<TaskStopArgs>(&TASK_STOP_SCHEMA).schema.clone()
     }
 
     fn side_effect(&self) -> SideEffect {
@@ -571,7 +573,7 @@ impl Tool for TaskStopTool {
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: TaskStopArgs = parse(&self.schema, args)?;
+        let args: TaskStopArgs = parse(&TASK_STOP_SCHEMA, args)?;
         let task_id = args.task_id.trim();
         let child = self
             .shared

@@ -24,9 +24,10 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::acp_client::Acp;
+use common::acp_client::{content_text, of_call, Acp};
 use common::{write_script, WAIT};
 use serde_json::{json, Value};
+use test_support::procs::pid_in;
 use test_support::{sse, MockModel, Reply, Request, Script};
 
 /// A workspace, a data directory and a home of their own, and the agent's process.
@@ -138,42 +139,6 @@ async fn session(acp: &mut Acp, f: &Fixture, mode: &str) -> String {
     sid
 }
 
-/// Prompts and collects the turn: `(reply, updates, permission requests)`, answering
-/// permission requests with `option`.
-async fn prompt(
-    acp: &mut Acp,
-    sid: &str,
-    text: &str,
-    option: &str,
-) -> (Value, Vec<Value>, Vec<Value>) {
-    let id = acp
-        .request(
-            "session/prompt",
-            json!({"sessionId": sid, "prompt": [{"type": "text", "text": text}]}),
-        )
-        .await;
-    acp.turn(id, option).await
-}
-
-/// The updates of tool call `id` (its `tool_call` and `tool_call_update`s).
-fn of_call<'a>(updates: &'a [Value], id: &str) -> Vec<&'a Value> {
-    updates.iter().filter(|u| u["toolCallId"] == id).collect()
-}
-
-/// The text of a content list.
-fn content_text(update: &Value) -> String {
-    update["content"]
-        .as_array()
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b["content"]["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
 fn kinds(updates: &[Value], kind: &str) -> String {
     updates
         .iter()
@@ -245,7 +210,7 @@ async fn a_pre_tool_use_hook_vetoes_bash_and_the_model_gets_the_reason() {
         &["--hooks", hooks.to_str().expect("utf-8")],
     );
     let sid = session(&mut acp, &f, "yolo").await;
-    let (reply, updates, asked) = prompt(&mut acp, &sid, "touch it", "allow_once").await;
+    let (reply, updates, asked) = acp.prompt_turn(&sid, "touch it", "allow_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     assert!(asked.is_empty(), "a vetoed call asks nothing: {asked:?}");
     assert!(
@@ -305,7 +270,7 @@ async fn a_post_tool_use_hook_adds_to_the_result() {
         &["--hooks", hooks.to_str().expect("utf-8")],
     );
     let sid = session(&mut acp, &f, "build").await;
-    let (reply, updates, _) = prompt(&mut acp, &sid, "read the notes", "allow_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "read the notes", "allow_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let call = of_call(&updates, "r1");
     let hook = call
@@ -338,7 +303,9 @@ async fn a_user_prompt_submit_hook_blocks_the_prompt_as_a_refusal() {
         &["--hooks", hooks.to_str().expect("utf-8")],
     );
     let sid = session(&mut acp, &f, "build").await;
-    let (reply, updates, _) = prompt(&mut acp, &sid, "tell me the secrets", "reject_once").await;
+    let (reply, updates, _) = acp
+        .prompt_turn(&sid, "tell me the secrets", "reject_once")
+        .await;
     assert_eq!(reply["result"]["stopReason"], "refusal", "{reply}");
     let said = kinds(&updates, "agent_message_chunk");
     assert!(
@@ -372,7 +339,7 @@ async fn a_stop_hook_forces_one_continuation() {
         &["--hooks", hooks.to_str().expect("utf-8")],
     );
     let sid = session(&mut acp, &f, "build").await;
-    let (reply, updates, _) = prompt(&mut acp, &sid, "fix it", "reject_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "fix it", "reject_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     assert_eq!(kinds(&updates, "agent_message_chunk"), "Fixed. Tests pass.");
     let thought = kinds(&updates, "agent_thought_chunk");
@@ -402,7 +369,7 @@ async fn a_hanging_hook_is_killed_at_its_timeout_and_a_missing_one_is_reported()
     );
     let sid = session(&mut acp, &f, "yolo").await;
     let (reply, updates, _) =
-        tokio::time::timeout(WAIT, prompt(&mut acp, &sid, "run", "allow_once"))
+        tokio::time::timeout(WAIT, acp.prompt_turn(&sid, "run", "allow_once"))
             .await
             .expect("the run completes despite the hanging hook");
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
@@ -461,7 +428,7 @@ async fn the_sandbox_refuses_a_write_outside_the_workspace_and_off_allows_it() {
     // Default: workspace-write.
     let mut acp = f.spawn(turns.clone(), &[]);
     let sid = session(&mut acp, &f, "yolo").await;
-    let (reply, updates, _) = prompt(&mut acp, &sid, "write outside", "allow_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "write outside", "allow_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     assert!(!f.path("home").join("escaped.txt").exists(), "confined");
     let last = *of_call(&updates, "b1").last().expect("updates");
@@ -473,7 +440,7 @@ async fn the_sandbox_refuses_a_write_outside_the_workspace_and_off_allows_it() {
     // Off: the write lands.
     let mut acp = f.spawn(turns, &["--sandbox", "off"]);
     let sid = session(&mut acp, &f, "yolo").await;
-    let (reply, updates, _) = prompt(&mut acp, &sid, "write outside", "allow_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "write outside", "allow_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     assert!(f.path("home").join("escaped.txt").exists(), "not confined");
     let last = *of_call(&updates, "b1").last().expect("updates");
@@ -513,8 +480,9 @@ async fn a_task_call_shows_the_childs_progress_and_answer() {
         &[],
     );
     let sid = session(&mut acp, &f, "build").await;
-    let (reply, updates, asked) =
-        prompt(&mut acp, &sid, "where are the tests?", "allow_once").await;
+    let (reply, updates, asked) = acp
+        .prompt_turn(&sid, "where are the tests?", "allow_once")
+        .await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     assert!(asked.is_empty(), "{asked:?}");
     let call = of_call(&updates, "t1");
@@ -544,7 +512,7 @@ async fn a_task_call_shows_the_childs_progress_and_answer() {
     // The child's text is not the parent's.
     assert_eq!(kinds(&updates, "agent_message_chunk"), "Found them.");
 
-    let (reply, updates, asked) = prompt(&mut acp, &sid, "count the files", "allow_once").await;
+    let (reply, updates, asked) = acp.prompt_turn(&sid, "count the files", "allow_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let task_id = of_call(&updates, "t1")
         .iter()
@@ -585,7 +553,7 @@ async fn the_explorer_is_refused_a_write_and_usage_of_parent_and_child_adds_up()
         &[],
     );
     let sid = session(&mut acp, &f, "yolo").await;
-    let (reply, updates, asked) = prompt(&mut acp, &sid, "delegate", "allow_once").await;
+    let (reply, updates, asked) = acp.prompt_turn(&sid, "delegate", "allow_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     assert!(asked.is_empty(), "{asked:?}");
     assert!(!f.ws().join("pwned.txt").exists(), "the explorer wrote");
@@ -622,7 +590,7 @@ async fn a_child_that_fails_ends_the_task_call_failed_and_the_parent_goes_on() {
         &[],
     );
     let sid = session(&mut acp, &f, "yolo").await;
-    let (reply, updates, _) = prompt(&mut acp, &sid, "delegate", "allow_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "delegate", "allow_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let last = *of_call(&updates, "t1").last().expect("updates");
     assert_eq!(last["status"], "failed", "{last}");
@@ -635,26 +603,6 @@ async fn a_child_that_fails_ends_the_task_call_failed_and_the_parent_goes_on() {
         "The explorer failed, moving on."
     );
     assert!(acp.shutdown().await);
-}
-
-/// Waits (bounded) for a pid the test's bash call writes into `path`.
-async fn pid_in(path: PathBuf) -> i32 {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Some(pid) = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|s| s.trim().parse::<i32>().ok())
-        {
-            return pid;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{} never written",
-            path.display()
-        );
-        // Polling a file the call writes: nothing else reports it.
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -675,8 +623,8 @@ async fn session_cancel_during_a_child_bash_call_fails_the_task_and_leaves_no_pr
             json!({"sessionId": sid, "prompt": [{"type": "text", "text": "delegate"}]}),
         )
         .await;
-    let shell = pid_in(f.ws().join("bash.pid")).await;
-    let sleeper = pid_in(f.ws().join("sleep.pid")).await;
+    let shell = pid_in(&f.ws().join("bash.pid"), WAIT).await;
+    let sleeper = pid_in(&f.ws().join("sleep.pid"), WAIT).await;
     assert!(!common::process_gone(sleeper), "the child's command runs");
     acp.send(json!({"method": "session/cancel", "params": {"sessionId": sid}}))
         .await;
@@ -691,66 +639,17 @@ async fn session_cancel_during_a_child_bash_call_fails_the_task_and_leaves_no_pr
     assert!(acp.shutdown().await);
 }
 
-/// True when `request` is a call of specialist `name`'s child (by its system prompt).
-fn child_request(request: &Request, name: &str) -> bool {
-    request.json()["messages"][0]["content"]
-        .as_str()
-        .is_some_and(|s| s.contains(&format!("Specialist: {name}\n")))
-}
-
-/// Model calls made before this one in the request's transcript.
-fn earlier_calls(request: &Request) -> usize {
-    request.json()["messages"]
-        .as_array()
-        .map(|m| m.iter().filter(|m| m["role"] == "assistant").count())
-        .unwrap_or(0)
-}
-
-/// The task ids (`task_id: …` lines) of the tool results in the request, in order.
-fn task_ids(request: &Request) -> Vec<String> {
-    let mut ids: Vec<String> = Vec::new();
-    for message in request.json()["messages"].as_array().into_iter().flatten() {
-        if message["role"] != "tool" {
-            continue;
-        }
-        let text = match &message["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        for id in text.lines().filter_map(|l| l.strip_prefix("task_id: ")) {
-            if !ids.iter().any(|known| known == id.trim()) {
-                ids.push(id.trim().to_string());
-            }
-        }
-    }
-    ids
-}
-
-fn chat_text(text: &str) -> Reply {
-    Reply::sse(sse::chat::text(text))
-}
-
-fn chat_call(id: &str, name: &str, args: &Value) -> Reply {
-    Reply::sse(
-        sse::chat::Stream::new()
-            .tool_call(id, name, &args.to_string())
-            .finish("tool_calls")
-            .usage(10, 5, 0)
-            .done(),
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_background_tasks_are_read_with_task_output() {
     let model = MockModel::start(Script::respond(|request: &Request, _| {
-        if child_request(request, "explorer") {
+        if request.specialist_call("explorer") {
             let topic = match request.contains("Look at alpha") {
                 true => "alpha",
                 false => "beta",
             };
-            return chat_text(&format!("{topic} result"));
+            return Reply::chat_text(&format!("{topic} result"));
         }
-        match earlier_calls(request) {
+        match request.earlier_calls() {
             0 => {
                 let task = |topic: &str| {
                     json!({"name": "explorer", "description": topic,
@@ -767,21 +666,22 @@ async fn two_background_tasks_are_read_with_task_output() {
             }
             1 => {
                 let mut stream = sse::chat::Stream::new();
-                for (i, id) in task_ids(request).iter().enumerate() {
+                for (i, id) in request.task_ids().iter().enumerate() {
                     let args = json!({"task_id": id, "block": true, "timeout": 30000});
                     stream =
                         stream.tool_call(&format!("o{}", i + 1), "TaskOutput", &args.to_string());
                 }
                 Reply::sse(stream.finish("tool_calls").usage(10, 1, 0).done())
             }
-            _ => chat_text("both read"),
+            _ => Reply::chat_text("both read"),
         }
     }));
     let f = Fixture::new();
     let mut acp = f.spawn_on_mock(&model.v1(), &[]);
     let sid = session(&mut acp, &f, "yolo").await;
-    let (reply, updates, _) =
-        prompt(&mut acp, &sid, "explore in the background", "allow_once").await;
+    let (reply, updates, _) = acp
+        .prompt_turn(&sid, "explore in the background", "allow_once")
+        .await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     for (call, topic) in [("o1", "alpha"), ("o2", "beta")] {
         let last = *of_call(&updates, call).last().expect("updates");
@@ -810,16 +710,16 @@ async fn a_project_manifest_overrides_the_builtin_and_a_malformed_one_is_named_w
     let model = MockModel::start(
         Script::new()
             .route(
-                |r| child_request(r, "explorer"),
-                [chat_text("project explorer here")],
+                |r| r.specialist_call("explorer"),
+                [Reply::chat_text("project explorer here")],
             )
             .fallback([
-                chat_call(
+                Reply::chat_call(
                     "t1",
                     "Task",
-                    &json!({"name": "explorer", "description": "who", "prompt": "Who are you?"}),
+                    json!({"name": "explorer", "description": "who", "prompt": "Who are you?"}),
                 ),
-                chat_text("done"),
+                Reply::chat_text("done"),
             ]),
     );
     let f = Fixture::new();
@@ -837,7 +737,7 @@ async fn a_project_manifest_overrides_the_builtin_and_a_malformed_one_is_named_w
     .expect("write");
     let mut acp = f.spawn_on_mock(&model.v1(), &[]);
     let sid = session(&mut acp, &f, "yolo").await;
-    let (reply, updates, _) = prompt(&mut acp, &sid, "delegate", "allow_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "delegate", "allow_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let last = *of_call(&updates, "t1").last().expect("updates");
     assert_eq!(last["status"], "completed", "{last}");
@@ -848,7 +748,7 @@ async fn a_project_manifest_overrides_the_builtin_and_a_malformed_one_is_named_w
     let requests = model.requests();
     let child = requests
         .iter()
-        .find(|r| child_request(r, "explorer"))
+        .find(|r| r.specialist_call("explorer"))
         .expect("a child call");
     let system = child.json()["messages"][0]["content"].to_string();
     assert!(system.contains("PROJECT-EXPLORER-PROMPT"), "{system}");
@@ -896,7 +796,7 @@ async fn a_projects_own_hooks_file_has_no_effect() {
         &[],
     );
     let sid = session(&mut acp, &f, "yolo").await;
-    let (reply, updates, _) = prompt(&mut acp, &sid, "go", "allow_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "go", "allow_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let last = *of_call(&updates, "b1").last().expect("updates");
     assert_eq!(last["status"], "completed", "{last}");
@@ -921,7 +821,7 @@ async fn context_usage_and_an_automatic_compaction() {
         &["--context-window", "2000", "--auto-compact", "50"],
     );
     let sid = session(&mut acp, &f, "build").await;
-    let (reply, updates, _) = prompt(&mut acp, &sid, "read it twice", "reject_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "read it twice", "reject_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let usage: Vec<&Value> = updates
         .iter()
@@ -978,7 +878,9 @@ async fn an_api_key_used_as_a_missing_file_name_is_redacted() {
         &["--api-key", key],
     );
     let sid = session(&mut acp, &f, "build").await;
-    let (reply, updates, _) = prompt(&mut acp, &sid, "read the key file", "reject_once").await;
+    let (reply, updates, _) = acp
+        .prompt_turn(&sid, "read the key file", "reject_once")
+        .await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let last = *of_call(&updates, "r1").last().expect("updates");
     assert_eq!(last["status"], "failed", "{last}");

@@ -20,49 +20,15 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
-use common::acp_client::Acp;
+use common::acp_client::{content_text, of_call, Acp};
 use common::{wait_gone, write_script, WAIT};
 use serde_json::{json, Value};
+use test_support::mcp::{node, script, HttpEverything};
 use test_support::{sse, MockModel, Reply};
-use tokio::io::{AsyncBufReadExt, BufReader};
-
-fn servers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/servers")
-}
-
-/// The installed server script of `package`; fails the test when it is missing.
-fn server_script(package: &str) -> String {
-    let path = servers_dir()
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `npm ci` in {} (.ci/run does)",
-        path.display(),
-        servers_dir().display()
-    );
-    path.display().to_string()
-}
-
-/// The absolute path of `node` (ACP gives stdio servers as absolute commands); fails the
-/// test when Node is not installed.
-fn node() -> String {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("node"))
-            .find(|p| p.is_file())
-    });
-    match found {
-        Some(path) => path.display().to_string(),
-        None => panic!("node is not on PATH; the MCP reference servers need it"),
-    }
-}
 
 fn everything_stdio(name: &str) -> Value {
-    json!({"name": name, "command": node(), "args": [server_script("server-everything"), "stdio"], "env": []})
+    json!({"name": name, "command": node(), "args": [script("server-everything"), "stdio"], "env": []})
 }
 
 struct Fixture {
@@ -140,38 +106,6 @@ async fn session_with(acp: &mut Acp, cwd: &Path, servers: Value) -> (String, Vec
     (sid, status)
 }
 
-async fn prompt(
-    acp: &mut Acp,
-    sid: &str,
-    text: &str,
-    option: &str,
-) -> (Value, Vec<Value>, Vec<Value>) {
-    let id = acp
-        .request(
-            "session/prompt",
-            json!({"sessionId": sid, "prompt": [{"type": "text", "text": text}]}),
-        )
-        .await;
-    acp.turn(id, option).await
-}
-
-fn of_call<'a>(updates: &'a [Value], id: &str) -> Vec<&'a Value> {
-    updates.iter().filter(|u| u["toolCallId"] == id).collect()
-}
-
-fn content_text(update: &Value) -> String {
-    update["content"]
-        .as_array()
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b["content"]["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
 fn pid_of(status: &[Value], name: &str) -> i32 {
     status
         .iter()
@@ -179,18 +113,6 @@ fn pid_of(status: &[Value], name: &str) -> i32 {
         .and_then(|s| s["pid"].as_i64())
         .and_then(|p| i32::try_from(p).ok())
         .unwrap_or_else(|| panic!("no pid for {name} in {status:?}"))
-}
-
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,7 +130,7 @@ async fn a_stdio_server_from_session_new_serves_the_model() {
                 .finish("tool_calls")
                 .done(),
         ),
-        Reply::sse(sse::chat::text("The sum is 42.")),
+        Reply::chat_text("The sum is 42."),
     ]);
     let mut acp = f.mocked(&mock);
     let (sid, status) =
@@ -224,7 +146,7 @@ async fn a_stdio_server_from_session_new_serves_the_model() {
     );
     let pid = pid_of(&status, "everything");
 
-    let (reply, updates, asked) = prompt(&mut acp, &sid, "use the tools", "reject_once").await;
+    let (reply, updates, asked) = acp.prompt_turn(&sid, "use the tools", "reject_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     assert!(asked.is_empty(), "read-only tools ask nothing: {asked:?}");
     let echo = of_call(&updates, "e1");
@@ -249,13 +171,14 @@ async fn a_stdio_server_from_session_new_serves_the_model() {
     let second = requests[1].json();
     let sent = second["messages"].to_string();
     assert!(sent.contains("Echo: hello over acp"), "{sent}");
-    let tools = tool_names(&second);
+    let tools = requests[1].offered_tools();
     assert!(
         tools.iter().any(|n| n == "mcp_everything_echo"),
         "{tools:?}"
     );
     assert!(
-        requests.iter().any(|r| tool_names(&r.json())
+        requests.iter().any(|r| r
+            .offered_tools()
             .iter()
             .any(|n| n == "mcp_everything_simulate_research_query")),
         "list_changed never reached the model's tools"
@@ -268,58 +191,20 @@ async fn a_stdio_server_from_session_new_serves_the_model() {
     );
 }
 
-/// server-everything's streamable HTTP transport on 127.0.0.1 with a free port.
-struct HttpEverything {
-    child: tokio::process::Child,
-    url: String,
-}
-
-async fn everything_http() -> HttpEverything {
-    let mut child = tokio::process::Command::new(node())
-        .arg("--require")
-        .arg(servers_dir().join("listen-port.cjs"))
-        .arg(server_script("server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node starts");
-    let stderr = child.stderr.take().expect("piped");
-    let port = tokio::time::timeout(WAIT, async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(port) = line.strip_prefix("AGENT_MCP_TEST_PORT=") {
-                return port.trim().parse::<u16>().ok();
-            }
-        }
-        None
-    })
-    .await
-    .expect("the server reported its port in time")
-    .expect("a port");
-    HttpEverything {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamable_http_server_with_headers() {
     let f = Fixture::new();
-    let mut server = everything_http().await;
+    let server = HttpEverything::start();
     let mut acp = f.scripted(json!([
         {"steps": [{"tool_call": {"id": "e1", "name": "mcp_web_echo", "args": ["{\"message\": \"over http\"}"]}}]},
         {"steps": [{"text": "Done."}]}
     ]));
-    let servers = json!([{"type": "http", "name": "web", "url": server.url,
+    let servers = json!([{"type": "http", "name": "web", "url": server.url(),
                           "headers": [{"name": "X-Test", "value": "1"}]}]);
     let (sid, status) = session_with(&mut acp, &f.ws(), servers).await;
     assert_eq!(status[0]["status"], "connected", "{status:?}");
     assert_eq!(status[0]["transport"], "http");
-    let (reply, updates, _) = prompt(&mut acp, &sid, "echo", "reject_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "echo", "reject_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let echo = of_call(&updates, "e1");
     assert_eq!(echo[0]["kind"], "read");
@@ -327,8 +212,7 @@ async fn a_streamable_http_server_with_headers() {
     assert_eq!(done["status"], "completed", "{done}");
     assert!(content_text(done).contains("Echo: over http"), "{done}");
     assert!(acp.shutdown().await);
-    let _ = server.child.start_kill();
-    let _ = tokio::time::timeout(WAIT, server.child.wait()).await;
+    drop(server);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -348,7 +232,7 @@ async fn a_missing_server_is_skipped_and_a_destructive_tool_asks() {
     ]));
     let servers = json!([
         {"name": "ghost", "command": "/nonexistent/mcp-server", "args": [], "env": []},
-        {"name": "fs", "command": node(), "args": [server_script("server-filesystem"), root], "env": []}
+        {"name": "fs", "command": node(), "args": [script("server-filesystem"), root], "env": []}
     ]);
     let (sid, status) = session_with(&mut acp, &f.ws(), servers).await;
     let ghost = status
@@ -367,7 +251,7 @@ async fn a_missing_server_is_skipped_and_a_destructive_tool_asks() {
     assert_eq!(fs["status"], "connected", "{fs}");
     let pid = pid_of(&status, "fs");
 
-    let (reply, updates, asked) = prompt(&mut acp, &sid, "read and write", "allow_once").await;
+    let (reply, updates, asked) = acp.prompt_turn(&sid, "read and write", "allow_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let read = of_call(&updates, "r1");
     assert_eq!(read[0]["kind"], "read", "{}", read[0]);
@@ -467,7 +351,7 @@ async fn cancel_mid_call_answers_cancelled_and_the_server_keeps_serving() {
         "failed"
     );
     assert!(!common::process_gone(pid), "the server still runs");
-    let (reply, updates, _) = prompt(&mut acp, &sid, "echo", "reject_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "echo", "reject_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let echo = *of_call(&updates, "e1").last().expect("updates");
     assert_eq!(echo["status"], "completed", "{echo}");
@@ -546,7 +430,7 @@ async fn session_load_connects_the_servers_it_is_given() {
     assert_eq!(status.len(), 1, "{loaded}");
     assert_eq!(status[0]["status"], "connected", "{loaded}");
     let pid = pid_of(&status, "everything");
-    let (reply, updates, _) = prompt(&mut acp, &sid, "echo", "reject_once").await;
+    let (reply, updates, _) = acp.prompt_turn(&sid, "echo", "reject_once").await;
     assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
     let echo = *of_call(&updates, "e1").last().expect("updates");
     assert_eq!(echo["status"], "completed", "{echo}");

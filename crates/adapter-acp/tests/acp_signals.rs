@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 
 use common::acp_client::Acp;
-use common::{wait_gone, Env, WAIT};
+use common::{wait_gone, Env};
 use serde_json::json;
 
 fn script(env: &Env) -> std::path::PathBuf {
@@ -23,24 +23,6 @@ fn script(env: &Env) -> std::path::PathBuf {
             {"steps": [{"text": "never"}]}
         ]),
     )
-}
-
-/// Waits (bounded) until the bash call wrote both pids; returns them.
-async fn pids(ws: &Path) -> Vec<i32> {
-    let read = |name: &str| {
-        std::fs::read_to_string(ws.join(name))
-            .ok()
-            .and_then(|t| t.trim().parse::<i32>().ok())
-    };
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let (Some(shell), Some(child)) = (read("shell.pid"), read("child.pid")) {
-            return vec![shell, child];
-        }
-        assert!(tokio::time::Instant::now() < deadline, "bash never started");
-        // Polling the file system: the pids appear when the shell writes them.
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
 }
 
 async fn signal_mid_turn(signal: i32) {
@@ -71,7 +53,7 @@ async fn signal_mid_turn(signal: i32) {
             json!({"sessionId": sid, "prompt": [{"type": "text", "text": "run it"}]}),
         )
         .await;
-    let group = pids(&env.workspace()).await;
+    let group = common::bash_pids(&env.workspace()).await;
     let pid = i32::try_from(acp.pid()).expect("pid");
     // SAFETY: sending a signal to our own child process.
     assert_eq!(unsafe { libc::kill(pid, signal) }, 0);

@@ -10,13 +10,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-
 use common::{types, wait_gone, write_script, Client, Env, WAIT};
 use serde_json::{json, Value};
+use test_support::mcp::{node, script, HttpEverything};
+use test_support::procs::pid_in;
 use test_support::{sse, MockModel, Reply, Script};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -76,17 +74,6 @@ fn usage(input: u64, output: u64) -> Value {
     json!({"usage": {"input": input, "output": output}})
 }
 
-/// A chat stream calling one tool.
-fn chat_call(id: &str, name: &str, args: Value) -> Reply {
-    Reply::sse(
-        sse::chat::Stream::new()
-            .tool_call(id, name, &args.to_string())
-            .finish("tool_calls")
-            .usage(10, 5, 0)
-            .done(),
-    )
-}
-
 /// A chat stream calling several tools.
 fn chat_calls(calls: &[(&str, &str, Value)]) -> Reply {
     let mut stream = sse::chat::Stream::new();
@@ -94,10 +81,6 @@ fn chat_calls(calls: &[(&str, &str, Value)]) -> Reply {
         stream = stream.tool_call(id, name, &args.to_string());
     }
     Reply::sse(stream.finish("tool_calls").usage(10, 5, 0).done())
-}
-
-fn chat_text(answer: &str) -> Reply {
-    Reply::sse(sse::chat::text(answer))
 }
 
 /// Creates a session with `extra` params merged in; returns the id.
@@ -168,76 +151,6 @@ fn signal(pid: i32, signal: i32) {
 // MCP
 // ---------------------------------------------------------------------------------------
 
-fn servers_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/servers")
-}
-
-/// The installed reference server `package`; fails the test when it is missing.
-fn server_script(package: &str) -> String {
-    let path = servers_dir()
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `npm ci` in {} (.ci/run does)",
-        path.display(),
-        servers_dir().display()
-    );
-    path.display().to_string()
-}
-
-fn node() -> String {
-    let found = std::process::Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        found,
-        "node is not on PATH; the reference MCP servers need it"
-    );
-    "node".to_string()
-}
-
-/// `server-everything` over streamable HTTP on 127.0.0.1 (a free port).
-struct HttpEverything {
-    _child: tokio::process::Child,
-    url: String,
-}
-
-async fn everything_http() -> HttpEverything {
-    let mut child = tokio::process::Command::new(node())
-        .arg("--require")
-        .arg(servers_dir().join("listen-port.cjs"))
-        .arg(server_script("server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node starts");
-    let stderr = child.stderr.take().expect("piped");
-    let port = tokio::time::timeout(WAIT, async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(port) = line.strip_prefix("AGENT_MCP_TEST_PORT=") {
-                return port.trim().parse::<u16>().ok();
-            }
-        }
-        None
-    })
-    .await
-    .expect("the server reported its port in time")
-    .expect("a port");
-    HttpEverything {
-        _child: child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    }
-}
-
 /// `mcp/list` of a session, by server name.
 async fn mcp_list(c: &mut Client, sid: &str) -> Vec<Value> {
     let listed = c.call("mcp/list", json!({"sessionId": sid})).await;
@@ -249,16 +162,6 @@ fn server<'a>(servers: &'a [Value], name: &str) -> &'a Value {
         .iter()
         .find(|s| s["name"] == name)
         .unwrap_or_else(|| panic!("no server {name} in {servers:?}"))
-}
-
-/// The tool names a chat request offered.
-fn offered(request: &test_support::Request) -> Vec<String> {
-    request.json()["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
 }
 
 /// The tool messages a chat request carried, as text.
@@ -276,7 +179,7 @@ fn tool_messages(request: &test_support::Request) -> Vec<String> {
 async fn mcp_servers_of_session_create_over_stdio_and_http_a_missing_one_and_no_server_left() {
     let env = Env::new();
     let ws = env.workspace_str();
-    let http = everything_http().await;
+    let http = HttpEverything::start();
     let mock = MockModel::start([
         chat_calls(&[
             (
@@ -286,8 +189,8 @@ async fn mcp_servers_of_session_create_over_stdio_and_http_a_missing_one_and_no_
             ),
             ("w1", "mcp_web_get_sum", json!({"a": 2, "b": 40})),
         ]),
-        chat_text("Both tools answered."),
-        chat_text("Resumed with the list shape."),
+        Reply::chat_text("Both tools answered."),
+        Reply::chat_text("Resumed with the list shape."),
     ]);
     let mut c = mocked(&env, &mock, &[]);
     // Claude-style map: a stdio server, an HTTP server with a header, one that does not exist.
@@ -296,8 +199,8 @@ async fn mcp_servers_of_session_create_over_stdio_and_http_a_missing_one_and_no_
         &ws,
         "yolo",
         json!({"mcpServers": {
-            "everything": {"command": node(), "args": [server_script("server-everything"), "stdio"]},
-            "web": {"type": "http", "url": http.url, "headers": {"X-Test": "1"}},
+            "everything": {"command": node(), "args": [script("server-everything"), "stdio"]},
+            "web": {"type": "http", "url": http.url(), "headers": {"X-Test": "1"}},
             "ghost": {"command": env.root.path().join("no-such-server").display().to_string()}
         }}),
     )
@@ -344,7 +247,9 @@ async fn mcp_servers_of_session_create_over_stdio_and_http_a_missing_one_and_no_
             && results.iter().any(|r| r.contains("42")),
         "{results:?}"
     );
-    assert!(offered(&requests[0]).contains(&"mcp_web_echo".to_string()));
+    assert!(requests[0]
+        .offered_tools()
+        .contains(&"mcp_web_echo".to_string()));
     // server-everything announces its task tool with notifications/tools/list_changed once
     // initialized: the refresh before a model call lists it.
     let servers = mcp_list(&mut c, &sid).await;
@@ -355,7 +260,9 @@ async fn mcp_servers_of_session_create_over_stdio_and_http_a_missing_one_and_no_
             .contains(&json!("mcp_everything_simulate_research_query")),
         "{servers:?}"
     );
-    assert!(offered(&requests[1]).contains(&"mcp_everything_simulate_research_query".to_string()));
+    assert!(requests[1]
+        .offered_tools()
+        .contains(&"mcp_everything_simulate_research_query".to_string()));
     let part = tool_part(&mut c, &sid, "e1").await;
     assert_eq!(part["state"]["status"], "completed");
 
@@ -370,7 +277,7 @@ async fn mcp_servers_of_session_create_over_stdio_and_http_a_missing_one_and_no_
         .call(
             "session/resume",
             json!({"sessionId": sid, "mcpServers": [
-                {"name": "again", "command": node(), "args": [server_script("server-everything"), "stdio"], "env": []}
+                {"name": "again", "command": node(), "args": [script("server-everything"), "stdio"], "env": []}
             ]}),
         )
         .await;
@@ -412,17 +319,17 @@ async fn mcp_call_aborted_and_server_killed_mid_call() {
     let ws = env.workspace_str();
     let long = json!({"duration": 300, "steps": 300});
     let mock = MockModel::start([
-        chat_call(
+        Reply::chat_call(
             "long1",
             "mcp_everything_trigger_long_running_operation",
             long.clone(),
         ),
-        chat_call(
+        Reply::chat_call(
             "long2",
             "mcp_everything_trigger_long_running_operation",
             long,
         ),
-        chat_text("Went on after the crash."),
+        Reply::chat_text("Went on after the crash."),
     ]);
     let mut c = mocked(&env, &mock, &[]);
     let sid = create(
@@ -430,7 +337,7 @@ async fn mcp_call_aborted_and_server_killed_mid_call() {
         &ws,
         "yolo",
         json!({"mcpServers": {"everything": {"command": node(),
-            "args": [server_script("server-everything"), "stdio"]}}}),
+            "args": [script("server-everything"), "stdio"]}}}),
     )
     .await;
     let pid = server(&mcp_list(&mut c, &sid).await, "everything")["pid"]
@@ -928,12 +835,12 @@ async fn a_background_task_is_listed_and_cancel_background_task_stops_it() {
     let mock = MockModel::start(Script::respond(|request, _| {
         if worker_request(request) {
             return match steps(request) {
-                0 => chat_call("k1", "bash", json!({"command": "sleep 60"})),
-                _ => chat_text("child done"),
+                0 => Reply::chat_call("k1", "bash", json!({"command": "sleep 60"})),
+                _ => Reply::chat_text("child done"),
             };
         }
         match steps(request) {
-            0 => chat_call(
+            0 => Reply::chat_call(
                 "t1",
                 "Task",
                 json!({"name": "worker", "description": "sleepy", "prompt": "sleep a while",
@@ -950,13 +857,13 @@ async fn a_background_task_is_listed_and_cancel_background_task_stops_it() {
                             .collect::<String>()
                     })
                     .unwrap_or_default();
-                chat_call(
+                Reply::chat_call(
                     "o1",
                     "TaskOutput",
                     json!({"task_id": task_id, "block": true, "timeout": 60000}),
                 )
             }
-            _ => chat_text("parent done"),
+            _ => Reply::chat_text("parent done"),
         }
     }));
     let mut c = mocked(&env, &mock, &[]);
@@ -1150,26 +1057,6 @@ async fn a_child_that_fails_is_the_task_error_and_the_parent_goes_on() {
     assert!(c.shutdown().await);
 }
 
-/// Waits (bounded) for a pid the test's bash call writes into `path`.
-async fn pid_in(path: PathBuf) -> i32 {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Some(pid) = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|s| s.trim().parse::<i32>().ok())
-        {
-            return pid;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{} never written",
-            path.display()
-        );
-        // Polling a file the call writes: nothing else reports it.
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_stop_during_a_foreground_child_ends_both_and_leaves_no_process() {
     let env = Env::new();
@@ -1192,8 +1079,8 @@ async fn session_stop_during_a_foreground_child_ends_both_and_leaves_no_process(
         json!({"sessionId": sid, "content": "delegate"}),
     )
     .await;
-    let shell = pid_in(env.workspace().join("bash.pid")).await;
-    let sleeper = pid_in(env.workspace().join("sleep.pid")).await;
+    let shell = pid_in(&env.workspace().join("bash.pid"), WAIT).await;
+    let sleeper = pid_in(&env.workspace().join("sleep.pid"), WAIT).await;
     assert!(!common::process_gone(sleeper), "the child's command runs");
     let stopped = c.call("session/stop", json!({"sessionId": sid})).await;
     assert_eq!(stopped["stopped"], true, "{stopped}");
@@ -1209,44 +1096,17 @@ async fn session_stop_during_a_foreground_child_ends_both_and_leaves_no_process(
     assert!(c.shutdown().await);
 }
 
-/// True when `request` is a call of specialist `name`'s child (by its system prompt).
-fn child_request(request: &test_support::Request, name: &str) -> bool {
-    request.json()["messages"][0]["content"]
-        .as_str()
-        .is_some_and(|s| s.contains(&format!("Specialist: {name}\n")))
-}
-
-/// The task ids (`task_id: …` lines) of the tool results in the request, in order.
-fn task_ids(request: &test_support::Request) -> Vec<String> {
-    let mut ids: Vec<String> = Vec::new();
-    for message in request.json()["messages"].as_array().into_iter().flatten() {
-        if message["role"] != "tool" {
-            continue;
-        }
-        let text = match &message["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        for id in text.lines().filter_map(|l| l.strip_prefix("task_id: ")) {
-            if !ids.iter().any(|known| known == id.trim()) {
-                ids.push(id.trim().to_string());
-            }
-        }
-    }
-    ids
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_background_tasks_are_read_with_task_output() {
     let env = Env::new();
     let ws = env.workspace_str();
     let mock = MockModel::start(Script::respond(|request, _| {
-        if child_request(request, "explorer") {
+        if request.specialist_call("explorer") {
             let topic = match request.contains("Look at alpha") {
                 true => "alpha",
                 false => "beta",
             };
-            return chat_text(&format!("{topic} result"));
+            return Reply::chat_text(&format!("{topic} result"));
         }
         match steps(request) {
             0 => {
@@ -1257,7 +1117,7 @@ async fn two_background_tasks_are_read_with_task_output() {
                 chat_calls(&[("t1", "Task", task("alpha")), ("t2", "Task", task("beta"))])
             }
             1 => {
-                let ids = task_ids(request);
+                let ids = request.task_ids();
                 let calls: Vec<(String, Value)> = ids
                     .iter()
                     .enumerate()
@@ -1274,7 +1134,7 @@ async fn two_background_tasks_are_read_with_task_output() {
                     .collect();
                 chat_calls(&calls)
             }
-            _ => chat_text("both read"),
+            _ => Reply::chat_text("both read"),
         }
     }));
     let mut c = mocked(&env, &mock, &[]);
@@ -1326,16 +1186,16 @@ async fn a_project_manifest_overrides_the_builtin_and_a_malformed_one_is_named_w
     let mock = MockModel::start(
         Script::new()
             .route(
-                |r| child_request(r, "explorer"),
-                [chat_text("project explorer here")],
+                |r| r.specialist_call("explorer"),
+                [Reply::chat_text("project explorer here")],
             )
             .fallback([
-                chat_call(
+                Reply::chat_call(
                     "t1",
                     "Task",
                     json!({"name": "explorer", "description": "who", "prompt": "Who are you?"}),
                 ),
-                chat_text("done"),
+                Reply::chat_text("done"),
             ]),
     );
     let mut c = mocked(&env, &mock, &[]);
@@ -1352,7 +1212,7 @@ async fn a_project_manifest_overrides_the_builtin_and_a_malformed_one_is_named_w
     let requests = mock.requests();
     let child = requests
         .iter()
-        .find(|r| child_request(r, "explorer"))
+        .find(|r| r.specialist_call("explorer"))
         .expect("a child call");
     let system = child.json()["messages"][0]["content"].to_string();
     assert!(system.contains("PROJECT-EXPLORER-PROMPT"), "{system}");
@@ -1501,24 +1361,6 @@ async fn context_usage_and_automatic_compaction_show_in_events_read_and_messages
 // SIGTERM / SIGINT, and a key from the command line
 // ---------------------------------------------------------------------------------------
 
-/// Waits (bounded) until the bash call wrote both pids into the workspace.
-async fn bash_pids(ws: &Path) -> Vec<i32> {
-    let read = |name: &str| {
-        std::fs::read_to_string(ws.join(name))
-            .ok()
-            .and_then(|t| t.trim().parse::<i32>().ok())
-    };
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let (Some(shell), Some(child)) = (read("shell.pid"), read("child.pid")) {
-            return vec![shell, child];
-        }
-        assert!(tokio::time::Instant::now() < deadline, "bash never started");
-        // Polling the file system: the pids appear when the shell writes them.
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_and_sigint_mid_turn_end_the_turn_stop_tools_and_servers_and_exit_0() {
     for sig in [libc::SIGTERM, libc::SIGINT] {
@@ -1538,7 +1380,7 @@ async fn sigterm_and_sigint_mid_turn_end_the_turn_stop_tools_and_servers_and_exi
             &ws,
             "yolo",
             json!({"mcpServers": {"everything": {"command": node(),
-                "args": [server_script("server-everything"), "stdio"]}}}),
+                "args": [script("server-everything"), "stdio"]}}}),
         )
         .await;
         let server_pid = server(&mcp_list(&mut c, &sid).await, "everything")["pid"]
@@ -1547,7 +1389,7 @@ async fn sigterm_and_sigint_mid_turn_end_the_turn_stop_tools_and_servers_and_exi
         c.call("session/subscribe", json!({"sessionId": sid})).await;
         c.call("session/send", json!({"sessionId": sid, "content": "run"}))
             .await;
-        let mut pids = bash_pids(&env.workspace()).await;
+        let mut pids = common::bash_pids(&env.workspace()).await;
         signal(c.pid() as i32, sig);
         // What was in flight is written: the turn ends cancelled.
         let events = c

@@ -37,24 +37,6 @@ fn args(env: &Env, script: &Path) -> Vec<String> {
     ]
 }
 
-/// Waits (bounded) until the bash call wrote both pids; returns them.
-async fn pids(ws: &Path) -> Vec<i32> {
-    let read = |name: &str| {
-        std::fs::read_to_string(ws.join(name))
-            .ok()
-            .and_then(|t| t.trim().parse::<i32>().ok())
-    };
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let (Some(shell), Some(child)) = (read("shell.pid"), read("child.pid")) {
-            return vec![shell, child];
-        }
-        assert!(tokio::time::Instant::now() < deadline, "bash never started");
-        // Polling the file system: the pids appear when the shell writes them.
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
 fn sigterm(pid: u32) {
     let pid = i32::try_from(pid).expect("pid");
     // SAFETY: sending a signal to our own child process.
@@ -82,7 +64,7 @@ async fn zcode_case(ending: Ending) {
         json!({"sessionId": sid, "content": "run it"}),
     )
     .await;
-    let group = pids(&env.workspace()).await;
+    let group = common::bash_pids(&env.workspace()).await;
     match ending {
         Ending::Stop => {
             let stopped = c.call("session/stop", json!({"sessionId": sid})).await;
@@ -129,7 +111,7 @@ async fn acp_case(ending: Ending) {
             json!({"sessionId": sid, "prompt": [{"type": "text", "text": "run it"}]}),
         )
         .await;
-    let group = pids(&env.workspace()).await;
+    let group = common::bash_pids(&env.workspace()).await;
     match ending {
         Ending::Stop => {
             acp.send(json!({"method": "session/cancel", "params": {"sessionId": sid}}))
@@ -242,7 +224,7 @@ async fn epipe_case(front: &str) {
             .await
             .expect("write");
     }
-    let group = pids(&env.workspace()).await;
+    let group = common::bash_pids(&env.workspace()).await;
     drop(lines);
     // Anything written now hits a closed pipe.
     let poke = match front {

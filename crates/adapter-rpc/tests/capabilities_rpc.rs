@@ -12,20 +12,6 @@ use common::*;
 use serde_json::{json, Value};
 use test_support::{sse, MockModel, Reply, Request, Script};
 
-fn tool_call(id: &str, name: &str, args: Value) -> Reply {
-    Reply::sse(
-        sse::chat::Stream::new()
-            .tool_call(id, name, &args.to_string())
-            .finish("tool_calls")
-            .usage(10, 5, 0)
-            .done(),
-    )
-}
-
-fn text(answer: &str) -> Reply {
-    Reply::sse(sse::chat::text(answer))
-}
-
 /// Writes `value` as `name` in `dir` and returns its path as a string.
 fn write_json(dir: &Path, name: &str, value: &Value) -> String {
     let path = dir.join(name);
@@ -67,8 +53,8 @@ async fn finish(rpc: &mut Rpc) {
 #[tokio::test]
 async fn a_pre_tool_use_hook_vetoes_bash_and_the_model_gets_the_reason() {
     let model = MockModel::start(vec![
-        tool_call("b1", "bash", json!({"command": "touch marker"})),
-        text("understood"),
+        Reply::chat_call("b1", "bash", json!({"command": "touch marker"})),
+        Reply::chat_text("understood"),
     ]);
     let dir = tempfile::tempdir().expect("tempdir");
     let hooks = write_json(
@@ -93,7 +79,7 @@ async fn a_pre_tool_use_hook_vetoes_bash_and_the_model_gets_the_reason() {
     assert!(of_type(&frames, "tool_execution_started").is_empty());
     assert!(of_type(&frames, "error").is_empty(), "{frames:#?}");
     let requests = model.wait_for_requests(2, WAIT).await.expect("two calls");
-    assert_eq!(tool_message(&requests[1].json(), "b1"), Some(reason));
+    assert_eq!(requests[1].tool_message("b1"), Some(reason));
     assert_eq!(answer(&frames), "understood");
     finish(&mut rpc).await;
 }
@@ -101,8 +87,8 @@ async fn a_pre_tool_use_hook_vetoes_bash_and_the_model_gets_the_reason() {
 #[tokio::test]
 async fn after_tool_output_reaches_the_model() {
     let model = MockModel::start(vec![
-        tool_call("b1", "bash", json!({"command": "echo ran"})),
-        text("ok"),
+        Reply::chat_call("b1", "bash", json!({"command": "echo ran"})),
+        Reply::chat_text("ok"),
     ]);
     let dir = tempfile::tempdir().expect("tempdir");
     let hooks = write_json(
@@ -122,7 +108,7 @@ async fn after_tool_output_reaches_the_model() {
         "{result}"
     );
     let requests = model.wait_for_requests(2, WAIT).await.expect("two calls");
-    let sent = tool_message(&requests[1].json(), "b1").expect("tool message");
+    let sent = requests[1].tool_message("b1").expect("tool message");
     assert!(
         sent.contains("ran") && sent.ends_with("formatted 2 files"),
         "{sent}"
@@ -132,7 +118,7 @@ async fn after_tool_output_reaches_the_model() {
 
 #[tokio::test]
 async fn a_user_prompt_submit_block_is_an_error_and_never_reaches_the_model() {
-    let model = MockModel::start(vec![text("fine")]);
+    let model = MockModel::start(vec![Reply::chat_text("fine")]);
     let dir = tempfile::tempdir().expect("tempdir");
     let hooks = write_json(
         dir.path(),
@@ -157,7 +143,10 @@ async fn a_user_prompt_submit_block_is_an_error_and_never_reaches_the_model() {
 
 #[tokio::test]
 async fn a_stop_hook_forces_one_continuation() {
-    let model = MockModel::start(vec![text("first answer"), text("tests pass")]);
+    let model = MockModel::start(vec![
+        Reply::chat_text("first answer"),
+        Reply::chat_text("tests pass"),
+    ]);
     let dir = tempfile::tempdir().expect("tempdir");
     let hooks = write_json(
         dir.path(),
@@ -186,8 +175,8 @@ async fn a_stop_hook_forces_one_continuation() {
 #[tokio::test]
 async fn a_hanging_hook_is_killed_at_its_timeout_and_the_run_completes() {
     let model = MockModel::start(vec![
-        tool_call("b1", "bash", json!({"command": "touch marker"})),
-        text("done anyway"),
+        Reply::chat_call("b1", "bash", json!({"command": "touch marker"})),
+        Reply::chat_text("done anyway"),
     ]);
     let dir = tempfile::tempdir().expect("tempdir");
     let hooks = write_json(
@@ -217,8 +206,8 @@ async fn a_hanging_hook_is_killed_at_its_timeout_and_the_run_completes() {
 #[tokio::test]
 async fn a_missing_hook_command_fails_closed_for_zeros_before_tool() {
     let model = MockModel::start(vec![
-        tool_call("b1", "bash", json!({"command": "touch marker"})),
-        text("ok"),
+        Reply::chat_call("b1", "bash", json!({"command": "touch marker"})),
+        Reply::chat_text("ok"),
     ]);
     let dir = tempfile::tempdir().expect("tempdir");
     let hooks = write_json(
@@ -274,7 +263,7 @@ fn read_payload(path: &Path) -> Value {
 
 #[tokio::test]
 async fn session_start_runs_before_the_first_prompt_and_session_end_at_end_of_input() {
-    let model = MockModel::start(vec![text("hi")]);
+    let model = MockModel::start(vec![Reply::chat_text("hi")]);
     let dir = tempfile::tempdir().expect("tempdir");
     let hooks = session_hooks(dir.path());
     let root = dir.path().to_path_buf();
@@ -328,8 +317,8 @@ async fn a_projects_own_hooks_file_has_no_effect() {
     // `.zero/hooks.json` in the workspace would veto every bash call; rpc reads hooks only
     // from `--hooks`.
     let model = MockModel::start(vec![
-        tool_call("b1", "bash", json!({"command": "touch marker"})),
-        text("ok"),
+        Reply::chat_call("b1", "bash", json!({"command": "touch marker"})),
+        Reply::chat_text("ok"),
     ]);
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join(".zero")).expect("mkdir");
@@ -367,7 +356,7 @@ async fn a_projects_own_hooks_file_has_no_effect() {
 
 /// A bash call writing `$HOME/<name>` (HOME is a temp dir outside the workspace).
 fn write_home(name: &str) -> Reply {
-    tool_call(
+    Reply::chat_call(
         "w1",
         "bash",
         json!({"command": format!("echo hi > \"$HOME/{name}\"")}),
@@ -390,7 +379,7 @@ fn sandboxed(model: &MockModel, mode: &str, home: &Path) -> Rpc {
 #[tokio::test]
 async fn workspace_write_refuses_a_write_to_home_with_the_block_shown_and_off_allows_it() {
     let home = tempfile::tempdir().expect("home");
-    let model = MockModel::start(vec![write_home("confined"), text("blocked")]);
+    let model = MockModel::start(vec![write_home("confined"), Reply::chat_text("blocked")]);
     let mut rpc = sandboxed(&model, "workspace-write", home.path());
     let before = state(&mut rpc, "s").await;
     assert_eq!(before["sandbox"]["mode"], "workspace-write", "{before}");
@@ -409,7 +398,7 @@ async fn workspace_write_refuses_a_write_to_home_with_the_block_shown_and_off_al
     assert!(block["reason"].as_str().is_some_and(|r| !r.is_empty()));
     finish(&mut rpc).await;
 
-    let model = MockModel::start(vec![write_home("free"), text("written")]);
+    let model = MockModel::start(vec![write_home("free"), Reply::chat_text("written")]);
     let mut rpc = sandboxed(&model, "off", home.path());
     let frames = prompt(&mut rpc, "p", "write home").await;
     let result = result_of(&frames, "w1");
@@ -446,13 +435,13 @@ async fn a_bad_sandbox_value_names_the_flag() {
 async fn a_task_call_streams_the_child_as_progress_lines_never_as_top_level_text() {
     // Parent: Task(explorer); child: one answer; parent: the final answer.
     let model = MockModel::start(vec![
-        tool_call(
+        Reply::chat_call(
             "t1",
             "Task",
             json!({"name": "explorer", "description": "find the tests", "prompt": "Where are the tests?"}),
         ),
-        text("CHILD-ANSWER tests live in tests/"),
-        text("parent done"),
+        Reply::chat_text("CHILD-ANSWER tests live in tests/"),
+        Reply::chat_text("parent done"),
     ]);
     let mut rpc = on_mock(&model.v1(), &[], None);
     let tools = state(&mut rpc, "s").await["tools"].clone();
@@ -498,41 +487,6 @@ fn text_with_usage(answer: &str, prompt: u64, completion: u64) -> Reply {
     )
 }
 
-/// True when `request` is a call of specialist `name`'s child (by its system prompt).
-fn child_request(request: &Request, name: &str) -> bool {
-    request.json()["messages"][0]["content"]
-        .as_str()
-        .is_some_and(|s| s.contains(&format!("Specialist: {name}\n")))
-}
-
-/// Model calls made before this one in the request's transcript.
-fn earlier_calls(request: &Request) -> usize {
-    request.json()["messages"]
-        .as_array()
-        .map(|m| m.iter().filter(|m| m["role"] == "assistant").count())
-        .unwrap_or(0)
-}
-
-/// The task ids (`task_id: …` lines) of the tool results in the request, in order.
-fn task_ids(request: &Request) -> Vec<String> {
-    let mut ids: Vec<String> = Vec::new();
-    for message in request.json()["messages"].as_array().into_iter().flatten() {
-        if message["role"] != "tool" {
-            continue;
-        }
-        let text = match &message["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        for id in text.lines().filter_map(|l| l.strip_prefix("task_id: ")) {
-            if !ids.iter().any(|known| known == id.trim()) {
-                ids.push(id.trim().to_string());
-            }
-        }
-    }
-    ids
-}
-
 fn task(name: &str, prompt: &str) -> Value {
     json!({"name": name, "description": format!("{name} task"), "prompt": prompt})
 }
@@ -551,7 +505,7 @@ async fn the_explorer_is_refused_a_write_and_usage_of_parent_and_child_adds_up()
     let model = MockModel::start(
         Script::new()
             .route(
-                |r| child_request(r, "explorer"),
+                |r| r.specialist_call("explorer"),
                 [
                     Reply::sse(
                         sse::chat::Stream::new()
@@ -564,7 +518,7 @@ async fn the_explorer_is_refused_a_write_and_usage_of_parent_and_child_adds_up()
                 ],
             )
             .fallback([
-                tool_call("t1", "Task", task("explorer", "Write pwned.txt.")),
+                Reply::chat_call("t1", "Task", task("explorer", "Write pwned.txt.")),
                 text_with_usage("parent done", 20, 4),
             ]),
     );
@@ -612,7 +566,7 @@ async fn a_child_that_fails_is_the_task_error_result_and_the_parent_goes_on() {
     let model = MockModel::start(
         Script::new()
             .route(
-                |r| child_request(r, "explorer"),
+                |r| r.specialist_call("explorer"),
                 [Reply::error(
                     400,
                     "invalid_request_error",
@@ -620,8 +574,8 @@ async fn a_child_that_fails_is_the_task_error_result_and_the_parent_goes_on() {
                 )],
             )
             .fallback([
-                tool_call("t1", "Task", task("explorer", "Look.")),
-                text("the explorer failed, moving on"),
+                Reply::chat_call("t1", "Task", task("explorer", "Look.")),
+                Reply::chat_text("the explorer failed, moving on"),
             ]),
     );
     let mut rpc = on_mock(&model.v1(), &[], None);
@@ -636,7 +590,8 @@ async fn a_child_that_fails_is_the_task_error_result_and_the_parent_goes_on() {
     let requests = model.wait_for_requests(3, WAIT).await.expect("three calls");
     let last = requests.last().expect("a request");
     assert!(
-        tool_message(&last.json(), "t1").is_some_and(|m| m.contains("specialist explorer failed")),
+        last.tool_message("t1")
+            .is_some_and(|m| m.contains("specialist explorer failed")),
         "{}",
         last.json()
     );
@@ -648,14 +603,18 @@ async fn abort_during_a_child_bash_call_ends_the_task_and_leaves_no_process() {
     let model = MockModel::start(
         Script::new()
             .route(
-                |r| child_request(r, "worker"),
-                [tool_call(
+                |r| r.specialist_call("worker"),
+                [Reply::chat_call(
                     "c1",
                     "bash",
                     json!({"command": "sleep 300 & echo $! > sleep.pid; echo $$ > bash.pid; wait"}),
                 )],
             )
-            .fallback([tool_call("t1", "Task", task("worker", "Wait a long time."))]),
+            .fallback([Reply::chat_call(
+                "t1",
+                "Task",
+                task("worker", "Wait a long time."),
+            )]),
     );
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().to_path_buf();
@@ -705,14 +664,14 @@ async fn abort_during_a_child_bash_call_ends_the_task_and_leaves_no_process() {
 #[tokio::test]
 async fn two_background_tasks_are_read_with_task_output() {
     let model = MockModel::start(Script::respond(|request: &Request, _| {
-        if child_request(request, "explorer") {
+        if request.specialist_call("explorer") {
             let topic = match request.contains("Look at alpha") {
                 true => "alpha",
                 false => "beta",
             };
             return text_with_usage(&format!("{topic} result"), 3, 1);
         }
-        match earlier_calls(request) {
+        match request.earlier_calls() {
             0 => {
                 let task = |topic: &str| {
                     json!({"name": "explorer", "description": topic,
@@ -729,7 +688,7 @@ async fn two_background_tasks_are_read_with_task_output() {
             }
             1 => {
                 let mut stream = sse::chat::Stream::new();
-                for (i, id) in task_ids(request).iter().enumerate() {
+                for (i, id) in request.task_ids().iter().enumerate() {
                     let args = json!({"task_id": id, "block": true, "timeout": 30000});
                     stream =
                         stream.tool_call(&format!("o{}", i + 1), "TaskOutput", &args.to_string());
@@ -780,12 +739,12 @@ async fn a_project_manifest_overrides_the_builtin_and_a_malformed_one_is_named_w
     let model = MockModel::start(
         Script::new()
             .route(
-                |r| child_request(r, "explorer"),
-                [text("project explorer here")],
+                |r| r.specialist_call("explorer"),
+                [Reply::chat_text("project explorer here")],
             )
             .fallback([
-                tool_call("t1", "Task", task("explorer", "Who are you?")),
-                text("done"),
+                Reply::chat_call("t1", "Task", task("explorer", "Who are you?")),
+                Reply::chat_text("done"),
             ]),
     );
     let dir = tempfile::tempdir().expect("tempdir");
@@ -810,7 +769,7 @@ async fn a_project_manifest_overrides_the_builtin_and_a_malformed_one_is_named_w
     let requests = model.requests();
     let child = requests
         .iter()
-        .find(|r| child_request(r, "explorer"))
+        .find(|r| r.specialist_call("explorer"))
         .expect("a child call");
     let system = child.json()["messages"][0]["content"].to_string();
     assert!(system.contains("PROJECT-EXPLORER-PROMPT"), "{system}");
@@ -874,8 +833,8 @@ async fn context_usage_is_in_get_state_and_an_auto_compaction_is_compact_done() 
     let model = MockModel::start(vec![
         listing("c1", 100),
         listing("c2", 900),
-        text("SUMMARY-OF-THE-WORK"),
-        text("finished"),
+        Reply::chat_text("SUMMARY-OF-THE-WORK"),
+        Reply::chat_text("finished"),
     ]);
     let mut rpc = on_mock(
         &model.v1(),

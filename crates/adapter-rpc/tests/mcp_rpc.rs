@@ -7,42 +7,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
 
 use common::*;
 use serde_json::{json, Value};
-use test_support::{sse, MockModel, Reply};
-use tokio::io::{AsyncBufReadExt, BufReader};
-
-fn servers_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/servers")
-}
-
-/// The installed server script `package` (…/dist/index.js); fails the test when missing.
-fn script(package: &str) -> String {
-    let path = servers_dir()
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `npm ci` in {} (.ci/run does)",
-        path.display(),
-        servers_dir().display()
-    );
-    path.display().to_string()
-}
-
-fn node() -> String {
-    let found = std::process::Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(found, "node is not on PATH; the MCP test servers need it");
-    "node".to_string()
-}
+use test_support::mcp::{node, script, HttpEverything};
+use test_support::{MockModel, Reply};
 
 /// Writes `{"mcpServers": servers}` into `dir` and returns the flags naming it.
 fn mcp_config(dir: &Path, servers: Value) -> Vec<String> {
@@ -53,20 +22,6 @@ fn mcp_config(dir: &Path, servers: Value) -> Vec<String> {
 
 fn everything() -> Value {
     json!({"command": node(), "args": [script("server-everything"), "stdio"]})
-}
-
-fn tool_call(id: &str, name: &str, args: Value) -> Reply {
-    Reply::sse(
-        sse::chat::Stream::new()
-            .tool_call(id, name, &args.to_string())
-            .finish("tool_calls")
-            .usage(10, 5, 0)
-            .done(),
-    )
-}
-
-fn text(answer: &str) -> Reply {
-    Reply::sse(sse::chat::text(answer))
 }
 
 async fn state(rpc: &mut Rpc, id: &str) -> Value {
@@ -94,12 +49,12 @@ fn server<'a>(state: &'a Value, name: &str) -> &'a Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdio_reference_servers_tool_is_called_and_its_result_reaches_the_model() {
     let model = MockModel::start(vec![
-        tool_call(
+        Reply::chat_call(
             "e1",
             "mcp_everything_echo",
             json!({"message": "hello from rpc"}),
         ),
-        text("all done"),
+        Reply::chat_text("all done"),
     ]);
     let dir = tempfile::tempdir().expect("tempdir");
     let flags = mcp_config(dir.path(), json!({"everything": everything()}));
@@ -137,8 +92,10 @@ async fn a_stdio_reference_servers_tool_is_called_and_its_result_reaches_the_mod
         .wait_for_requests(2, WAIT)
         .await
         .expect("two model calls");
-    assert!(offered_tools(&requests[0].json()).contains(&"mcp_everything_echo".to_string()));
-    let sent = tool_message(&requests[1].json(), "e1").expect("tool message");
+    assert!(requests[0]
+        .offered_tools()
+        .contains(&"mcp_everything_echo".to_string()));
+    let sent = requests[1].tool_message("e1").expect("tool message");
     assert!(sent.contains("hello from rpc"), "{sent}");
 
     // stdin EOF: the server exits 0 and no MCP child is left.
@@ -150,40 +107,16 @@ async fn a_stdio_reference_servers_tool_is_called_and_its_result_reaches_the_mod
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamable_http_server_works_the_same() {
-    let mut child = tokio::process::Command::new(node())
-        .arg("--require")
-        .arg(servers_dir().join("listen-port.cjs"))
-        .arg(script("server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node starts");
-    let stderr = child.stderr.take().expect("piped");
-    let port = tokio::time::timeout(WAIT, async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(port) = line.strip_prefix("AGENT_MCP_TEST_PORT=") {
-                return port.trim().parse::<u16>().ok();
-            }
-        }
-        None
-    })
-    .await
-    .expect("the server reported its port in time")
-    .expect("a port");
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let everything = HttpEverything::start();
+    let url = everything.url();
 
     let model = MockModel::start(vec![
-        tool_call(
+        Reply::chat_call(
             "h1",
             "mcp_web_echo",
             json!({"message": "over streamable http"}),
         ),
-        text("done"),
+        Reply::chat_text("done"),
     ]);
     let dir = tempfile::tempdir().expect("tempdir");
     let flags = mcp_config(
@@ -202,18 +135,17 @@ async fn a_streamable_http_server_works_the_same() {
     let result = result_of(&frames, "h1");
     assert_eq!(result["is_error"], false, "{result}");
     let requests = model.wait_for_requests(2, WAIT).await.expect("two calls");
-    let sent = tool_message(&requests[1].json(), "h1").expect("tool message");
+    let sent = requests[1].tool_message("h1").expect("tool message");
     assert!(sent.contains("over streamable http"), "{sent}");
     rpc.close();
     rpc.rest().await;
     assert!(rpc.exit().await.success());
-    let _ = child.start_kill();
-    let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+    drop(everything);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_does_not_exist_is_skipped_and_the_run_goes_on() {
-    let model = MockModel::start(vec![text("still fine")]);
+    let model = MockModel::start(vec![Reply::chat_text("still fine")]);
     let dir = tempfile::tempdir().expect("tempdir");
     let flags = mcp_config(
         dir.path(),
@@ -251,7 +183,7 @@ async fn a_server_that_does_not_exist_is_skipped_and_the_run_goes_on() {
 
 /// A call of server-everything's long operation that would run for 300 s.
 fn long_call(id: &str) -> Reply {
-    tool_call(
+    Reply::chat_call(
         id,
         "mcp_everything_trigger_long_running_operation",
         json!({"duration": 300, "steps": 300}),
@@ -260,7 +192,7 @@ fn long_call(id: &str) -> Reply {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_mid_call_is_an_error_result_and_the_run_goes_on() {
-    let model = MockModel::start(vec![long_call("l1"), text("recovered")]);
+    let model = MockModel::start(vec![long_call("l1"), Reply::chat_text("recovered")]);
     let dir = tempfile::tempdir().expect("tempdir");
     let flags = mcp_config(dir.path(), json!({"everything": everything()}));
     let mut rpc = on_mock(&model.v1(), &flags, Some(dir));
@@ -281,7 +213,7 @@ async fn a_server_killed_mid_call_is_an_error_result_and_the_run_goes_on() {
         .collect();
     assert_eq!(answer, "recovered");
     let requests = model.wait_for_requests(2, WAIT).await.expect("two calls");
-    assert!(tool_message(&requests[1].json(), "l1").is_some());
+    assert!(requests[1].tool_message("l1").is_some());
     // The dead server is reported failed and offers no tools.
     let after = state(&mut rpc, "s2").await;
     assert_eq!(server(&after, "everything")["status"], "failed", "{after}");
@@ -292,7 +224,7 @@ async fn a_server_killed_mid_call_is_an_error_result_and_the_run_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_mid_call_ends_the_call_and_the_server_stays_connected() {
-    let model = MockModel::start(vec![long_call("l1"), text("never")]);
+    let model = MockModel::start(vec![long_call("l1"), Reply::chat_text("never")]);
     let dir = tempfile::tempdir().expect("tempdir");
     let flags = mcp_config(dir.path(), json!({"everything": everything()}));
     let mut rpc = on_mock(&model.v1(), &flags, Some(dir));
@@ -317,9 +249,9 @@ async fn abort_mid_call_ends_the_call_and_the_server_stays_connected() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changed_offers_the_new_tool_before_the_next_model_call() {
     let model = MockModel::start(vec![
-        tool_call("g1", "mcp_dyn_grow", json!({})),
-        tool_call("x1", "mcp_dyn_extra", json!({})),
-        text("done"),
+        Reply::chat_call("g1", "mcp_dyn_grow", json!({})),
+        Reply::chat_call("x1", "mcp_dyn_extra", json!({})),
+        Reply::chat_text("done"),
     ]);
     let dir = tempfile::tempdir().expect("tempdir");
     let fixture =
@@ -336,8 +268,8 @@ async fn list_changed_offers_the_new_tool_before_the_next_model_call() {
     assert_eq!(extra["is_error"], false, "{extra}");
     assert_eq!(result_text(extra), "extra called");
     let requests = model.wait_for_requests(3, WAIT).await.expect("three calls");
-    let first = offered_tools(&requests[0].json());
-    let second = offered_tools(&requests[1].json());
+    let first = requests[0].offered_tools();
+    let second = requests[1].offered_tools();
     assert!(!first.contains(&"mcp_dyn_extra".to_string()), "{first:?}");
     assert!(second.contains(&"mcp_dyn_extra".to_string()), "{second:?}");
     let after = state(&mut rpc, "s1").await;
@@ -352,7 +284,7 @@ async fn list_changed_offers_the_new_tool_before_the_next_model_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_leaves_no_mcp_server_behind() {
-    let model = MockModel::start(vec![long_call("l1"), text("never")]);
+    let model = MockModel::start(vec![long_call("l1"), Reply::chat_text("never")]);
     let dir = tempfile::tempdir().expect("tempdir");
     let flags = mcp_config(dir.path(), json!({"everything": everything()}));
     let mut rpc = on_mock(&model.v1(), &flags, Some(dir));

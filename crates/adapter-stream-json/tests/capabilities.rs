@@ -7,25 +7,10 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{session_events, session_meta, Run, Sandbox};
+use common::{session_events, session_meta, Run, Sandbox, RUN_TIMEOUT};
 use serde_json::{json, Value};
+use test_support::procs::{gone, wait_gone_blocking};
 use test_support::{sse, MockModel, Reply, Request, Script};
-
-/// A model turn that calls `name` with `args`.
-fn call(id: &str, name: &str, args: Value) -> Reply {
-    Reply::sse(
-        sse::chat::Stream::new()
-            .tool_call(id, name, &args.to_string())
-            .finish("tool_calls")
-            .usage(10, 5, 0)
-            .done(),
-    )
-}
-
-/// A model turn that answers `text`.
-fn answer(text: &str) -> Reply {
-    Reply::sse(sse::chat::text(text))
-}
 
 /// `exec -o stream-json` against `model`, with `flags` before the prompt.
 fn exec(sb: &Sandbox, model: &MockModel, flags: &[&str]) -> Run {
@@ -104,8 +89,8 @@ fn a_before_tool_hook_vetoes_bash_the_command_never_runs_and_the_model_gets_the_
         ),
     );
     let model = MockModel::start(vec![
-        call("b1", "bash", bash("touch marker")),
-        answer("understood"),
+        Reply::chat_call("b1", "bash", bash("touch marker")),
+        Reply::chat_text("understood"),
     ]);
     let run = exec(&sb, &model, &["--skip-permissions-unsafe"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -141,8 +126,8 @@ fn an_after_tool_hook_s_output_reaches_the_model() {
         ),
     );
     let model = MockModel::start(vec![
-        call("l1", "list_dir", json!({"path": "."})),
-        answer("done"),
+        Reply::chat_call("l1", "list_dir", json!({"path": "."})),
+        Reply::chat_text("done"),
     ]);
     let run = exec(&sb, &model, &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
@@ -164,7 +149,7 @@ fn a_user_prompt_submit_hook_blocks_the_prompt_with_a_warning() {
         ]}]}})
         .to_string(),
     );
-    let model = MockModel::start(vec![answer("never")]);
+    let model = MockModel::start(vec![Reply::chat_text("never")]);
     let run = exec(&sb, &model, &["--hooks", &file.display().to_string()]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert_eq!(
@@ -191,7 +176,10 @@ fn a_stop_hook_forces_exactly_one_continuation() {
         ]}]}})
         .to_string(),
     );
-    let model = MockModel::start(vec![answer("first answer"), answer("tests pass")]);
+    let model = MockModel::start(vec![
+        Reply::chat_text("first answer"),
+        Reply::chat_text("tests pass"),
+    ]);
     // A relative --hooks file resolves against the workspace.
     let run = exec(&sb, &model, &["--hooks", "hooks.json"]);
     assert_eq!(run.code, 0, "{}", run.stdout);
@@ -214,8 +202,8 @@ fn a_hook_that_hangs_is_killed_at_its_timeout_and_the_run_completes() {
         .to_string(),
     );
     let model = MockModel::start(vec![
-        call("l1", "list_dir", json!({"path": "."})),
-        answer("done"),
+        Reply::chat_call("l1", "list_dir", json!({"path": "."})),
+        Reply::chat_text("done"),
     ]);
     let started = Instant::now();
     let run = exec(&sb, &model, &["--hooks", &file.display().to_string()]);
@@ -232,7 +220,7 @@ fn a_hook_that_hangs_is_killed_at_its_timeout_and_the_run_completes() {
         .parse()
         .expect("pid");
     assert!(
-        process_gone(pid),
+        wait_gone_blocking(&[pid], RUN_TIMEOUT).is_empty(),
         "the hung hook {pid} outlived its timeout"
     );
 }
@@ -258,7 +246,7 @@ fn a_missing_hook_command_fails_closed_before_a_tool_and_open_after_it() {
                 .usage(10, 5, 0)
                 .done(),
         ),
-        answer("done"),
+        Reply::chat_text("done"),
     ]);
     let run = exec(&sb, &model, &["--skip-permissions-unsafe"]);
     assert_eq!(run.code, 0, "{}", run.stdout);
@@ -288,8 +276,8 @@ fn project_hooks_run_only_in_a_trusted_workspace() {
     );
     let script = || {
         MockModel::start(vec![
-            call("b1", "bash", bash("touch marker")),
-            answer("done"),
+            Reply::chat_call("b1", "bash", bash("touch marker")),
+            Reply::chat_text("done"),
         ])
     };
     let model = script();
@@ -325,7 +313,7 @@ fn session_hooks_run_around_the_run_with_zero_s_payload() {
              "args": ["-c", format!("cat >> {}; echo >> {}", log.display(), log.display())]}
         ]}),
     );
-    let model = MockModel::start(vec![answer("hi")]);
+    let model = MockModel::start(vec![Reply::chat_text("hi")]);
     let run = exec(&sb, &model, &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     let session = run.of("run_start")[0]["sessionId"]
@@ -346,24 +334,6 @@ fn session_hooks_run_around_the_run_with_zero_s_payload() {
     }
 }
 
-/// Whether `pid` is gone (or a zombie nobody reaped).
-fn process_gone(pid: i32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let gone = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => stat
-                .rsplit_once(") ")
-                .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
-        };
-        if gone || Instant::now() >= deadline {
-            return gone;
-        }
-        // Polling /proc: nothing reports another process's exit.
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Sandbox
 // ---------------------------------------------------------------------------------------------
@@ -375,9 +345,9 @@ fn workspace_write_refuses_a_write_outside_with_a_block_and_off_allows_it() {
     let command = format!("echo escaped > {}", outside.display());
     let escalate = json!({"command": command, "sandbox_permissions": "require_escalated"});
     let model = MockModel::start(vec![
-        call("b1", "bash", bash(&command)),
-        call("b2", "bash", escalate),
-        answer("could not"),
+        Reply::chat_call("b1", "bash", bash(&command)),
+        Reply::chat_call("b2", "bash", escalate),
+        Reply::chat_text("could not"),
     ]);
     // Unsafe mode skips prompts; it does not turn the sandbox off.
     let run = exec(&sb, &model, &["--skip-permissions-unsafe"]);
@@ -407,7 +377,10 @@ fn workspace_write_refuses_a_write_outside_with_a_block_and_off_allows_it() {
         .expect("tool_result recorded");
     assert_eq!(result["payload"]["block"]["code"], "sandbox", "{result}");
 
-    let model = MockModel::start(vec![call("b1", "bash", bash(&command)), answer("ok")]);
+    let model = MockModel::start(vec![
+        Reply::chat_call("b1", "bash", bash(&command)),
+        Reply::chat_text("ok"),
+    ]);
     let run = exec(
         &sb,
         &model,
@@ -434,7 +407,10 @@ fn add_dir_makes_a_directory_writable() {
     let shared = sb.dir.path().join("shared");
     std::fs::create_dir_all(&shared).expect("shared");
     let command = format!("echo shared > {}/note.txt", shared.display());
-    let model = MockModel::start(vec![call("b1", "bash", bash(&command)), answer("ok")]);
+    let model = MockModel::start(vec![
+        Reply::chat_call("b1", "bash", bash(&command)),
+        Reply::chat_text("ok"),
+    ]);
     let run = exec(
         &sb,
         &model,
@@ -483,21 +459,21 @@ fn a_task_call_runs_a_specialist_whose_session_is_a_child_session() {
     std::fs::write(sb.work().join("a.txt"), "hello").expect("file");
     let model = MockModel::start(vec![
         // The parent delegates.
-        call(
+        Reply::chat_call(
             "t1",
             "Task",
             json!({"name": "explorer", "description": "look around", "prompt": "List the workspace."}),
         ),
         // The child (explorer: read-only tools) lists, then tries to write, then answers.
-        call("c1", "list_dir", json!({"path": "."})),
-        call(
+        Reply::chat_call("c1", "list_dir", json!({"path": "."})),
+        Reply::chat_call(
             "c2",
             "write_file",
             json!({"path": "b.txt", "content": "no"}),
         ),
-        answer("The workspace holds a.txt."),
+        Reply::chat_text("The workspace holds a.txt."),
         // The parent finishes with the child's answer.
-        answer("Explorer says: a.txt."),
+        Reply::chat_text("Explorer says: a.txt."),
     ]);
     let run = exec(&sb, &model, &["--auto", "medium"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -599,7 +575,7 @@ fn a_task_call_runs_a_specialist_whose_session_is_a_child_session() {
 fn a_child_that_fails_is_the_task_s_error_result_and_the_parent_goes_on() {
     let sb = Sandbox::new();
     let model = MockModel::start(vec![
-        call(
+        Reply::chat_call(
             "t1",
             "Task",
             json!({"name": "explorer", "description": "x", "prompt": "Look."}),
@@ -609,7 +585,7 @@ fn a_child_that_fails_is_the_task_s_error_result_and_the_parent_goes_on() {
             "invalid_request_error",
             "the child's request is refused",
         ),
-        answer("the explorer failed, moving on"),
+        Reply::chat_text("the explorer failed, moving on"),
     ]);
     let run = exec(&sb, &model, &["--auto", "medium"]);
     assert_eq!(run.code, 0, "{}", run.stdout);
@@ -675,53 +651,18 @@ fn answer_with_usage(text: &str, prompt: u64, completion: u64) -> Reply {
     )
 }
 
-/// True when `request` is a call of specialist `name`'s child (by its system prompt).
-fn child_request(request: &Request, name: &str) -> bool {
-    request.json()["messages"][0]["content"]
-        .as_str()
-        .is_some_and(|s| s.contains(&format!("Specialist: {name}\n")))
-}
-
-/// Model calls made before this one in the request's transcript.
-fn earlier_calls(request: &Request) -> usize {
-    request.json()["messages"]
-        .as_array()
-        .map(|m| m.iter().filter(|m| m["role"] == "assistant").count())
-        .unwrap_or(0)
-}
-
-/// The task ids (`task_id: …` lines) of the tool results in the request, in order.
-fn task_ids(request: &Request) -> Vec<String> {
-    let mut ids: Vec<String> = Vec::new();
-    for message in request.json()["messages"].as_array().into_iter().flatten() {
-        if message["role"] != "tool" {
-            continue;
-        }
-        let text = match &message["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        for id in text.lines().filter_map(|l| l.strip_prefix("task_id: ")) {
-            if !ids.iter().any(|known| known == id.trim()) {
-                ids.push(id.trim().to_string());
-            }
-        }
-    }
-    ids
-}
-
 /// The model of a parent launching explorers on `alpha` and `beta` in the background, then
 /// reading both with `TaskOutput`; each child answers `<topic> result`.
 fn two_background_explorers() -> Script<Reply> {
     Script::respond(|request: &Request, _| {
-        if child_request(request, "explorer") {
+        if request.specialist_call("explorer") {
             let topic = match request.contains("Look at alpha") {
                 true => "alpha",
                 false => "beta",
             };
             return answer_with_usage(&format!("{topic} result"), 3, 1);
         }
-        match earlier_calls(request) {
+        match request.earlier_calls() {
             0 => {
                 let task = |topic: &str| {
                     json!({"name": "explorer", "description": topic,
@@ -737,7 +678,7 @@ fn two_background_explorers() -> Script<Reply> {
                 )
             }
             1 => {
-                let ids = task_ids(request);
+                let ids = request.task_ids();
                 let mut stream = sse::chat::Stream::new();
                 for (i, id) in ids.iter().enumerate() {
                     let args = json!({"task_id": id, "block": true, "timeout": 30000});
@@ -819,7 +760,7 @@ fn a_project_manifest_overrides_the_builtin_and_usage_adds_up() {
     let model = MockModel::start(
         Script::new()
             .route(
-                |r| child_request(r, "explorer"),
+                |r| r.specialist_call("explorer"),
                 [answer_with_usage("project explorer here", 7, 3)],
             )
             .fallback([
@@ -838,7 +779,7 @@ fn a_project_manifest_overrides_the_builtin_and_usage_adds_up() {
     let requests = model.requests();
     let child = requests
         .iter()
-        .find(|r| child_request(r, "explorer"))
+        .find(|r| r.specialist_call("explorer"))
         .expect("a child call");
     let system = child.json()["messages"][0]["content"]
         .as_str()
@@ -892,7 +833,7 @@ fn a_malformed_manifest_is_named_with_its_line_and_a_broken_extends_is_a_special
         "---\nname: bad\ndescription: Broken.\ntools:\n  - read-only\n  - Task\n---\nprompt\n",
     );
     // A manifest Zero skips: a warning naming the file and line, the run goes on.
-    let model = MockModel::start(vec![answer("fine")]);
+    let model = MockModel::start(vec![Reply::chat_text("fine")]);
     let run = exec(&sb, &model, &["--auto", "medium"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let canonical = std::fs::canonicalize(&bad).expect("canonical");
@@ -913,7 +854,7 @@ fn a_malformed_manifest_is_named_with_its_line_and_a_broken_extends_is_a_special
         &sb.work().join(".zero/specialists/cycle.md"),
         "---\nname: cycle\nextends: cycle\n---\n",
     );
-    let model = MockModel::start(vec![answer("never")]);
+    let model = MockModel::start(vec![Reply::chat_text("never")]);
     let run = exec(&sb, &model, &["--auto", "medium"]);
     assert_eq!(run.code, 3, "{}", run.stdout);
     assert_eq!(run.types(), ["error", "run_end"], "no run_start");
@@ -930,14 +871,14 @@ fn sigint_during_a_child_bash_call_leaves_no_process() {
     let model = MockModel::start(
         Script::new()
             .route(
-                |r| child_request(r, "worker"),
-                [call(
+                |r| r.specialist_call("worker"),
+                [Reply::chat_call(
                     "c1",
                     "bash",
                     bash("sleep 300 & echo $! > sleep.pid; echo $$ > bash.pid; wait"),
                 )],
             )
-            .fallback([call(
+            .fallback([Reply::chat_call(
                 "t1",
                 "Task",
                 json!({"name": "worker", "description": "wait", "prompt": "Wait a long time."}),
@@ -984,7 +925,7 @@ fn sigint_during_a_child_bash_call_leaves_no_process() {
     };
     let shell = pid_in("bash.pid");
     let sleeper = pid_in("sleep.pid");
-    assert!(!process_gone_now(sleeper), "the child's command runs");
+    assert!(!gone(sleeper), "the child's command runs");
     // SAFETY: signalling the process this test spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let mut seen = Vec::new();
@@ -998,21 +939,14 @@ fn sigint_during_a_child_bash_call_leaves_no_process() {
     assert_eq!(kinds[kinds.len() - 2..], ["error", "run_end"], "{seen:?}");
     assert_eq!(seen[seen.len() - 2]["code"], "interrupted");
     assert_eq!(seen[seen.len() - 1]["status"], "interrupted");
-    assert!(process_gone(shell), "the child's shell outlived the run");
     assert!(
-        process_gone(sleeper),
+        wait_gone_blocking(&[shell], RUN_TIMEOUT).is_empty(),
+        "the child's shell outlived the run"
+    );
+    assert!(
+        wait_gone_blocking(&[sleeper], RUN_TIMEOUT).is_empty(),
         "the child's command outlived the run"
     );
-}
-
-/// Whether `pid` is gone right now.
-fn process_gone_now(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1036,11 +970,11 @@ fn an_automatic_compaction_is_a_warning_line() {
     let script = |summary: bool| {
         let mut replies = vec![listing("l1", 100), listing("l2", 120), listing("l3", 900)];
         if summary {
-            replies.push(answer(
+            replies.push(Reply::chat_text(
                 "The user listed the workspace three times; it is empty.",
             ));
         }
-        replies.push(answer("done"));
+        replies.push(Reply::chat_text("done"));
         MockModel::start(replies)
     };
     let model = script(true);
@@ -1096,7 +1030,9 @@ fn schema(sb: &Sandbox) -> String {
 fn output_schema_asks_for_the_schema_and_accepts_a_matching_answer() {
     let sb = Sandbox::new();
     let file = schema(&sb);
-    let model = MockModel::start(vec![answer(r#"{"files": 2, "summary": "two files"}"#)]);
+    let model = MockModel::start(vec![Reply::chat_text(
+        r#"{"files": 2, "summary": "two files"}"#,
+    )]);
     let run = exec(&sb, &model, &["--output-schema", &file]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert_eq!(
@@ -1118,8 +1054,8 @@ fn an_answer_that_does_not_match_the_schema_is_an_error_after_one_repair() {
     let sb = Sandbox::new();
     let file = schema(&sb);
     let model = MockModel::start(vec![
-        answer(r#"{"files": "two"}"#),
-        answer(r#"{"files": "still two"}"#),
+        Reply::chat_text(r#"{"files": "two"}"#),
+        Reply::chat_text(r#"{"files": "still two"}"#),
     ]);
     let run = exec(&sb, &model, &["--output-schema", &file]);
     assert_eq!(run.code, 3, "{}", run.stdout);
@@ -1172,8 +1108,8 @@ fn an_api_key_used_as_a_file_name_shows_redacted_in_the_error_result() {
     // secret can hide it.
     let key = "zq9-plural-zalpha-4711-capability";
     let model = MockModel::start(vec![
-        call("r1", "read_file", json!({"path": key})),
-        answer("no such file"),
+        Reply::chat_call("r1", "read_file", json!({"path": key})),
+        Reply::chat_text("no such file"),
     ]);
     let url = model.v1();
     let run = sb.run(

@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
@@ -15,36 +14,9 @@ use std::time::{Duration, Instant};
 
 use common::{line_reader, wait_output, Run, Sandbox, RUN_TIMEOUT};
 use serde_json::{json, Value};
-use test_support::{sse, MockModel, Reply};
-
-fn servers_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/servers")
-}
-
-/// The installed server script `package` (…/dist/index.js); fails the test when missing.
-fn script(package: &str) -> String {
-    let path = servers_dir()
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `npm ci` in {} (.ci/run does)",
-        path.display(),
-        servers_dir().display()
-    );
-    path.display().to_string()
-}
-
-fn node() -> String {
-    let found = std::process::Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(found, "node is not on PATH; the MCP test servers need it");
-    "node".to_string()
-}
+use test_support::mcp::{node, script, HttpEverything};
+use test_support::procs::{children, wait_gone_blocking};
+use test_support::{MockModel, Reply};
 
 fn everything() -> Value {
     json!({"command": node(), "args": [script("server-everything"), "stdio"]})
@@ -53,20 +25,6 @@ fn everything() -> Value {
 fn fixture() -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/support/mcp_fixture.cjs");
     json!({"command": node(), "args": [path.display().to_string()]})
-}
-
-fn call(id: &str, name: &str, args: Value) -> Reply {
-    Reply::sse(
-        sse::chat::Stream::new()
-            .tool_call(id, name, &args.to_string())
-            .finish("tool_calls")
-            .usage(10, 5, 0)
-            .done(),
-    )
-}
-
-fn answer(text: &str) -> Reply {
-    Reply::sse(sse::chat::text(text))
 }
 
 /// The arguments of `exec -o stream-json` against `model` (unsafe: MCP tools that are not
@@ -98,74 +56,6 @@ fn exec(sb: &Sandbox, model: &MockModel, flags: &[&str]) -> Run {
     let run = sb.run_with(cmd, "");
     run.assert_framing();
     run
-}
-
-/// The tool names a model request offered.
-fn offered(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The content of the tool message answering call `id` in a model request.
-fn tool_message(request: &Value, id: &str) -> Option<String> {
-    request["messages"].as_array()?.iter().find_map(|m| {
-        (m["role"] == "tool" && m["tool_call_id"] == id)
-            .then(|| m["content"].as_str().map(str::to_string))
-            .flatten()
-    })
-}
-
-/// Whether `pid` is gone (or a zombie), waiting up to ten seconds.
-fn gone(pid: i32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let gone = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => stat
-                .rsplit_once(") ")
-                .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
-        };
-        if gone || Instant::now() >= deadline {
-            return gone;
-        }
-        // Polling /proc: nothing reports another process's exit.
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Live child processes of `parent` whose command line mentions `needle`.
-fn children(parent: u32, needle: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some((_, rest)) = stat.rsplit_once(") ") else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() < 2 || fields[0] == "Z" || fields[1] != parent.to_string() {
-            continue;
-        }
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(needle) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 /// A running exec whose stdout lines are read as they come.
@@ -259,17 +149,19 @@ fn a_stdio_server_from_zero_s_config_is_listed_called_and_its_result_reaches_the
     assert!(text.contains("  read_file ["), "{text}");
 
     let model = MockModel::start(vec![
-        call(
+        Reply::chat_call(
             "e1",
             "mcp_everything_echo",
             json!({"message": "hello from exec"}),
         ),
-        answer("all done"),
+        Reply::chat_text("all done"),
     ]);
     let run = exec(&sb, &model, &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(
-        offered(&model.requests()[0].json()).contains(&"mcp_everything_echo".to_string()),
+        model.requests()[0]
+            .offered_tools()
+            .contains(&"mcp_everything_echo".to_string()),
         "the model is offered the MCP tools"
     );
     let result = &run.of("tool_result")[0];
@@ -279,7 +171,9 @@ fn a_stdio_server_from_zero_s_config_is_listed_called_and_its_result_reaches_the
         .as_str()
         .unwrap_or_default()
         .contains("hello from exec"));
-    let sent = tool_message(&model.requests()[1].json(), "e1").expect("tool message");
+    let sent = model.requests()[1]
+        .tool_message("e1")
+        .expect("tool message");
     assert!(sent.contains("hello from exec"), "{sent}");
     assert_eq!(run.of("final")[0]["text"], "all done");
     assert_eq!(run.stderr, "");
@@ -287,54 +181,33 @@ fn a_stdio_server_from_zero_s_config_is_listed_called_and_its_result_reaches_the
 
 #[test]
 fn a_streamable_http_server_works_the_same() {
-    let mut server = std::process::Command::new(node())
-        .arg("--require")
-        .arg(servers_dir().join("listen-port.cjs"))
-        .arg(script("server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node starts");
-    let stderr = server.stderr.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(port) = line.strip_prefix("AGENT_MCP_TEST_PORT=") {
-                let _ = tx.send(port.trim().to_string());
-            }
-        }
-    });
-    let port = rx
-        .recv_timeout(RUN_TIMEOUT)
-        .expect("the server reported its port in time");
+    let server = HttpEverything::start();
 
     let sb = Sandbox::new();
     // Zero's `mcpServers` alias, an http server with a header.
     sb.zero_config(
         "config.json",
         &json!({"mcpServers": {"web": {
-            "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
+            "type": "http", "url": server.url(),
             "headers": {"X-Test": "1"}
         }}}),
     );
     let model = MockModel::start(vec![
-        call(
+        Reply::chat_call(
             "h1",
             "mcp_web_echo",
             json!({"message": "over streamable http"}),
         ),
-        answer("done"),
+        Reply::chat_text("done"),
     ]);
     let run = exec(&sb, &model, &[]);
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let result = &run.of("tool_result")[0];
     assert_eq!(result["status"], "ok", "{result}");
-    let sent = tool_message(&model.requests()[1].json(), "h1").expect("tool message");
+    let sent = model.requests()[1]
+        .tool_message("h1")
+        .expect("tool message");
     assert!(sent.contains("over streamable http"), "{sent}");
 }
 
@@ -345,7 +218,7 @@ fn a_server_that_does_not_exist_is_skipped_with_a_warning_and_the_run_goes_on() 
         "config.json",
         &json!({"mcp_servers": {"ghost": {"command": "/nonexistent/mcp-server"}}}),
     );
-    let model = MockModel::start(vec![answer("still fine")]);
+    let model = MockModel::start(vec![Reply::chat_text("still fine")]);
     let run = exec(&sb, &model, &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     let types = run.types();
@@ -426,16 +299,20 @@ fn list_changed_offers_the_new_tool_before_the_next_model_call_and_no_server_out
         &json!({"mcp": {"servers": {"fx": fixture()}}}),
     );
     let model = MockModel::start(vec![
-        call("w1", "mcp_fx_whoami", json!({})),
-        call("g1", "mcp_fx_grow", json!({})),
-        call("x1", "mcp_fx_extra", json!({})),
-        answer("done"),
+        Reply::chat_call("w1", "mcp_fx_whoami", json!({})),
+        Reply::chat_call("g1", "mcp_fx_grow", json!({})),
+        Reply::chat_call("x1", "mcp_fx_extra", json!({})),
+        Reply::chat_text("done"),
     ]);
     let run = exec(&sb, &model, &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let requests = model.requests();
-    assert!(!offered(&requests[1].json()).contains(&"mcp_fx_extra".to_string()));
-    assert!(offered(&requests[2].json()).contains(&"mcp_fx_extra".to_string()));
+    assert!(!requests[1]
+        .offered_tools()
+        .contains(&"mcp_fx_extra".to_string()));
+    assert!(requests[2]
+        .offered_tools()
+        .contains(&"mcp_fx_extra".to_string()));
     let results = run.of("tool_result");
     assert_eq!(results[2]["status"], "ok", "{}", results[2]);
     assert_eq!(results[2]["output"], "extra here");
@@ -444,12 +321,15 @@ fn list_changed_offers_the_new_tool_before_the_next_model_call_and_no_server_out
         .and_then(|o| o.strip_prefix("pid "))
         .and_then(|p| p.trim().parse().ok())
         .expect("the server's pid");
-    assert!(gone(pid), "MCP server {pid} outlived exec");
+    assert!(
+        wait_gone_blocking(&[pid], RUN_TIMEOUT).is_empty(),
+        "MCP server {pid} outlived exec"
+    );
 }
 
 /// A call of server-everything's long operation that would run for 300 s.
 fn long_call(id: &str) -> Reply {
-    call(
+    Reply::chat_call(
         id,
         "mcp_everything_trigger_long_running_operation",
         json!({"duration": 300, "steps": 300}),
@@ -463,7 +343,7 @@ fn a_server_killed_mid_call_is_an_error_result_and_the_run_goes_on() {
         "config.json",
         &json!({"mcp": {"servers": {"everything": everything()}}}),
     );
-    let model = MockModel::start(vec![long_call("l1"), answer("recovered")]);
+    let model = MockModel::start(vec![long_call("l1"), Reply::chat_text("recovered")]);
     let mut live = Live::start(&sb, &model, &[]);
     live.until(|e| e["type"] == "tool_call" && e["id"] == "l1");
     let servers = children(live.pid(), "server-everything");
@@ -475,7 +355,7 @@ fn a_server_killed_mid_call_is_an_error_result_and_the_run_goes_on() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let result = &run.of("tool_result")[0];
     assert_eq!(result["status"], "error", "{result}");
-    assert!(tool_message(&model.requests()[1].json(), "l1").is_some());
+    assert!(model.requests()[1].tool_message("l1").is_some());
     assert_eq!(run.of("final")[0]["text"], "recovered");
 }
 
@@ -486,7 +366,7 @@ fn sigterm_mid_call_ends_the_run_interrupted_and_leaves_no_server_behind() {
         "config.json",
         &json!({"mcp": {"servers": {"everything": everything()}}}),
     );
-    let model = MockModel::start(vec![long_call("l1"), answer("never")]);
+    let model = MockModel::start(vec![long_call("l1"), Reply::chat_text("never")]);
     let mut live = Live::start(&sb, &model, &[]);
     live.until(|e| e["type"] == "tool_call" && e["id"] == "l1");
     let servers = children(live.pid(), "server-everything");
@@ -501,5 +381,8 @@ fn sigterm_mid_call_ends_the_run_interrupted_and_leaves_no_server_behind() {
     assert_eq!(run.of("error")[0]["code"], "interrupted");
     assert_eq!(run.of("run_end")[0]["status"], "interrupted");
     assert_eq!(model.request_count(), 1, "no model call after the signal");
-    assert!(gone(servers[0]), "the MCP server outlived exec");
+    assert!(
+        wait_gone_blocking(&[servers[0]], RUN_TIMEOUT).is_empty(),
+        "the MCP server outlived exec"
+    );
 }

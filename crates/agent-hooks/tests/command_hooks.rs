@@ -1,7 +1,8 @@
 //! Command hooks of both formats driving the agent loop, with real shell scripts, the real
 //! `bash` tool and the scripted provider.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,53 +14,11 @@ use agent_hooks::zero::{load_workspace_with, ZeroPaths};
 use agent_hooks::{load_file, HookFormat, HookOptions};
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use agent_tools::ToolSet;
+use common::{collect, text_of, tool_result, Workspace, WAIT};
 use serde_json::{json, Value};
-
-/// Every wait in these tests is bounded by this.
-const WAIT: Duration = Duration::from_secs(30);
-
-struct Workspace {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
+use test_support::procs::{alive, pid_in, wait_gone};
 
 impl Workspace {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = std::fs::canonicalize(dir.path()).expect("canonical tempdir");
-        Self { _dir: dir, root }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.root.join(name)
-    }
-
-    /// Writes an executable `sh` script.
-    fn script(&self, name: &str, body: &str) -> PathBuf {
-        let path = self.path(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write script");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        }
-        path
-    }
-
-    fn write(&self, name: &str, value: &Value) -> PathBuf {
-        let path = self.path(name);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).expect("mkdir");
-        }
-        std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).expect("write");
-        path
-    }
-
-    fn read_json(&self, name: &str) -> Value {
-        let text = std::fs::read_to_string(self.path(name)).expect("hook wrote its payload");
-        serde_json::from_str(&text).expect("payload is JSON")
-    }
-
     fn options(&self) -> HookOptions {
         HookOptions::new(&self.root)
     }
@@ -83,39 +42,11 @@ fn touch_marker() -> ScriptedProvider {
     ])
 }
 
-async fn collect(run: agent_core::Run) -> Vec<AgentEvent> {
-    tokio::time::timeout(WAIT, run.collect_events())
-        .await
-        .expect("run finished in time")
-}
-
 fn status(events: &[AgentEvent]) -> RunStatus {
     match events.last() {
         Some(AgentEvent::RunFinished { status, .. }) => *status,
         other => panic!("not finished: {other:?}"),
     }
-}
-
-fn text_of(content: &[ContentBlock]) -> String {
-    content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn tool_result(events: &[AgentEvent]) -> (ToolStatus, String) {
-    events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::ToolResult {
-                status, content, ..
-            } => Some((*status, text_of(content))),
-            _ => None,
-        })
-        .expect("a tool result")
 }
 
 fn decisions(events: &[AgentEvent]) -> Vec<(String, HookEvent, HookOutcome, String)> {
@@ -155,53 +86,10 @@ fn sent_results(provider: &ScriptedProvider) -> Vec<String> {
         .collect()
 }
 
-/// True while `pid` exists and is not a zombie.
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .chars()
-                .next();
-            !matches!(state, Some('Z') | Some('X') | None)
-        }
-        Err(_) => false,
-    }
-}
-
-/// Waits (bounded) until `path` holds a pid, and returns it.
-async fn pid_in(path: &Path) -> i32 {
-    tokio::time::timeout(WAIT, async {
-        loop {
-            if let Some(pid) = std::fs::read_to_string(path)
-                .ok()
-                .and_then(|t| t.trim().parse().ok())
-            {
-                return pid;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("the hook wrote its pid")
-}
-
 /// Waits (bounded) until none of `pids` is alive.
 async fn assert_all_dead(pids: &[i32]) {
-    let gone = tokio::time::timeout(WAIT, async {
-        while pids.iter().any(|p| alive(*p)) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
-    let survivors: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
-    assert!(
-        gone.is_ok() && survivors.is_empty(),
-        "survivors: {survivors:?}"
-    );
+    let survivors = wait_gone(pids, WAIT).await;
+    assert!(survivors.is_empty(), "survivors: {survivors:?}");
 }
 
 /// A hook that records its pid and its child's, then hangs.
@@ -312,8 +200,8 @@ async fn zero_hanging_hook_is_killed_at_its_timeout_and_fails_closed() {
     let outcomes: Vec<HookOutcome> = decisions(&events).iter().map(|d| d.2).collect();
     assert_eq!(outcomes, vec![HookOutcome::Failed, HookOutcome::Deny]);
     let pids = [
-        pid_in(&ws.path("hook.pid")).await,
-        pid_in(&ws.path("child.pid")).await,
+        pid_in(&ws.path("hook.pid"), WAIT).await,
+        pid_in(&ws.path("child.pid"), WAIT).await,
     ];
     assert_all_dead(&pids).await;
 }
@@ -587,8 +475,8 @@ async fn claude_hanging_or_missing_hooks_fail_open_and_leave_nothing_running() {
     assert!(d[0].3.contains("timed out"), "{d:?}");
     assert!(d[1].3.contains("127"), "{d:?}");
     let pids = [
-        pid_in(&ws.path("hook.pid")).await,
-        pid_in(&ws.path("child.pid")).await,
+        pid_in(&ws.path("hook.pid"), WAIT).await,
+        pid_in(&ws.path("child.pid"), WAIT).await,
     ];
     assert_all_dead(&pids).await;
 }
@@ -605,8 +493,8 @@ async fn aborting_a_run_kills_the_hook_it_waits_for() {
     let agent = agent(&ws, touch_marker(), hooks);
     let run = agent.prompt("go");
     let pids = [
-        pid_in(&ws.path("hook.pid")).await,
-        pid_in(&ws.path("child.pid")).await,
+        pid_in(&ws.path("hook.pid"), WAIT).await,
+        pid_in(&ws.path("child.pid"), WAIT).await,
     ];
     assert!(pids.iter().all(|p| alive(*p)));
     run.abort();

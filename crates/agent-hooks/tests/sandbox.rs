@@ -3,52 +3,21 @@
 //! without them fails these tests, it does not skip them).
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent_core::sandbox::{SandboxContext, SandboxFallback, SandboxPolicy, SandboxSupport};
-use agent_core::{Agent, AgentEvent, ContentBlock, Hooks, PermissionMode, ToolStatus};
+use agent_core::{Agent, Hooks, PermissionMode, ToolStatus};
 use agent_hooks::runner::{self, Ending, Program, RunConfig};
 use agent_hooks::{load_file, HookFormat, HookOptions};
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use agent_tools::ToolSet;
+use common::{collect, tool_result, Workspace, WAIT};
 use serde_json::json;
 
-/// Every wait in these tests is bounded by this.
-const WAIT: Duration = Duration::from_secs(30);
-
-struct Workspace {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
 impl Workspace {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = std::fs::canonicalize(dir.path()).expect("canonical tempdir");
-        Self { _dir: dir, root }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.root.join(name)
-    }
-
-    /// Writes an executable `sh` script.
-    fn script(&self, name: &str, body: &str) -> PathBuf {
-        let path = self.path(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write script");
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        path
-    }
-
-    fn write(&self, name: &str, value: &serde_json::Value) -> PathBuf {
-        let path = self.path(name);
-        std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).expect("write");
-        path
-    }
-
     /// Hook options with `$OUTSIDE` set to `outside` for every hook.
     fn options(&self, outside: &Outside) -> HookOptions {
         let mut options = HookOptions::new(&self.root);
@@ -93,33 +62,6 @@ fn agent(ws: &Workspace, policy: SandboxPolicy, hooks: Arc<dyn Hooks>) -> Agent 
     .sandbox(policy)
     .hooks(hooks)
     .build()
-}
-
-async fn collect(run: agent_core::Run) -> Vec<AgentEvent> {
-    tokio::time::timeout(WAIT, run.collect_events())
-        .await
-        .expect("run finished in time")
-}
-
-fn tool_result(events: &[AgentEvent]) -> (ToolStatus, String) {
-    events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::ToolResult {
-                status, content, ..
-            } => Some((
-                *status,
-                content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect(),
-            )),
-            _ => None,
-        })
-        .expect("a tool result")
 }
 
 /// A Zero `beforeTool` guard that writes outside the workspace and vetoes the tool when it

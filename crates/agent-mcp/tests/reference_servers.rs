@@ -5,10 +5,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::Duration;
-
 use agent_core::{
     async_trait, Agent, AgentEvent, Approval, ApprovalRequest, Approver, ContentBlock,
     PermissionMode, RunStatus, SideEffect, ToolSource, ToolStatus,
@@ -17,39 +13,7 @@ use agent_mcp::{McpManager, McpOptions, McpServerConfig, ServerState};
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
-
-fn servers_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers")
-}
-
-/// The installed server script `package` (…/dist/index.js); fails the test when missing.
-fn script(package: &str) -> String {
-    let path = servers_dir()
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `npm ci` in {} (.ci/run does)",
-        path.display(),
-        servers_dir().display()
-    );
-    path.display().to_string()
-}
-
-fn node() -> String {
-    let found = std::process::Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        found,
-        "node is not on PATH; the reference MCP servers need it"
-    );
-    "node".to_string()
-}
+use test_support::mcp::{node, script, HttpEverything};
 
 fn options() -> McpOptions {
     McpOptions::new(std::env::temp_dir()).connect_timeout(WAIT)
@@ -266,49 +230,11 @@ async fn filesystem_reads_freely_and_writes_only_when_approved() {
     manager.shutdown().await;
 }
 
-/// server-everything's streamable HTTP transport on 127.0.0.1 with a free port.
-struct HttpEverything {
-    child: tokio::process::Child,
-    url: String,
-}
-
-async fn everything_http() -> HttpEverything {
-    let mut child = tokio::process::Command::new(node())
-        .arg("--require")
-        .arg(servers_dir().join("listen-port.cjs"))
-        .arg(script("server-everything"))
-        .arg("streamableHttp")
-        .env("PORT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node starts");
-    let stderr = child.stderr.take().expect("piped");
-    let port = tokio::time::timeout(WAIT, async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(port) = line.strip_prefix("AGENT_MCP_TEST_PORT=") {
-                return port.trim().parse::<u16>().ok();
-            }
-        }
-        None
-    })
-    .await
-    .expect("the server reported its port in time")
-    .expect("a port");
-    HttpEverything {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_over_streamable_http() {
-    let mut server = everything_http().await;
+    let server = HttpEverything::start();
     let manager = McpManager::connect(
-        vec![McpServerConfig::http("web", &server.url).header("X-Test", "1")],
+        vec![McpServerConfig::http("web", server.url()).header("X-Test", "1")],
         options(),
     )
     .await
@@ -330,6 +256,5 @@ async fn everything_over_streamable_http() {
     assert!(results[0].2.contains("over streamable http"), "{results:?}");
     assert!(results[1].2.contains('3'), "{results:?}");
     manager.shutdown().await;
-    let _ = server.child.start_kill();
-    let _ = tokio::time::timeout(Duration::from_secs(5), server.child.wait()).await;
+    drop(server);
 }

@@ -8,43 +8,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use agent_core::sandbox::SandboxPolicy;
 use agent_core::{ToolContext, ToolOutput};
 use agent_mcp::{McpManager, McpOptions, ServerState};
 use common::*;
 use serde_json::json;
-
-fn servers_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers")
-}
-
-/// The installed server-filesystem script; fails the test when missing.
-fn filesystem_script() -> String {
-    let path =
-        servers_dir().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `npm ci` in {} (.ci/run does)",
-        path.display(),
-        servers_dir().display()
-    );
-    path.display().to_string()
-}
-
-fn node() -> String {
-    let found = std::process::Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        found,
-        "node is not on PATH; the reference MCP servers need it"
-    );
-    "node".to_string()
-}
+use test_support::mcp::{node, script};
 
 fn canonical_tempdir() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -78,7 +48,7 @@ impl Dirs {
     fn entry(&self, extra: serde_json::Value) -> serde_json::Value {
         let mut entry = json!({
             "command": node(),
-            "args": [filesystem_script(), self.ws.display().to_string(), self.other.display().to_string()],
+            "args": [script("server-filesystem"), self.ws.display().to_string(), self.other.display().to_string()],
             "cwd": self.ws.display().to_string(),
         });
         if let (Some(entry), Some(extra)) = (entry.as_object_mut(), extra.as_object()) {

@@ -15,6 +15,7 @@ use agent_specialists::{SpecialistPaths, SpecialistRegistry, TaskTools};
 use agent_tools::ToolSet;
 use futures::StreamExt;
 use serde_json::{json, Value};
+use test_support::procs::{alive, wait_gone};
 
 /// Every wait is bounded by this.
 const WAIT: Duration = Duration::from_secs(30);
@@ -310,23 +311,6 @@ async fn an_unknown_specialist_lists_the_available_ones() {
         .any(|e| matches!(e, AgentEvent::SubagentStarted { .. })));
 }
 
-/// True while `pid` exists and is not a zombie.
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .chars()
-                .next();
-            !matches!(state, Some('Z') | Some('X') | None)
-        }
-        Err(_) => false,
-    }
-}
-
 /// A command that starts a background and a foreground `sleep` and prints the shell's and
 /// both sleeps' pids.
 const SLEEPER: &str = "sleep 300 & bg=$!; sleep 301 & fg=$!; echo \"PIDS $$ $bg $fg\"; wait";
@@ -395,17 +379,8 @@ async fn aborting_the_parent_during_a_child_bash_leaves_no_process() {
             ..
         })
     ));
-    let gone = tokio::time::timeout(WAIT, async {
-        while pids.iter().any(|p| alive(*p)) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
-    let survivors: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
-    assert!(
-        gone.is_ok() && survivors.is_empty(),
-        "survivors: {survivors:?}"
-    );
+    let survivors = wait_gone(&pids, WAIT).await;
+    assert!(survivors.is_empty(), "survivors: {survivors:?}");
 }
 
 #[tokio::test]

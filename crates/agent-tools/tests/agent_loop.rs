@@ -281,25 +281,11 @@ async fn aborting_the_run_kills_a_running_command() {
         "{:?}",
         rest.last()
     );
-    let alive = |pid: i32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-            let state = stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .chars()
-                .next();
-            !matches!(state, Some('Z') | Some('X') | None)
-        })
-    };
-    let gone = tokio::time::timeout(Duration::from_secs(10), async {
-        while pids.iter().any(|p| alive(*p)) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
-    assert!(gone.is_ok(), "processes survived the abort: {pids:?}");
+    let survivors = test_support::procs::wait_gone(&pids, Duration::from_secs(10)).await;
+    assert!(
+        survivors.is_empty(),
+        "processes survived the abort: {survivors:?}"
+    );
 }
 
 /// A 5 MB `bash` output: the model gets its head and tail and the path of a spill file

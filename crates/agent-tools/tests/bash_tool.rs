@@ -11,6 +11,7 @@ use agent_core::{
 };
 use agent_tools::ToolSet;
 use serde_json::{json, Value};
+use test_support::procs::{alive, wait_gone};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -41,41 +42,10 @@ async fn run(tools: &ToolSet, args: Value) -> Result<ToolOutput, ToolError> {
         .expect("bash call timed out")
 }
 
-/// True while `pid` exists and is not a zombie.
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            // The state follows the parenthesised command name.
-            let state = stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .chars()
-                .next();
-            !matches!(state, Some('Z') | Some('X') | None)
-        }
-        Err(_) => false,
-    }
-}
-
 /// Waits (bounded) until none of `pids` is alive.
 async fn assert_all_dead(pids: &[i32]) {
-    let gone = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            if pids.iter().all(|p| !alive(*p)) {
-                return;
-            }
-            tokio::task::yield_now().await;
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
-    let survivors: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
-    assert!(
-        gone.is_ok() && survivors.is_empty(),
-        "processes survived: {survivors:?}"
-    );
+    let survivors = wait_gone(pids, Duration::from_secs(10)).await;
+    assert!(survivors.is_empty(), "processes survived: {survivors:?}");
 }
 
 /// The pids after `PIDS` in `text` (the sleeper prints them).

@@ -12,9 +12,16 @@
 //!   5xx, a proxy echoing the request head, and a flood that shows backpressure
 //!   ([`Fault::chat_flood`], [`FaultServer::wait_for_flood_stall`]). Same [`Script`]s, same
 //!   recorded [`Request`]s.
+//! - [`mcp`]: the MCP reference servers from npm (Node, the installed scripts, and
+//!   `server-everything` over streamable HTTP), failing the test when they are missing.
+//! - [`procs`]: processes through `/proc` (gone, children, bounded waits).
+//! - [`Request`] also reads what the agent sent in a Chat Completions request:
+//!   [`Request::offered_tools`], [`Request::tool_message`], [`Request::specialist_call`],
+//!   [`Request::earlier_calls`], [`Request::task_ids`]; [`Reply::chat_text`] and
+//!   [`Reply::chat_call`] are the two turns most scripts play.
 //!
-//! Both run on a thread of their own with their own runtime: they serve synchronous tests
-//! (which spawn a binary) and `#[tokio::test]`s alike, and dropping them closes every
+//! Both servers run on a thread of their own with their own runtime: they serve synchronous
+//! tests (which spawn a binary) and `#[tokio::test]`s alike, and dropping them closes every
 //! connection. Waits for requests take a timeout ([`MockModel::wait_for_requests`], and a
 //! `_blocking` form for synchronous tests).
 //!
@@ -128,7 +135,9 @@ macro_rules! served_api {
 mod background;
 pub mod fault;
 pub mod fixtures;
+pub mod mcp;
 pub mod mock;
+pub mod procs;
 mod request;
 mod script;
 pub mod sse;

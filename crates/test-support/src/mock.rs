@@ -52,6 +52,24 @@ impl Reply {
         }
     }
 
+    /// A Chat Completions stream answering `answer` ([`crate::sse::chat::text`]).
+    pub fn chat_text(answer: &str) -> Self {
+        Self::sse(crate::sse::chat::text(answer))
+    }
+
+    /// A Chat Completions stream calling tool `name` as call `id` with arguments `args` (a
+    /// `serde_json::Value`, or the argument text itself), then `finish_reason: tool_calls`
+    /// and usage 10/5.
+    pub fn chat_call(id: &str, name: &str, args: impl std::fmt::Display) -> Self {
+        Self::sse(
+            crate::sse::chat::Stream::new()
+                .tool_call(id, name, &args.to_string())
+                .finish("tool_calls")
+                .usage(10, 5, 0)
+                .done(),
+        )
+    }
+
     /// A JSON body (`content-type: application/json`) with `status`; `body` is any JSON text
     /// or a `serde_json::Value`.
     pub fn json(status: u16, body: impl ToString) -> Self {

@@ -56,4 +56,63 @@ impl Request {
         }
         out
     }
+
+    /// Whether this Chat Completions request is a model call of sub-agent specialist
+    /// `name`'s child: its system prompt (the first message) names `Specialist: <name>`.
+    pub fn specialist_call(&self, name: &str) -> bool {
+        self.json()["messages"][0]["content"]
+            .as_str()
+            .is_some_and(|s| s.contains(&format!("Specialist: {name}\n")))
+    }
+
+    /// How many model calls came before this Chat Completions request in its transcript
+    /// (its `assistant` messages).
+    pub fn earlier_calls(&self) -> usize {
+        self.json()["messages"]
+            .as_array()
+            .map(|m| m.iter().filter(|m| m["role"] == "assistant").count())
+            .unwrap_or(0)
+    }
+
+    /// The background task ids (`task_id: …` lines) in the tool results of this Chat
+    /// Completions request, in order, each once.
+    pub fn task_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::new();
+        for message in self.json()["messages"].as_array().into_iter().flatten() {
+            if message["role"] != "tool" {
+                continue;
+            }
+            let text = match &message["content"] {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            for id in text.lines().filter_map(|l| l.strip_prefix("task_id: ")) {
+                if !ids.iter().any(|known| known == id.trim()) {
+                    ids.push(id.trim().to_string());
+                }
+            }
+        }
+        ids
+    }
+
+    /// The tool names this Chat Completions request offered (`tools[].function.name`).
+    pub fn offered_tools(&self) -> Vec<String> {
+        self.json()["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// The content of the `tool` message answering call `id` in this Chat Completions
+    /// request (a string as it is, other content as JSON text).
+    pub fn tool_message(&self, id: &str) -> Option<String> {
+        self.json()["messages"].as_array()?.iter().find_map(|m| {
+            (m["role"] == "tool" && m["tool_call_id"] == id).then(|| match &m["content"] {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            })
+        })
+    }
 }

@@ -195,6 +195,23 @@ impl Acp {
         }
     }
 
+    /// Sends `session/prompt` with `text` to session `sid` and plays the turn as
+    /// [`Acp::turn`] does, answering permission requests with `option`.
+    pub async fn prompt_turn(
+        &mut self,
+        sid: &str,
+        text: &str,
+        option: &str,
+    ) -> (Value, Vec<Value>, Vec<Value>) {
+        let id = self
+            .request(
+                "session/prompt",
+                json!({"sessionId": sid, "prompt": [{"type": "text", "text": text}]}),
+            )
+            .await;
+        self.turn(id, option).await
+    }
+
     /// Answers every `session/request_permission` with `option` until `id` is answered;
     /// returns the reply.
     pub async fn reply_answering(&mut self, id: i64, option: &str) -> Value {
@@ -240,4 +257,23 @@ impl Acp {
         self.stdin = None;
         self.wait_exit().await.success()
     }
+}
+
+/// The updates of tool call `id` (its `tool_call` and `tool_call_update`s).
+pub fn of_call<'a>(updates: &'a [Value], id: &str) -> Vec<&'a Value> {
+    updates.iter().filter(|u| u["toolCallId"] == id).collect()
+}
+
+/// The text of an update's content list.
+pub fn content_text(update: &Value) -> String {
+    update["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["content"]["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
 }

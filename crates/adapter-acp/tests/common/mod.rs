@@ -283,27 +283,22 @@ impl Client {
     }
 }
 
-/// Whether process `pid` is gone (or a zombie nobody reaped yet).
-pub fn process_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
-    }
-}
+/// From [`test_support::procs`] (not every test binary uses it).
+#[allow(unused_imports)]
+pub use test_support::procs::gone as process_gone;
 
 /// Waits (bounded by [`WAIT`]) until every pid is gone; returns those still alive.
 pub async fn wait_gone(pids: &[i32]) -> Vec<i32> {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let alive: Vec<i32> = pids.iter().copied().filter(|p| !process_gone(*p)).collect();
-        if alive.is_empty() || tokio::time::Instant::now() >= deadline {
-            return alive;
-        }
-        // Polling /proc: there is no event for "some other process exited".
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    test_support::procs::wait_gone(pids, WAIT).await
+}
+
+/// Waits (bounded by [`WAIT`]) until a bash call wrote `shell.pid` and `child.pid` into
+/// `ws` (`echo $$ > shell.pid; sleep 300 & echo $! > child.pid; wait`); returns both.
+pub async fn bash_pids(ws: &Path) -> Vec<i32> {
+    vec![
+        test_support::procs::pid_in(&ws.join("shell.pid"), WAIT).await,
+        test_support::procs::pid_in(&ws.join("child.pid"), WAIT).await,
+    ]
 }
 
 /// Every file under `dir`.

@@ -254,51 +254,18 @@ pub fn on_mock(base: &str, extra: &[String], dir: Option<tempfile::TempDir>) -> 
     })
 }
 
-/// The text of the `tool` message answering `call_id` in an OpenAI Chat Completions
-/// request body.
-pub fn tool_message(body: &Value, call_id: &str) -> Option<String> {
-    body["messages"].as_array()?.iter().find_map(|m| {
-        (m["role"] == "tool" && m["tool_call_id"] == call_id).then(|| match &m["content"] {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        })
-    })
-}
-
-/// The tool names offered in an OpenAI Chat Completions request body.
-pub fn offered_tools(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// True while `pid` is a live (non-zombie) process.
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .map(|(_, rest)| !rest.trim_start().starts_with('Z'))
-            .unwrap_or(false),
-        Err(_) => false,
-    }
-}
+/// From [`test_support::procs`] (not every test binary uses it).
+#[allow(unused_imports)]
+pub use test_support::procs::alive;
 
 /// Waits (bounded) until `pid` is gone.
 pub async fn assert_gone(pid: i32, what: &str) {
-    let deadline = std::time::Instant::now() + WAIT;
-    while alive(pid) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{what} (pid {pid}) outlived the server"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    assert!(
+        test_support::procs::wait_gone(&[pid], WAIT)
+            .await
+            .is_empty(),
+        "{what} (pid {pid}) outlived the server"
+    );
 }
 
 /// The frames of `frames` of `type`.

@@ -91,25 +91,11 @@ pub async fn call(manager: &McpManager, name: &str, args: Value) -> ToolOutput {
         .expect("call succeeded")
 }
 
-/// Whether process `pid` is gone (or a zombie nobody reaped yet).
-pub fn process_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
-    }
-}
+/// From [`test_support::procs`] (not every test binary uses it).
+#[allow(unused_imports)]
+pub use test_support::procs::gone as process_gone;
 
 /// Waits (bounded by [`WAIT`]) until every pid is gone; returns those still alive.
 pub async fn wait_gone(pids: &[u32]) -> Vec<u32> {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let alive: Vec<u32> = pids.iter().copied().filter(|p| !process_gone(*p)).collect();
-        if alive.is_empty() || tokio::time::Instant::now() >= deadline {
-            return alive;
-        }
-        // Polling /proc: there is no event for "some other process exited".
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    test_support::procs::wait_gone(pids, WAIT).await
 }

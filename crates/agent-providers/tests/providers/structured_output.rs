@@ -279,3 +279,48 @@ mod repair_over_http {
         }
     }
 }
+
+/// The schema `agent_core::tool_fn` derives for a tool with an optional field, an enum and a
+/// nested struct (agent-core's recorded fixture, strict rules applied) reaches each API
+/// unchanged, where that API takes a tool's parameters.
+#[tokio::test]
+async fn a_derived_tool_schema_reaches_every_api_unchanged() {
+    let schema: Value = serde_json::from_str(include_str!(
+        "../../../agent-core/tests/fixtures/weather_tool_schema.json"
+    ))
+    .expect("the fixture is JSON");
+    let spec = agent_core::ToolSpec {
+        name: "weather".into(),
+        description: "Looks up the weather forecast.".into(),
+        parameters: schema.clone(),
+    };
+
+    let server = MockModel::start([Reply::sse(vendor::chat::text("ok"))]);
+    let provider = OpenAiProvider::new(client(&server.v1(), "gpt-4.1"));
+    let mut req = request("gpt-4.1");
+    req.tools = vec![spec.clone()];
+    ok_events(run(&provider, req).await);
+    let sent = server.requests()[0].json();
+    assert_eq!(sent["tools"][0]["function"]["parameters"], schema, "chat");
+
+    let server = MockModel::start([Reply::sse(vendor::responses::text("ok"))]);
+    let provider = OpenAiResponsesProvider::new(client(&server.v1(), "gpt-5.1"));
+    let mut req = request("gpt-5.1");
+    req.tools = vec![spec.clone()];
+    ok_events(run(&provider, req).await);
+    let sent = server.requests()[0].json();
+    assert_eq!(sent["tools"][0]["parameters"], schema, "responses");
+
+    let server = MockModel::start([Reply::sse(
+        vendor::anthropic::Stream::new(12)
+            .text("ok")
+            .stop("end_turn", 1),
+    )]);
+    let provider =
+        AnthropicProvider::new(client(&server.url(), "claude-sonnet-4-5").api_key("sk-ant"));
+    let mut req = request("claude-sonnet-4-5");
+    req.tools = vec![spec];
+    ok_events(run(&provider, req).await);
+    let sent = server.requests()[0].json();
+    assert_eq!(sent["tools"][0]["input_schema"], schema, "anthropic");
+}

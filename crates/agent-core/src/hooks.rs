@@ -781,12 +781,7 @@ impl Hooks for HookList {
         for member in &self.members {
             let sub = ctx.fork();
             let decision = member.stop(&sub, stop).await;
-            let answer = match &decision {
-                StopDecision::Accept => None,
-                StopDecision::Continue { reason } => {
-                    Some((HookOutcome::Continue, Some(reason.clone())))
-                }
-            };
+            let answer = stop_answer(&decision);
             ctx.absorb(member.as_ref(), sub, answer);
             if let StopDecision::Continue { .. } = decision {
                 return decision;
@@ -820,12 +815,7 @@ impl Hooks for HookList {
         for member in &self.members {
             let sub = ctx.fork();
             let decision = member.subagent_stop(&sub, stop).await;
-            let answer = match &decision {
-                StopDecision::Accept => None,
-                StopDecision::Continue { reason } => {
-                    Some((HookOutcome::Continue, Some(reason.clone())))
-                }
-            };
+            let answer = stop_answer(&decision);
             ctx.absorb(member.as_ref(), sub, answer);
             if let StopDecision::Continue { .. } = decision {
                 return decision;
@@ -869,6 +859,14 @@ impl Hooks for HookList {
             member.pre_compact(&sub, trigger).await;
             ctx.absorb(member.as_ref(), sub, None);
         }
+    }
+}
+
+/// What a stop decision reports (`None`: accepted, nothing to report).
+fn stop_answer(decision: &StopDecision) -> Option<(HookOutcome, Option<String>)> {
+    match decision {
+        StopDecision::Accept => None,
+        StopDecision::Continue { reason } => Some((HookOutcome::Continue, Some(reason.clone()))),
     }
 }
 

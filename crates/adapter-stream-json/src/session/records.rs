@@ -1,8 +1,6 @@
 //! The records of a Zero session on disk: `metadata.json`, the lines of `events.jsonl`, and
 //! the typed payloads exec records.
 
-use std::borrow::Cow;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -156,19 +154,8 @@ pub struct MessageRecord<'a> {
     pub role: &'a str,
 }
 
-/// `tool_call`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolCallRecord<'a> {
-    /// The arguments as text (the raw text when they were not valid JSON).
-    #[serde(serialize_with = "redacted")]
-    pub arguments: Cow<'a, str>,
-    /// Call id.
-    #[serde(serialize_with = "redacted")]
-    pub id: &'a str,
-    /// Tool name.
-    #[serde(serialize_with = "redacted")]
-    pub name: &'a str,
-}
+/// `tool_call`: the same fields as the `-o json` line (Zero writes one shape for both).
+pub type ToolCallRecord<'a> = crate::wire::json::JsonToolCall<'a>;
 
 /// One file of a [`CheckpointRecord`].
 #[derive(Debug, Clone, PartialEq, Serialize)]

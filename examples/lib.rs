@@ -21,29 +21,29 @@
 /// (`cargo test -p examples --doc`), so the READMEs stay true to the API.
 #[cfg(doctest)]
 mod readmes {
-    #[doc = include_str!("../crates/agent-core/README.md")]
+    #[doc = include_str!("../agent-core/README.md")]
     mod agent_core {}
-    #[doc = include_str!("../crates/agent-providers/README.md")]
+    #[doc = include_str!("../agent-providers/README.md")]
     mod agent_providers {}
-    #[doc = include_str!("../crates/agent-tools/README.md")]
+    #[doc = include_str!("../agent-tools/README.md")]
     mod agent_tools {}
-    #[doc = include_str!("../crates/agent-hooks/README.md")]
+    #[doc = include_str!("../agent-hooks/README.md")]
     mod agent_hooks {}
-    #[doc = include_str!("../crates/agent-specialists/README.md")]
+    #[doc = include_str!("../agent-specialists/README.md")]
     mod agent_specialists {}
-    #[doc = include_str!("../crates/agent-sandbox/README.md")]
+    #[doc = include_str!("../agent-sandbox/README.md")]
     mod agent_sandbox {}
-    #[doc = include_str!("../crates/agent-mcp/README.md")]
+    #[doc = include_str!("../agent-mcp/README.md")]
     mod agent_mcp {}
-    #[doc = include_str!("../crates/agent-otel/README.md")]
+    #[doc = include_str!("../agent-otel/README.md")]
     mod agent_otel {}
-    #[doc = include_str!("../crates/agent-host/README.md")]
+    #[doc = include_str!("../agent-host/README.md")]
     mod agent_host {}
-    #[doc = include_str!("../crates/adapter-stream-json/README.md")]
+    #[doc = include_str!("../adapter-stream-json/README.md")]
     mod adapter_stream_json {}
-    #[doc = include_str!("../crates/adapter-rpc/README.md")]
+    #[doc = include_str!("../adapter-rpc/README.md")]
     mod adapter_rpc {}
-    #[doc = include_str!("../crates/adapter-acp/README.md")]
+    #[doc = include_str!("../adapter-acp/README.md")]
     mod adapter_acp {}
     #[doc = include_str!("README.md")]
     mod examples {}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throw-away PostgreSQL server for the tests of the PostgreSQL session store
-# (crates/agent-store-postgres): `initdb` + `pg_ctl` in a temporary directory, listening on a free
+# (agent-store-postgres): `initdb` + `pg_ctl` in a temporary directory, listening on a free
 # loopback port, trust authentication, gone after `stop`.
 #
 # Usage:

@@ -9,7 +9,7 @@
 //!   `mcp-bench-server` bin): process spawn, `initialize` and `tools/list` (13 tools in 5
 //!   pages), i.e. the SDK's own overhead. `0` is an agent without a tool source.
 //! - `everything/{1,5}`: `@modelcontextprotocol/server-everything` on Node, a real server's
-//!   start-up, when `crates/agent-mcp/tests/servers` has been installed (`npm ci`);
+//!   start-up, when `agent-mcp/tests/servers` has been installed (`npm ci`);
 //!   skipped otherwise.
 
 use std::path::PathBuf;
@@ -35,7 +35,7 @@ fn fixture(name: String) -> McpServerConfig {
 
 fn everything_script() -> Option<PathBuf> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../crates/agent-mcp/tests/servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+        .join("../agent-mcp/tests/servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     path.is_file().then_some(path)
 }
 
@@ -121,7 +121,7 @@ fn bench(c: &mut Criterion) {
             }
         }
         None => eprintln!(
-            "mcp_connect/everything skipped: run `npm ci` in crates/agent-mcp/tests/servers"
+            "mcp_connect/everything skipped: run `npm ci` in agent-mcp/tests/servers"
         ),
     }
     group.finish();

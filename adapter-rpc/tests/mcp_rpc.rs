@@ -1,6 +1,6 @@
 //! MCP servers through `adapter-rpc rpc --mcp-config FILE` on a local mock model: the
 //! reference servers from npm (`@modelcontextprotocol/server-everything`, installed in
-//! crates/agent-mcp/tests/servers by `npm ci`, which `.ci/run` does) over stdio and
+//! agent-mcp/tests/servers by `npm ci`, which `.ci/run` does) over stdio and
 //! streamable HTTP, and a small node fixture for `list_changed`. Without node or the
 //! servers these tests fail: they are never skipped.
 

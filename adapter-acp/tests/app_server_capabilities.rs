@@ -5,7 +5,7 @@
 //! SIGTERM/SIGINT mid-turn and a key given with `--api-key` kept out of error text.
 //!
 //! The MCP tests drive the reference servers from npm, installed in
-//! `crates/agent-mcp/tests/servers` by `npm ci` (`.ci/run` does it), on Node: without them
+//! `agent-mcp/tests/servers` by `npm ci` (`.ci/run` does it), on Node: without them
 //! these tests fail, they are never skipped.
 
 mod common;

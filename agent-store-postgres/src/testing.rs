@@ -66,7 +66,7 @@ pub async fn fresh_database(url: &str) -> String {
 
 /// The repository's `scripts/pg-test.sh`.
 pub fn pg_script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-test.sh")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/pg-test.sh")
 }
 
 /// A private PostgreSQL server (for tests that stop and restart it), stopped and deleted

@@ -1,5 +1,5 @@
 //! The MCP reference servers from npm (`@modelcontextprotocol/server-everything`,
-//! `@modelcontextprotocol/server-filesystem`), installed in `crates/agent-mcp/tests/servers`
+//! `@modelcontextprotocol/server-filesystem`), installed in `agent-mcp/tests/servers`
 //! by `npm ci` (`.ci/run` does it), and started the way every front end's tests start them.
 //!
 //! Nothing here skips: when Node or an installed package is missing, the helper panics with
@@ -14,7 +14,7 @@ use std::time::Duration;
 /// How long [`HttpEverything::start`] waits for the server to report its port.
 pub const PORT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// `crates/agent-mcp/tests/servers`: the npm project holding the reference servers and
+/// `agent-mcp/tests/servers`: the npm project holding the reference servers and
 /// `listen-port.cjs`.
 pub fn servers_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/servers")

@@ -1,7 +1,7 @@
 //! MCP servers through the `exec` binary, configured the way Zero configures them
 //! (`$XDG_CONFIG_HOME/zero/config.json`, the project's `.zero/config.json` when trusted), on
 //! a local mock model: the npm reference server (`@modelcontextprotocol/server-everything`,
-//! installed in crates/agent-mcp/tests/servers by `npm ci`, which `.ci/run` does) over stdio
+//! installed in agent-mcp/tests/servers by `npm ci`, which `.ci/run` does) over stdio
 //! and streamable HTTP, and a small node fixture (`tests/support/mcp_fixture.cjs`). Without
 //! node or the servers these tests fail: they are never skipped.
 

@@ -1,6 +1,6 @@
 //! MCP servers from `session/new` / `session/load` `mcpServers`, through `adapter-acp acp`,
 //! against the MCP reference servers from npm (`@modelcontextprotocol/server-everything`,
-//! `@modelcontextprotocol/server-filesystem`, installed in `crates/agent-mcp/tests/servers`
+//! `@modelcontextprotocol/server-filesystem`, installed in `agent-mcp/tests/servers`
 //! by `npm ci`; `.ci/run` does it). Without Node or the servers these tests FAIL; they are
 //! never skipped.
 //!

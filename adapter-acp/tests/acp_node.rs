@@ -65,7 +65,7 @@ async fn official_acp_client_drives_the_agent() {
     assert!(
         installed("node").await && installed("npm").await,
         "node and npm are not installed (CI: install Node >= 20; this test runs \
-         `npm ci --prefix crates/adapter-acp/tests/acp-client` itself)"
+         `npm ci --prefix adapter-acp/tests/acp-client` itself)"
     );
     let dir = client_dir();
     let sdk = dir

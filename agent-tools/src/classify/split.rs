@@ -1,0 +1,311 @@
+//! Splitting a command line into simple commands at unquoted control operators, with the
+//! bodies of substitutions set aside and here-document bodies skipped.
+
+/// A control operator after a simple command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Op {
+    Pipe,
+    Other,
+}
+
+/// The result of splitting a command line.
+#[derive(Debug, Default)]
+pub(super) struct Split {
+    /// Simple commands with the operator that follows each.
+    pub(super) segments: Vec<(String, Op)>,
+    /// Bodies of `$(…)`, backticks and process substitutions, per segment index.
+    pub(super) nested: Vec<(usize, String)>,
+    pub(super) unparseable: bool,
+}
+
+/// Finds the index of the `)` closing the `(` at `open`, honouring quotes and nesting.
+pub(super) fn matching_paren(chars: &[char], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 1,
+            '\'' => {
+                i += 1;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+            }
+            '"' => {
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Splits a command line into simple commands (see the module docs).
+pub(super) fn split_line(line: &str) -> Split {
+    let chars: Vec<char> = line.chars().collect();
+    let n = chars.len();
+    let mut out = Split::default();
+    let mut cur = String::new();
+    let mut heredocs: Vec<(String, bool)> = Vec::new();
+    let mut i = 0;
+    let at_word_start = |cur: &str| cur.is_empty() || cur.ends_with(char::is_whitespace);
+    macro_rules! finish {
+        ($op:expr) => {{
+            let text = std::mem::take(&mut cur);
+            if !text.trim().is_empty() {
+                out.segments.push((text, $op));
+            } else if $op == Op::Pipe {
+                // `| |` or a leading pipe: keep the pipeline connected.
+                out.segments.push((String::new(), $op));
+            }
+        }};
+    }
+    while i < n {
+        let c = chars[i];
+        match c {
+            '\\' => {
+                cur.push(c);
+                if i + 1 < n {
+                    cur.push(chars[i + 1]);
+                }
+                i += 2;
+            }
+            '\'' => match chars[i + 1..].iter().position(|&x| x == '\'') {
+                Some(off) => {
+                    cur.extend(&chars[i..=i + 1 + off]);
+                    i += off + 2;
+                }
+                None => {
+                    out.unparseable = true;
+                    cur.extend(&chars[i..]);
+                    i = n;
+                }
+            },
+            '"' => {
+                cur.push('"');
+                i += 1;
+                let mut closed = false;
+                while i < n {
+                    match chars[i] {
+                        '\\' => {
+                            cur.push('\\');
+                            if i + 1 < n {
+                                cur.push(chars[i + 1]);
+                            }
+                            i += 2;
+                        }
+                        '"' => {
+                            cur.push('"');
+                            i += 1;
+                            closed = true;
+                            break;
+                        }
+                        '$' if chars.get(i + 1) == Some(&'(') => {
+                            match matching_paren(&chars, i + 1) {
+                                Some(end) => {
+                                    let body: String = chars[i + 2..end].iter().collect();
+                                    out.nested.push((out.segments.len(), body));
+                                    cur.push_str("SUBST");
+                                    i = end + 1;
+                                }
+                                None => {
+                                    out.unparseable = true;
+                                    i = n;
+                                }
+                            }
+                        }
+                        '`' => match chars[i + 1..].iter().position(|&x| x == '`') {
+                            Some(off) => {
+                                let body: String = chars[i + 1..i + 1 + off].iter().collect();
+                                out.nested.push((out.segments.len(), body));
+                                cur.push_str("SUBST");
+                                i += off + 2;
+                            }
+                            None => {
+                                out.unparseable = true;
+                                i = n;
+                            }
+                        },
+                        other => {
+                            cur.push(other);
+                            i += 1;
+                        }
+                    }
+                }
+                if !closed {
+                    out.unparseable = true;
+                }
+            }
+            '`' => match chars[i + 1..].iter().position(|&x| x == '`') {
+                Some(off) => {
+                    let body: String = chars[i + 1..i + 1 + off].iter().collect();
+                    out.nested.push((out.segments.len(), body));
+                    cur.push_str("SUBST");
+                    i += off + 2;
+                }
+                None => {
+                    out.unparseable = true;
+                    i = n;
+                }
+            },
+            '$' | '<' | '>' if chars.get(i + 1) == Some(&'(') => {
+                if c == '$' && chars.get(i + 2) == Some(&'(') {
+                    // Arithmetic expansion: copy it.
+                    match matching_paren(&chars, i + 1) {
+                        Some(end) => {
+                            cur.push('0');
+                            i = end + 1;
+                        }
+                        None => {
+                            out.unparseable = true;
+                            i = n;
+                        }
+                    }
+                    continue;
+                }
+                match matching_paren(&chars, i + 1) {
+                    Some(end) => {
+                        let body: String = chars[i + 2..end].iter().collect();
+                        out.nested.push((out.segments.len(), body));
+                        cur.push_str(if c == '$' { "SUBST" } else { " PROCSUBST " });
+                        i = end + 1;
+                    }
+                    None => {
+                        out.unparseable = true;
+                        i = n;
+                    }
+                }
+            }
+            '#' if at_word_start(&cur) => {
+                while i < n && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '|' => {
+                if chars.get(i + 1) == Some(&'|') {
+                    finish!(Op::Other);
+                    i += 2;
+                } else {
+                    finish!(Op::Pipe);
+                    i += if chars.get(i + 1) == Some(&'&') { 2 } else { 1 };
+                }
+            }
+            '&' if chars.get(i + 1) == Some(&'>') => {
+                let append = chars.get(i + 2) == Some(&'>');
+                cur.push_str(if append { " &>> " } else { " &> " });
+                i += if append { 3 } else { 2 };
+            }
+            '&' => {
+                finish!(Op::Other);
+                i += if chars.get(i + 1) == Some(&'&') { 2 } else { 1 };
+            }
+            ';' | '(' | ')' => {
+                finish!(Op::Other);
+                i += 1;
+            }
+            '\n' => {
+                finish!(Op::Other);
+                i += 1;
+                // Skip here-document bodies.
+                for (delim, strip_tabs) in std::mem::take(&mut heredocs) {
+                    loop {
+                        if i >= n {
+                            break;
+                        }
+                        let end = chars[i..]
+                            .iter()
+                            .position(|&x| x == '\n')
+                            .map_or(n, |p| i + p);
+                        let line: String = chars[i..end].iter().collect();
+                        i = (end + 1).min(n);
+                        let line = if strip_tabs {
+                            line.trim_start_matches('\t')
+                        } else {
+                            &line
+                        };
+                        if line == delim {
+                            break;
+                        }
+                    }
+                }
+            }
+            '>' | '<' => {
+                // Keep a file-descriptor number attached to its operator.
+                let mut fd = String::new();
+                while cur.ends_with(|ch: char| ch.is_ascii_digit()) {
+                    if let Some(d) = cur.pop() {
+                        fd.insert(0, d);
+                    }
+                }
+                if !at_word_start(&cur) {
+                    cur.push_str(&fd);
+                    fd.clear();
+                }
+                let mut op = String::from(c);
+                i += 1;
+                while i < n && matches!(chars[i], '>' | '<' | '&' | '|' | '-') && op.len() < 3 {
+                    if chars[i] == '-' && op != "<<" {
+                        break;
+                    }
+                    if chars[i] == '|' && op != ">" {
+                        break;
+                    }
+                    if chars[i] == '&'
+                        && chars
+                            .get(i + 1)
+                            .is_some_and(|x| !x.is_ascii_digit() && *x != '-')
+                    {
+                        break;
+                    }
+                    op.push(chars[i]);
+                    i += 1;
+                }
+                if op == "<<" || op == "<<-" {
+                    // Here-document: read the delimiter word.
+                    while i < n && chars[i] == ' ' {
+                        i += 1;
+                    }
+                    let start = i;
+                    while i < n
+                        && !chars[i].is_whitespace()
+                        && !matches!(chars[i], ';' | '|' | '&' | '>' | '<')
+                    {
+                        i += 1;
+                    }
+                    let delim: String = chars[start..i]
+                        .iter()
+                        .filter(|ch| !matches!(ch, '\'' | '"' | '\\'))
+                        .collect();
+                    heredocs.push((delim, op == "<<-"));
+                    continue;
+                }
+                // `>&2` style duplications keep their target in the operator.
+                if op.ends_with('&') {
+                    cur.push_str(&format!(" {fd}{op}"));
+                } else {
+                    cur.push_str(&format!(" {fd}{op} "));
+                }
+            }
+            other => {
+                cur.push(other);
+                i += 1;
+            }
+        }
+    }
+    finish!(Op::Other);
+    out
+}

@@ -24,6 +24,9 @@
 #   AGENT_SDK_PG_BIN    directory of initdb/pg_ctl (default: from PATH, else the newest
 #                       /usr/lib/postgresql/*/bin)
 #   PG_READY_TIMEOUT    seconds to wait for the server to accept connections (default: 60)
+#   AGENT_SDK_PG_OWNER  a pid: `start` leaves a watchdog (in a session of its own) that stops the
+#                       server once that process is gone (the tests' helpers pass the
+#                       `cargo test` running them, so no server outlives the run)
 #
 # PostgreSQL refuses to run as root: as root, the cluster belongs to the `postgres` user (or
 # `nobody`) and the server runs as that user. Progress goes to stderr; stdout of `start`/`env`
@@ -92,6 +95,39 @@ s.close()'
         fi
     done
     die "no free port found"
+}
+
+# The start time of process $1 (field 22 of /proc/PID/stat), nothing when it is gone: a pid
+# told apart from a later process with the same pid.
+proc_start() {
+    local stat rest
+    stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 0
+    rest="${stat##*) }"
+    # shellcheck disable=SC2086
+    set -- $rest
+    [[ "${1:-}" == Z || "${1:-}" == X ]] && return 0
+    printf '%s\n' "${20:-}"
+}
+
+# Leaves a watchdog that runs `stop` (on this state file) once process $1 is gone; it runs in a
+# session of its own, so a Ctrl-C to the owner's terminal does not take it down first.
+spawn_watchdog() {
+    local owner="$1" dir="$2" started self
+    started="$(proc_start "$owner")"
+    [[ -n "$started" ]] || die "the owner process ${owner} is gone"
+    self="$(readlink -f "$0")"
+    AGENT_SDK_PG_STATE="$STATE" setsid "$self" watch "$owner" "$started" \
+        </dev/null >>"${dir}/watchdog.log" 2>&1 &
+    log "watchdog $! stops the server when process ${owner} ends"
+}
+
+# The watchdog's loop (internal): waits for process $1 (started at $2) to end, then stops.
+watch() {
+    local owner="$1" started="$2"
+    while [[ "$(proc_start "$owner")" == "$started" ]]; do
+        sleep 1
+    done
+    stop
 }
 
 load_state() {
@@ -164,6 +200,9 @@ start() {
         printf 'AGENT_SDK_PG_PORT=%q\n' "$port"
     } >"$STATE"
     log "PostgreSQL at 127.0.0.1:${port} (${dir})"
+    if [[ -n "${AGENT_SDK_PG_OWNER:-}" ]]; then
+        spawn_watchdog "$AGENT_SDK_PG_OWNER" "$dir"
+    fi
     print_env
 }
 
@@ -210,6 +249,7 @@ case "${1:-}" in
     pause) pause ;;
     resume) resume ;;
     env) print_env ;;
+    watch) watch "$2" "$3" ;;
     *)
         printf 'usage: %s start|stop|pause|resume|env\n' "$0" >&2
         exit 2

@@ -1,8 +1,8 @@
 //! MCP servers from `session/new` / `session/load` `mcpServers`, through `adapter-acp acp`,
 //! against the MCP reference servers from npm (`@modelcontextprotocol/server-everything`,
-//! `@modelcontextprotocol/server-filesystem`, installed in `agent-mcp/tests/servers`
-//! by `npm ci`; `.ci/run` does it). Without Node or the servers these tests FAIL; they are
-//! never skipped.
+//! `@modelcontextprotocol/server-filesystem`, pinned in `agent-mcp/tests/servers`
+//! and installed on first use by `test_support::mcp`). Without Node or the packages these
+//! tests print a `skipped: …` line, unless `AGENT_SDK_NODE=required` (CI), when they fail.
 //!
 //! - a stdio server's tools are ordinary `tool_call`s with the `kind` and title of their
 //!   annotations, their results reach the model (the mock model's next request), and the
@@ -117,6 +117,9 @@ fn pid_of(status: &[Value], name: &str) -> i32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdio_server_from_session_new_serves_the_model() {
+    if !test_support::mcp::ready() {
+        return;
+    }
     let f = Fixture::new();
     let mock = MockModel::start(vec![
         Reply::sse(
@@ -193,6 +196,9 @@ async fn a_stdio_server_from_session_new_serves_the_model() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamable_http_server_with_headers() {
+    if !test_support::mcp::ready() {
+        return;
+    }
     let f = Fixture::new();
     let server = HttpEverything::start();
     let mut acp = f.scripted(json!([
@@ -217,6 +223,9 @@ async fn a_streamable_http_server_with_headers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_server_is_skipped_and_a_destructive_tool_asks() {
+    if !test_support::mcp::ready() {
+        return;
+    }
     let f = Fixture::new();
     let root = f.ws().canonicalize().expect("canonical");
     std::fs::write(root.join("notes.txt"), "remember the milk").expect("write");
@@ -292,6 +301,9 @@ async fn until_running(acp: &mut Acp, id: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_mid_call_fails_the_call_and_the_run_goes_on() {
+    if !test_support::mcp::ready() {
+        return;
+    }
     let f = Fixture::new();
     let mut acp = f.scripted(json!([
         {"steps": [long_operation("l1")]},
@@ -324,6 +336,9 @@ async fn a_server_killed_mid_call_fails_the_call_and_the_run_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_mid_call_answers_cancelled_and_the_server_keeps_serving() {
+    if !test_support::mcp::ready() {
+        return;
+    }
     let f = Fixture::new();
     let mut acp = f.scripted(json!([
         {"steps": [long_operation("l1")]},
@@ -403,6 +418,9 @@ async fn an_invalid_server_list_is_invalid_params() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_load_connects_the_servers_it_is_given() {
+    if !test_support::mcp::ready() {
+        return;
+    }
     let f = Fixture::new();
     let turns = json!([
         {"steps": [{"tool_call": {"id": "e1", "name": "mcp_everything_echo", "args": ["{\"message\": \"after load\"}"]}}]},

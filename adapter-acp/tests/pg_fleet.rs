@@ -6,18 +6,20 @@
 //! clear error for the requests that need it and the node recovers; ACP `session/list` and
 //! `session/load` work across nodes.
 //!
-//! The database server is `AGENT_SDK_PG_URL` (`eval "$(scripts/pg-test.sh start)"`); each
-//! test makes a fresh database on it. Without it the tests skip, unless
-//! `AGENT_SDK_PG=required` (CI), when they fail.
+//! The database server is `test_support::pg`'s: `AGENT_SDK_PG_URL`, else a throw-away server
+//! started for the test run when PostgreSQL is installed; each test makes a fresh database on
+//! it. Without one the tests print a `skipped: …` line, unless `AGENT_SDK_PG=required` (CI),
+//! when they fail.
 
 mod common;
 
 use std::path::PathBuf;
 
-use agent_store_postgres::testing::{fresh_database, server_url, PrivateServer};
+use agent_store_postgres::testing::fresh_database;
 use common::acp_client::Acp;
 use common::{assert_consecutive, Client, WAIT};
 use serde_json::{json, Value};
+use test_support::pg::{server_url, PrivateServer};
 
 /// One workspace shared by every node, and a directory of each node's own.
 struct Fleet {

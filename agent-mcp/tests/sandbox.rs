@@ -1,8 +1,9 @@
 //! The OS sandbox of stdio servers (off by default, per server or manager-wide), with the
-//! reference `@modelcontextprotocol/server-filesystem` from npm (installed in
-//! `tests/servers` by `npm ci`, which `.ci/run` does) on the real kernel: Landlock and
-//! seccomp must be there (CI's kernel has them). Missing pieces fail these tests; they are
-//! never skipped.
+//! reference `@modelcontextprotocol/server-filesystem` from npm (pinned in
+//! `tests/servers`, installed on first use by `test_support::mcp`) on the real kernel:
+//! Landlock and seccomp must be there (CI's kernel has them), and missing kernel support
+//! fails these tests. Without Node or the packages they print a `skipped: …` line, unless
+//! `AGENT_SDK_NODE=required` (CI), when they fail.
 #![cfg(target_os = "linux")]
 
 mod common;
@@ -86,6 +87,9 @@ fn is_error(output: &ToolOutput) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_confined_server_cannot_write_outside_its_workspace_and_an_unconfined_one_can() {
+    if !test_support::mcp::ready() {
+        return;
+    }
     let dirs = Dirs::new();
     let manager = connect(
         json!({"mcpServers": {
@@ -131,6 +135,9 @@ async fn a_confined_server_cannot_write_outside_its_workspace_and_an_unconfined_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_managers_policy_applies_to_servers_without_their_own() {
+    if !test_support::mcp::ready() {
+        return;
+    }
     let dirs = Dirs::new();
     let manager = connect(
         json!({"mcpServers": {

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use agent_core::{Message, SessionRecord, SessionStore};
 use agent_host::session::{Durability, SessionStorage, StoreError, StoredEvent};
-use agent_store_postgres::testing::{fresh_database, PrivateServer};
+use agent_store_postgres::testing::fresh_database;
 use agent_store_postgres::{ConnectError, PgStore};
+use test_support::pg::PrivateServer;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -101,7 +102,7 @@ async fn a_stopped_database_fails_each_operation_and_the_store_recovers() {
 
 #[tokio::test]
 async fn connecting_to_nothing_fails_within_the_connect_timeout() {
-    if agent_store_postgres::testing::server_url().is_none() {
+    if test_support::pg::server_url().is_none() {
         return;
     }
     // A port nobody listens on.

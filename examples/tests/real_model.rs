@@ -27,10 +27,6 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-/// The server's base URL (no `/v1`), exported by `scripts/real-model.sh start`.
-const URL_ENV: &str = "AGENT_SDK_LLAMA_URL";
-/// `required`: a missing [`URL_ENV`] fails instead of skipping (CI).
-const REQUIRED_ENV: &str = "AGENT_SDK_REAL_MODEL";
 /// Directory holding the front-end binaries, when not next to the test executable.
 const BIN_DIR_ENV: &str = "AGENT_SDK_BIN_DIR";
 /// The model alias the script gives the server.
@@ -48,24 +44,11 @@ const PROMPT: &str = "Say hello to me in one short sentence.";
 // The server
 // ---------------------------------------------------------------------------------------------
 
-/// The server's base URL, or `None` (after printing why) when the tests should skip.
-fn server(test: &str) -> Option<String> {
-    match std::env::var(URL_ENV) {
-        Ok(url) if !url.trim().is_empty() => Some(url.trim().trim_end_matches('/').to_string()),
-        _ => {
-            let required = std::env::var(REQUIRED_ENV).is_ok_and(|v| v == "required");
-            assert!(
-                !required,
-                "{test}: {URL_ENV} is not set but {REQUIRED_ENV}=required: \
-                 start the server with `eval \"$(scripts/real-model.sh start)\"`"
-            );
-            println!(
-                "skipped: {test}: {URL_ENV} is not set (start a real model server with \
-                 `eval \"$(scripts/real-model.sh start)\"`, or run .ci/run)"
-            );
-            None
-        }
-    }
+/// The server's base URL, or `None` (after the one `skipped: …` line, which names the test)
+/// when the tests should skip; `AGENT_SDK_REAL_MODEL=required` fails instead
+/// (`test_support::real_model`).
+fn server(_test: &str) -> Option<String> {
+    test_support::real_model::server_url()
 }
 
 /// The three HTTP providers, each with the base URL its API wants on this server.

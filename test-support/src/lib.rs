@@ -13,7 +13,12 @@
 //!   ([`Fault::chat_flood`], [`FaultServer::wait_for_flood_stall`]). Same [`Script`]s, same
 //!   recorded [`Request`]s.
 //! - [`mcp`]: the MCP reference servers from npm (Node, the installed scripts, and
-//!   `server-everything` over streamable HTTP), failing the test when they are missing.
+//!   `server-everything` over streamable HTTP), installed on first use.
+//! - The outside components a test needs, each got by one helper that returns it or a
+//!   [`Skip`] ([`component`] says how a skip is reported, and how `AGENT_SDK_*=required` turns
+//!   it into a failure): [`npm::npm_project`] (`npm ci` once, under a lock),
+//!   [`pg::server_url`] (`AGENT_SDK_PG_URL`, else a throw-away server shared by the run) and
+//!   [`real_model::server_url`] (`AGENT_SDK_LLAMA_URL`; llama-server is never built by tests).
 //! - [`procs`]: processes through `/proc` (gone, children, bounded waits).
 //! - [`Request`] also reads what the agent sent in a Chat Completions request:
 //!   [`Request::offered_tools`], [`Request::tool_message`], [`Request::specialist_call`],
@@ -133,16 +138,21 @@ macro_rules! served_api {
 }
 
 mod background;
+pub mod component;
 pub mod fault;
 pub mod fixtures;
 pub mod mcp;
 pub mod mock;
+pub mod npm;
+pub mod pg;
 pub mod procs;
+pub mod real_model;
 mod request;
 mod script;
 pub mod sse;
 
 pub use background::refused_url;
+pub use component::Skip;
 pub use fault::{End, Fault, FaultServer};
 pub use mock::{MockModel, Reply};
 pub use request::Request;

@@ -1,15 +1,21 @@
 //! The MCP reference servers from npm (`@modelcontextprotocol/server-everything`,
-//! `@modelcontextprotocol/server-filesystem`), installed in `agent-mcp/tests/servers`
-//! by `npm ci` (`.ci/run` does it), and started the way every front end's tests start them.
+//! `@modelcontextprotocol/server-filesystem`), pinned in `agent-mcp/tests/servers` and
+//! installed there on first use ([`crate::npm::npm_project`]), and started the way every front
+//! end's tests start them.
 //!
-//! Nothing here skips: when Node or an installed package is missing, the helper panics with
-//! what to run, so the calling test FAILS.
+//! A test that needs them starts with `if !test_support::mcp::ready() { return; }`: without
+//! Node or the packages it prints one `skipped: …` line and passes, unless
+//! `AGENT_SDK_NODE=required` (`.ci/run`), when it fails. After that, [`node`] and [`script`]
+//! cannot fail; called without [`ready`], they panic (failing the test) with what is missing.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+
+use crate::component::Skip;
+use crate::npm::npm_project;
 
 /// How long [`HttpEverything::start`] waits for the server to report its port.
 pub const PORT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -20,16 +26,40 @@ pub fn servers_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/servers")
 }
 
+/// Node and the reference servers, installed (see [`crate::npm::npm_project`]), or why not.
+pub fn available() -> Result<(), Skip> {
+    crate::npm::node()?;
+    npm_project(&servers_dir()).map(|_| ())
+}
+
+/// Whether the reference servers can run: `true`, or `false` after printing the one
+/// `skipped: …` line (the test returns).
+///
+/// # Panics
+///
+/// When they cannot, and `AGENT_SDK_NODE=required`: the test fails.
+pub fn ready() -> bool {
+    match available() {
+        Ok(()) => true,
+        Err(skip) => {
+            skip.report();
+            false
+        }
+    }
+}
+
 /// The installed script of reference server `package` (e.g. `server-everything`,
-/// `…/dist/index.js`); panics (failing the test) when it is not installed.
+/// `…/dist/index.js`), installing the packages on first use; panics (failing the test) when
+/// they cannot be had.
 pub fn script(package: &str) -> String {
-    let path = servers_dir()
-        .join("node_modules/@modelcontextprotocol")
+    let node_modules = npm_project(&servers_dir()).unwrap_or_else(|skip| panic!("{skip}"));
+    let path = node_modules
+        .join("@modelcontextprotocol")
         .join(package)
         .join("dist/index.js");
     assert!(
         path.is_file(),
-        "{} is missing: run `npm ci` in {} (.ci/run does)",
+        "{} is missing after npm ci in {}",
         path.display(),
         servers_dir().display()
     );
@@ -39,22 +69,10 @@ pub fn script(package: &str) -> String {
 /// The absolute path of `node` on `PATH` (ACP requires absolute commands; the others accept
 /// it too); panics (failing the test) when Node is not installed or does not run.
 pub fn node() -> String {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("node"))
-            .find(|p| p.is_file())
-    });
-    let Some(path) = found else {
-        panic!("node is not on PATH; the MCP reference servers need it");
-    };
-    let runs = Command::new(&path)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(runs, "`{} --version` failed", path.display());
-    path.display().to_string()
+    match crate::npm::node() {
+        Ok((path, _)) => path.display().to_string(),
+        Err(skip) => panic!("{skip}"),
+    }
 }
 
 /// `server-everything` over streamable HTTP on 127.0.0.1, on a free port. Dropping it kills

@@ -1,0 +1,90 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn event_envelope_flattens_type_and_payload() {
+    let event = SessionEvent {
+        event_id: "evt_1".into(),
+        session_id: "sess_1".into(),
+        turn_id: None,
+        seq: 3,
+        timestamp: 5,
+        body: EventBody::ModelStreaming(ModelStreamingPayload::TextDelta { delta: "hi".into() }),
+    };
+    assert_eq!(
+        serde_json::to_value(&event).expect("serialise"),
+        json!({"eventId": "evt_1", "sessionId": "sess_1", "seq": 3, "timestamp": 5,
+               "type": "model.streaming", "payload": {"kind": "text_delta", "delta": "hi"}})
+    );
+}
+
+#[test]
+fn an_event_notification_is_the_same_line_as_the_generic_one() {
+    let events = [
+        SessionEvent {
+            event_id: "evt_1".into(),
+            session_id: "sess_1".into(),
+            turn_id: Some("turn_1".into()),
+            seq: 3,
+            timestamp: 5,
+            body: EventBody::ModelStreaming(ModelStreamingPayload::TextDelta {
+                delta: "h\"i\n\u{1}é".into(),
+            }),
+        },
+        SessionEvent {
+            event_id: "evt_2".into(),
+            session_id: "sess_1".into(),
+            turn_id: None,
+            seq: 4,
+            timestamp: 6,
+            body: EventBody::ModelStreaming(ModelStreamingPayload::ToolCall {
+                tool_call_id: "c".into(),
+                tool_name: "bash".into(),
+                input: json!({"z": 1, "a": [1.5, null, "x"]}),
+            }),
+        },
+    ];
+    for event in &events {
+        let generic = Outgoing::Notification {
+            method: SESSION_EVENT.to_string(),
+            params: serde_json::to_value(event).expect("value"),
+        };
+        assert_eq!(
+            serde_json::to_string(&EventNotification::new(event)).expect("direct"),
+            serde_json::to_string(&generic).expect("generic")
+        );
+    }
+}
+
+#[test]
+fn tool_parts_and_states_use_camel_case() {
+    let part = Part {
+        part_id: "p".into(),
+        session_id: "s".into(),
+        message_id: "m".into(),
+        body: PartBody::Tool {
+            call_id: "c".into(),
+            tool: "bash".into(),
+            state: ToolState::Running {
+                input: json!({}),
+                started_at: 7,
+            },
+        },
+    };
+    assert_eq!(
+        serde_json::to_value(&part).expect("serialise"),
+        json!({"partId": "p", "sessionId": "s", "messageId": "m", "type": "tool",
+               "callId": "c", "tool": "bash",
+               "state": {"status": "running", "input": {}, "startedAt": 7}})
+    );
+}
+
+#[test]
+fn ids_round_trip_as_received() {
+    let raw: RawMessage =
+        serde_json::from_value(json!({"id": "a", "method": "m"})).expect("string id");
+    assert_eq!(raw.id, Some(RequestId::Str("a".into())));
+    let raw: RawMessage = serde_json::from_value(json!({"id": 7})).expect("int id");
+    assert_eq!(serde_json::to_value(raw.id).expect("serialise"), json!(7));
+    assert!(serde_json::from_value::<RawMessage>(json!({"id": 1, "jsonrpc": "2.0"})).is_err());
+}

@@ -15,18 +15,15 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::eventlog::EventLog;
 use super::mapping::{LogResolver, ZLog};
-use super::server::{EventLines, Outbox};
+use super::outbox::{EventLines, Outbox};
+pub(crate) use super::reply::{ok, Reply, RpcError};
 use super::snapshot;
-use super::wire::{
-    codes, ErrorObject, RawMessage, RequestId, Snapshot, StoredEventNotification, ZodErrorData,
-    ZodIssue,
-};
+use super::wire::{codes, RawMessage, RequestId, Snapshot, StoredEventNotification};
 use crate::MAX_JSON_DEPTH;
 use agent_host::session::{
     EventJournal, FactoryError, InteractionReply, ManagerError, Session, SessionManager, TurnClaim,
@@ -35,70 +32,6 @@ use agent_host::session::{
 /// How long a turn's writer claim is held after the turn, at most, while its last events
 /// are stored.
 const CLAIM_SYNC_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// An error reply.
-#[derive(Debug, Clone)]
-pub struct RpcError(pub(crate) ErrorObject);
-
-impl RpcError {
-    pub(crate) fn new(code: i64, message: impl Into<String>) -> Self {
-        Self(ErrorObject {
-            code,
-            message: message.into(),
-            data: None,
-        })
-    }
-
-    pub(crate) fn with_data(mut self, data: impl Serialize) -> Self {
-        self.0.data = serde_json::to_value(data).ok();
-        self
-    }
-
-    pub(crate) fn invalid_params(path: &str, message: impl Into<String>) -> Self {
-        let message = message.into();
-        let path = if path.is_empty() { "(root)" } else { path };
-        Self::new(
-            codes::INVALID_PARAMS,
-            format!("Invalid params — {path}: {message}"),
-        )
-        .with_data(ZodErrorData {
-            name: "ZodError",
-            message: serde_json::to_string(&[ZodIssue {
-                path,
-                message: &message,
-            }])
-            .unwrap_or_default(),
-        })
-    }
-
-    pub(crate) fn not_active(id: &str) -> Self {
-        Self::new(
-            codes::SESSION_UNAVAILABLE,
-            format!("Session is not active: {id}"),
-        )
-    }
-
-    pub(crate) fn not_found(id: &str) -> Self {
-        Self::new(
-            codes::SESSION_UNAVAILABLE,
-            format!("Session not found: {id}"),
-        )
-    }
-
-    pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
-        Self::new(codes::INTERNAL_ERROR, message.to_string())
-    }
-
-    pub(crate) fn running(message: impl Into<String>) -> Self {
-        Self::new(codes::PROMPT_RUNNING, message)
-    }
-}
-
-pub(crate) type Reply = Result<Value, RpcError>;
-
-pub(crate) fn ok<T: Serialize>(value: T) -> Reply {
-    serde_json::to_value(value).map_err(RpcError::internal)
-}
 
 /// Parses params into `T`; failures name the failing path.
 pub(crate) fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {

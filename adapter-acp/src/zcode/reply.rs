@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::wire::{codes, ErrorObject, ZodErrorData, ZodIssue};
+use super::wire::{codes, ErrorObject, RequestError, ZodErrorData, ZodIssue};
 
 /// An error reply.
 #[derive(Debug, Clone)]
@@ -60,6 +60,18 @@ impl RpcError {
 
     pub(crate) fn running(message: impl Into<String>) -> Self {
         Self::new(codes::PROMPT_RUNNING, message)
+    }
+}
+
+impl From<RequestError> for RpcError {
+    fn from(err: RequestError) -> Self {
+        match err {
+            RequestError::UnknownMethod(method) => Self::new(
+                codes::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            ),
+            RequestError::InvalidParams { path, message } => Self::invalid_params(&path, message),
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 //! - [`event`]: `session/event` payloads.
 //! - [`interaction`]: server → client requests and their replies.
 //! - [`mcp`]: `mcp/list`.
+//! - [`request`]: every client request, parsed by method before dispatch.
 //!
 //! Every type is re-exported here: `wire::Snapshot` is `wire::snapshot::Snapshot`.
 
@@ -21,6 +22,7 @@ pub mod event;
 pub mod interaction;
 pub mod mcp;
 pub mod message;
+pub mod request;
 pub mod session;
 pub mod snapshot;
 pub mod turn;
@@ -30,6 +32,7 @@ pub use event::*;
 pub use interaction::*;
 pub use mcp::*;
 pub use message::*;
+pub use request::*;
 pub use session::*;
 pub use snapshot::*;
 pub use turn::*;

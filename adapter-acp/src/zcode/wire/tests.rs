@@ -88,3 +88,42 @@ fn ids_round_trip_as_received() {
     assert_eq!(serde_json::to_value(raw.id).expect("serialise"), json!(7));
     assert!(serde_json::from_value::<RawMessage>(json!({"id": 1, "jsonrpc": "2.0"})).is_err());
 }
+
+#[test]
+fn requests_parse_by_method_and_match_their_serde_form() {
+    let cases = [
+        (
+            "session/create",
+            json!({"workspace": {"workspacePath": "/w"}}),
+        ),
+        ("session/list", json!({})),
+        ("session/send", json!({"sessionId": "s", "content": "hi"})),
+        ("session/stop", json!({"sessionId": "s"})),
+        ("session/goal", json!({"sessionId": "s", "action": "show"})),
+        ("mcp/list", json!({})),
+    ];
+    for (method, params) in cases {
+        let parsed = ClientRequest::parse(method, Some(params.clone())).expect(method);
+        assert_eq!(parsed.method(), method);
+        let serde_form: ClientRequest =
+            serde_json::from_value(json!({"method": method, "params": params})).expect(method);
+        assert_eq!(serde_form.method(), method);
+        assert!(ClientRequest::METHODS.contains(&method));
+    }
+    // Absent params are `{}`.
+    assert!(matches!(
+        ClientRequest::parse("session/list", None),
+        Ok(ClientRequest::List(_))
+    ));
+    assert_eq!(
+        ClientRequest::parse("session/nope", None).expect_err("unknown"),
+        RequestError::UnknownMethod("session/nope".into())
+    );
+    assert_eq!(
+        ClientRequest::parse("session/stop", Some(json!({}))).expect_err("missing"),
+        RequestError::InvalidParams {
+            path: "sessionId".into(),
+            message: "missing field `sessionId`".into()
+        }
+    );
+}

@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use super::handlers::Server;
 use super::outbox::Outbox;
 use super::wire::{codes, Outgoing, StorageStateParams, STORAGE_STATE};
+use super::wire::{DatabaseKind, StartupPhase};
 use crate::max_line_bytes;
 
 /// How long shutdown waits for running turns to wind down (they were stopped: their tools'
@@ -91,8 +92,8 @@ where
             attempt_id: new_id("startup"),
             sequence: 1,
             database_id: "sessions".to_string(),
-            database_kind: "session",
-            phase: "ready",
+            database_kind: DatabaseKind::Session,
+            phase: StartupPhase::Ready,
             elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(0),
         })
         .unwrap_or_default(),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::{manager_error, ok, Reply, RpcError, Server};
 use crate::zcode::mapping::emit;
 use crate::zcode::snapshot::{self, session_info, session_mode, wire_mode};
+use crate::zcode::wire::CancelStatus;
 use crate::zcode::wire::{
     codes, CancelBackgroundTaskParams, CancelBackgroundTaskResult, CloseResult, CreateParams,
     EventBody, EventsParams, EventsResult, ForkParams, ForkResult, ForkTarget, ListParams,
@@ -375,22 +376,22 @@ impl Server {
                 }
                 (
                     true,
-                    "cancelled",
+                    CancelStatus::Cancelled,
                     format!("background task {} stopped", p.task_id),
                 )
             }
             Some(false) => (
                 false,
                 match session.subagent(&p.task_id).and_then(|c| c.meta().subagent) {
-                    Some(sub) if sub.status == SubagentStatus::Failed => "failed",
-                    Some(sub) if sub.status == SubagentStatus::Cancelled => "cancelled",
-                    _ => "completed",
+                    Some(sub) if sub.status == SubagentStatus::Failed => CancelStatus::Failed,
+                    Some(sub) if sub.status == SubagentStatus::Cancelled => CancelStatus::Cancelled,
+                    _ => CancelStatus::Completed,
                 },
                 format!("background task {} had already finished", p.task_id),
             ),
             None => (
                 false,
-                "not_found",
+                CancelStatus::NotFound,
                 format!("no background task {}", p.task_id),
             ),
         };

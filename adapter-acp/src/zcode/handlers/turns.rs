@@ -7,6 +7,7 @@ use agent_core::RunKind;
 
 use super::{ok, Reply, RpcError, Server};
 use crate::zcode::mapping::ZcodeTurn;
+use crate::zcode::wire::{CompactAcceptance, GoalStatus};
 use crate::zcode::wire::{
     CompactResult, CompactState, GoalAction, GoalInfo, GoalParams, GoalResult, RequestId,
     SendParams, SendResult, SessionParams, SteerParams, SteerResult, StopResult,
@@ -117,11 +118,15 @@ impl Server {
             }
         };
         let (response, state, operation_id) = match started {
-            Ok(turn) => ("Compaction started.", "accepted", Some(turn.turn_id)),
+            Ok(turn) => (
+                "Compaction started.",
+                CompactAcceptance::Accepted,
+                Some(turn.turn_id),
+            ),
             Err(StartError::Busy(busy)) => match session.active_turn().map(|a| a.kind) {
                 Some(RunKind::Compact) => (
                     "A compaction is already running.",
-                    "already_running",
+                    CompactAcceptance::AlreadyRunning,
                     Some(busy.turn_id),
                 ),
                 _ => return Err(RpcError::running(busy.to_string())),
@@ -200,7 +205,11 @@ impl Server {
             .map_err(RpcError::internal)?;
         let goal = session.meta().goal.map(|g| GoalInfo {
             objective: g.objective,
-            status: if g.paused { "paused" } else { "active" },
+            status: if g.paused {
+                GoalStatus::Paused
+            } else {
+                GoalStatus::Active
+            },
             created_at: g.created_at,
             updated_at: g.updated_at,
         });

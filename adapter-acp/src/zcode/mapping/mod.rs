@@ -37,6 +37,9 @@ use agent_core::{
 use crate::coverage::Coverage;
 use crate::zcode::eventlog::EventLog;
 use crate::zcode::wire::{
+    CompactionState, InputSource, OriginSource, TaskStatus, ToolErrorKind, TurnPhase,
+};
+use crate::zcode::wire::{
     CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
     SharedStr, SubagentOrigin, ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnError,
     TurnFailedPayload, WireSandbox,
@@ -101,7 +104,7 @@ pub struct ZcodeTurn {
     /// The sub-agent each `Task` call runs, by call id.
     origins: HashMap<String, SubagentOrigin>,
     /// `turn.started`'s `inputSource`.
-    input_source: &'static str,
+    input_source: InputSource,
     /// Why the running compaction started.
     compaction: Option<CompactionReason>,
     /// Before and after of the last finished compaction.
@@ -129,7 +132,7 @@ impl ZcodeTurn {
             logs: None,
             children: HashMap::new(),
             origins: HashMap::new(),
-            input_source: "user",
+            input_source: InputSource::User,
             compaction: None,
             compaction_sizes: None,
             counts: (0, 0),
@@ -154,7 +157,7 @@ impl ZcodeTurn {
                 .unwrap_or_else(|| new_id("turn"));
             let mut turn = ZcodeTurn::new(logs(task_id), task_id);
             turn.logs = Some(logs);
-            turn.input_source = "subagent";
+            turn.input_source = InputSource::Subagent;
             let info = TurnInfo {
                 turn_id,
                 kind: RunKind::Prompt,
@@ -245,7 +248,7 @@ impl ZcodeTurn {
                             .unwrap_or_else(|| "the sub-agent failed".to_string()),
                         code: "subagent".to_string(),
                     },
-                    turn_phase: "execution",
+                    turn_phase: TurnPhase::Execution,
                     input_id: None,
                 }),
             );
@@ -412,18 +415,18 @@ impl ZcodeTurn {
                 } else {
                     let vetoed = meta.hooks.iter().any(|h| h.outcome == HookOutcome::Deny);
                     let (kind, code) = if self.denied.contains(id) {
-                        ("permission_denied", None)
+                        (ToolErrorKind::PermissionDenied, None)
                     } else if vetoed {
-                        ("hook_denied", Some("hook_denied".to_string()))
+                        (ToolErrorKind::HookDenied, Some("hook_denied".to_string()))
                     } else if let Some(block) = &meta.block {
                         (
-                            "sandbox_denied",
+                            ToolErrorKind::SandboxDenied,
                             serde_json::to_value(block.code)
                                 .ok()
                                 .and_then(|v| v.as_str().map(str::to_string)),
                         )
                     } else {
-                        ("tool_error", None)
+                        (ToolErrorKind::ToolError, None)
                     };
                     ToolUpdatedPayload::Error {
                         tool_call_id: id.clone(),
@@ -493,7 +496,7 @@ impl ZcodeTurn {
                     turn,
                     EventBody::SessionUpdated(SessionUpdatedPayload {
                         compaction: Some(CompactionUpdate {
-                            state: "running",
+                            state: CompactionState::Running,
                             operation_id: turn.turn_id.clone(),
                             auto: Some(*reason != CompactionReason::Manual),
                             reason: Some(compaction_reason(*reason)),
@@ -509,7 +512,7 @@ impl ZcodeTurn {
                     turn,
                     EventBody::SessionUpdated(SessionUpdatedPayload {
                         compaction: Some(CompactionUpdate {
-                            state: "completed",
+                            state: CompactionState::Completed,
                             operation_id: turn.turn_id.clone(),
                             auto: Some(reason != CompactionReason::Manual),
                             reason: Some(compaction_reason(reason)),
@@ -537,7 +540,7 @@ impl ZcodeTurn {
                 ..
             } => {
                 let origin = SubagentOrigin {
-                    source: "subagent",
+                    source: OriginSource::Subagent,
                     agent_id: task_id.clone(),
                     agent_type: name.clone(),
                     background: *background,
@@ -551,7 +554,7 @@ impl ZcodeTurn {
                         turn,
                         EventBody::SessionUpdated(SessionUpdatedPayload {
                             task_id: Some(task_id.clone()),
-                            status: Some("running"),
+                            status: Some(TaskStatus::Running),
                             tool_call_id: Some(call_id.clone()),
                             tool_name: Some(self.tool_name(call_id, "Task")),
                             description: description.clone(),
@@ -592,7 +595,7 @@ impl ZcodeTurn {
                 ..
             } => {
                 if let Some(origin) = self.origins.get(call_id).cloned() {
-                    let preview = Some(format!("sub-agent {}", subagent_status(*status)));
+                    let preview = Some(format!("sub-agent {}", subagent_status(*status).as_str()));
                     self.emit_subagent_progress(session, turn, call_id, origin.clone(), preview);
                     if origin.background {
                         let tail = final_text.as_deref().or(error.as_deref()).map(|t| {

@@ -7,6 +7,9 @@ use agent_host::session::{Session, TurnInfo, TurnObserver, TurnOutcome};
 
 use super::{error_kind, wire_usage, ZcodeTurn};
 use crate::zcode::wire::{
+    CompactionState, ExecutionKind, ResultType, TurnPhase, WireCompactionReason,
+};
+use crate::zcode::wire::{
     CompactionUpdate, EventBody, SessionUpdatedPayload, TurnCompletedPayload, TurnError,
     TurnFailedPayload, TurnStartedPayload,
 };
@@ -38,7 +41,7 @@ impl TurnObserver for ZcodeTurn {
                     input: turn.input.clone(),
                     input_id: turn.input_id.clone(),
                     input_source: self.input_source,
-                    execution_kind: "agent",
+                    execution_kind: ExecutionKind::Agent,
                 }),
             );
         }
@@ -66,9 +69,12 @@ impl TurnObserver for ZcodeTurn {
     fn finished(&mut self, _session: &Session, turn: &TurnInfo, outcome: &TurnOutcome) {
         if turn.kind == RunKind::Compact {
             let (state, error) = match outcome.status {
-                RunStatus::Success => ("completed", None),
-                RunStatus::Aborted => ("cancelled", None),
-                RunStatus::Error => ("failed", outcome.error.as_ref().map(|(_, m)| m.clone())),
+                RunStatus::Success => (CompactionState::Completed, None),
+                RunStatus::Aborted => (CompactionState::Cancelled, None),
+                RunStatus::Error => (
+                    CompactionState::Failed,
+                    outcome.error.as_ref().map(|(_, m)| m.clone()),
+                ),
             };
             self.emit(
                 turn,
@@ -78,7 +84,7 @@ impl TurnObserver for ZcodeTurn {
                         operation_id: turn.turn_id.clone(),
                         error,
                         auto: Some(false),
-                        reason: Some("manual"),
+                        reason: Some(WireCompactionReason::Manual),
                         before: self.compaction_sizes.map(|s| s.0),
                         after: self.compaction_sizes.map(|s| s.1),
                     }),
@@ -100,8 +106,8 @@ impl TurnObserver for ZcodeTurn {
                     tool_call_count: outcome.tool_calls,
                     duration: outcome.duration_ms,
                     result_type: match outcome.status {
-                        RunStatus::Aborted => "cancelled",
-                        _ => "success",
+                        RunStatus::Aborted => ResultType::Cancelled,
+                        _ => ResultType::Success,
                     },
                     input_id: turn.input_id.clone(),
                 })
@@ -118,7 +124,7 @@ impl TurnObserver for ZcodeTurn {
                         message,
                         code: code.to_string(),
                     },
-                    turn_phase: "execution",
+                    turn_phase: TurnPhase::Execution,
                     input_id: turn.input_id.clone(),
                 })
             }

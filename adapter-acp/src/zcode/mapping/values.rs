@@ -10,7 +10,8 @@ use agent_host::session::{now_ms, ToolCallState};
 
 use super::ZLog;
 use crate::zcode::wire::{
-    EventBody, SessionEvent, SharedStr, Todo, ToolMeta, WireBlock, WireUsage,
+    EventBody, SessionEvent, SharedStr, TaskStatus, Todo, TodoPriority, TodoStatus, ToolMeta,
+    WireBlock, WireCompactionReason, WireUsage,
 };
 
 /// The metadata a tool call's `tool.updated` and tool part carry: its sandbox block, the
@@ -29,19 +30,19 @@ pub fn tool_meta(state: Option<&ToolCallState>) -> ToolMeta {
 /// How much of `text` a background task's `outputTail` keeps.
 pub(super) const OUTPUT_TAIL: usize = 2_000;
 
-pub(super) fn compaction_reason(reason: CompactionReason) -> &'static str {
+pub(super) fn compaction_reason(reason: CompactionReason) -> WireCompactionReason {
     match reason {
-        CompactionReason::Auto => "auto",
-        CompactionReason::Manual => "manual",
-        CompactionReason::Overflow => "overflow",
+        CompactionReason::Auto => WireCompactionReason::Auto,
+        CompactionReason::Manual => WireCompactionReason::Manual,
+        CompactionReason::Overflow => WireCompactionReason::Overflow,
     }
 }
 
-pub(super) fn subagent_status(status: RunStatus) -> &'static str {
+pub(super) fn subagent_status(status: RunStatus) -> TaskStatus {
     match status {
-        RunStatus::Success => "completed",
-        RunStatus::Error => "failed",
-        RunStatus::Aborted => "cancelled",
+        RunStatus::Success => TaskStatus::Completed,
+        RunStatus::Error => TaskStatus::Failed,
+        RunStatus::Aborted => TaskStatus::Cancelled,
     }
 }
 
@@ -101,11 +102,11 @@ pub fn todos(plan: &[PlanItem]) -> Vec<Todo> {
         .map(|item| Todo {
             content: item.step.clone(),
             status: match item.status {
-                PlanStatus::Pending => "pending",
-                PlanStatus::InProgress => "in_progress",
-                PlanStatus::Completed => "completed",
+                PlanStatus::Pending => TodoStatus::Pending,
+                PlanStatus::InProgress => TodoStatus::InProgress,
+                PlanStatus::Completed => TodoStatus::Completed,
             },
-            priority: "medium",
+            priority: TodoPriority::Medium,
         })
         .collect()
 }

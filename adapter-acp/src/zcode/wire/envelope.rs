@@ -211,10 +211,26 @@ pub struct StorageStateParams {
     pub sequence: u32,
     /// Database id.
     pub database_id: String,
-    /// `session`.
-    pub database_kind: &'static str,
-    /// `ready`.
-    pub phase: &'static str,
+    /// Always `session`.
+    pub database_kind: DatabaseKind,
+    /// Always `ready`.
+    pub phase: StartupPhase,
     /// Time since start, ms.
     pub elapsed_ms: u64,
+}
+
+/// The kind of database in `startup/storageState`: always `session`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DatabaseKind {
+    /// The session store.
+    Session,
+}
+
+/// The startup phase in `startup/storageState`: always `ready`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StartupPhase {
+    /// Requests are served.
+    Ready,
 }

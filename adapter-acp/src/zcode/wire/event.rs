@@ -10,7 +10,7 @@ use agent_host::session::HookNote;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Todo, WireMode};
+use super::{TaskStatus, Todo, WireMode};
 
 /// An immutable string shared by many values (an id repeated in every event of a session
 /// or turn): a clone costs a reference count, not an allocation. Serialises as the plain
@@ -113,9 +113,9 @@ pub struct TurnStartedPayload {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_id: Option<String>,
     /// `user`, or `subagent` on a sub-agent's session.
-    pub input_source: &'static str,
+    pub input_source: InputSource,
     /// Always `agent`.
-    pub execution_kind: &'static str,
+    pub execution_kind: ExecutionKind,
 }
 
 /// `model.streaming` payload.
@@ -174,7 +174,7 @@ pub struct ToolResultBody {
 pub struct ToolErrorBody {
     /// `tool_error`, `permission_denied`, `hook_denied` or `sandbox_denied`.
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: ToolErrorKind,
     /// Error text.
     pub message: String,
     /// A machine-readable code: the sandbox block's (`sandbox`, `network`, …) or
@@ -287,7 +287,7 @@ impl From<&SandboxReport> for WireSandbox {
 #[serde(rename_all = "camelCase")]
 pub struct SubagentOrigin {
     /// Always `subagent`.
-    pub source: &'static str,
+    pub source: OriginSource,
     /// The sub-agent's task id.
     pub agent_id: String,
     /// The specialist.
@@ -423,7 +423,7 @@ pub struct TurnCompletedPayload {
     /// Wall time, ms.
     pub duration: u64,
     /// `success` or `cancelled`.
-    pub result_type: &'static str,
+    pub result_type: ResultType,
     /// The client's input id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_id: Option<String>,
@@ -447,8 +447,8 @@ pub struct TurnError {
 pub struct TurnFailedPayload {
     /// The error.
     pub error: TurnError,
-    /// Where it failed.
-    pub turn_phase: &'static str,
+    /// Where it failed: always `execution`.
+    pub turn_phase: TurnPhase,
     /// The client's input id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_id: Option<String>,
@@ -459,7 +459,7 @@ pub struct TurnFailedPayload {
 #[serde(rename_all = "camelCase")]
 pub struct CompactionUpdate {
     /// `running`, `completed`, `failed` or `cancelled`.
-    pub state: &'static str,
+    pub state: CompactionState,
     /// The operation id from the compact result (the turn's id).
     pub operation_id: String,
     /// Error text when failed.
@@ -471,7 +471,7 @@ pub struct CompactionUpdate {
     pub auto: Option<bool>,
     /// `auto`, `manual` or `overflow`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<&'static str>,
+    pub reason: Option<WireCompactionReason>,
     /// Context tokens before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before: Option<u64>,
@@ -513,7 +513,7 @@ pub struct SessionUpdatedPayload {
     pub task_id: Option<String>,
     /// The background task's status: `running`, `completed`, `failed` or `cancelled`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<&'static str>,
+    pub status: Option<TaskStatus>,
     /// The `Task` call that started the background task.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
@@ -526,4 +526,89 @@ pub struct SessionUpdatedPayload {
     /// The end of the background task's output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_tail: Option<String>,
+}
+
+/// Where a turn's input comes from: `user`, or `subagent` on a sub-agent's session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputSource {
+    /// The client.
+    User,
+    /// The parent's `Task` call.
+    Subagent,
+}
+
+/// How a turn runs: always `agent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionKind {
+    /// The agent loop.
+    Agent,
+}
+
+/// A tool error's type: `tool_error`, `permission_denied`, `hook_denied` or `sandbox_denied`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    /// The tool failed.
+    ToolError,
+    /// The call was not approved.
+    PermissionDenied,
+    /// A hook vetoed it.
+    HookDenied,
+    /// The sandbox refused it.
+    SandboxDenied,
+}
+
+/// Who a `Task` call's updates are about: always `subagent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OriginSource {
+    /// The sub-agent.
+    Subagent,
+}
+
+/// How a turn ended: `success` or `cancelled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultType {
+    /// It ran to its end.
+    Success,
+    /// It was stopped.
+    Cancelled,
+}
+
+/// Where a turn failed: always `execution`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnPhase {
+    /// While it ran.
+    Execution,
+}
+
+/// A compaction's state: `running`, `completed`, `failed` or `cancelled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionState {
+    /// It runs.
+    #[default]
+    Running,
+    /// It finished.
+    Completed,
+    /// It failed.
+    Failed,
+    /// It was stopped.
+    Cancelled,
+}
+
+/// Why a compaction ran: `auto`, `manual` or `overflow`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WireCompactionReason {
+    /// The context crossed the threshold.
+    Auto,
+    /// `session/compact` asked for it.
+    Manual,
+    /// The model refused an overfull context.
+    Overflow,
 }

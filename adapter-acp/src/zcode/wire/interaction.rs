@@ -41,10 +41,10 @@ pub struct PermissionRule {
 pub struct PermissionUpdate {
     /// `addRules`.
     #[serde(rename = "type", default)]
-    pub kind: String,
+    pub kind: PermissionUpdateKind,
     /// `allow` or `deny`.
     #[serde(default)]
-    pub behavior: String,
+    pub behavior: PermissionBehavior,
     /// The rules.
     #[serde(default)]
     pub rules: Vec<PermissionRule>,
@@ -72,9 +72,9 @@ pub struct PermissionResponse {
 #[serde(rename_all = "camelCase")]
 pub struct PermissionOption {
     /// `allow_once`, `allow_always` or `deny`.
-    pub option_id: &'static str,
-    /// Option kind.
-    pub kind: &'static str,
+    pub option_id: PermissionOptionId,
+    /// Option kind (the same values).
+    pub kind: PermissionOptionId,
     /// Label.
     pub name: String,
     /// The exact reply to send for this option.
@@ -99,7 +99,7 @@ pub struct RequestPermissionParams {
     /// Why approval is needed.
     pub reason: String,
     /// `low`, `medium`, `high` or `critical`.
-    pub risk_level: &'static str,
+    pub risk_level: WireRiskLevel,
     /// Arguments.
     pub input: Value,
     /// The choices.
@@ -168,7 +168,7 @@ pub struct PlanInput {
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct InteractionSchema {
     /// Always `plan_approval`.
-    pub interaction: &'static str,
+    pub interaction: SchemaInteraction,
 }
 
 /// User input reply actions.
@@ -194,4 +194,105 @@ pub struct UserInputResponse {
     /// Why.
     #[serde(default)]
     pub reason: Option<String>,
+}
+
+/// The type of a permission update: `addRules`. Any other text is accepted (as
+/// [`Self::Other`], or [`Self::Unset`] for an empty or absent one) and adds no rule.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(from = "String")]
+pub enum PermissionUpdateKind {
+    /// Add the rules.
+    #[serde(rename = "addRules")]
+    AddRules,
+    /// Absent or empty.
+    #[default]
+    #[serde(rename = "")]
+    Unset,
+    /// Any other value, as sent.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl From<String> for PermissionUpdateKind {
+    fn from(text: String) -> Self {
+        match text.as_str() {
+            "addRules" => Self::AddRules,
+            "" => Self::Unset,
+            _ => Self::Other(text),
+        }
+    }
+}
+
+/// What a permission update's rules do: `allow` or `deny`. An empty or absent one
+/// ([`Self::Unset`]) counts as `allow`; any other text is accepted as [`Self::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(from = "String", rename_all = "lowercase")]
+pub enum PermissionBehavior {
+    /// Allow the matching calls.
+    Allow,
+    /// Deny them.
+    Deny,
+    /// Absent or empty.
+    #[default]
+    #[serde(rename = "")]
+    Unset,
+    /// Any other value, as sent.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl From<String> for PermissionBehavior {
+    fn from(text: String) -> Self {
+        match text.as_str() {
+            "allow" => Self::Allow,
+            "deny" => Self::Deny,
+            "" => Self::Unset,
+            _ => Self::Other(text),
+        }
+    }
+}
+
+/// The options of a permission request: `allow_once`, `allow_always` or `deny`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionOptionId {
+    /// Run it this time.
+    AllowOnce,
+    /// Run it and calls like it.
+    AllowAlways,
+    /// Do not run it.
+    Deny,
+}
+
+/// A call's risk: `low`, `medium`, `high` or `critical`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WireRiskLevel {
+    /// Low.
+    Low,
+    /// Medium.
+    Medium,
+    /// High.
+    High,
+    /// Critical.
+    Critical,
+}
+
+impl From<agent_core::RiskLevel> for WireRiskLevel {
+    fn from(level: agent_core::RiskLevel) -> Self {
+        match level {
+            agent_core::RiskLevel::Low => Self::Low,
+            agent_core::RiskLevel::Medium => Self::Medium,
+            agent_core::RiskLevel::High => Self::High,
+            agent_core::RiskLevel::Critical => Self::Critical,
+        }
+    }
+}
+
+/// What kind of user input is asked: always `plan_approval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchemaInteraction {
+    /// Approve a plan.
+    PlanApproval,
 }

@@ -87,7 +87,7 @@ pub struct AssistantMessageInfo {
     pub tokens: MessageTokens,
     /// `tool-calls` or `stop`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub finish: Option<&'static str>,
+    pub finish: Option<FinishReason>,
 }
 
 /// Message info, discriminated by role.
@@ -224,4 +224,14 @@ impl MessageWithParts {
             MessageInfo::Assistant(a) => &a.message_id,
         }
     }
+}
+
+/// Why an assistant message ended: `tool-calls` or `stop`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FinishReason {
+    /// It called tools.
+    ToolCalls,
+    /// It answered.
+    Stop,
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{MessageWithParts, SessionInfo, Snapshot, WireUsage};
+use super::{MessageWithParts, SessionInfo, Snapshot, TaskStatus, WireUsage};
 
 /// A workspace reference.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,9 +149,9 @@ pub struct MessagesParams {
 pub struct SubscribeParams {
     /// The session.
     pub session_id: String,
-    /// `desktop-continuous` or `web-remote-replayable`.
+    /// `desktop-continuous` or `web-remote-replayable` (any other text is accepted).
     #[serde(default)]
-    pub delivery_kind: Option<String>,
+    pub delivery_kind: Option<DeliveryKind>,
     /// Replay events with a larger seq.
     #[serde(default)]
     pub after_seq: Option<u64>,
@@ -323,7 +323,7 @@ pub struct SubagentEntry {
     /// It runs in the background.
     pub background: bool,
     /// `running`, `completed`, `failed` or `cancelled`.
-    pub status: &'static str,
+    pub status: TaskStatus,
     /// Its answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub final_text: Option<String>,
@@ -369,7 +369,45 @@ pub struct CancelBackgroundTaskResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<Box<Snapshot>>,
     /// Task status: `cancelled`, `completed`, `failed` or `not_found`.
-    pub status: &'static str,
+    pub status: CancelStatus,
     /// The task.
     pub task_id: String,
+}
+
+/// A background task's status after `session/cancelBackgroundTask`: `cancelled`, `completed`, `failed` or `not_found`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelStatus {
+    /// It was cancelled now (or before).
+    Cancelled,
+    /// It had answered.
+    Completed,
+    /// It had failed.
+    Failed,
+    /// No such task.
+    NotFound,
+}
+
+/// How a client takes a session's events: `desktop-continuous` or
+/// `web-remote-replayable`. Informational: any other text is accepted as [`Self::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", rename_all = "kebab-case")]
+pub enum DeliveryKind {
+    /// A desktop client, continuously connected.
+    DesktopContinuous,
+    /// A web client that replays after reconnecting.
+    WebRemoteReplayable,
+    /// Any other value, as sent.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl From<String> for DeliveryKind {
+    fn from(text: String) -> Self {
+        match text.as_str() {
+            "desktop-continuous" => Self::DesktopContinuous,
+            "web-remote-replayable" => Self::WebRemoteReplayable,
+            _ => Self::Other(text),
+        }
+    }
 }

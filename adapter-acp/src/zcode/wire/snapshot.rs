@@ -38,11 +38,11 @@ pub struct SessionInfo {
     /// Trace id.
     pub trace_id: String,
     /// `interactive`, `fork` or `subagent`.
-    pub session_kind: &'static str,
+    pub session_kind: SessionKind,
     /// Title (first 80 characters of the first prompt).
     pub title: String,
     /// `default`, `first_input` or `custom`.
-    pub title_source: &'static str,
+    pub title_source: TitleSource,
     /// Mode.
     pub mode: WireMode,
     /// Status.
@@ -127,7 +127,7 @@ pub struct ThoughtLevelSetting {
 #[derive(Debug, Clone, Serialize)]
 pub struct PermissionSetting {
     /// The engine's permission mode (`ask`, `auto`, `plan`, `unsafe`).
-    pub mode: String,
+    pub mode: WirePermissionMode,
 }
 
 /// Session settings.
@@ -153,7 +153,7 @@ pub struct ActiveToolCall {
     /// Tool name.
     pub tool_name: String,
     /// `pending` or `running`.
-    pub status: &'static str,
+    pub status: ActiveToolStatus,
     /// Start time, ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at: Option<i64>,
@@ -198,7 +198,7 @@ pub struct BackgroundJob {
     /// The task id (also the sub-agent's session id).
     pub task_id: String,
     /// Always `subagent`.
-    pub kind: &'static str,
+    pub kind: JobKind,
     /// The specialist.
     pub agent_type: String,
     /// The caller's label.
@@ -207,7 +207,7 @@ pub struct BackgroundJob {
     /// The `Task` call that started it.
     pub tool_call_id: String,
     /// `running`, `completed`, `failed` or `cancelled`.
-    pub status: &'static str,
+    pub status: TaskStatus,
 }
 
 /// Runtime state of a session.
@@ -223,7 +223,7 @@ pub struct RuntimeInfo {
     pub active_turn_id: Option<String>,
     /// `agent` or `compact`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub active_turn_kind: Option<&'static str>,
+    pub active_turn_kind: Option<TurnKind>,
     /// Server request ids awaiting a reply.
     pub pending_request_ids: Vec<String>,
     /// How full the context window is.
@@ -259,9 +259,9 @@ pub struct Todo {
     /// The step.
     pub content: String,
     /// `pending`, `in_progress` or `completed`.
-    pub status: &'static str,
+    pub status: TodoStatus,
     /// Always `medium`: the plan tool has no priorities.
-    pub priority: &'static str,
+    pub priority: TodoPriority,
 }
 
 /// The full state of a session: the result of create, resume, read, fork, goal, ...
@@ -282,4 +282,139 @@ pub struct Snapshot {
     pub messages: Vec<MessageWithParts>,
     /// The checklist.
     pub todos: Vec<Todo>,
+}
+
+/// What made a session: `interactive`, `fork` or `subagent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionKind {
+    /// Created by the client.
+    Interactive,
+    /// A fork of another session.
+    Fork,
+    /// A sub-agent's session.
+    Subagent,
+}
+
+/// Where a session's title comes from: `default`, `first_input` or `custom`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TitleSource {
+    /// The default title.
+    Default,
+    /// The first prompt.
+    FirstInput,
+    /// Set by the client.
+    Custom,
+}
+
+/// The engine's permission mode: `ask`, `auto`, `plan` or `unsafe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WirePermissionMode {
+    /// Asks before side effects.
+    Ask,
+    /// Risk-based.
+    Auto,
+    /// Read-only.
+    Plan,
+    /// Everything pre-approved.
+    Unsafe,
+}
+
+impl From<agent_core::PermissionMode> for WirePermissionMode {
+    fn from(mode: agent_core::PermissionMode) -> Self {
+        match mode {
+            agent_core::PermissionMode::Ask => Self::Ask,
+            agent_core::PermissionMode::Auto => Self::Auto,
+            agent_core::PermissionMode::Plan => Self::Plan,
+            agent_core::PermissionMode::Unsafe => Self::Unsafe,
+        }
+    }
+}
+
+/// The status of a tool call in flight: `pending` or `running`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActiveToolStatus {
+    /// Not started yet.
+    Pending,
+    /// Running.
+    Running,
+}
+
+/// What a background job is: always `subagent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobKind {
+    /// A `Task` tool's sub-agent.
+    Subagent,
+}
+
+/// The status of a background task or sub-agent: `running`, `completed`, `failed` or `cancelled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskStatus {
+    /// It runs.
+    Running,
+    /// It answered.
+    Completed,
+    /// It failed.
+    Failed,
+    /// It was stopped.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl From<agent_host::session::SubagentStatus> for TaskStatus {
+    fn from(status: agent_host::session::SubagentStatus) -> Self {
+        use agent_host::session::SubagentStatus;
+        match status {
+            SubagentStatus::Running => Self::Running,
+            SubagentStatus::Completed => Self::Completed,
+            SubagentStatus::Failed => Self::Failed,
+            SubagentStatus::Cancelled => Self::Cancelled,
+        }
+    }
+}
+
+/// What the running turn is: `agent` (a prompt) or `compact`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnKind {
+    /// A prompt.
+    Agent,
+    /// A compaction.
+    Compact,
+}
+
+/// The status of a todo item: `pending`, `in_progress` or `completed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// A todo item's priority: always `medium` (the plan tool has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TodoPriority {
+    /// The only one.
+    Medium,
 }

@@ -127,3 +127,90 @@ fn requests_parse_by_method_and_match_their_serde_form() {
         }
     );
 }
+
+#[test]
+fn closed_sets_serialise_with_the_wire_spellings() {
+    fn text<T: serde::Serialize>(value: T) -> String {
+        serde_json::to_value(value)
+            .expect("serialise")
+            .as_str()
+            .expect("a string")
+            .to_string()
+    }
+    let cases = [
+        (text(SessionKind::Subagent), "subagent"),
+        (text(TitleSource::FirstInput), "first_input"),
+        (text(WirePermissionMode::Unsafe), "unsafe"),
+        (text(ActiveToolStatus::Pending), "pending"),
+        (text(JobKind::Subagent), "subagent"),
+        (text(TaskStatus::Cancelled), "cancelled"),
+        (text(TurnKind::Compact), "compact"),
+        (text(TodoStatus::InProgress), "in_progress"),
+        (text(TodoPriority::Medium), "medium"),
+        (text(GoalStatus::Paused), "paused"),
+        (text(CompactAcceptance::AlreadyRunning), "already_running"),
+        (text(CancelStatus::NotFound), "not_found"),
+        (text(FinishReason::ToolCalls), "tool-calls"),
+        (text(InputSource::Subagent), "subagent"),
+        (text(ExecutionKind::Agent), "agent"),
+        (text(ToolErrorKind::SandboxDenied), "sandbox_denied"),
+        (text(OriginSource::Subagent), "subagent"),
+        (text(ResultType::Success), "success"),
+        (text(TurnPhase::Execution), "execution"),
+        (text(CompactionState::Failed), "failed"),
+        (text(WireCompactionReason::Overflow), "overflow"),
+        (text(PermissionOptionId::AllowAlways), "allow_always"),
+        (text(WireRiskLevel::Critical), "critical"),
+        (text(SchemaInteraction::PlanApproval), "plan_approval"),
+        (text(DatabaseKind::Session), "session"),
+        (text(StartupPhase::Ready), "ready"),
+        (text(PermissionUpdateKind::AddRules), "addRules"),
+        (text(PermissionBehavior::Allow), "allow"),
+        (
+            text(DeliveryKind::WebRemoteReplayable),
+            "web-remote-replayable",
+        ),
+    ];
+    for (got, want) in cases {
+        assert_eq!(got, want);
+    }
+    for level in ["low", "medium", "high", "critical"] {
+        let core: agent_core::RiskLevel = serde_json::from_value(json!(level)).expect("core");
+        assert_eq!(text(WireRiskLevel::from(core)), level);
+    }
+    for status in [
+        TaskStatus::Running,
+        TaskStatus::Completed,
+        TaskStatus::Failed,
+        TaskStatus::Cancelled,
+    ] {
+        assert_eq!(text(status), status.as_str());
+    }
+}
+
+#[test]
+fn open_inputs_accept_any_text_as_before() {
+    let update: PermissionUpdate =
+        serde_json::from_value(json!({"type": "addRules", "behavior": "allow"})).expect("known");
+    assert_eq!(update.kind, PermissionUpdateKind::AddRules);
+    assert_eq!(update.behavior, PermissionBehavior::Allow);
+    let update: PermissionUpdate = serde_json::from_value(json!({})).expect("absent");
+    assert_eq!(update.kind, PermissionUpdateKind::Unset);
+    assert_eq!(update.behavior, PermissionBehavior::Unset);
+    let update: PermissionUpdate =
+        serde_json::from_value(json!({"type": "setMode", "behavior": ""})).expect("other");
+    assert_eq!(update.kind, PermissionUpdateKind::Other("setMode".into()));
+    assert_eq!(update.behavior, PermissionBehavior::Unset);
+    assert!(serde_json::from_value::<PermissionUpdate>(json!({"behavior": 1})).is_err());
+    assert_eq!(
+        serde_json::to_value(PermissionBehavior::Other("ask".into())).expect("serialise"),
+        json!("ask")
+    );
+    let p: SubscribeParams =
+        serde_json::from_value(json!({"sessionId": "s", "deliveryKind": "pager"})).expect("other");
+    assert_eq!(p.delivery_kind, Some(DeliveryKind::Other("pager".into())));
+    let p: SubscribeParams =
+        serde_json::from_value(json!({"sessionId": "s", "deliveryKind": "desktop-continuous"}))
+            .expect("known");
+    assert_eq!(p.delivery_kind, Some(DeliveryKind::DesktopContinuous));
+}

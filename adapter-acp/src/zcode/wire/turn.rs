@@ -99,7 +99,7 @@ pub struct GoalInfo {
     /// The objective.
     pub objective: String,
     /// `active` or `paused`.
-    pub status: &'static str,
+    pub status: GoalStatus,
     /// Set at, ms.
     pub created_at: i64,
     /// Changed at, ms.
@@ -124,7 +124,7 @@ pub struct GoalResult {
 #[serde(rename_all = "camelCase")]
 pub struct CompactState {
     /// `accepted` or `already_running`.
-    pub state: &'static str,
+    pub state: CompactAcceptance,
     /// The compaction's operation (turn) id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
@@ -139,4 +139,24 @@ pub struct CompactResult {
     pub snapshot: Box<Snapshot>,
     /// Compaction state.
     pub compact: CompactState,
+}
+
+/// A goal's status: `active` or `paused`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GoalStatus {
+    /// Pursued.
+    Active,
+    /// Paused.
+    Paused,
+}
+
+/// What became of a `session/compact`: `accepted` or `already_running`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactAcceptance {
+    /// A compaction started.
+    Accepted,
+    /// One runs already.
+    AlreadyRunning,
 }

@@ -6,6 +6,8 @@
 //! - [`snapshot`]: session info, projection, settings and messages in ZCode shapes.
 //! - [`eventlog`]: the per-session, seq'd event log with replay.
 //! - `handlers`: the dispatcher and the method handlers.
+//! - `outbox`: the writer's queue and the event logs' live sink; `reply`: a request's
+//!   answer or error reply.
 //! - [`server`]: the stdio loop and the writer.
 //!
 //! # Capabilities
@@ -65,6 +67,8 @@
 pub mod eventlog;
 mod handlers;
 pub mod mapping;
+mod outbox;
+mod reply;
 pub mod server;
 pub mod snapshot;
 pub mod wire;

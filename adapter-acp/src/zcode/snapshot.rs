@@ -15,6 +15,9 @@ use crate::zcode::wire::{
     ToolState, UserMessageInfo, WireMode, WireStatus, WorkspaceRef, PROTOCOL_NAME,
     PROTOCOL_VERSION,
 };
+use crate::zcode::wire::{
+    ActiveToolStatus, FinishReason, JobKind, SessionKind, TaskStatus, TitleSource, TurnKind,
+};
 use agent_host::session::{
     Session, SessionMeta, SessionMode, SessionView, SubagentStatus, ToolCallStatus,
 };
@@ -60,14 +63,14 @@ pub fn session_info(meta: &SessionMeta, running: bool) -> SessionInfo {
         parent_session_id: meta.parent_session_id.clone(),
         trace_id: meta.trace_id.clone(),
         session_kind: match (&meta.subagent, &meta.parent_session_id) {
-            (Some(_), _) => "subagent",
-            (None, Some(_)) => "fork",
-            (None, None) => "interactive",
+            (Some(_), _) => SessionKind::Subagent,
+            (None, Some(_)) => SessionKind::Fork,
+            (None, None) => SessionKind::Interactive,
         },
         title: meta.title.clone(),
         title_source: match meta.title_from_input {
-            true => "first_input",
-            false => "default",
+            true => TitleSource::FirstInput,
+            false => TitleSource::Default,
         },
         mode: wire_mode(meta.mode),
         status: match running {
@@ -136,7 +139,7 @@ fn settings(session: &Session, view: &SessionView) -> Settings {
             current: wire_mode(meta.mode),
         },
         permission: PermissionSetting {
-            mode: meta.mode.permission_mode().as_str().to_string(),
+            mode: meta.mode.permission_mode().into(),
         },
     }
 }
@@ -160,8 +163,8 @@ pub fn subagent_entry(meta: &SessionMeta, running: bool) -> Option<SubagentEntry
 }
 
 /// The wire name of a sub-agent's status.
-pub fn subagent_status(status: SubagentStatus) -> &'static str {
-    status.as_str()
+pub fn subagent_status(status: SubagentStatus) -> TaskStatus {
+    status.into()
 }
 
 fn background_jobs(session: &Session) -> Vec<BackgroundJob> {
@@ -173,15 +176,15 @@ fn background_jobs(session: &Session) -> Vec<BackgroundJob> {
             let info = child.info();
             BackgroundJob {
                 task_id: info.task_id.clone(),
-                kind: "subagent",
+                kind: JobKind::Subagent,
                 agent_type: info.name.clone(),
                 description: info.description.clone(),
                 tool_call_id: info.call_id.clone(),
                 status: match child.snapshot().status {
-                    None => "running",
-                    Some(agent_core::RunStatus::Success) => "completed",
-                    Some(agent_core::RunStatus::Error) => "failed",
-                    Some(agent_core::RunStatus::Aborted) => "cancelled",
+                    None => TaskStatus::Running,
+                    Some(agent_core::RunStatus::Success) => TaskStatus::Completed,
+                    Some(agent_core::RunStatus::Error) => TaskStatus::Failed,
+                    Some(agent_core::RunStatus::Aborted) => TaskStatus::Cancelled,
                 },
             }
         })
@@ -211,8 +214,8 @@ pub fn snapshot(
             tool_call_id: id.clone(),
             tool_name: state.name.clone(),
             status: match state.status {
-                ToolCallStatus::Running => "running",
-                _ => "pending",
+                ToolCallStatus::Running => ActiveToolStatus::Running,
+                _ => ActiveToolStatus::Pending,
             },
             started_at: state.started_at,
         })
@@ -247,8 +250,8 @@ pub fn snapshot(
             state_revision: view.revision,
             active_turn_id: view.active.as_ref().map(|a| a.turn_id.clone()),
             active_turn_kind: view.active.as_ref().map(|a| match a.kind {
-                RunKind::Prompt => "agent",
-                RunKind::Compact => "compact",
+                RunKind::Prompt => TurnKind::Agent,
+                RunKind::Compact => TurnKind::Compact,
             }),
             pending_request_ids: pending.iter().map(|(_, s)| s.clone()).collect(),
             context_usage: ContextUsageInfo::new(view.context_used, view.context_window),
@@ -400,8 +403,8 @@ pub fn messages(session: &Session, view: &SessionView) -> Vec<MessageWithParts> 
                         cost: 0.0,
                         tokens: MessageTokens::default(),
                         finish: Some(match has_calls {
-                            true => "tool-calls",
-                            false => "stop",
+                            true => FinishReason::ToolCalls,
+                            false => FinishReason::Stop,
                         }),
                     }),
                     parts,

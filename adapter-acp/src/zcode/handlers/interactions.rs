@@ -16,6 +16,9 @@ use crate::zcode::wire::{
     RequestPermissionParams, RequestUserInputParams, UserInputAction, UserInputResponse,
     REQUEST_PERMISSION, REQUEST_USER_INPUT,
 };
+use crate::zcode::wire::{
+    PermissionBehavior, PermissionOptionId, PermissionUpdateKind, SchemaInteraction,
+};
 use agent_host::session::{
     new_id, InteractionKind, InteractionReply, InteractionRequest, UserInputAnswer,
 };
@@ -50,12 +53,12 @@ impl Server {
                     tool_call_id: req.call_id.clone(),
                     tool_name: req.tool.clone(),
                     reason: req.reason.clone().unwrap_or_else(|| req.risk.reason()),
-                    risk_level: req.risk.level.as_str(),
+                    risk_level: req.risk.level.into(),
                     input: req.args.clone(),
                     options: vec![
                         PermissionOption {
-                            option_id: "allow_once",
-                            kind: "allow_once",
+                            option_id: PermissionOptionId::AllowOnce,
+                            kind: PermissionOptionId::AllowOnce,
                             name: "Allow once".to_string(),
                             response: PermissionResponse {
                                 decision: Decision::Allow,
@@ -65,16 +68,16 @@ impl Server {
                             },
                         },
                         PermissionOption {
-                            option_id: "allow_always",
-                            kind: "allow_always",
+                            option_id: PermissionOptionId::AllowAlways,
+                            kind: PermissionOptionId::AllowAlways,
                             name: always.clone(),
                             response: PermissionResponse {
                                 decision: Decision::Allow,
                                 reason: Some(always),
                                 modified_input: None,
                                 permission_updates: Some(vec![PermissionUpdate {
-                                    kind: "addRules".to_string(),
-                                    behavior: "allow".to_string(),
+                                    kind: PermissionUpdateKind::AddRules,
+                                    behavior: PermissionBehavior::Allow,
                                     rules: vec![PermissionRule {
                                         tool_name: req.tool.clone(),
                                         rule_content: None,
@@ -83,8 +86,8 @@ impl Server {
                             },
                         },
                         PermissionOption {
-                            option_id: "deny",
-                            kind: "deny",
+                            option_id: PermissionOptionId::Deny,
+                            kind: PermissionOptionId::Deny,
                             name: "Deny".to_string(),
                             response: PermissionResponse {
                                 decision: Decision::Deny,
@@ -131,7 +134,7 @@ impl Server {
                         .as_ref()
                         .map(|plan| PlanInput { plan: plan.clone() }),
                     schema: req.plan.as_ref().map(|_| InteractionSchema {
-                        interaction: "plan_approval",
+                        interaction: SchemaInteraction::PlanApproval,
                     }),
                 };
                 (
@@ -199,7 +202,11 @@ fn permission_answer(reply: Result<Value, ErrorObject>) -> Approval {
         return match response.decision {
             Decision::Allow => {
                 let always = response.permission_updates.iter().flatten().any(|u| {
-                    u.kind == "addRules" && (u.behavior.is_empty() || u.behavior == "allow")
+                    u.kind == PermissionUpdateKind::AddRules
+                        && matches!(
+                            u.behavior,
+                            PermissionBehavior::Unset | PermissionBehavior::Allow
+                        )
                 });
                 match always {
                     true => Approval::AllowAlways,

@@ -14,19 +14,15 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::eventlog::EventLog;
 use super::mapping::{LogResolver, ZLog};
-use super::server::{EventLines, Outbox};
+use super::outbox::{EventLines, Outbox};
+pub(crate) use super::reply::{ok, Reply, RpcError};
 use super::snapshot;
-use super::wire::{
-    codes, ErrorObject, RawMessage, RequestId, Snapshot, StoredEventNotification, ZodErrorData,
-    ZodIssue,
-};
+use super::wire::{codes, ClientRequest, RawMessage, RequestId, Snapshot, StoredEventNotification};
 use crate::MAX_JSON_DEPTH;
 use agent_host::session::{
     EventJournal, FactoryError, InteractionReply, ManagerError, Session, SessionManager, TurnClaim,
@@ -35,96 +31,6 @@ use agent_host::session::{
 /// How long a turn's writer claim is held after the turn, at most, while its last events
 /// are stored.
 const CLAIM_SYNC_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// An error reply.
-#[derive(Debug, Clone)]
-pub struct RpcError(pub(crate) ErrorObject);
-
-impl RpcError {
-    pub(crate) fn new(code: i64, message: impl Into<String>) -> Self {
-        Self(ErrorObject {
-            code,
-            message: message.into(),
-            data: None,
-        })
-    }
-
-    pub(crate) fn with_data(mut self, data: impl Serialize) -> Self {
-        self.0.data = serde_json::to_value(data).ok();
-        self
-    }
-
-    pub(crate) fn invalid_params(path: &str, message: impl Into<String>) -> Self {
-        let message = message.into();
-        let path = if path.is_empty() { "(root)" } else { path };
-        Self::new(
-            codes::INVALID_PARAMS,
-            format!("Invalid params — {path}: {message}"),
-        )
-        .with_data(ZodErrorData {
-            name: "ZodError",
-            message: serde_json::to_string(&[ZodIssue {
-                path,
-                message: &message,
-            }])
-            .unwrap_or_default(),
-        })
-    }
-
-    pub(crate) fn not_active(id: &str) -> Self {
-        Self::new(
-            codes::SESSION_UNAVAILABLE,
-            format!("Session is not active: {id}"),
-        )
-    }
-
-    pub(crate) fn not_found(id: &str) -> Self {
-        Self::new(
-            codes::SESSION_UNAVAILABLE,
-            format!("Session not found: {id}"),
-        )
-    }
-
-    pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
-        Self::new(codes::INTERNAL_ERROR, message.to_string())
-    }
-
-    pub(crate) fn running(message: impl Into<String>) -> Self {
-        Self::new(codes::PROMPT_RUNNING, message)
-    }
-}
-
-pub(crate) type Reply = Result<Value, RpcError>;
-
-pub(crate) fn ok<T: Serialize>(value: T) -> Reply {
-    serde_json::to_value(value).map_err(RpcError::internal)
-}
-
-/// Parses params into `T`; failures name the failing path.
-pub(crate) fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {
-    let value = params.unwrap_or_else(|| Value::Object(Default::default()));
-    if !value.is_object() {
-        return Err(RpcError::invalid_params("", "expected an object"));
-    }
-    serde_path_to_error::deserialize(value).map_err(|err| {
-        let mut path = err.path().to_string();
-        let message = err.inner().to_string();
-        // serde reports a missing field at its parent; name the field itself.
-        if let Some(field) = message
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.split('`').next())
-        {
-            path = match path.as_str() {
-                "." | "" => field.to_string(),
-                parent => format!("{parent}.{field}"),
-            };
-        }
-        if path == "." {
-            path.clear();
-        }
-        RpcError::invalid_params(&path, message)
-    })
-}
 
 /// A session that could not be created, resumed or forked, in the protocol's error form:
 /// not found (-32004), an invalid MCP server list (-32602 naming `mcpServers`), else
@@ -446,34 +352,35 @@ impl Server {
         }
     }
 
-    /// Handles a request (`id` present) or notification.
+    /// Handles a request (`id` present) or notification: parsed into a [`ClientRequest`]
+    /// first (an unknown method or invalid params are answered as such), then dispatched.
     async fn handle(self: &Arc<Self>, id: Option<RequestId>, method: &str, params: Option<Value>) {
         tracing::debug!(%method, id = ?id, "request");
-        let reply = match method {
-            "session/create" => self.create(params).await,
-            "session/list" => self.list(params).await,
-            "session/resume" => self.resume(params).await,
-            "session/read" => self.read(params).await,
-            "session/messages" => self.messages(params).await,
-            "session/subscribe" => return self.subscribe(id, params).await,
-            "session/events" => self.events(params).await,
-            "session/send" => self.send(params).await,
-            "session/stop" => return self.stop(id, params),
-            "session/steer" => self.steer(params),
-            "session/fork" => self.fork(params).await,
-            "session/compact" => self.compact(params).await,
-            "session/goal" => self.goal(params).await,
-            "session/setMode" => self.set_mode(params).await,
-            "session/setThoughtLevel" => self.set_thought_level(params).await,
-            "session/setModel" => self.set_model(params).await,
-            "session/cancelBackgroundTask" => self.cancel_background_task(params).await,
-            "session/subagents" => self.subagents(params).await,
-            "session/close" => self.close(params).await,
-            "mcp/list" => self.mcp_list(params),
-            _ => Err(RpcError::new(
-                codes::METHOD_NOT_FOUND,
-                format!("Method not found: {method}"),
-            )),
+        let request = match ClientRequest::parse(method, params) {
+            Ok(request) => request,
+            Err(err) => return self.out.reply(id, Err(err.into())),
+        };
+        let reply = match request {
+            ClientRequest::Create(p) => self.create(p).await,
+            ClientRequest::List(p) => self.list(p).await,
+            ClientRequest::Resume(p) => self.resume(p).await,
+            ClientRequest::Read(p) => self.read(p).await,
+            ClientRequest::Messages(p) => self.messages(p).await,
+            ClientRequest::Subscribe(p) => return self.subscribe(id, p).await,
+            ClientRequest::Events(p) => self.events(p).await,
+            ClientRequest::Send(p) => self.send(p).await,
+            ClientRequest::Stop(p) => return self.stop(id, p),
+            ClientRequest::Steer(p) => self.steer(p),
+            ClientRequest::Fork(p) => self.fork(p).await,
+            ClientRequest::Compact(p) => self.compact(p).await,
+            ClientRequest::Goal(p) => self.goal(p).await,
+            ClientRequest::SetMode(p) => self.set_mode(p).await,
+            ClientRequest::SetThoughtLevel(p) => self.set_thought_level(p).await,
+            ClientRequest::SetModel(p) => self.set_model(p).await,
+            ClientRequest::CancelBackgroundTask(p) => self.cancel_background_task(p).await,
+            ClientRequest::Subagents(p) => self.subagents(p).await,
+            ClientRequest::Close(p) => self.close(p).await,
+            ClientRequest::McpList(p) => self.mcp_list(p),
         };
         self.out.reply(id, reply);
     }
@@ -482,16 +389,23 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zcode::wire::{CreateParams, SendParams};
     use serde_json::json;
 
     #[test]
     fn invalid_params_name_the_failing_path() {
-        let err = parse::<SendParams>(Some(json!({"content": "x"}))).expect_err("missing id");
+        let err = RpcError::from(
+            ClientRequest::parse("session/send", Some(json!({"content": "x"})))
+                .expect_err("missing id"),
+        );
         assert_eq!(err.0.code, codes::INVALID_PARAMS);
         assert!(err.0.message.contains("sessionId"), "{}", err.0.message);
-        let err = parse::<CreateParams>(Some(json!({"workspace": {"workspacePath": 3}})))
-            .expect_err("bad type");
+        let err = RpcError::from(
+            ClientRequest::parse(
+                "session/create",
+                Some(json!({"workspace": {"workspacePath": 3}})),
+            )
+            .expect_err("bad type"),
+        );
         assert!(
             err.0
                 .message
@@ -499,5 +413,18 @@ mod tests {
             "{}",
             err.0.message
         );
+        let err = RpcError::from(
+            ClientRequest::parse("session/read", Some(json!([1]))).expect_err("not an object"),
+        );
+        assert_eq!(err.0.message, "Invalid params — (root): expected an object");
+    }
+
+    #[test]
+    fn an_unknown_method_is_method_not_found() {
+        let err =
+            RpcError::from(ClientRequest::parse("session/nope", None).expect_err("unknown method"));
+        assert_eq!(err.0.code, codes::METHOD_NOT_FOUND);
+        assert_eq!(err.0.message, "Method not found: session/nope");
+        assert!(err.0.data.is_none());
     }
 }

@@ -7,9 +7,10 @@ use serde_json::Value;
 
 use std::time::Duration;
 
-use super::{manager_error, ok, parse, Reply, RpcError, Server};
+use super::{manager_error, ok, Reply, RpcError, Server};
 use crate::zcode::mapping::emit;
 use crate::zcode::snapshot::{self, session_info, session_mode, wire_mode};
+use crate::zcode::wire::CancelStatus;
 use crate::zcode::wire::{
     codes, CancelBackgroundTaskParams, CancelBackgroundTaskResult, CloseResult, CreateParams,
     EventBody, EventsParams, EventsResult, ForkParams, ForkResult, ForkTarget, ListParams,
@@ -48,8 +49,7 @@ async fn synced(session: &Session) -> Result<(), RpcError> {
 }
 
 impl Server {
-    pub(super) async fn create(&self, params: Option<Value>) -> Reply {
-        let p: CreateParams = parse(params)?;
+    pub(super) async fn create(&self, p: CreateParams) -> Reply {
         if p.workspace.workspace_path.trim().is_empty() {
             return Err(RpcError::invalid_params(
                 "workspace.workspacePath",
@@ -110,8 +110,7 @@ impl Server {
         Ok(model.model_id.clone())
     }
 
-    pub(super) async fn list(&self, params: Option<Value>) -> Reply {
-        let p: ListParams = parse(params)?;
+    pub(super) async fn list(&self, p: ListParams) -> Reply {
         let metas = self.manager.list().await.map_err(RpcError::internal)?;
         let sessions = metas
             .iter()
@@ -138,8 +137,7 @@ impl Server {
         ok(ListResult { sessions })
     }
 
-    pub(super) async fn resume(&self, params: Option<Value>) -> Reply {
-        let p: ResumeParams = parse(params)?;
+    pub(super) async fn resume(&self, p: ResumeParams) -> Reply {
         if !valid_session_id(&p.session_id) {
             return Err(RpcError::not_found(&p.session_id));
         }
@@ -177,15 +175,13 @@ impl Server {
         ok(self.snapshot(&session, &log, None))
     }
 
-    pub(super) async fn read(&self, params: Option<Value>) -> Reply {
-        let p: ReadParams = parse(params)?;
+    pub(super) async fn read(&self, p: ReadParams) -> Reply {
         let (session, log) = self.current(&p.session_id).await?;
         synced(&session).await?;
         ok(self.snapshot(&session, &log, p.message_limit))
     }
 
-    pub(super) async fn messages(&self, params: Option<Value>) -> Reply {
-        let p: MessagesParams = parse(params)?;
+    pub(super) async fn messages(&self, p: MessagesParams) -> Reply {
         let (session, _) = self.current(&p.session_id).await?;
         synced(&session).await?;
         let mut messages = snapshot::messages(&session, &session.view());
@@ -201,16 +197,9 @@ impl Server {
         ok(MessagesResult { messages })
     }
 
-    pub(super) async fn subscribe(&self, id: Option<RequestId>, params: Option<Value>) {
-        let result = match parse::<SubscribeParams>(params) {
-            // The client subscribes again: nothing carried over to push first.
-            Ok(p) => self
-                .current_with(&p.session_id, false)
-                .await
-                .map(|(session, log)| (p, session, log)),
-            Err(err) => Err(err),
-        };
-        let (p, session, log) = match result {
+    pub(super) async fn subscribe(&self, id: Option<RequestId>, p: SubscribeParams) {
+        // The client subscribes again: nothing carried over to push first.
+        let (session, log) = match self.current_with(&p.session_id, false).await {
             Ok(parts) => parts,
             Err(err) => return self.out.reply(id, Err(err)),
         };
@@ -257,8 +246,7 @@ impl Server {
     /// `session/events`: the events after `afterSeq`. From before what is retained, the
     /// retained ones (their first seq shows the gap; `session/subscribe` answers it with a
     /// snapshot).
-    pub(super) async fn events(&self, params: Option<Value>) -> Reply {
-        let p: EventsParams = parse(params)?;
+    pub(super) async fn events(&self, p: EventsParams) -> Reply {
         let (_, log) = self.current(&p.session_id).await?;
         let replay = log
             .events_after(p.after_seq.unwrap_or(0), p.limit.unwrap_or(usize::MAX))
@@ -269,8 +257,7 @@ impl Server {
         })
     }
 
-    pub(super) async fn fork(&self, params: Option<Value>) -> Reply {
-        let p: ForkParams = parse(params)?;
+    pub(super) async fn fork(&self, p: ForkParams) -> Reply {
         let (parent, _) = self.current(&p.session_id).await?;
         if let Some(active) = parent.active_turn() {
             return Err(RpcError::running(format!(
@@ -339,8 +326,7 @@ impl Server {
         })
     }
 
-    pub(super) async fn set_mode(&self, params: Option<Value>) -> Reply {
-        let p: SetModeParams = parse(params)?;
+    pub(super) async fn set_mode(&self, p: SetModeParams) -> Reply {
         let (session, log) = self.active(&p.session_id)?;
         let mode = session_mode(p.mode);
         session.set_mode(mode).await.map_err(RpcError::internal)?;
@@ -358,8 +344,7 @@ impl Server {
         ok(self.snapshot(&session, &log, Some(0)))
     }
 
-    pub(super) async fn set_thought_level(&self, params: Option<Value>) -> Reply {
-        let p: SetThoughtLevelParams = parse(params)?;
+    pub(super) async fn set_thought_level(&self, p: SetThoughtLevelParams) -> Reply {
         let (session, log) = self.active(&p.session_id)?;
         let level = match p.thought_level {
             Some(level) => level
@@ -374,16 +359,14 @@ impl Server {
         ok(self.snapshot(&session, &log, Some(0)))
     }
 
-    pub(super) async fn set_model(&self, params: Option<Value>) -> Reply {
-        let p: SetModelParams = parse(params)?;
+    pub(super) async fn set_model(&self, p: SetModelParams) -> Reply {
         let (session, log) = self.active(&p.session_id)?;
         let model = self.check_model(&p.model)?;
         session.set_model(model).await.map_err(RpcError::internal)?;
         ok(self.snapshot(&session, &log, Some(0)))
     }
 
-    pub(super) async fn cancel_background_task(&self, params: Option<Value>) -> Reply {
-        let p: CancelBackgroundTaskParams = parse(params)?;
+    pub(super) async fn cancel_background_task(&self, p: CancelBackgroundTaskParams) -> Reply {
         let (session, log) = self.active(&p.session_id)?;
         let (cancelled, status, reason) = match session.background_tasks().stop(&p.task_id) {
             Some(true) => {
@@ -393,22 +376,22 @@ impl Server {
                 }
                 (
                     true,
-                    "cancelled",
+                    CancelStatus::Cancelled,
                     format!("background task {} stopped", p.task_id),
                 )
             }
             Some(false) => (
                 false,
                 match session.subagent(&p.task_id).and_then(|c| c.meta().subagent) {
-                    Some(sub) if sub.status == SubagentStatus::Failed => "failed",
-                    Some(sub) if sub.status == SubagentStatus::Cancelled => "cancelled",
-                    _ => "completed",
+                    Some(sub) if sub.status == SubagentStatus::Failed => CancelStatus::Failed,
+                    Some(sub) if sub.status == SubagentStatus::Cancelled => CancelStatus::Cancelled,
+                    _ => CancelStatus::Completed,
                 },
                 format!("background task {} had already finished", p.task_id),
             ),
             None => (
                 false,
-                "not_found",
+                CancelStatus::NotFound,
                 format!("no background task {}", p.task_id),
             ),
         };
@@ -421,8 +404,7 @@ impl Server {
         })
     }
 
-    pub(super) async fn subagents(&self, params: Option<Value>) -> Reply {
-        let p: SubagentsParams = parse(params)?;
+    pub(super) async fn subagents(&self, p: SubagentsParams) -> Reply {
         let (session, _) = self.active(&p.session_id)?;
         let metas = self
             .manager
@@ -445,8 +427,7 @@ impl Server {
         })
     }
 
-    pub(super) async fn close(&self, params: Option<Value>) -> Reply {
-        let p: SessionParams = parse(params)?;
+    pub(super) async fn close(&self, p: SessionParams) -> Reply {
         if let Some(session) = self.manager.get(&p.session_id) {
             if session.is_subagent() {
                 return Err(RpcError::invalid_params(
@@ -470,8 +451,7 @@ impl Server {
         })
     }
 
-    pub(super) fn mcp_list(&self, params: Option<Value>) -> Reply {
-        let p: McpListParams = parse(params)?;
+    pub(super) fn mcp_list(&self, p: McpListParams) -> Reply {
         let sessions = match &p.session_id {
             Some(id) => vec![self.active(id)?.0],
             None => {

@@ -4,10 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::RunKind;
-use serde_json::Value;
 
-use super::{ok, parse, Reply, RpcError, Server};
+use super::{ok, Reply, RpcError, Server};
 use crate::zcode::mapping::ZcodeTurn;
+use crate::zcode::wire::{CompactAcceptance, GoalStatus};
 use crate::zcode::wire::{
     CompactResult, CompactState, GoalAction, GoalInfo, GoalParams, GoalResult, RequestId,
     SendParams, SendResult, SessionParams, SteerParams, SteerResult, StopResult,
@@ -28,8 +28,7 @@ fn start_error(err: StartError) -> RpcError {
 const STOP_WAIT: Duration = Duration::from_secs(10);
 
 impl Server {
-    pub(super) async fn send(&self, params: Option<Value>) -> Reply {
-        let p: SendParams = parse(params)?;
+    pub(super) async fn send(&self, p: SendParams) -> Reply {
         self.active(&p.session_id)?;
         if p.content.trim().is_empty() {
             return Err(RpcError::invalid_params("content", "the prompt is empty"));
@@ -54,10 +53,8 @@ impl Server {
         })
     }
 
-    pub(super) fn stop(self: &Arc<Self>, id: Option<RequestId>, params: Option<Value>) {
-        let session = match parse::<SessionParams>(params)
-            .and_then(|p| self.active(&p.session_id).map(|(s, _)| s))
-        {
+    pub(super) fn stop(self: &Arc<Self>, id: Option<RequestId>, p: SessionParams) {
+        let session = match self.active(&p.session_id).map(|(s, _)| s) {
             Ok(session) => session,
             Err(err) => return self.out.reply(id, Err(err)),
         };
@@ -86,8 +83,7 @@ impl Server {
         });
     }
 
-    pub(super) fn steer(&self, params: Option<Value>) -> Reply {
-        let p: SteerParams = parse(params)?;
+    pub(super) fn steer(&self, p: SteerParams) -> Reply {
         let (session, _) = self.active(&p.session_id)?;
         if p.content.trim().is_empty() {
             return Err(RpcError::invalid_params("content", "the text is empty"));
@@ -100,8 +96,7 @@ impl Server {
         })
     }
 
-    pub(super) async fn compact(&self, params: Option<Value>) -> Reply {
-        let p: SessionParams = parse(params)?;
+    pub(super) async fn compact(&self, p: SessionParams) -> Reply {
         let (mut session, mut log) = self.active(&p.session_id)?;
         let started = match session.active_turn() {
             Some(active) => Err(StartError::Busy(Busy {
@@ -123,11 +118,15 @@ impl Server {
             }
         };
         let (response, state, operation_id) = match started {
-            Ok(turn) => ("Compaction started.", "accepted", Some(turn.turn_id)),
+            Ok(turn) => (
+                "Compaction started.",
+                CompactAcceptance::Accepted,
+                Some(turn.turn_id),
+            ),
             Err(StartError::Busy(busy)) => match session.active_turn().map(|a| a.kind) {
                 Some(RunKind::Compact) => (
                     "A compaction is already running.",
-                    "already_running",
+                    CompactAcceptance::AlreadyRunning,
                     Some(busy.turn_id),
                 ),
                 _ => return Err(RpcError::running(busy.to_string())),
@@ -144,8 +143,7 @@ impl Server {
         })
     }
 
-    pub(super) async fn goal(&self, params: Option<Value>) -> Reply {
-        let p: GoalParams = parse(params)?;
+    pub(super) async fn goal(&self, p: GoalParams) -> Reply {
         let (session, log) = self.active(&p.session_id)?;
         if let Some(active) = session.active_turn() {
             return Err(RpcError::running(format!(
@@ -207,7 +205,11 @@ impl Server {
             .map_err(RpcError::internal)?;
         let goal = session.meta().goal.map(|g| GoalInfo {
             objective: g.objective,
-            status: if g.paused { "paused" } else { "active" },
+            status: if g.paused {
+                GoalStatus::Paused
+            } else {
+                GoalStatus::Active
+            },
             created_at: g.created_at,
             updated_at: g.updated_at,
         });

@@ -27,25 +27,24 @@
 //!   description}`.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use agent_core::{
-    AgentEvent, CompactionReason, ContentBlock, ErrorCode, HookOutcome, PermissionAction, PlanItem,
-    PlanStatus, ProgressStream, RunKind, RunStatus, ToolStatus, Usage,
+    AgentEvent, CompactionReason, HookOutcome, PermissionAction, ProgressStream, RunKind,
+    RunStatus, ToolStatus, Usage,
 };
 
 use crate::coverage::Coverage;
 use crate::zcode::eventlog::EventLog;
 use crate::zcode::wire::{
+    CompactionState, InputSource, OriginSource, TaskStatus, ToolErrorKind, TurnPhase,
+};
+use crate::zcode::wire::{
     CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
-    SharedStr, SubagentOrigin, Todo, ToolErrorBody, ToolMeta, ToolResultBody, ToolUpdatedPayload,
-    TurnCompletedPayload, TurnError, TurnFailedPayload, TurnStartedPayload, WireBlock, WireSandbox,
-    WireUsage,
+    SharedStr, SubagentOrigin, ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnError,
+    TurnFailedPayload, WireSandbox,
 };
-use agent_host::session::{
-    new_id, now_ms, Session, ToolCallState, TurnInfo, TurnObserver, TurnOutcome,
-};
+use agent_host::session::{new_id, now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
 
 /// The event log of one session.
 pub type ZLog = EventLog<SessionEvent>;
@@ -53,141 +52,19 @@ pub type ZLog = EventLog<SessionEvent>;
 /// Finds (or makes) the event log of a session by id: where a sub-agent's events go.
 pub type LogResolver = Arc<dyn Fn(&str) -> Arc<ZLog> + Send + Sync>;
 
-/// The metadata a tool call's `tool.updated` and tool part carry: its sandbox block, the
-/// hooks' decisions about it and the sub-agent it ran.
-pub fn tool_meta(state: Option<&ToolCallState>) -> ToolMeta {
-    match state {
-        Some(state) => ToolMeta {
-            block: state.block.as_ref().map(WireBlock::from),
-            hooks: state.hooks.clone(),
-            child_session_id: state.subagent.clone(),
-        },
-        None => ToolMeta::default(),
-    }
-}
+mod observer;
+#[cfg(test)]
+mod tests;
+mod values;
 
-/// How much of `text` a background task's `outputTail` keeps.
-const OUTPUT_TAIL: usize = 2_000;
-
-fn compaction_reason(reason: CompactionReason) -> &'static str {
-    match reason {
-        CompactionReason::Auto => "auto",
-        CompactionReason::Manual => "manual",
-        CompactionReason::Overflow => "overflow",
-    }
-}
-
-fn subagent_status(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Success => "completed",
-        RunStatus::Error => "failed",
-        RunStatus::Aborted => "cancelled",
-    }
-}
+use values::{compaction_reason, error_kind, subagent_status, OUTPUT_TAIL};
+pub use values::{emit, event_id, result_text, todos, tool_meta, wire_usage};
 
 /// A sub-agent's turn on its own session's stream.
 struct ChildTurn {
     turn: Box<ZcodeTurn>,
     info: TurnInfo,
     session: Option<Arc<Session>>,
-}
-
-/// Appends one event to `log` and sends it at once (when subscribed).
-pub fn emit(log: &ZLog, session_id: &str, turn_id: Option<&str>, body: EventBody) -> u64 {
-    let (session_id, turn_id) = (SharedStr::from(session_id), turn_id.map(SharedStr::from));
-    log.append(|seq| SessionEvent {
-        event_id: event_id(),
-        session_id,
-        turn_id,
-        seq,
-        timestamp: now_ms(),
-        body,
-    })
-}
-
-/// Bits of a uuid v4 that are random and below its variant bits: the event counter's room.
-const COUNTER_BITS: u128 = (1 << 62) - 1;
-
-/// A fresh event id, `evt_<uuid>` as the spec has it: a uuid v4 drawn once per process
-/// with a per-event counter added to its low 62 random bits, so ids stay well-formed v4
-/// uuids, distinct within the process (2^62 events before one repeats) and as unlikely
-/// to collide across processes as the 60 remaining random bits make them, without a
-/// `getrandom` call per event.
-pub fn event_id() -> String {
-    static BASE: OnceLock<u128> = OnceLock::new();
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let base = *BASE.get_or_init(|| uuid::Uuid::new_v4().as_u128());
-    let n = u128::from(NEXT.fetch_add(1, Ordering::Relaxed));
-    let id = (base & !COUNTER_BITS) | (base.wrapping_add(n) & COUNTER_BITS);
-    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    let text = uuid::Uuid::from_u128(id)
-        .hyphenated()
-        .encode_lower(&mut text);
-    let mut out = String::with_capacity(4 + text.len());
-    out.push_str("evt_");
-    out.push_str(text);
-    out
-}
-
-/// Usage in wire form.
-pub fn wire_usage(usage: &Usage, model_calls: Option<u32>) -> WireUsage {
-    WireUsage {
-        input_tokens: usage.prompt_tokens(),
-        output_tokens: usage.output,
-        total_tokens: usage.total_tokens(),
-        cache_read_tokens: usage.cache_read,
-        cache_write_tokens: usage.cache_write,
-        reasoning_tokens: usage.reasoning.unwrap_or(0),
-        model_request_count: model_calls,
-    }
-}
-
-/// The plan checklist as todos.
-pub fn todos(plan: &[PlanItem]) -> Vec<Todo> {
-    plan.iter()
-        .map(|item| Todo {
-            content: item.step.clone(),
-            status: match item.status {
-                PlanStatus::Pending => "pending",
-                PlanStatus::InProgress => "in_progress",
-                PlanStatus::Completed => "completed",
-            },
-            priority: "medium",
-        })
-        .collect()
-}
-
-/// The text blocks of a tool result, joined.
-pub fn result_text(content: &[ContentBlock]) -> String {
-    let mut out = String::new();
-    for block in content {
-        match block {
-            ContentBlock::Text { text } => {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(text);
-            }
-            ContentBlock::Image { mime_type, .. } => {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(&format!("[image {mime_type}]"));
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn error_kind(code: ErrorCode) -> (&'static str, &'static str) {
-    match code {
-        ErrorCode::Provider => ("provider_error", "provider"),
-        ErrorCode::MaxSteps => ("max_turns", "max_steps"),
-        ErrorCode::EmptyPrompt => ("invalid_input", "empty_prompt"),
-        ErrorCode::Compaction => ("compaction_error", "compaction"),
-        ErrorCode::Session => ("session_error", "session"),
-    }
 }
 
 /// How a sub-agent's run ended (its `SubagentFinished`).
@@ -227,7 +104,7 @@ pub struct ZcodeTurn {
     /// The sub-agent each `Task` call runs, by call id.
     origins: HashMap<String, SubagentOrigin>,
     /// `turn.started`'s `inputSource`.
-    input_source: &'static str,
+    input_source: InputSource,
     /// Why the running compaction started.
     compaction: Option<CompactionReason>,
     /// Before and after of the last finished compaction.
@@ -255,7 +132,7 @@ impl ZcodeTurn {
             logs: None,
             children: HashMap::new(),
             origins: HashMap::new(),
-            input_source: "user",
+            input_source: InputSource::User,
             compaction: None,
             compaction_sizes: None,
             counts: (0, 0),
@@ -280,7 +157,7 @@ impl ZcodeTurn {
                 .unwrap_or_else(|| new_id("turn"));
             let mut turn = ZcodeTurn::new(logs(task_id), task_id);
             turn.logs = Some(logs);
-            turn.input_source = "subagent";
+            turn.input_source = InputSource::Subagent;
             let info = TurnInfo {
                 turn_id,
                 kind: RunKind::Prompt,
@@ -371,7 +248,7 @@ impl ZcodeTurn {
                             .unwrap_or_else(|| "the sub-agent failed".to_string()),
                         code: "subagent".to_string(),
                     },
-                    turn_phase: "execution",
+                    turn_phase: TurnPhase::Execution,
                     input_id: None,
                 }),
             );
@@ -538,18 +415,18 @@ impl ZcodeTurn {
                 } else {
                     let vetoed = meta.hooks.iter().any(|h| h.outcome == HookOutcome::Deny);
                     let (kind, code) = if self.denied.contains(id) {
-                        ("permission_denied", None)
+                        (ToolErrorKind::PermissionDenied, None)
                     } else if vetoed {
-                        ("hook_denied", Some("hook_denied".to_string()))
+                        (ToolErrorKind::HookDenied, Some("hook_denied".to_string()))
                     } else if let Some(block) = &meta.block {
                         (
-                            "sandbox_denied",
+                            ToolErrorKind::SandboxDenied,
                             serde_json::to_value(block.code)
                                 .ok()
                                 .and_then(|v| v.as_str().map(str::to_string)),
                         )
                     } else {
-                        ("tool_error", None)
+                        (ToolErrorKind::ToolError, None)
                     };
                     ToolUpdatedPayload::Error {
                         tool_call_id: id.clone(),
@@ -619,7 +496,7 @@ impl ZcodeTurn {
                     turn,
                     EventBody::SessionUpdated(SessionUpdatedPayload {
                         compaction: Some(CompactionUpdate {
-                            state: "running",
+                            state: CompactionState::Running,
                             operation_id: turn.turn_id.clone(),
                             auto: Some(*reason != CompactionReason::Manual),
                             reason: Some(compaction_reason(*reason)),
@@ -635,7 +512,7 @@ impl ZcodeTurn {
                     turn,
                     EventBody::SessionUpdated(SessionUpdatedPayload {
                         compaction: Some(CompactionUpdate {
-                            state: "completed",
+                            state: CompactionState::Completed,
                             operation_id: turn.turn_id.clone(),
                             auto: Some(reason != CompactionReason::Manual),
                             reason: Some(compaction_reason(reason)),
@@ -663,7 +540,7 @@ impl ZcodeTurn {
                 ..
             } => {
                 let origin = SubagentOrigin {
-                    source: "subagent",
+                    source: OriginSource::Subagent,
                     agent_id: task_id.clone(),
                     agent_type: name.clone(),
                     background: *background,
@@ -677,7 +554,7 @@ impl ZcodeTurn {
                         turn,
                         EventBody::SessionUpdated(SessionUpdatedPayload {
                             task_id: Some(task_id.clone()),
-                            status: Some("running"),
+                            status: Some(TaskStatus::Running),
                             tool_call_id: Some(call_id.clone()),
                             tool_name: Some(self.tool_name(call_id, "Task")),
                             description: description.clone(),
@@ -718,7 +595,7 @@ impl ZcodeTurn {
                 ..
             } => {
                 if let Some(origin) = self.origins.get(call_id).cloned() {
-                    let preview = Some(format!("sub-agent {}", subagent_status(*status)));
+                    let preview = Some(format!("sub-agent {}", subagent_status(*status).as_str()));
                     self.emit_subagent_progress(session, turn, call_id, origin.clone(), preview);
                     if origin.background {
                         let tail = final_text.as_deref().or(error.as_deref()).map(|t| {
@@ -781,216 +658,5 @@ impl ZcodeTurn {
             other => return Coverage::unknown(other),
         }
         Coverage::Shown
-    }
-}
-
-impl TurnObserver for ZcodeTurn {
-    fn output_gate(&self) -> Option<Arc<agent_host::backpressure::OutputGate>> {
-        self.gate.clone()
-    }
-
-    fn flush(&mut self) {
-        self.timestamp = None;
-        self.held = 0;
-        self.log.flush();
-        for child in self.children.values_mut() {
-            child.turn.flush();
-        }
-    }
-
-    fn held(&self) -> usize {
-        self.held + self.children.values().map(|c| c.turn.held()).sum::<usize>()
-    }
-
-    fn started(&mut self, _session: &Session, turn: &TurnInfo) {
-        if turn.kind == RunKind::Prompt {
-            self.emit(
-                turn,
-                EventBody::TurnStarted(TurnStartedPayload {
-                    turn_number: turn.number,
-                    input: turn.input.clone(),
-                    input_id: turn.input_id.clone(),
-                    input_source: self.input_source,
-                    execution_kind: "agent",
-                }),
-            );
-        }
-    }
-
-    fn event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) {
-        match turn.kind {
-            RunKind::Prompt => {
-                self.map(session, turn, event);
-            }
-            // A compaction's summary text is not assistant output; only its usage and the
-            // context after it show (its start and end are the turn's own events).
-            RunKind::Compact => match event {
-                AgentEvent::Usage { .. } | AgentEvent::ContextUsage { .. } => {
-                    self.map(session, turn, event);
-                }
-                AgentEvent::CompactionFinished { before, after, .. } => {
-                    self.compaction_sizes = Some((*before, *after));
-                }
-                _ => {}
-            },
-        }
-    }
-
-    fn finished(&mut self, _session: &Session, turn: &TurnInfo, outcome: &TurnOutcome) {
-        if turn.kind == RunKind::Compact {
-            let (state, error) = match outcome.status {
-                RunStatus::Success => ("completed", None),
-                RunStatus::Aborted => ("cancelled", None),
-                RunStatus::Error => ("failed", outcome.error.as_ref().map(|(_, m)| m.clone())),
-            };
-            self.emit(
-                turn,
-                EventBody::SessionUpdated(SessionUpdatedPayload {
-                    compaction: Some(CompactionUpdate {
-                        state,
-                        operation_id: turn.turn_id.clone(),
-                        error,
-                        auto: Some(false),
-                        reason: Some("manual"),
-                        before: self.compaction_sizes.map(|s| s.0),
-                        after: self.compaction_sizes.map(|s| s.1),
-                    }),
-                    ..Default::default()
-                }),
-            );
-            self.log.request_sync();
-            return;
-        }
-        let body = match outcome.status {
-            RunStatus::Success | RunStatus::Aborted => {
-                EventBody::TurnCompleted(TurnCompletedPayload {
-                    response: outcome
-                        .final_text
-                        .clone()
-                        .unwrap_or_else(|| self.text.clone()),
-                    token_count: outcome.usage.total_tokens(),
-                    usage: wire_usage(&outcome.usage, Some(outcome.model_calls)),
-                    tool_call_count: outcome.tool_calls,
-                    duration: outcome.duration_ms,
-                    result_type: match outcome.status {
-                        RunStatus::Aborted => "cancelled",
-                        _ => "success",
-                    },
-                    input_id: turn.input_id.clone(),
-                })
-            }
-            RunStatus::Error => {
-                let (code, message) = outcome
-                    .error
-                    .clone()
-                    .unwrap_or((ErrorCode::Provider, "the turn failed".to_string()));
-                let (kind, code) = error_kind(code);
-                EventBody::TurnFailed(TurnFailedPayload {
-                    error: TurnError {
-                        kind: kind.to_string(),
-                        message,
-                        code: code.to_string(),
-                    },
-                    turn_phase: "execution",
-                    input_id: turn.input_id.clone(),
-                })
-            }
-        };
-        self.emit(turn, body);
-        // The turn's last event is written durably (fsynced) before it is shown.
-        self.log.request_sync();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use agent_core::testing::one_of_each as every_event;
-    use agent_host::session::{AgentFactory, CreateOptions, FileStore, SessionManager};
-    use agent_providers::{ProviderConfig, ProviderId};
-
-    #[tokio::test]
-    async fn every_agent_event_is_mapped_or_listed_as_not_shown() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let manager = SessionManager::new(
-            AgentFactory::new(ProviderConfig::new(ProviderId::Scripted)),
-            FileStore::new(dir.path().join("data")),
-            tx,
-        );
-        let session = manager
-            .create(CreateOptions {
-                workspace_path: dir.path().display().to_string(),
-                ..Default::default()
-            })
-            .await
-            .expect("a session");
-        let log = Arc::new(EventLog::new(|_: &agent_host::session::StoredEvent| {}));
-        // Sub-agents' events go to their own sessions' logs: counted with the session's.
-        let children: Arc<std::sync::Mutex<HashMap<String, Arc<ZLog>>>> = Arc::default();
-        let logs = children.clone();
-        let resolver: LogResolver = Arc::new(move |id: &str| {
-            logs.lock()
-                .expect("lock")
-                .entry(id.to_string())
-                .or_insert_with(|| {
-                    Arc::new(EventLog::new(|_: &agent_host::session::StoredEvent| {}))
-                })
-                .clone()
-        });
-        let count = || {
-            log.appended()
-                + children
-                    .lock()
-                    .expect("lock")
-                    .values()
-                    .map(|l| l.appended())
-                    .sum::<u64>()
-        };
-        let turn = TurnInfo {
-            turn_id: "turn_1".into(),
-            kind: RunKind::Prompt,
-            number: 1,
-            input: "hi".into(),
-            input_id: None,
-            started_at: now_ms(),
-        };
-        let mut zcode = ZcodeTurn::new(log.clone(), session.id()).with_subagents(resolver);
-        let mut shown = 0;
-        for event in every_event() {
-            let before = count();
-            let coverage = zcode.map(&session, &turn, &event);
-            let events = count() - before;
-            match coverage {
-                Coverage::Unknown => panic!("the ZCode mapping does not know {event:?}"),
-                Coverage::NotShown => assert_eq!(events, 0, "{event:?} is not shown"),
-                Coverage::Shown => {
-                    assert!(events > 0, "{event:?} maps to nothing");
-                    shown += 1;
-                }
-            }
-        }
-        // The eight of the first front ends, the sandbox report, context usage, compaction
-        // start and end, and the three sub-agent events.
-        assert_eq!(shown, 15);
-    }
-
-    #[test]
-    fn event_ids_are_distinct_v4_uuids() {
-        let ids: Vec<String> = (0..1000).map(|_| event_id()).collect();
-        let unique: HashSet<&String> = ids.iter().collect();
-        assert_eq!(unique.len(), ids.len());
-        for id in &ids {
-            let uuid = id.strip_prefix("evt_").expect("evt_ prefix");
-            assert_eq!(uuid.len(), 36, "{id}");
-            let parsed = uuid::Uuid::parse_str(uuid).expect("a uuid");
-            assert_eq!(parsed.get_version_num(), 4, "{id}");
-            assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122, "{id}");
-            assert_eq!(
-                parsed.hyphenated().to_string(),
-                uuid,
-                "lower-case, hyphenated"
-            );
-        }
     }
 }

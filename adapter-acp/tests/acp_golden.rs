@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
-use adapter_acp::acp::mapping::TurnMapper;
+use adapter_acp::acp::mapping::{stop_reason, AcpMapping};
 use agent_core::{AgentEvent, Message};
+use agent_host::turn::Fold;
 use serde_json::{json, Value};
 
 fn events(values: Vec<Value>) -> Vec<AgentEvent> {
@@ -195,16 +196,17 @@ fn golden(name: &str, lines: &[String]) {
     assert_eq!(got.len(), want.len(), "{name}.jsonl: {got:#?}");
 }
 
-/// The updates of `events` through one mapper, each as its JSON line, then the stop.
+/// The updates of `events` through one mapping over its turn state, each as its JSON
+/// line, then the stop.
 fn lines(events: &[AgentEvent]) -> Vec<String> {
-    let mut m = TurnMapper::new("/work/ws");
+    let mut fold = Fold::new(AcpMapping::new("/work/ws"));
     let mut out = Vec::new();
     for event in events {
-        for update in m.map(event) {
+        for update in fold.frames(event) {
             out.push(serde_json::to_string(&update).expect("serialise"));
         }
     }
-    out.push(format!("stop: {:?}", m.last_stop()));
+    out.push(format!("stop: {:?}", stop_reason(fold.state())));
     out
 }
 

@@ -16,6 +16,8 @@
 //! - [`output`] and [`backpressure`]: the one batching line writer, its flush policy and its
 //!   gate.
 //! - [`driver`]: one turn driver: a `Run` to its end through a mapper into the writer.
+//! - [`turn`]: the one turn fold ([`turn::TurnState`]), the [`turn::Mapping`] trait every
+//!   protocol's mapping implements, and the turn's outcome ([`turn::TurnOutcome`]).
 //!
 //! Dependencies point one way: the adapters depend on this crate, this crate on
 //! `agent-core`, `agent-providers`, `agent-tools` and the capability crates (`agent-hooks`,
@@ -33,3 +35,4 @@ pub mod lines;
 pub mod output;
 pub mod session;
 pub mod text;
+pub mod turn;

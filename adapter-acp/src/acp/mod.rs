@@ -13,7 +13,7 @@
 //!   `name`, `transport`, `status` (`connected` / `failed` with a `reason`), `tools` and
 //!   `pid`. An invalid list (a name used twice, a URL that is not http(s)) is
 //!   `invalid_params`.
-//! - `session/prompt` streams the turn ([`mapping::TurnMapper`]) and answers with the stop
+//! - `session/prompt` streams the turn ([`mapping::AcpMapping`]) and answers with the stop
 //!   reason: `end_turn`, `max_tokens`, `max_turn_requests` (the step limit), `refusal` or
 //!   `cancelled`; other failures are a JSON-RPC error. The turn's usage is in the
 //!   response's `_meta.usage`; `usage_update` notifications report the context in use.

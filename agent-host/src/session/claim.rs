@@ -141,6 +141,16 @@ impl TurnObserver for Claimed {
         self.inner.event(session, turn, event);
     }
 
+    fn observe(
+        &mut self,
+        session: &Session,
+        turn: &TurnInfo,
+        state: &crate::turn::TurnState,
+        event: &agent_core::AgentEvent,
+    ) {
+        self.inner.observe(session, turn, state, event);
+    }
+
     fn finished(&mut self, session: &Session, turn: &TurnInfo, outcome: &TurnOutcome) {
         self.inner.finished(session, turn, outcome);
         self.release();

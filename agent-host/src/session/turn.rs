@@ -20,6 +20,7 @@ use super::types::{
     TurnOutcome,
 };
 use crate::backpressure::OutputGate;
+use crate::turn::TurnState;
 
 /// Agent events a turn takes from its run at once (those already waiting, up to this many).
 const EVENT_BATCH: usize = 256;
@@ -28,8 +29,21 @@ const EVENT_BATCH: usize = 256;
 pub trait TurnObserver: Send + 'static {
     /// The turn started; no event of it was seen yet.
     fn started(&mut self, session: &Session, turn: &TurnInfo);
-    /// One agent event of the turn.
-    fn event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent);
+    /// One agent event of the turn. The default does nothing: an observer implements this
+    /// or [`observe`](Self::observe).
+    fn event(&mut self, _session: &Session, _turn: &TurnInfo, _event: &AgentEvent) {}
+    /// One agent event of the turn with the turn's state, which already includes it (the
+    /// session applies every event to one [`TurnState`] first). The default calls
+    /// [`event`](Self::event).
+    fn observe(
+        &mut self,
+        session: &Session,
+        turn: &TurnInfo,
+        _state: &TurnState,
+        event: &AgentEvent,
+    ) {
+        self.event(session, turn, event);
+    }
     /// The turn ended; the session is idle again.
     fn finished(&mut self, session: &Session, turn: &TurnInfo, outcome: &TurnOutcome);
     /// Hands over output the observer holds back to send several events' frames at once.
@@ -173,7 +187,7 @@ impl Session {
     ) {
         self.persist_logged().await;
         let started = Instant::now();
-        let mut outcome = TurnOutcome::default();
+        let mut state = TurnState::new();
         let gate = observer.output_gate();
         let mut batch = Vec::with_capacity(EVENT_BATCH);
         loop {
@@ -199,7 +213,8 @@ impl Session {
                 }
                 // Sub-agent sessions are created (and, when a child ends, brought up to
                 // date) before the observer sees the event.
-                match self.track(&event, Some(&mut outcome)) {
+                state.apply(&event);
+                match self.track(&event) {
                     Some(ChildChange::Started(child)) => child.persist_logged().await,
                     Some(ChildChange::Finished(child)) => {
                         if let Err(err) = child.sync_transcript().await {
@@ -209,13 +224,10 @@ impl Session {
                     }
                     None => {}
                 }
-                observer.event(&self, &turn, &event);
-                if let AgentEvent::RunFinished { status, final_text } = event {
-                    outcome.status = status;
-                    outcome.final_text = final_text;
-                }
+                observer.observe(&self, &turn, &state, &event);
             }
         }
+        let mut outcome = state.outcome();
         outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         // A sub-agent the run never reported finished (it should not happen: the run stops
         // its children first) is cancelled now.
@@ -259,13 +271,8 @@ impl Session {
     }
 
     /// Records what `event` changes in the session (and, for a sub-agent's event, in the
-    /// sub-agent's session); `outcome` is the running turn's (none for a sub-agent's own
-    /// events). Returns the sub-agent session that started or finished.
-    pub(super) fn track(
-        self: &Arc<Self>,
-        event: &AgentEvent,
-        outcome: Option<&mut TurnOutcome>,
-    ) -> Option<ChildChange> {
+    /// sub-agent's session). Returns the sub-agent session that started or finished.
+    pub(super) fn track(self: &Arc<Self>, event: &AgentEvent) -> Option<ChildChange> {
         match event {
             // The streaming events change nothing here: no lock for them.
             AgentEvent::TextDelta { .. }
@@ -279,11 +286,8 @@ impl Session {
                 // A descendant's model calls count in this session's usage too.
                 if let AgentEvent::Usage { turn, .. } = inner.innermost() {
                     self.data().meta.usage += turn;
-                    if let Some(outcome) = outcome {
-                        outcome.usage += turn;
-                    }
                 }
-                return self.subagent(task_id)?.track(inner, None);
+                return self.subagent(task_id)?.track(inner);
             }
             AgentEvent::SubagentStarted {
                 task_id,
@@ -334,19 +338,12 @@ impl Session {
         match event {
             AgentEvent::Usage { turn, .. } => {
                 data.meta.usage += turn;
-                if let Some(outcome) = outcome {
-                    outcome.usage += turn;
-                    outcome.model_calls += 1;
-                }
             }
             AgentEvent::ContextUsage { used, window, .. } => {
                 data.meta.context_used = *used;
                 data.context_window = Some(*window);
             }
             AgentEvent::ToolCall { id, name, .. } => {
-                if let Some(outcome) = outcome {
-                    outcome.tool_calls += 1;
-                }
                 data.tool_calls
                     .insert(id.clone(), ToolCallState::pending(name.clone()));
             }
@@ -404,27 +401,15 @@ impl Session {
                 data.sandbox = Some(report.clone());
             }
             AgentEvent::Error {
-                code,
-                message,
-                recoverable: false,
-            } => {
-                if let Some(outcome) = outcome {
-                    outcome.error = Some((*code, message.clone()));
-                }
-            }
-            AgentEvent::Error {
                 message,
                 recoverable: true,
                 ..
             } => tracing::warn!(session = %self.id(), %message, "recoverable agent error"),
             AgentEvent::CompactionStarted { reason } => data.compacting = Some(*reason),
-            AgentEvent::CompactionFinished { summary, .. } => {
+            AgentEvent::CompactionFinished { .. } => {
                 let reason = data.compacting.take();
                 data.meta.last_compaction_auto =
                     Some(reason.is_some_and(|r| r != agent_core::CompactionReason::Manual));
-                if let Some(outcome) = outcome {
-                    outcome.summary = Some(summary.clone());
-                }
             }
             _ => {}
         }

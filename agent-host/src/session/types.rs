@@ -3,8 +3,8 @@
 //! beyond small conversions; every other module of the session host imports these.
 
 use agent_core::{
-    AbortHandle, Approval, ApprovalRequest, Block, ErrorCode, HookEvent, HookOutcome,
-    PermissionMode, PlanItem, ReasoningLevel, RunKind, RunStatus, Usage,
+    AbortHandle, Approval, ApprovalRequest, PermissionMode, PlanItem, ReasoningLevel, RunKind,
+    RunStatus, Usage,
 };
 use agent_mcp::McpServerConfig;
 use serde::{Deserialize, Serialize};
@@ -258,72 +258,7 @@ pub struct ResumeOptions {
     pub mcp_servers: Vec<McpServerConfig>,
 }
 
-/// Where a tool call stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolCallStatus {
-    /// Proposed, not started.
-    Pending,
-    /// Running.
-    Running,
-    /// Succeeded.
-    Completed,
-    /// Failed, refused or not run.
-    Failed,
-}
-
-/// What the session knows about one tool call of this process.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCallState {
-    /// Tool name.
-    pub name: String,
-    /// Status.
-    pub status: ToolCallStatus,
-    /// Started, ms.
-    pub started_at: Option<i64>,
-    /// Finished, ms.
-    pub completed_at: Option<i64>,
-    /// What the sandbox refused while the call ran (the last block).
-    pub block: Option<Block>,
-    /// What hooks decided about the call (`before_tool`, `after_tool`), in order.
-    pub hooks: Vec<HookNote>,
-    /// The sub-agent the call ran (its task id, also its session id).
-    pub subagent: Option<String>,
-}
-
-impl ToolCallState {
-    /// A call just announced by the model.
-    pub fn pending(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            status: ToolCallStatus::Pending,
-            started_at: None,
-            completed_at: None,
-            block: None,
-            hooks: Vec::new(),
-            subagent: None,
-        }
-    }
-
-    /// The reason of the first hook that refused the call, with the hook's name.
-    pub fn denied_by_hook(&self) -> Option<&HookNote> {
-        self.hooks.iter().find(|h| h.outcome == HookOutcome::Deny)
-    }
-}
-
-/// One hook decision about a tool call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HookNote {
-    /// The hook.
-    pub hook: String,
-    /// Where it ran.
-    pub event: HookEvent,
-    /// What it decided.
-    pub outcome: HookOutcome,
-    /// Why (scrubbed).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
+pub use crate::turn::{HookNote, ToolCallState, ToolCallStatus};
 
 /// The running turn.
 #[derive(Debug, Clone)]
@@ -355,43 +290,7 @@ pub struct TurnInfo {
     pub started_at: i64,
 }
 
-/// How a turn ended.
-#[derive(Debug, Clone)]
-pub struct TurnOutcome {
-    /// Status of the run.
-    pub status: RunStatus,
-    /// Final answer text.
-    pub final_text: Option<String>,
-    /// The fatal error, when the run failed.
-    pub error: Option<(ErrorCode, String)>,
-    /// Usage of the turn's model calls.
-    pub usage: Usage,
-    /// Model calls made.
-    pub model_calls: u32,
-    /// Tool calls made.
-    pub tool_calls: u32,
-    /// Wall time, ms.
-    pub duration_ms: u64,
-    /// Compaction summary.
-    pub summary: Option<String>,
-}
-
-impl Default for TurnOutcome {
-    /// An aborted turn that did nothing: what a turn reports when its run ends without
-    /// a [`RunFinished`](agent_core::AgentEvent::RunFinished).
-    fn default() -> Self {
-        Self {
-            status: RunStatus::Aborted,
-            final_text: None,
-            error: None,
-            usage: Usage::default(),
-            model_calls: 0,
-            tool_calls: 0,
-            duration_ms: 0,
-            summary: None,
-        }
-    }
-}
+pub use crate::turn::TurnOutcome;
 
 /// A second turn was started while one runs.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -9,10 +9,11 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error, Responder, V1};
-use agent_core::{AgentEvent, RunKind};
+use agent_core::{AgentEvent, RunKind, StopReason as CoreStop};
 use agent_host::backpressure::OutputGate;
 use agent_host::output::Frames;
 use agent_host::session::{Session, SessionMode, TurnInfo, TurnObserver, TurnOutcome};
+use agent_host::turn::{Mapping, TurnState};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -20,7 +21,7 @@ use super::sessions::active;
 use super::{
     hold_update, internal, invalid_params, invalid_request, notify, session_not_found, Shared,
 };
-use crate::acp::mapping::{self, TurnEnd, TurnMapper};
+use crate::acp::mapping::{self, AcpMapping, TurnEnd};
 use agent_host::session::ManagerError;
 
 /// The turn's usage, as `_meta.usage` of the prompt's response.
@@ -146,8 +147,9 @@ pub(super) async fn start_prompt(
         session_id: id.clone(),
         sid: SessionId::new(id.as_str()),
         // The session's MCP servers describe their tools (none configured: nothing asked).
-        mapper: TurnMapper::new(&meta.workspace_path)
+        mapping: AcpMapping::new(&meta.workspace_path)
             .mcp(Some(session.mcp().clone()).filter(|m| !m.is_empty())),
+        stop: None,
         mode: meta.mode,
         cancelled: cancelled.clone(),
         reply: reply.clone(),
@@ -182,7 +184,9 @@ struct AcpTurn {
     session_id: String,
     /// The same, as sent in every notification.
     sid: SessionId,
-    mapper: TurnMapper,
+    mapping: AcpMapping,
+    /// The turn's stop so far ([`mapping::stop_reason`] of its state), for the answer.
+    stop: Option<CoreStop>,
     mode: SessionMode,
     cancelled: Arc<AtomicBool>,
     reply: ReplySlot,
@@ -222,15 +226,22 @@ impl TurnObserver for AcpTurn {
 
     fn started(&mut self, _session: &Session, _turn: &TurnInfo) {}
 
-    fn event(&mut self, session: &Session, _turn: &TurnInfo, event: &AgentEvent) {
-        let (mapper, frames, sid) = (&mut self.mapper, &mut self.frames, &self.sid);
+    fn observe(
+        &mut self,
+        session: &Session,
+        _turn: &TurnInfo,
+        state: &TurnState,
+        event: &AgentEvent,
+    ) {
+        let (mapping, frames, sid) = (&mut self.mapping, &mut self.frames, &self.sid);
         match &self.shared.outbox {
-            Some(_) => mapper.map_each(event, |update| hold_update(frames, sid, update)),
+            Some(_) => mapping.map(state, event, |update| hold_update(frames, sid, update)),
             None => {
                 let (shared, cx) = (&self.shared, &self.cx);
-                mapper.map_each(event, |update| notify(shared, cx, sid, update))
+                mapping.map(state, event, |update| notify(shared, cx, sid, update))
             }
         };
+        self.stop = mapping::stop_reason(state);
         // The sub-agents this prompt starts, at any depth, for their permission requests.
         match event.innermost() {
             AgentEvent::SubagentStarted { task_id, .. } => {
@@ -273,7 +284,7 @@ impl TurnObserver for AcpTurn {
         let error = outcome.error.as_ref().map(|(code, m)| (*code, m.as_str()));
         let end = mapping::turn_end(
             outcome.status,
-            self.mapper.last_stop(),
+            self.stop,
             error,
             self.cancelled.load(Ordering::SeqCst),
         );

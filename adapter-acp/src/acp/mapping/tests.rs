@@ -1,7 +1,40 @@
+//! The ACP mapping's unit tests: events through [`AcpMapping`] over a turn state.
+
+use std::path::PathBuf;
+
+use agent_client_protocol::v1::schema::{SessionUpdate, StopReason};
+use agent_core::{
+    AgentEvent, Block, CompactionReason, ContentBlock, ErrorCode, HookEvent, HookOutcome, PlanItem,
+    PlanStatus, ProgressStream, RunStatus, SandboxReport, SideEffect, StopReason as CoreStop,
+    ToolStatus, Usage,
+};
+use agent_host::turn::coverage::assert_covers;
+use agent_host::turn::{Coverage, Fold};
+use serde_json::{json, Value};
+
+use super::turn::thousands;
 use super::*;
-use agent_core::testing::one_of_each as every_event;
-use agent_core::{ContentBlock, PlanItem, PlanStatus, SideEffect, Usage};
-use serde_json::json;
+
+/// The mapping over its own turn state, as the session's turn driver feeds it.
+struct Mapper(Fold<AcpMapping>);
+
+impl Mapper {
+    fn new(cwd: PathBuf) -> Self {
+        Self(Fold::new(AcpMapping::new(cwd)))
+    }
+
+    fn map(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
+        self.0.frames(event)
+    }
+
+    fn map_each(&mut self, event: &AgentEvent, emit: impl FnMut(SessionUpdate)) -> Coverage {
+        self.0.feed(event, emit)
+    }
+
+    fn last_stop(&self) -> Option<CoreStop> {
+        stop_reason(self.0.state())
+    }
+}
 
 fn wire(update: &SessionUpdate) -> Value {
     serde_json::to_value(update).unwrap_or_default()
@@ -13,7 +46,7 @@ fn cwd() -> PathBuf {
 
 #[test]
 fn text_and_thought_stream_as_chunks() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let text = m.map(&AgentEvent::TextDelta {
         delta: "Hello".into(),
     });
@@ -54,7 +87,7 @@ fn map_each_hands_over_what_map_returns() {
             name: "read_file".into(),
         },
     ];
-    let (mut a, mut b) = (TurnMapper::new(cwd()), TurnMapper::new(cwd()));
+    let (mut a, mut b) = (Mapper::new(cwd()), Mapper::new(cwd()));
     for event in &events {
         let mut each = Vec::new();
         a.map_each(event, |update| each.push(wire(&update)));
@@ -65,7 +98,7 @@ fn map_each_hands_over_what_map_returns() {
 
 #[test]
 fn edit_call_has_kind_location_and_diff_through_its_life() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let args = json!({"path": "src/a.rs", "old_string": "x = 1", "new_string": "x = 2"});
     let call = m.map(&AgentEvent::ToolCall {
         id: "c1".into(),
@@ -119,7 +152,7 @@ fn edit_call_has_kind_location_and_diff_through_its_life() {
 
 #[test]
 fn failed_call_and_write_and_bash() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let write = m.map(&AgentEvent::ToolCall {
         id: "w".into(),
         name: "write_file".into(),
@@ -178,7 +211,7 @@ fn failed_call_and_write_and_bash() {
 
 #[test]
 fn invalid_args_are_passed_raw() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let call = m.map(&AgentEvent::ToolCall {
         id: "x".into(),
         name: "grep".into(),
@@ -194,7 +227,7 @@ fn invalid_args_are_passed_raw() {
 
 #[test]
 fn plan_and_usage() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let plan = m.map(&AgentEvent::PlanUpdated {
         id: None,
         explanation: None,
@@ -240,7 +273,7 @@ fn plan_and_usage() {
                "cost": {"amount": 0.25, "currency": "USD"}})
     );
     // No price known: no cost.
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let usage = m.map(&AgentEvent::ContextUsage {
         used: 5,
         window: 10,
@@ -251,7 +284,7 @@ fn plan_and_usage() {
 
 #[test]
 fn stop_reasons() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     assert!(m
         .map(&AgentEvent::TurnEnded {
             step: 1,
@@ -327,7 +360,7 @@ fn hook(event: HookEvent, outcome: HookOutcome, call_id: Option<&str>) -> AgentE
 
 #[test]
 fn hook_decisions_fail_the_call_or_refuse_the_prompt() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let denied = m.map(&hook(HookEvent::BeforeTool, HookOutcome::Deny, Some("c1")));
     assert_eq!(
         wire(&denied[0]),
@@ -367,7 +400,7 @@ fn hook_decisions_fail_the_call_or_refuse_the_prompt() {
 
 #[test]
 fn a_sandbox_block_is_part_of_the_calls_result() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let block = Block {
         code: agent_core::BlockCode::Sandbox,
         tool_name: Some("bash".into()),
@@ -402,7 +435,7 @@ fn a_sandbox_block_is_part_of_the_calls_result() {
 
 #[test]
 fn a_weaker_sandbox_is_a_thought() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let policy = agent_core::SandboxPolicy::workspace_write();
     let unsupported = agent_core::sandbox::SandboxSupport::unavailable("no Landlock");
     let weak = SandboxReport::new(&policy, Some(&unsupported));
@@ -425,7 +458,7 @@ fn a_weaker_sandbox_is_a_thought() {
 
 #[test]
 fn compaction_inside_a_prompt_is_a_thought() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let started = m.map(&AgentEvent::CompactionStarted {
         reason: CompactionReason::Overflow,
     });
@@ -450,7 +483,7 @@ fn compaction_inside_a_prompt_is_a_thought() {
 
 #[test]
 fn a_subagent_runs_as_the_progress_of_its_call() {
-    let mut m = TurnMapper::new(cwd());
+    let mut m = Mapper::new(cwd());
     let call = m.map(&AgentEvent::ToolCall {
         id: "t".into(),
         name: "Task".into(),
@@ -538,31 +571,25 @@ fn a_subagent_runs_as_the_progress_of_its_call() {
 
 #[test]
 fn every_agent_event_is_mapped_or_listed_as_not_shown() {
-    // The samples in their order through one mapper (a sub-agent's events need its
-    // start, a block its call).
-    let mut m = TurnMapper::new(cwd());
-    let mut shown = Vec::new();
-    for event in every_event() {
-        let mut updates = 0;
-        match m.map_each(&event, |_| updates += 1) {
-            Coverage::Unknown => panic!("the ACP mapping does not know {event:?}"),
-            Coverage::NotShown => assert_eq!(updates, 0, "{event:?} is not shown"),
-            Coverage::Shown => {
-                // Every shown sample becomes an update, except: the stop of a model
-                // call (the prompt's stop reason), a sandbox block (a line of the
-                // call's result), a full sandbox report (logged only) and a sub-agent's
-                // streamed text (sent when its message ends).
-                match &event {
-                    AgentEvent::TurnEnded { .. } => assert!(m.last_stop().is_some()),
-                    AgentEvent::ToolBlocked { .. }
-                    | AgentEvent::SandboxReport(_)
-                    | AgentEvent::Subagent { .. } => {}
-                    _ => assert!(updates > 0, "{event:?} maps to nothing"),
-                }
-                shown.push(agent_core::testing::type_of(&event));
-            }
+    // The samples in their order through one mapping (a sub-agent's events need its start,
+    // a block its call), by the one harness.
+    let report = assert_covers(AcpMapping::new(cwd()));
+    for entry in &report.entries {
+        // Every shown sample becomes an update, except: the stop of a model call (the
+        // prompt's stop reason), a sandbox block (a line of the call's result), a full
+        // sandbox report (logged only) and a sub-agent's streamed text (sent when its
+        // message ends).
+        if entry.coverage == Coverage::Shown {
+            assert!(
+                entry.frames > 0
+                    || ["turn_ended", "tool_blocked", "sandbox_report", "subagent"]
+                        .contains(&entry.kind.as_str()),
+                "{} maps to nothing",
+                entry.kind
+            );
         }
     }
+    let shown = report.shown();
     for kind in [
         "hook_decided",
         "tool_blocked",
@@ -573,11 +600,9 @@ fn every_agent_event_is_mapped_or_listed_as_not_shown() {
         "context_usage",
         "compaction_started",
         "compaction_finished",
+        "turn_ended",
     ] {
-        assert!(
-            shown.iter().any(|k| k == kind),
-            "{kind} not shown: {shown:?}"
-        );
+        assert!(shown.contains(&kind), "{kind} not shown: {shown:?}");
     }
     assert!(shown.len() >= 17, "{shown:?}");
 }

@@ -1,6 +1,6 @@
 //! The ZCode app-server's I/O, on agent-host's line reader and batching writer: the stdio
 //! loop that reads line-delimited requests and hands them to the dispatcher (`handlers`),
-//! answering through the [`Outbox`](super::outbox) of the writer's one ordered queue.
+//! answering through the `Outbox` (module `outbox`) of the writer's one ordered queue.
 
 use std::path::PathBuf;
 use std::sync::Arc;

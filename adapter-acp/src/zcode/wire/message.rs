@@ -130,7 +130,7 @@ pub enum ToolState {
         output: String,
         /// Title.
         title: String,
-        /// Extra data: [`ToolMeta`] (a sandbox block, hook decisions, the sub-agent's
+        /// Extra data: [`ToolMeta`](super::ToolMeta) (a sandbox block, hook decisions, the sub-agent's
         /// session), `{}` when there is none.
         metadata: Value,
         /// Start, ms.
@@ -144,7 +144,7 @@ pub enum ToolState {
         input: Value,
         /// Error text.
         error: String,
-        /// [`ToolMeta`], when there is some (a sandbox block, the hook that refused it).
+        /// [`ToolMeta`](super::ToolMeta), when there is some (a sandbox block, the hook that refused it).
         #[serde(skip_serializing_if = "Option::is_none")]
         metadata: Option<Value>,
         /// Start, ms.

@@ -12,7 +12,7 @@
 //! - [`turn`]: send, stop, steer, compact and goal.
 //! - [`event`]: `session/event` payloads.
 //! - [`interaction`]: server → client requests and their replies.
-//! - [`mcp`]: `mcp/list`.
+//! - [`mcp`]: the MCP servers of `mcp/list`.
 //! - [`request`]: every client request, parsed by method before dispatch.
 //!
 //! Every type is re-exported here: `wire::Snapshot` is `wire::snapshot::Snapshot`.

@@ -8,9 +8,9 @@ use super::{MessageWithParts, ModelRef, WireMode, WorkspaceRef};
 /// `{name, version}` of the protocol.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProtocolInfo {
-    /// [`PROTOCOL_NAME`].
+    /// [`PROTOCOL_NAME`](super::PROTOCOL_NAME).
     pub name: &'static str,
-    /// [`PROTOCOL_VERSION`].
+    /// [`PROTOCOL_VERSION`](super::PROTOCOL_VERSION).
     pub version: u32,
 }
 

@@ -182,14 +182,10 @@ impl TurnState {
             }
             AgentEvent::PermissionDecided {
                 info,
-                action,
-                granted,
+                action: PermissionAction::Deny | PermissionAction::Cancel,
+                granted: false,
                 ..
-            } => {
-                if !granted && matches!(action, PermissionAction::Deny | PermissionAction::Cancel) {
-                    self.with_call(&info.id, &info.name, |call| call.denied = true);
-                }
-            }
+            } => self.with_call(&info.id, &info.name, |call| call.denied = true),
             AgentEvent::ToolExecutionStarted { id, name } => {
                 let now = (self.clock)();
                 self.with_call(id, name, |call| {

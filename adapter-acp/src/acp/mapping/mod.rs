@@ -1,6 +1,8 @@
-//! The pure part of the ACP front end: [`AgentEvent`]s of a prompt turn become ACP
-//! [`SessionUpdate`](agent_client_protocol::v1::schema::SessionUpdate)s ([`AcpMapping`], an
-//! [`agent_host::turn::Mapping`] over the turn's [`TurnState`]), a finished run becomes a [`StopReason`]
+//! The pure part of the ACP front end: [`AgentEvent`](agent_core::AgentEvent)s of a
+//! prompt turn become ACP
+//! [`SessionUpdate`](agent_client_protocol::v1::schema::SessionUpdate)s ([`AcpMapping`],
+//! an [`agent_host::turn::Mapping`] over the turn's [`TurnState`]), a finished run becomes
+//! a [`StopReason`]
 //! ([`turn_end`]), a stored transcript becomes the updates that replay it and an ACP prompt
 //! becomes a [`UserInput`](agent_core::UserInput) ([`history`]); [`tools`] describes tool
 //! calls for editors, [`subagent`] a sub-agent's run as its call's progress, [`meta`] the

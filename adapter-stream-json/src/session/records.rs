@@ -4,7 +4,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::wire::ser::{redacted, redacted_list, redacted_some, redacted_value};
 use crate::wire::{PermissionEvent, WireBlock, WireRisk};
 
 /// `metadata.json`.
@@ -136,8 +135,8 @@ pub struct Appended {
 }
 
 // The payloads exec records. Zero's recorder writes them redacted like an output line, with
-// keys sorted: fields are declared in byte order of their names, and strings are redacted as
-// they are serialised (`serialize_with`), the one value of unknown shape (a grant) as a value.
+// keys sorted: the recorder writes every payload through `crate::redact::Redacted`, so the
+// field order here is free and no field carries a redaction attribute.
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -147,10 +146,8 @@ fn is_false(b: &bool) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MessageRecord<'a> {
     /// The text.
-    #[serde(serialize_with = "redacted")]
     pub content: &'a str,
     /// `user` or `assistant`.
-    #[serde(serialize_with = "redacted")]
     pub role: &'a str,
 }
 
@@ -161,15 +158,11 @@ pub type ToolCallRecord<'a> = crate::wire::json::JsonToolCall<'a>;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckpointFile {
     /// Blob holding the before-content (absent when the file did not exist).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_some"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub blob: Option<String>,
     /// Whether the file existed before the call.
     pub existed: bool,
     /// The path as the call named it.
-    #[serde(serialize_with = "redacted")]
     pub path: String,
 }
 
@@ -180,10 +173,8 @@ pub struct CheckpointRecord<'a> {
     /// The files.
     pub files: Vec<CheckpointFile>,
     /// Tool name.
-    #[serde(serialize_with = "redacted")]
     pub tool: &'a str,
     /// Call id.
-    #[serde(serialize_with = "redacted")]
     pub tool_call_id: &'a str,
 }
 
@@ -193,47 +184,44 @@ pub struct CheckpointRecord<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct PermissionRecord<'a> {
     /// `prompt`, `allow`, `deny` or `cancel`.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    #[serde(skip_serializing_if = "str::is_empty")]
     pub action: &'a str,
     /// The `--auto` level.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    #[serde(skip_serializing_if = "str::is_empty")]
     pub autonomy: &'a str,
     /// Sandbox metadata.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block: Option<&'a WireBlock>,
     /// Why a decision was made.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    #[serde(skip_serializing_if = "str::is_empty")]
     pub decision_reason: &'a str,
     /// The grant that matched.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_value"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub grant: Option<&'a Value>,
     /// A standing grant matched.
     #[serde(skip_serializing_if = "is_false")]
     pub grant_matched: bool,
     /// Tool name.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    #[serde(skip_serializing_if = "str::is_empty")]
     pub name: &'a str,
     /// The tool's static permission.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    #[serde(skip_serializing_if = "str::is_empty")]
     pub permission: &'a str,
     /// Whether the call was granted.
     pub permission_granted: bool,
     /// Zero's permission mode name.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    #[serde(skip_serializing_if = "str::is_empty")]
     pub permission_mode: &'a str,
     /// Why the gate came out as it did.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    #[serde(skip_serializing_if = "str::is_empty")]
     pub reason: &'a str,
     /// Risk classification.
     pub risk: &'a WireRisk,
     /// The tool's raw side effect.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    #[serde(skip_serializing_if = "str::is_empty")]
     pub side_effect: &'a str,
     /// Call id.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    #[serde(skip_serializing_if = "str::is_empty")]
     pub tool_call_id: &'a str,
 }
 
@@ -266,25 +254,18 @@ pub struct ToolResultRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block: Option<&'a WireBlock>,
     /// Files the call changed.
-    #[serde(
-        skip_serializing_if = "<[String]>::is_empty",
-        serialize_with = "redacted_list"
-    )]
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub changed_files: &'a [String],
     /// Tool name.
-    #[serde(serialize_with = "redacted")]
     pub name: &'a str,
     /// The output text.
-    #[serde(serialize_with = "redacted")]
     pub output: &'a str,
     /// Secrets were removed at the tool boundary.
     #[serde(skip_serializing_if = "is_false")]
     pub redacted: bool,
     /// `ok` or `error`.
-    #[serde(serialize_with = "redacted")]
     pub status: &'a str,
     /// Call id.
-    #[serde(serialize_with = "redacted")]
     pub tool_call_id: &'a str,
     /// The tool cut its output.
     #[serde(skip_serializing_if = "is_false")]
@@ -321,43 +302,28 @@ pub struct SpecialistRecord<'a> {
     /// The child runs in the background.
     pub background: bool,
     /// The child's session id (its task id).
-    #[serde(serialize_with = "redacted")]
     pub child_session_id: &'a str,
     /// The caller's label for the task.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_some"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// What ended a failed child (stop only).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_some"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The child's exit code, as Zero's child process would have it (stop only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// `foreground` or `background`.
-    #[serde(serialize_with = "redacted")]
     pub mode: &'a str,
     /// Always `specialist`.
-    #[serde(serialize_with = "redacted")]
     pub source: &'a str,
     /// The specialist's name.
-    #[serde(serialize_with = "redacted")]
     pub specialist: &'a str,
     /// `success`, `error` or `aborted` (stop only).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_some"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// The child's task id.
-    #[serde(serialize_with = "redacted")]
     pub task_id: &'a str,
     /// The parent's `Task` call.
-    #[serde(serialize_with = "redacted")]
     pub tool_call_id: &'a str,
     /// Whether the child's usage was added to the parent's session (stop only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -372,26 +338,20 @@ pub struct SpecialistUsageRecord<'a> {
     /// The child runs in the background.
     pub background: bool,
     /// The child's session id.
-    #[serde(serialize_with = "redacted")]
     pub child_session_id: &'a str,
     /// The child's output tokens.
     pub completion_tokens: u64,
     /// `foreground` or `background`.
-    #[serde(serialize_with = "redacted")]
     pub mode: &'a str,
     /// The child's input tokens, cache reads and writes included.
     pub prompt_tokens: u64,
     /// Always `specialist`.
-    #[serde(serialize_with = "redacted")]
     pub source: &'a str,
     /// The specialist's name.
-    #[serde(serialize_with = "redacted")]
     pub specialist: &'a str,
     /// The child's task id.
-    #[serde(serialize_with = "redacted")]
     pub task_id: &'a str,
     /// The parent's `Task` call.
-    #[serde(serialize_with = "redacted")]
     pub tool_call_id: &'a str,
     /// Input plus output.
     pub total_tokens: u64,
@@ -401,7 +361,6 @@ pub struct SpecialistUsageRecord<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ErrorRecord<'a> {
     /// The message.
-    #[serde(serialize_with = "redacted")]
     pub message: &'a str,
 }
 
@@ -419,4 +378,114 @@ pub struct ForkRecord<'a> {
     pub parent_event_count: u64,
     /// The parent session.
     pub parent_session_id: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::Redacted;
+    use serde_json::json;
+
+    /// Every string field of every payload the recorder writes is redacted: a secret in each
+    /// one leaves no trace (the recorder writes them through [`Redacted`]).
+    #[test]
+    fn no_payload_field_escapes_redaction() {
+        let s = "sk-abcdefghijklmnopqrstuv0123456789";
+        let risk = WireRisk {
+            categories: vec![s.into()],
+            level: s.into(),
+            reason: s.into(),
+        };
+        let block = WireBlock {
+            action: s.into(),
+            code: s.into(),
+            path: s.into(),
+            reason: s.into(),
+            recoverable: false,
+            risk: risk.clone(),
+            tool_name: s.into(),
+        };
+        let permission = PermissionEvent {
+            action: s.into(),
+            autonomy: s.into(),
+            block: Some(block.clone()),
+            decision_reason: s.into(),
+            grant: Some(json!({"tool": s, "token": "t0ken-value"})),
+            grant_matched: true,
+            id: s.into(),
+            name: s.into(),
+            permission: s.into(),
+            permission_granted: true,
+            permission_mode: s.into(),
+            reason: s.into(),
+            risk: risk.clone(),
+            session_id: s.into(),
+            side_effect: s.into(),
+        };
+        let files = [s.to_string()];
+        let lines = [
+            serde_json::to_string(&Redacted(&MessageRecord {
+                content: s,
+                role: s,
+            })),
+            serde_json::to_string(&Redacted(&ToolCallRecord {
+                arguments: s.into(),
+                id: s,
+                name: s,
+            })),
+            serde_json::to_string(&Redacted(&CheckpointRecord {
+                files: vec![CheckpointFile {
+                    blob: Some(s.into()),
+                    existed: true,
+                    path: s.into(),
+                }],
+                tool: s,
+                tool_call_id: s,
+            })),
+            serde_json::to_string(&Redacted(&PermissionRecord::from(&permission))),
+            serde_json::to_string(&Redacted(&ToolResultRecord {
+                block: Some(&block),
+                changed_files: &files,
+                name: s,
+                output: s,
+                redacted: true,
+                status: s,
+                tool_call_id: s,
+                truncated: true,
+            })),
+            serde_json::to_string(&Redacted(&SpecialistRecord {
+                background: true,
+                child_session_id: s,
+                description: Some(s.into()),
+                error: Some(s.into()),
+                exit_code: Some(1),
+                mode: s,
+                source: s,
+                specialist: s,
+                status: Some(s.into()),
+                task_id: s,
+                tool_call_id: s,
+                usage_rolled_up: Some(true),
+            })),
+            serde_json::to_string(&Redacted(&SpecialistUsageRecord {
+                background: false,
+                child_session_id: s,
+                completion_tokens: 1,
+                mode: s,
+                prompt_tokens: 2,
+                source: s,
+                specialist: s,
+                task_id: s,
+                tool_call_id: s,
+                total_tokens: 3,
+            })),
+            serde_json::to_string(&Redacted(&ErrorRecord { message: s })),
+        ];
+        for line in lines {
+            let line = line.expect("serialise");
+            assert!(line.contains("[REDACTED]"), "{line}");
+            assert!(!line.contains("abcdefghijklmnop"), "{line}");
+            assert!(!line.contains("t0ken-value"), "{line}");
+        }
+    }
 }

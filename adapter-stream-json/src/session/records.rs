@@ -1,10 +1,20 @@
 //! The records of a Zero session on disk: `metadata.json`, the lines of `events.jsonl`, and
 //! the typed payloads exec records.
+//!
+//! Where Zero records the facts of an output line, the payload is that line's type: the
+//! `tool_call` record is the `-o json` line's [`crate::wire::json::JsonToolCall`], a
+//! permission record is the stream-json [`PermissionEvent`] seen through [`PermissionRecord`]
+//! (call id as `toolCallId`, no session id), and blocks are [`WireBlock`]s. The others hold
+//! what no line carries, in Zero's recorder's shape: `tool_result` keeps the whole output
+//! (the line's is capped at 10 KiB) and no `display`/`meta`, with `truncated` only when true;
+//! `session_checkpoint` has each file's blob and prior existence (the `checkpoint` line has
+//! only the paths and the record's sequence); `message`, `provider_usage` (cache and
+//! reasoning tokens), `specialist_*`, `error` and `session_fork` have no line of their own.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::wire::{PermissionEvent, WireBlock, WireRisk};
+use crate::wire::{PermissionEvent, WireBlock};
 
 /// `metadata.json`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -178,71 +188,28 @@ pub struct CheckpointRecord<'a> {
     pub tool_call_id: &'a str,
 }
 
-/// `permission_request` / `permission_decision`: the fields of the output line, with the call
-/// id as `toolCallId` and no session id.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PermissionRecord<'a> {
-    /// `prompt`, `allow`, `deny` or `cancel`.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub action: &'a str,
-    /// The `--auto` level.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub autonomy: &'a str,
-    /// Sandbox metadata.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub block: Option<&'a WireBlock>,
-    /// Why a decision was made.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub decision_reason: &'a str,
-    /// The grant that matched.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grant: Option<&'a Value>,
-    /// A standing grant matched.
-    #[serde(skip_serializing_if = "is_false")]
-    pub grant_matched: bool,
-    /// Tool name.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub name: &'a str,
-    /// The tool's static permission.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub permission: &'a str,
-    /// Whether the call was granted.
-    pub permission_granted: bool,
-    /// Zero's permission mode name.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub permission_mode: &'a str,
-    /// Why the gate came out as it did.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub reason: &'a str,
-    /// Risk classification.
-    pub risk: &'a WireRisk,
-    /// The tool's raw side effect.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub side_effect: &'a str,
-    /// Call id.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub tool_call_id: &'a str,
+/// `permission_request` / `permission_decision`: the output line's [`PermissionEvent`] (its
+/// fields are declared once, there), with the call id as `toolCallId` and without the session
+/// id, as Zero's recorder writes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PermissionRecord<'a>(pub &'a PermissionEvent);
+
+impl Serialize for PermissionRecord<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut value = serde_json::to_value(self.0).map_err(serde::ser::Error::custom)?;
+        if let Value::Object(map) = &mut value {
+            map.remove("sessionId");
+            if let Some(id) = map.remove("id") {
+                map.insert("toolCallId".into(), id);
+            }
+        }
+        value.serialize(serializer)
+    }
 }
 
 impl<'a> From<&'a PermissionEvent> for PermissionRecord<'a> {
     fn from(p: &'a PermissionEvent) -> Self {
-        Self {
-            action: &p.action,
-            autonomy: &p.autonomy,
-            block: p.block.as_ref(),
-            decision_reason: &p.decision_reason,
-            grant: p.grant.as_ref(),
-            grant_matched: p.grant_matched,
-            name: &p.name,
-            permission: &p.permission,
-            permission_granted: p.permission_granted,
-            permission_mode: &p.permission_mode,
-            reason: &p.reason,
-            risk: &p.risk,
-            side_effect: &p.side_effect,
-            tool_call_id: &p.id,
-        }
+        Self(p)
     }
 }
 
@@ -384,6 +351,7 @@ pub struct ForkRecord<'a> {
 mod tests {
     use super::*;
     use crate::redact::Redacted;
+    use crate::wire::WireRisk;
     use serde_json::json;
 
     /// Every string field of every payload the recorder writes is redacted: a secret in each
@@ -487,5 +455,61 @@ mod tests {
             assert!(!line.contains("abcdefghijklmnop"), "{line}");
             assert!(!line.contains("t0ken-value"), "{line}");
         }
+    }
+
+    /// A permission record is the event's fields, the call id as `toolCallId`, no session id,
+    /// empty strings left out (the bytes Zero's recorder writes).
+    #[test]
+    fn a_permission_record_is_the_event_without_its_session() {
+        let risk = WireRisk {
+            categories: vec!["x".into()],
+            level: "x".into(),
+            reason: "x".into(),
+        };
+        let full = PermissionEvent {
+            action: "x".into(),
+            autonomy: "x".into(),
+            block: Some(WireBlock {
+                action: "x".into(),
+                code: "x".into(),
+                path: "x".into(),
+                reason: "x".into(),
+                recoverable: false,
+                risk: risk.clone(),
+                tool_name: "x".into(),
+            }),
+            decision_reason: "x".into(),
+            grant: Some(json!({"tool": "x"})),
+            grant_matched: true,
+            id: "c1".into(),
+            name: "x".into(),
+            permission: "x".into(),
+            permission_granted: true,
+            permission_mode: "x".into(),
+            reason: "x".into(),
+            risk,
+            session_id: "s1".into(),
+            side_effect: "x".into(),
+        };
+        let risk = r#"{"categories":["x"],"level":"x","reason":"x"}"#;
+        assert_eq!(
+            serde_json::to_string(&Redacted(&PermissionRecord::from(&full))).expect("json"),
+            format!(
+                concat!(
+                    r#"{{"action":"x","autonomy":"x","block":{{"action":"x","code":"x","#,
+                    r#""path":"x","reason":"x","recoverable":false,"risk":{risk},"#,
+                    r#""toolName":"x"}},"decisionReason":"x","grant":{{"tool":"x"}},"#,
+                    r#""grantMatched":true,"name":"x","permission":"x","#,
+                    r#""permissionGranted":true,"permissionMode":"x","reason":"x","#,
+                    r#""risk":{risk},"sideEffect":"x","toolCallId":"c1"}}"#
+                ),
+                risk = risk
+            )
+        );
+        let empty = PermissionEvent::default();
+        assert_eq!(
+            serde_json::to_string(&Redacted(&PermissionRecord::from(&empty))).expect("json"),
+            r#"{"permissionGranted":false,"risk":{}}"#
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! Zero's protocol-level redaction, applied to every output line.
+//! Zero's protocol-level redaction, applied to every output line and session record payload
+//! through [`Redacted`], the one place it happens.
 //!
 //! Two rules, both replacing with [`REDACTED`]:
 //!

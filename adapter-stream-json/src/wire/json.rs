@@ -4,6 +4,14 @@
 //! Zero writes these from plain Go maps, so every listed key is present (empty strings
 //! included) and keys come out sorted. Like stream-json's, the lines are written through
 //! [`crate::redact::Redacted`], which redacts them and sorts their keys.
+//!
+//! Each line is a view of a stream-json event: it borrows the event's data and is built in
+//! one place, [`JsonLine::from_event`]. The views stay structs of their own because Zero's
+//! `-o json` writer differs in content, not only in casing: every listed key is present
+//! (stream-json leaves empty ones out), the call id is `tool_call_id`, `run_start` carries
+//! `permission_mode` and no session id, `tool_call` has its arguments as text and no side
+//! effect, `permission` has no grant or session id, `tool_result` no `display` or
+//! `truncated`, `error` no `recoverable`, and `done` replaces `run_end`.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -10,7 +10,8 @@
 //! Zero round-trips each event through a map, so its keys come out sorted, and redacts every
 //! line: both are done in one place, [`crate::redact::Redacted`], through which every line is
 //! written (the field order here is free, and no field carries a redaction attribute).
-//! [`json`] holds the `-o json` lines.
+//! [`json`] holds the `-o json` lines, views of these events; the session records that carry
+//! an event's facts are these types too (see [`crate::session::records`]).
 
 use std::collections::BTreeMap;
 

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::cli::OutputFormat;
 use crate::ids::valid_run_id;
 use crate::redact::{redact_str, Redacted};
-use crate::wire::json::{JsonDelta, JsonLine};
+use crate::wire::json::JsonLine;
 use crate::wire::{EventBody, Line, OutputEvent, SCHEMA_VERSION};
 
 pub mod lines;
@@ -108,6 +108,15 @@ struct DeltaLine<'a> {
     run_id: &'a str,
     #[serde(rename = "schemaVersion")]
     schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// The `-o json` form of [`DeltaLine`]: `delta` (always present) and `type`, in key order,
+/// redacted when built.
+#[derive(Serialize)]
+struct JsonDeltaLine<'a> {
+    delta: &'a str,
     #[serde(rename = "type")]
     kind: &'static str,
 }
@@ -252,14 +261,11 @@ impl Renderer {
                 frames.push_with(|buf| append_raw(&line, buf))
             }
             OutputFormat::Json => {
-                let body = JsonDelta { delta };
-                push_json(
-                    frames,
-                    &match kind {
-                        DeltaKind::Text => JsonLine::Text(body),
-                        DeltaKind::Reasoning => JsonLine::Reasoning(body),
-                    },
-                )
+                let line = JsonDeltaLine {
+                    delta: &redact_str(delta),
+                    kind: name,
+                };
+                frames.push_with(|buf| append_raw(&line, buf))
             }
             OutputFormat::Text if kind == DeltaKind::Text => self.write_answer_text(delta),
             OutputFormat::Text => Ok(()),

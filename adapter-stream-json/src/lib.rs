@@ -9,7 +9,8 @@
 //!
 //! - [`wire`]: the protocol's serde types (and the `-o json` lines).
 //! - [`input`]: the strict stream-json input parser (`prompt`, `message`, images).
-//! - [`redact`]: protocol-level redaction of every output line.
+//! - [`redact`]: protocol-level redaction of every output line and session record, in one
+//!   place ([`redact::Redacted`]).
 //! - [`order`]: Zero's order of a run's events (per tool call).
 //! - [`mapping`]: [`agent_core::AgentEvent`]s to output events, nothing else.
 //! - [`record`]: the session recorder, an observer of the same events.

@@ -24,11 +24,12 @@ use agent_host::text::text_of;
 
 use crate::mapping::{permission_event, status_name, Mapper, MapperConfig, Outcome};
 use crate::order::ZeroOrder;
+use crate::redact::Redacted;
 use crate::session::records::{
     CheckpointFile, CheckpointRecord, ErrorRecord, MessageRecord, PermissionRecord,
     SpecialistRecord, SpecialistUsageRecord, ToolCallRecord, ToolResultRecord, UsageRecord,
 };
-use crate::session::{CreateInput, SessionError, SessionStore};
+use crate::session::{CreateInput, SessionError, ZeroSessions};
 use crate::wire::{CheckpointInfo, WireBlock};
 
 /// Zero's tag of a specialist's child session.
@@ -66,7 +67,7 @@ struct ChildStart<'a> {
 /// Records exec events to a session (see the module docs).
 #[derive(Debug)]
 pub struct SessionRecorder {
-    store: SessionStore,
+    store: ZeroSessions,
     id: String,
     config: RecorderConfig,
     failure: Option<String>,
@@ -143,7 +144,7 @@ impl Child {
 
 impl SessionRecorder {
     /// A recorder for session `id` of `store`.
-    pub fn new(store: SessionStore, id: impl Into<String>, config: RecorderConfig) -> Self {
+    pub fn new(store: ZeroSessions, id: impl Into<String>, config: RecorderConfig) -> Self {
         Self {
             store,
             id: id.into(),
@@ -176,9 +177,10 @@ impl SessionRecorder {
         }
     }
 
-    /// Appends one event; returns its sequence.
+    /// Appends one event, its payload redacted and its keys sorted ([`Redacted`], as every
+    /// output line); returns its sequence.
     fn append<P: Serialize>(&mut self, kind: &str, payload: &P) -> Option<u64> {
-        match self.store.append(&self.id, kind, Some(payload)) {
+        match self.store.append(&self.id, kind, Some(Redacted(payload))) {
             Ok(event) => Some(event.sequence),
             Err(err) => {
                 self.note(err);

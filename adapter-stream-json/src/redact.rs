@@ -1,4 +1,5 @@
-//! Zero's protocol-level redaction, applied to every output line.
+//! Zero's protocol-level redaction, applied to every output line and session record payload
+//! through [`Redacted`], the one place it happens.
 //!
 //! Two rules, both replacing with [`REDACTED`]:
 //!
@@ -20,7 +21,8 @@ use std::sync::OnceLock;
 
 use agent_core::secrets::{is_sensitive_normalized, NameRules};
 use regex::{Captures, Regex};
-use serde_json::{Map, Value};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 /// The replacement token.
 pub const REDACTED: &str = agent_core::secrets::REDACTED;
@@ -134,27 +136,58 @@ pub fn redact_string(value: &str) -> String {
 
 /// Redacts a JSON value in place of a copy: sensitive keys at any depth and secret-shaped
 /// strings. Object keys come out sorted, whatever the map implementation.
-pub fn redact_value(value: Value) -> Value {
+pub fn redact_value(mut value: Value) -> Value {
+    redact_in_place(&mut value);
+    value
+}
+
+/// Redacts `value` where it is: a sensitive key's value at any depth becomes `"[REDACTED]"`,
+/// every other string passes through [`redact_str`], and the keys of every object are sorted
+/// (Go's encoder writes a map's keys in byte order).
+pub fn redact_in_place(value: &mut Value) {
     match value {
-        Value::String(s) if !may_hold_secret(&s) => Value::String(s),
-        Value::String(s) => Value::String(redact_string(&s)),
-        Value::Array(items) => Value::Array(items.into_iter().map(redact_value).collect()),
-        Value::Object(map) => {
-            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
-            if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
-                entries.sort_by(|a, b| a.0.cmp(&b.0));
+        Value::String(s) => {
+            if may_hold_secret(s) {
+                *s = redact_string(s);
             }
-            let mut out = Map::new();
-            for (key, item) in entries {
-                let item = match is_sensitive_key(&key) {
-                    true => Value::String(REDACTED.to_string()),
-                    false => redact_value(item),
-                };
-                out.insert(key, item);
-            }
-            Value::Object(out)
         }
-        other => other,
+        Value::Array(items) => items.iter_mut().for_each(redact_in_place),
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                match is_sensitive_key(key) {
+                    true => *item = Value::String(REDACTED.to_string()),
+                    false => redact_in_place(item),
+                }
+            }
+            if !map.keys().is_sorted() {
+                map.sort_keys();
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// `T` as Zero writes it, the one place protocol redaction is applied: serialised to a JSON
+/// value, then [`redact_in_place`] (every string, every key at any depth, keys sorted). Every
+/// stream-json and `-o json` line and every session record payload is written through it, so
+/// a field added to any of their types is redacted (and sorted) without a word about it.
+#[derive(Debug, Clone, Copy)]
+pub struct Redacted<'a, T: ?Sized>(pub &'a T);
+
+impl<T: Serialize + ?Sized> Redacted<'_, T> {
+    /// The redacted JSON value.
+    pub fn to_value(&self) -> serde_json::Result<Value> {
+        let mut value = serde_json::to_value(self.0)?;
+        redact_in_place(&mut value);
+        Ok(value)
+    }
+}
+
+impl<T: Serialize + ?Sized> Serialize for Redacted<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value()
+            .map_err(serde::ser::Error::custom)?
+            .serialize(serializer)
     }
 }
 
@@ -321,5 +354,39 @@ mod tests {
     fn keys_come_out_sorted() {
         let out = redact_value(json!({"b": 1, "a": {"d": 1, "c": 2}}));
         assert_eq!(out.to_string(), r#"{"a":{"c":2,"d":1},"b":1}"#);
+    }
+
+    #[test]
+    fn redacted_serialises_any_type_redacted_with_sorted_keys() {
+        #[derive(Serialize)]
+        struct Zeta {
+            zeta: &'static str,
+            alpha: Vec<String>,
+            map: std::collections::BTreeMap<String, String>,
+            value: Value,
+            n: u8,
+        }
+        let zeta = Zeta {
+            zeta: "Bearer abcdefghijklmnopqrstuv",
+            alpha: vec!["sk-abcdefghijklmnopqrstuv".into(), "plain".into()],
+            map: [
+                ("clientSecret".into(), "x".into()),
+                ("b".into(), "y".into()),
+            ]
+            .into(),
+            value: json!({"b": ["sk-abcdefghijklmnopqrstuv"], "a": {"api_key": 1, "n": 2}}),
+            n: 3,
+        };
+        let line = serde_json::to_string(&Redacted(&zeta)).expect("serialise");
+        assert_eq!(
+            line,
+            r#"{"alpha":["[REDACTED]","plain"],"map":{"b":"y","clientSecret":"[REDACTED]"},"n":3,"value":{"a":{"api_key":"[REDACTED]","n":2},"b":["[REDACTED]"]},"zeta":"Bearer [REDACTED]"}"#
+        );
+        // Redacting twice changes nothing.
+        let value = Redacted(&zeta).to_value().expect("value");
+        assert_eq!(
+            serde_json::to_string(&Redacted(&value)).expect("serialise"),
+            line
+        );
     }
 }

@@ -13,7 +13,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use adapter_stream_json::input::parse_input;
-use adapter_stream_json::session::SessionStore;
+use adapter_stream_json::session::ZeroSessions;
 use common::{line_reader, wait_output, Run, Sandbox, RUN_TIMEOUT};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
@@ -280,7 +280,7 @@ fn busy_script() -> Value {
 /// sequences run 1..n without gaps; metadata is readable and counts within one event.
 /// With `contiguous` false, sequences need only increase (a torn event that the metadata
 /// had already counted leaves its number unused).
-fn assert_session_consistent(store: &SessionStore, id: &str, contiguous: bool) -> usize {
+fn assert_session_consistent(store: &ZeroSessions, id: &str, contiguous: bool) -> usize {
     let meta = store
         .get(id)
         .unwrap_or_else(|e| panic!("{id}: metadata unreadable: {e}"))
@@ -358,7 +358,7 @@ fn sessions_survive_sigkill_at_random_points() {
             ids.push(id);
         }
     }
-    let store = SessionStore::new(sb.sessions());
+    let store = ZeroSessions::new(sb.sessions());
     let listed = store.list().expect("list");
     let dirs = std::fs::read_dir(sb.sessions()).expect("sessions").count();
     assert_eq!(listed.len(), dirs, "every session directory is listed");
@@ -423,7 +423,7 @@ fn a_torn_last_line_is_recovered_on_resume() {
     let whole = std::fs::read(&path).expect("events");
     let meta_path = sb.sessions().join(&id).join("metadata.json");
     let meta = std::fs::read(&meta_path).expect("metadata");
-    let store = SessionStore::new(sb.sessions());
+    let store = ZeroSessions::new(sb.sessions());
     let complete = store.read_events(&id).expect("events").len();
     let last_start = whole[..whole.len() - 1]
         .iter()

@@ -4,7 +4,7 @@
 //! The on-disk figure is dominated by the filesystem's fsync latency, so it varies a lot
 //! between machines and with other load on the disk.
 
-use adapter_stream_json::session::{CreateInput, SessionStore as ZeroStore};
+use adapter_stream_json::session::{CreateInput, ZeroSessions as ZeroStore};
 use agent_core::{MemorySessionStore, Message, SessionRecord, SessionStore};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;

@@ -26,7 +26,7 @@ use crate::mapping::MapperConfig;
 use crate::record::{RecorderConfig, SessionRecorder};
 use crate::session::{
     default_root, format_exec_prompt, preflight, prepare, session_title, NewSessionInfo,
-    PreparedSession, SessionRequest, SessionStore,
+    PreparedSession, SessionRequest, ZeroSessions as SessionStore,
 };
 use crate::wire::RunStart;
 

@@ -16,9 +16,8 @@ use serde::Serialize;
 
 use crate::cli::OutputFormat;
 use crate::ids::valid_run_id;
-use crate::redact::redact_str;
-use crate::wire::json::{JsonDelta, JsonLine};
-use crate::wire::ser::redacted;
+use crate::redact::{redact_str, Redacted};
+use crate::wire::json::JsonLine;
 use crate::wire::{EventBody, Line, OutputEvent, SCHEMA_VERSION};
 
 pub mod lines;
@@ -28,7 +27,7 @@ pub mod lines;
 pub fn format_line(event: &OutputEvent) -> io::Result<String> {
     let mut out = Vec::new();
     let run_id = RunId::new(&event.run_id);
-    let line = run_id.line(event.schema_version, event.body.type_name(), &event.body)?;
+    let line = run_id.line(event.schema_version, &event.body)?;
     append_json(&line, &mut out)?;
     String::from_utf8(out).map_err(io::Error::other)
 }
@@ -37,11 +36,11 @@ pub fn format_line(event: &OutputEvent) -> io::Result<String> {
 /// exactly [`format_line`]'s text.
 pub fn write_line(run_id: &str, body: &EventBody, out: &mut Vec<u8>) -> io::Result<()> {
     let run_id = RunId::new(run_id);
-    append_json(&run_id.line(SCHEMA_VERSION, body.type_name(), body)?, out)
+    append_json(&run_id.line(SCHEMA_VERSION, body)?, out)
 }
 
 /// A run id with its validity and redacted form worked out once (a run writes thousands of
-/// lines with the same id).
+/// lines with the same id; the redacted form is for the delta fast path).
 #[derive(Debug)]
 struct RunId {
     raw: String,
@@ -59,12 +58,7 @@ impl RunId {
     }
 
     /// A line of this run; Zero refuses to write one for an invalid run id.
-    fn line<'a, T: ?Sized>(
-        &'a self,
-        schema_version: u32,
-        kind: &'static str,
-        body: &'a T,
-    ) -> io::Result<Line<'a, T>> {
+    fn line<'a, T: ?Sized>(&'a self, schema_version: u32, body: &'a T) -> io::Result<Line<'a, T>> {
         if !self.valid {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -72,16 +66,22 @@ impl RunId {
             ));
         }
         Ok(Line {
-            run_id: &self.redacted,
+            run_id: &self.raw,
             schema_version,
-            kind,
             body,
         })
     }
 }
 
-/// Appends `line` serialised and Go-escaped to `out`; on error `out` is left as it was.
+/// Appends `line` redacted, with its keys sorted ([`Redacted`], the one place that happens),
+/// serialised and Go-escaped to `out`; on error `out` is left as it was.
 fn append_json<T: Serialize + ?Sized>(line: &T, out: &mut Vec<u8>) -> io::Result<()> {
+    append_raw(&Redacted(line), out)
+}
+
+/// Appends `line` serialised as it is and Go-escaped to `out`; on error `out` is left as it
+/// was. Only for lines already redacted and in key order (the delta fast path).
+fn append_raw<T: Serialize + ?Sized>(line: &T, out: &mut Vec<u8>) -> io::Result<()> {
     let start = out.len();
     if let Err(err) = serde_json::to_writer(&mut *out, line) {
         out.truncate(start);
@@ -96,16 +96,27 @@ fn push_json<T: Serialize + ?Sized>(frames: &mut Frames, line: &T) -> io::Result
     frames.push_with(|buf| append_json(line, buf))
 }
 
-/// A whole `text` or `reasoning` line, its fields (envelope included) declared in sorted
-/// order so it serialises directly.
+/// A whole `text` or `reasoning` line, the fast path for nearly every line of a run: its
+/// fields (envelope included) are declared in sorted order and its strings are redacted when
+/// it is built, so it is written as it is, without [`Redacted`]'s JSON value. The test
+/// `deltas_rendered_from_the_agent_event_equal_the_event_lines` holds it to the event path.
 #[derive(Serialize)]
 struct DeltaLine<'a> {
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
+    #[serde(skip_serializing_if = "str::is_empty")]
     delta: &'a str,
     #[serde(rename = "runId")]
     run_id: &'a str,
     #[serde(rename = "schemaVersion")]
     schema_version: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// The `-o json` form of [`DeltaLine`]: `delta` (always present) and `type`, in key order,
+/// redacted when built.
+#[derive(Serialize)]
+struct JsonDeltaLine<'a> {
+    delta: &'a str,
     #[serde(rename = "type")]
     kind: &'static str,
 }
@@ -210,7 +221,7 @@ impl Renderer {
     pub fn render(&mut self, body: &EventBody, frames: &mut Frames) -> io::Result<()> {
         match self.format {
             OutputFormat::StreamJson => {
-                let line = self.run_id.line(SCHEMA_VERSION, body.type_name(), body)?;
+                let line = self.run_id.line(SCHEMA_VERSION, body)?;
                 push_json(frames, &line)
             }
             OutputFormat::Json => {
@@ -242,22 +253,19 @@ impl Renderer {
                     ));
                 }
                 let line = DeltaLine {
-                    delta,
+                    delta: &redact_str(delta),
                     run_id: &self.run_id.redacted,
                     schema_version: SCHEMA_VERSION,
                     kind: name,
                 };
-                push_json(frames, &line)
+                frames.push_with(|buf| append_raw(&line, buf))
             }
             OutputFormat::Json => {
-                let body = JsonDelta { delta };
-                push_json(
-                    frames,
-                    &match kind {
-                        DeltaKind::Text => JsonLine::Text(body),
-                        DeltaKind::Reasoning => JsonLine::Reasoning(body),
-                    },
-                )
+                let line = JsonDeltaLine {
+                    delta: &redact_str(delta),
+                    kind: name,
+                };
+                frames.push_with(|buf| append_raw(&line, buf))
             }
             OutputFormat::Text if kind == DeltaKind::Text => self.write_answer_text(delta),
             OutputFormat::Text => Ok(()),

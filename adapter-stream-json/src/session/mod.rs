@@ -10,7 +10,7 @@
 //! The root is `$XDG_DATA_HOME/zero/sessions`, falling back to `$HOME/.local/share/zero/sessions`.
 //!
 //! - [`records`]: what the files hold.
-//! - [`store`]: the store.
+//! - [`store`]: [`ZeroSessions`], the sessions directory in that layout.
 //! - [`prepare`](mod@prepare): what an exec run does with its session.
 
 use std::path::PathBuf;
@@ -24,7 +24,7 @@ pub use prepare::{
     PreflightError, PreparedSession, SessionRequest,
 };
 pub use records::{Metadata, SessionEvent};
-pub use store::{CreateInput, SessionError, SessionStore};
+pub use store::{CreateInput, SessionError, ZeroSessions};
 
 /// The metadata file name.
 pub const METADATA_FILE: &str = "metadata.json";

@@ -5,7 +5,7 @@ use agent_host::text::cut_utf8;
 use serde_json::Value;
 
 use super::records::{Metadata, SessionEvent};
-use super::store::{CreateInput, SessionError, SessionStore};
+use super::store::{CreateInput, SessionError, ZeroSessions};
 
 /// How the run uses its session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ impl From<SessionError> for PreflightError {
 }
 
 /// Checks that a resume or fork target exists and may be used, before anything is created.
-pub fn preflight(store: &SessionStore, req: &SessionRequest) -> Result<(), PreflightError> {
+pub fn preflight(store: &ZeroSessions, req: &SessionRequest) -> Result<(), PreflightError> {
     if let Some(fork) = &req.fork {
         if store.get(fork)?.is_none() {
             return Err(PreflightError(format!("Zero session not found: {fork}")));
@@ -95,7 +95,7 @@ pub struct NewSessionInfo {
 
 /// Creates, resumes or forks the run's session.
 pub fn prepare(
-    store: &SessionStore,
+    store: &ZeroSessions,
     req: &SessionRequest,
     info: NewSessionInfo,
 ) -> Result<PreparedSession, PreflightError> {
@@ -259,9 +259,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn store() -> (tempfile::TempDir, SessionStore) {
+    fn store() -> (tempfile::TempDir, ZeroSessions) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = SessionStore::new(dir.path().join("zero").join("sessions"));
+        let store = ZeroSessions::new(dir.path().join("zero").join("sessions"));
         (dir, store)
     }
 

@@ -1,11 +1,20 @@
 //! The records of a Zero session on disk: `metadata.json`, the lines of `events.jsonl`, and
 //! the typed payloads exec records.
+//!
+//! Where Zero records the facts of an output line, the payload is that line's type: the
+//! `tool_call` record is the `-o json` line's [`crate::wire::json::JsonToolCall`], a
+//! permission record is the stream-json [`PermissionEvent`] seen through [`PermissionRecord`]
+//! (call id as `toolCallId`, no session id), and blocks are [`WireBlock`]s. The others hold
+//! what no line carries, in Zero's recorder's shape: `tool_result` keeps the whole output
+//! (the line's is capped at 10 KiB) and no `display`/`meta`, with `truncated` only when true;
+//! `session_checkpoint` has each file's blob and prior existence (the `checkpoint` line has
+//! only the paths and the record's sequence); `message`, `provider_usage` (cache and
+//! reasoning tokens), `specialist_*`, `error` and `session_fork` have no line of their own.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::wire::ser::{redacted, redacted_list, redacted_some, redacted_value};
-use crate::wire::{PermissionEvent, WireBlock, WireRisk};
+use crate::wire::{PermissionEvent, WireBlock};
 
 /// `metadata.json`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -136,8 +145,8 @@ pub struct Appended {
 }
 
 // The payloads exec records. Zero's recorder writes them redacted like an output line, with
-// keys sorted: fields are declared in byte order of their names, and strings are redacted as
-// they are serialised (`serialize_with`), the one value of unknown shape (a grant) as a value.
+// keys sorted: the recorder writes every payload through `crate::redact::Redacted`, so the
+// field order here is free and no field carries a redaction attribute.
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -147,10 +156,8 @@ fn is_false(b: &bool) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MessageRecord<'a> {
     /// The text.
-    #[serde(serialize_with = "redacted")]
     pub content: &'a str,
     /// `user` or `assistant`.
-    #[serde(serialize_with = "redacted")]
     pub role: &'a str,
 }
 
@@ -161,15 +168,11 @@ pub type ToolCallRecord<'a> = crate::wire::json::JsonToolCall<'a>;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckpointFile {
     /// Blob holding the before-content (absent when the file did not exist).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_some"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub blob: Option<String>,
     /// Whether the file existed before the call.
     pub existed: bool,
     /// The path as the call named it.
-    #[serde(serialize_with = "redacted")]
     pub path: String,
 }
 
@@ -180,81 +183,33 @@ pub struct CheckpointRecord<'a> {
     /// The files.
     pub files: Vec<CheckpointFile>,
     /// Tool name.
-    #[serde(serialize_with = "redacted")]
     pub tool: &'a str,
     /// Call id.
-    #[serde(serialize_with = "redacted")]
     pub tool_call_id: &'a str,
 }
 
-/// `permission_request` / `permission_decision`: the fields of the output line, with the call
-/// id as `toolCallId` and no session id.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PermissionRecord<'a> {
-    /// `prompt`, `allow`, `deny` or `cancel`.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
-    pub action: &'a str,
-    /// The `--auto` level.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
-    pub autonomy: &'a str,
-    /// Sandbox metadata.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub block: Option<&'a WireBlock>,
-    /// Why a decision was made.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
-    pub decision_reason: &'a str,
-    /// The grant that matched.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_value"
-    )]
-    pub grant: Option<&'a Value>,
-    /// A standing grant matched.
-    #[serde(skip_serializing_if = "is_false")]
-    pub grant_matched: bool,
-    /// Tool name.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
-    pub name: &'a str,
-    /// The tool's static permission.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
-    pub permission: &'a str,
-    /// Whether the call was granted.
-    pub permission_granted: bool,
-    /// Zero's permission mode name.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
-    pub permission_mode: &'a str,
-    /// Why the gate came out as it did.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
-    pub reason: &'a str,
-    /// Risk classification.
-    pub risk: &'a WireRisk,
-    /// The tool's raw side effect.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
-    pub side_effect: &'a str,
-    /// Call id.
-    #[serde(skip_serializing_if = "str::is_empty", serialize_with = "redacted")]
-    pub tool_call_id: &'a str,
+/// `permission_request` / `permission_decision`: the output line's [`PermissionEvent`] (its
+/// fields are declared once, there), with the call id as `toolCallId` and without the session
+/// id, as Zero's recorder writes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PermissionRecord<'a>(pub &'a PermissionEvent);
+
+impl Serialize for PermissionRecord<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut value = serde_json::to_value(self.0).map_err(serde::ser::Error::custom)?;
+        if let Value::Object(map) = &mut value {
+            map.remove("sessionId");
+            if let Some(id) = map.remove("id") {
+                map.insert("toolCallId".into(), id);
+            }
+        }
+        value.serialize(serializer)
+    }
 }
 
 impl<'a> From<&'a PermissionEvent> for PermissionRecord<'a> {
     fn from(p: &'a PermissionEvent) -> Self {
-        Self {
-            action: &p.action,
-            autonomy: &p.autonomy,
-            block: p.block.as_ref(),
-            decision_reason: &p.decision_reason,
-            grant: p.grant.as_ref(),
-            grant_matched: p.grant_matched,
-            name: &p.name,
-            permission: &p.permission,
-            permission_granted: p.permission_granted,
-            permission_mode: &p.permission_mode,
-            reason: &p.reason,
-            risk: &p.risk,
-            side_effect: &p.side_effect,
-            tool_call_id: &p.id,
-        }
+        Self(p)
     }
 }
 
@@ -266,25 +221,18 @@ pub struct ToolResultRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block: Option<&'a WireBlock>,
     /// Files the call changed.
-    #[serde(
-        skip_serializing_if = "<[String]>::is_empty",
-        serialize_with = "redacted_list"
-    )]
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub changed_files: &'a [String],
     /// Tool name.
-    #[serde(serialize_with = "redacted")]
     pub name: &'a str,
     /// The output text.
-    #[serde(serialize_with = "redacted")]
     pub output: &'a str,
     /// Secrets were removed at the tool boundary.
     #[serde(skip_serializing_if = "is_false")]
     pub redacted: bool,
     /// `ok` or `error`.
-    #[serde(serialize_with = "redacted")]
     pub status: &'a str,
     /// Call id.
-    #[serde(serialize_with = "redacted")]
     pub tool_call_id: &'a str,
     /// The tool cut its output.
     #[serde(skip_serializing_if = "is_false")]
@@ -321,43 +269,28 @@ pub struct SpecialistRecord<'a> {
     /// The child runs in the background.
     pub background: bool,
     /// The child's session id (its task id).
-    #[serde(serialize_with = "redacted")]
     pub child_session_id: &'a str,
     /// The caller's label for the task.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_some"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// What ended a failed child (stop only).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_some"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The child's exit code, as Zero's child process would have it (stop only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// `foreground` or `background`.
-    #[serde(serialize_with = "redacted")]
     pub mode: &'a str,
     /// Always `specialist`.
-    #[serde(serialize_with = "redacted")]
     pub source: &'a str,
     /// The specialist's name.
-    #[serde(serialize_with = "redacted")]
     pub specialist: &'a str,
     /// `success`, `error` or `aborted` (stop only).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_some"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// The child's task id.
-    #[serde(serialize_with = "redacted")]
     pub task_id: &'a str,
     /// The parent's `Task` call.
-    #[serde(serialize_with = "redacted")]
     pub tool_call_id: &'a str,
     /// Whether the child's usage was added to the parent's session (stop only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -372,26 +305,20 @@ pub struct SpecialistUsageRecord<'a> {
     /// The child runs in the background.
     pub background: bool,
     /// The child's session id.
-    #[serde(serialize_with = "redacted")]
     pub child_session_id: &'a str,
     /// The child's output tokens.
     pub completion_tokens: u64,
     /// `foreground` or `background`.
-    #[serde(serialize_with = "redacted")]
     pub mode: &'a str,
     /// The child's input tokens, cache reads and writes included.
     pub prompt_tokens: u64,
     /// Always `specialist`.
-    #[serde(serialize_with = "redacted")]
     pub source: &'a str,
     /// The specialist's name.
-    #[serde(serialize_with = "redacted")]
     pub specialist: &'a str,
     /// The child's task id.
-    #[serde(serialize_with = "redacted")]
     pub task_id: &'a str,
     /// The parent's `Task` call.
-    #[serde(serialize_with = "redacted")]
     pub tool_call_id: &'a str,
     /// Input plus output.
     pub total_tokens: u64,
@@ -401,7 +328,6 @@ pub struct SpecialistUsageRecord<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ErrorRecord<'a> {
     /// The message.
-    #[serde(serialize_with = "redacted")]
     pub message: &'a str,
 }
 
@@ -419,4 +345,171 @@ pub struct ForkRecord<'a> {
     pub parent_event_count: u64,
     /// The parent session.
     pub parent_session_id: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::Redacted;
+    use crate::wire::WireRisk;
+    use serde_json::json;
+
+    /// Every string field of every payload the recorder writes is redacted: a secret in each
+    /// one leaves no trace (the recorder writes them through [`Redacted`]).
+    #[test]
+    fn no_payload_field_escapes_redaction() {
+        let s = "sk-abcdefghijklmnopqrstuv0123456789";
+        let risk = WireRisk {
+            categories: vec![s.into()],
+            level: s.into(),
+            reason: s.into(),
+        };
+        let block = WireBlock {
+            action: s.into(),
+            code: s.into(),
+            path: s.into(),
+            reason: s.into(),
+            recoverable: false,
+            risk: risk.clone(),
+            tool_name: s.into(),
+        };
+        let permission = PermissionEvent {
+            action: s.into(),
+            autonomy: s.into(),
+            block: Some(block.clone()),
+            decision_reason: s.into(),
+            grant: Some(json!({"tool": s, "token": "t0ken-value"})),
+            grant_matched: true,
+            id: s.into(),
+            name: s.into(),
+            permission: s.into(),
+            permission_granted: true,
+            permission_mode: s.into(),
+            reason: s.into(),
+            risk: risk.clone(),
+            session_id: s.into(),
+            side_effect: s.into(),
+        };
+        let files = [s.to_string()];
+        let lines = [
+            serde_json::to_string(&Redacted(&MessageRecord {
+                content: s,
+                role: s,
+            })),
+            serde_json::to_string(&Redacted(&ToolCallRecord {
+                arguments: s.into(),
+                id: s,
+                name: s,
+            })),
+            serde_json::to_string(&Redacted(&CheckpointRecord {
+                files: vec![CheckpointFile {
+                    blob: Some(s.into()),
+                    existed: true,
+                    path: s.into(),
+                }],
+                tool: s,
+                tool_call_id: s,
+            })),
+            serde_json::to_string(&Redacted(&PermissionRecord::from(&permission))),
+            serde_json::to_string(&Redacted(&ToolResultRecord {
+                block: Some(&block),
+                changed_files: &files,
+                name: s,
+                output: s,
+                redacted: true,
+                status: s,
+                tool_call_id: s,
+                truncated: true,
+            })),
+            serde_json::to_string(&Redacted(&SpecialistRecord {
+                background: true,
+                child_session_id: s,
+                description: Some(s.into()),
+                error: Some(s.into()),
+                exit_code: Some(1),
+                mode: s,
+                source: s,
+                specialist: s,
+                status: Some(s.into()),
+                task_id: s,
+                tool_call_id: s,
+                usage_rolled_up: Some(true),
+            })),
+            serde_json::to_string(&Redacted(&SpecialistUsageRecord {
+                background: false,
+                child_session_id: s,
+                completion_tokens: 1,
+                mode: s,
+                prompt_tokens: 2,
+                source: s,
+                specialist: s,
+                task_id: s,
+                tool_call_id: s,
+                total_tokens: 3,
+            })),
+            serde_json::to_string(&Redacted(&ErrorRecord { message: s })),
+        ];
+        for line in lines {
+            let line = line.expect("serialise");
+            assert!(line.contains("[REDACTED]"), "{line}");
+            assert!(!line.contains("abcdefghijklmnop"), "{line}");
+            assert!(!line.contains("t0ken-value"), "{line}");
+        }
+    }
+
+    /// A permission record is the event's fields, the call id as `toolCallId`, no session id,
+    /// empty strings left out (the bytes Zero's recorder writes).
+    #[test]
+    fn a_permission_record_is_the_event_without_its_session() {
+        let risk = WireRisk {
+            categories: vec!["x".into()],
+            level: "x".into(),
+            reason: "x".into(),
+        };
+        let full = PermissionEvent {
+            action: "x".into(),
+            autonomy: "x".into(),
+            block: Some(WireBlock {
+                action: "x".into(),
+                code: "x".into(),
+                path: "x".into(),
+                reason: "x".into(),
+                recoverable: false,
+                risk: risk.clone(),
+                tool_name: "x".into(),
+            }),
+            decision_reason: "x".into(),
+            grant: Some(json!({"tool": "x"})),
+            grant_matched: true,
+            id: "c1".into(),
+            name: "x".into(),
+            permission: "x".into(),
+            permission_granted: true,
+            permission_mode: "x".into(),
+            reason: "x".into(),
+            risk,
+            session_id: "s1".into(),
+            side_effect: "x".into(),
+        };
+        let risk = r#"{"categories":["x"],"level":"x","reason":"x"}"#;
+        assert_eq!(
+            serde_json::to_string(&Redacted(&PermissionRecord::from(&full))).expect("json"),
+            format!(
+                concat!(
+                    r#"{{"action":"x","autonomy":"x","block":{{"action":"x","code":"x","#,
+                    r#""path":"x","reason":"x","recoverable":false,"risk":{risk},"#,
+                    r#""toolName":"x"}},"decisionReason":"x","grant":{{"tool":"x"}},"#,
+                    r#""grantMatched":true,"name":"x","permission":"x","#,
+                    r#""permissionGranted":true,"permissionMode":"x","reason":"x","#,
+                    r#""risk":{risk},"sideEffect":"x","toolCallId":"c1"}}"#
+                ),
+                risk = risk
+            )
+        );
+        let empty = PermissionEvent::default();
+        assert_eq!(
+            serde_json::to_string(&Redacted(&PermissionRecord::from(&empty))).expect("json"),
+            r#"{"permissionGranted":false,"risk":{}}"#
+        );
+    }
 }

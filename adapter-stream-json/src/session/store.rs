@@ -85,9 +85,13 @@ fn now_rfc3339() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// The Zero session store rooted at one directory.
+/// Zero's sessions on disk: the directory `…/zero/sessions` in Zero's layout
+/// (`<sessionId>/metadata.json`, `events.jsonl`, `session.lock`, `blobs/`), with create,
+/// append, read and fork. Not a [`agent_core::SessionStore`] (the loop's conversation store)
+/// nor an `agent_host::SessionStorage` (the hosts' session storage): the files Zero itself
+/// reads and writes.
 #[derive(Debug, Clone)]
-pub struct SessionStore {
+pub struct ZeroSessions {
     root: PathBuf,
 }
 
@@ -110,7 +114,7 @@ fn last_sequence_of(line: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
-impl SessionStore {
+impl ZeroSessions {
     /// A store rooted at `root` (`…/zero/sessions`).
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self { root: root.into() }
@@ -382,9 +386,9 @@ mod tests {
     use serde_json::{json, Value};
     use std::io::Write;
 
-    fn store() -> (tempfile::TempDir, SessionStore) {
+    fn store() -> (tempfile::TempDir, ZeroSessions) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = SessionStore::new(dir.path().join("zero").join("sessions"));
+        let store = ZeroSessions::new(dir.path().join("zero").join("sessions"));
         (dir, store)
     }
 

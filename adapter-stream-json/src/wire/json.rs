@@ -2,19 +2,27 @@
 //! `{"type":"done","exit_code":N}`.
 //!
 //! Zero writes these from plain Go maps, so every listed key is present (empty strings
-//! included) and keys come out sorted: fields are declared in byte order and `type` is
-//! merged in last ([`JsonLine`]'s `Serialize`). Strings are redacted like stream-json's.
+//! included) and keys come out sorted. Like stream-json's, the lines are written through
+//! [`crate::redact::Redacted`], which redacts them and sorts their keys.
+//!
+//! Each line is a view of a stream-json event: it borrows the event's data and is built in
+//! one place, [`JsonLine::from_event`]. The views stay structs of their own because Zero's
+//! `-o json` writer differs in content, not only in casing: every listed key is present
+//! (stream-json leaves empty ones out), the call id is `tool_call_id`, `run_start` carries
+//! `permission_mode` and no session id, `tool_call` has its arguments as text and no side
+//! effect, `permission` has no grant or session id, `tool_result` no `display` or
+//! `truncated`, `error` no `recoverable`, and `done` replaces `run_end`.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
-use super::ser::{redacted, redacted_list, redacted_map, Merged, Scalar};
 use super::{EventBody, WireBlock, WireRisk};
 
 /// One `-o json` line, tagged by `type`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum JsonLine<'a> {
     /// The run started.
     RunStart(JsonRunStart<'a>),
@@ -44,24 +52,6 @@ pub enum JsonLine<'a> {
     Tools(JsonTools),
 }
 
-/// The inner serialisable form of [`JsonLine`] (one struct per variant).
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Body<'l, 'a> {
-    RunStart(&'l JsonRunStart<'a>),
-    Delta(&'l JsonDelta<'a>),
-    ToolCall(&'l JsonToolCall<'a>),
-    Checkpoint(&'l JsonCheckpoint<'a>),
-    Permission(&'l JsonPermission<'a>),
-    ToolResult(&'l JsonToolResult<'a>),
-    Usage(&'l JsonUsage),
-    Final(&'l JsonFinal<'a>),
-    Message(&'l JsonMessage<'a>),
-    Error(&'l JsonError<'a>),
-    Done(&'l JsonDone),
-    Tools(&'l JsonTools),
-}
-
 impl<'a> JsonLine<'a> {
     /// The wire `type` string.
     pub fn type_name(&self) -> &'static str {
@@ -79,23 +69,6 @@ impl<'a> JsonLine<'a> {
             Self::Error(_) => "error",
             Self::Done(_) => "done",
             Self::Tools(_) => "tools",
-        }
-    }
-
-    fn body(&self) -> Body<'_, 'a> {
-        match self {
-            Self::RunStart(b) => Body::RunStart(b),
-            Self::Reasoning(b) | Self::Text(b) => Body::Delta(b),
-            Self::ToolCall(b) => Body::ToolCall(b),
-            Self::Checkpoint(b) => Body::Checkpoint(b),
-            Self::Permission(b) => Body::Permission(b),
-            Self::ToolResult(b) => Body::ToolResult(b),
-            Self::Usage(b) => Body::Usage(b),
-            Self::Final(b) => Body::Final(b),
-            Self::Warning(b) => Body::Message(b),
-            Self::Error(b) => Body::Error(b),
-            Self::Done(b) => Body::Done(b),
-            Self::Tools(b) => Body::Tools(b),
         }
     }
 
@@ -171,16 +144,6 @@ impl<'a> JsonLine<'a> {
     }
 }
 
-impl Serialize for JsonLine<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Merged {
-            extra: &[("type", Scalar::Str(self.type_name()))],
-            body: &self.body(),
-        }
-        .serialize(serializer)
-    }
-}
-
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -189,19 +152,14 @@ fn is_false(b: &bool) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JsonRunStart<'a> {
     /// API model id.
-    #[serde(serialize_with = "redacted")]
     pub api_model: &'a str,
     /// Workspace root.
-    #[serde(serialize_with = "redacted")]
     pub cwd: &'a str,
     /// Logical model.
-    #[serde(serialize_with = "redacted")]
     pub model: &'a str,
     /// Zero's permission mode name.
-    #[serde(serialize_with = "redacted")]
     pub permission_mode: &'a str,
     /// Provider kind.
-    #[serde(serialize_with = "redacted")]
     pub provider: &'a str,
 }
 
@@ -209,7 +167,6 @@ pub struct JsonRunStart<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JsonDelta<'a> {
     /// The chunk.
-    #[serde(serialize_with = "redacted")]
     pub delta: &'a str,
 }
 
@@ -217,13 +174,10 @@ pub struct JsonDelta<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JsonToolCall<'a> {
     /// The arguments as text.
-    #[serde(serialize_with = "redacted")]
     pub arguments: Cow<'a, str>,
     /// Call id.
-    #[serde(serialize_with = "redacted")]
     pub id: &'a str,
     /// Tool name.
-    #[serde(serialize_with = "redacted")]
     pub name: &'a str,
 }
 
@@ -231,12 +185,10 @@ pub struct JsonToolCall<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JsonCheckpoint<'a> {
     /// Files snapshotted.
-    #[serde(serialize_with = "redacted_list")]
     pub files: &'a [String],
     /// Session event sequence.
     pub sequence: u64,
     /// Tool that changes them.
-    #[serde(serialize_with = "redacted")]
     pub tool: &'a str,
 }
 
@@ -244,38 +196,29 @@ pub struct JsonCheckpoint<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JsonPermission<'a> {
     /// `prompt`, `allow`, `deny` or `cancel`.
-    #[serde(serialize_with = "redacted")]
     pub action: &'a str,
     /// The `--auto` level.
-    #[serde(serialize_with = "redacted")]
     pub autonomy: &'a str,
     /// Sandbox metadata, when there is some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block: Option<&'a WireBlock>,
     /// Why a decision was made.
-    #[serde(serialize_with = "redacted")]
     pub decision_reason: &'a str,
     /// Tool name.
-    #[serde(serialize_with = "redacted")]
     pub name: &'a str,
     /// The tool's static permission.
-    #[serde(serialize_with = "redacted")]
     pub permission: &'a str,
     /// Whether the call was granted.
     pub permission_granted: bool,
     /// Zero's permission mode name.
-    #[serde(serialize_with = "redacted")]
     pub permission_mode: &'a str,
     /// Why the gate came out as it did.
-    #[serde(serialize_with = "redacted")]
     pub reason: &'a str,
     /// Risk classification.
     pub risk: &'a WireRisk,
     /// The tool's raw side effect.
-    #[serde(serialize_with = "redacted")]
     pub side_effect: &'a str,
     /// Call id.
-    #[serde(serialize_with = "redacted")]
     pub tool_call_id: &'a str,
 }
 
@@ -286,31 +229,21 @@ pub struct JsonToolResult<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block: Option<&'a WireBlock>,
     /// Files the call changed (omitted when none).
-    #[serde(
-        skip_serializing_if = "<[String]>::is_empty",
-        serialize_with = "redacted_list"
-    )]
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub changed_files: &'a [String],
     /// String metadata (omitted when empty).
-    #[serde(
-        skip_serializing_if = "BTreeMap::is_empty",
-        serialize_with = "redacted_map"
-    )]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub meta: &'a BTreeMap<String, String>,
     /// Tool name.
-    #[serde(serialize_with = "redacted")]
     pub name: &'a str,
     /// Output text.
-    #[serde(serialize_with = "redacted")]
     pub output: &'a str,
     /// A secret was removed at the tool boundary (only `true` is written).
     #[serde(skip_serializing_if = "is_false")]
     pub redacted: bool,
     /// `ok` or `error`.
-    #[serde(serialize_with = "redacted")]
     pub status: &'a str,
     /// Call id.
-    #[serde(serialize_with = "redacted")]
     pub tool_call_id: &'a str,
 }
 
@@ -329,7 +262,6 @@ pub struct JsonUsage {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JsonFinal<'a> {
     /// The final answer.
-    #[serde(serialize_with = "redacted")]
     pub text: &'a str,
 }
 
@@ -337,7 +269,6 @@ pub struct JsonFinal<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JsonMessage<'a> {
     /// The notice.
-    #[serde(serialize_with = "redacted")]
     pub message: &'a str,
 }
 
@@ -345,10 +276,8 @@ pub struct JsonMessage<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JsonError<'a> {
     /// Zero's error code.
-    #[serde(serialize_with = "redacted")]
     pub code: &'a str,
     /// The message.
-    #[serde(serialize_with = "redacted")]
     pub message: &'a str,
 }
 
@@ -370,15 +299,11 @@ pub struct JsonTools {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JsonToolInfo {
     /// What the tool does.
-    #[serde(serialize_with = "redacted")]
     pub description: String,
     /// Its name.
-    #[serde(serialize_with = "redacted")]
     pub name: String,
     /// `allow`, `prompt` or `deny`.
-    #[serde(serialize_with = "redacted")]
     pub permission: String,
     /// Its side effect.
-    #[serde(serialize_with = "redacted")]
     pub side_effect: String,
 }

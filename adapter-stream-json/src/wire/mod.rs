@@ -7,11 +7,11 @@
 //! `permissionGranted`, `truncated`, `recoverable`, `exitCode` and the token counts) are always
 //! written.
 //!
-//! Zero round-trips each event through a map, so its keys come out sorted: the fields of every
-//! type here are declared in byte order of their JSON names, and [`OutputEvent`] merges the
-//! envelope in at its sorted places (`ser::Merged`). Serialising applies Zero's protocol
-//! redaction field by field (`serialize_with` helpers of [`ser`]); the fields of unknown shape
-//! (`args`, `grant`, `meta`) are walked as values. [`json`] holds the `-o json` lines.
+//! Zero round-trips each event through a map, so its keys come out sorted, and redacts every
+//! line: both are done in one place, [`crate::redact::Redacted`], through which every line is
+//! written (the field order here is free, and no field carries a redaction attribute).
+//! [`json`] holds the `-o json` lines, views of these events; the session records that carry
+//! an event's facts are these types too (see [`crate::session::records`]).
 
 use std::collections::BTreeMap;
 
@@ -19,9 +19,8 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 pub mod json;
-pub mod ser;
 
-use ser::{redacted, redacted_list, redacted_map, redacted_value, Merged, Scalar};
+use crate::redact::Redacted;
 
 /// The protocol's schema version.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -60,15 +59,13 @@ impl OutputEvent {
 }
 
 impl Serialize for OutputEvent {
-    /// The line as Zero writes it: keys sorted, every field redacted (the run id too).
+    /// The line as Zero writes it: keys sorted, every string redacted (the run id too).
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let run_id = crate::redact::redact_str(&self.run_id);
-        Line {
-            run_id: &run_id,
+        Redacted(&Line {
+            run_id: &self.run_id,
             schema_version: self.schema_version,
-            kind: self.body.type_name(),
             body: &self.body,
-        }
+        })
         .serialize(serializer)
     }
 }
@@ -132,32 +129,19 @@ impl EventBody {
     }
 }
 
-/// A whole stream-json line: `body` (one event's fields) with the envelope of run `run_id`
-/// (already redacted) merged in at its sorted places.
+/// A whole stream-json line before redaction: the envelope of run `run_id` and `body` (an
+/// [`EventBody`], whose tag gives `type`). Written through [`Redacted`], which sorts the keys.
+#[derive(Serialize)]
 pub(crate) struct Line<'a, T: ?Sized> {
-    /// The run id, redacted.
+    /// The run id.
+    #[serde(rename = "runId")]
     pub run_id: &'a str,
     /// [`SCHEMA_VERSION`].
+    #[serde(rename = "schemaVersion")]
     pub schema_version: u32,
-    /// The event's `type`.
-    pub kind: &'static str,
     /// The event's fields.
+    #[serde(flatten)]
     pub body: &'a T,
-}
-
-impl<T: Serialize + ?Sized> Serialize for Line<'_, T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let extra = [
-            ("runId", Scalar::Str(self.run_id)),
-            ("schemaVersion", Scalar::Int(i64::from(self.schema_version))),
-            ("type", Scalar::Str(self.kind)),
-        ];
-        Merged {
-            extra: &extra,
-            body: self.body,
-        }
-        .serialize(serializer)
-    }
 }
 
 /// `run_start` fields.
@@ -165,39 +149,19 @@ impl<T: Serialize + ?Sized> Serialize for Line<'_, T> {
 #[serde(rename_all = "camelCase")]
 pub struct RunStart {
     /// API model id.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub api_model: String,
     /// Absolute workspace root.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub cwd: String,
     /// Logical model.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub model: String,
     /// Resolved provider kind.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub provider: String,
     /// Session the run records to (absent on the `--list-tools` path).
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub session_id: String,
 }
 
@@ -205,11 +169,7 @@ pub struct RunStart {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Delta {
     /// The chunk (omitted when empty).
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub delta: String,
 }
 
@@ -219,32 +179,16 @@ pub struct Delta {
 pub struct ToolCallEvent {
     /// Parsed arguments; the raw string when they were not valid JSON; omitted when blank or
     /// `null`.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_value"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Value>,
     /// The provider's call id.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// Tool name.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// `read`, `write`, `shell`, `network`, `none` or `unknown`.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub side_effect: String,
 }
 
@@ -252,21 +196,13 @@ pub struct ToolCallEvent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CheckpointInfo {
     /// Files snapshotted.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        serialize_with = "redacted_list"
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
     /// Session event sequence of the checkpoint record.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sequence: u64,
     /// Tool that will change the files.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool: String,
 }
 
@@ -281,25 +217,13 @@ pub struct CheckpointEvent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct WireRisk {
     /// Sorted, de-duplicated categories.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        serialize_with = "redacted_list"
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
     /// `low`, `medium`, `high` or `critical`.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub level: String,
     /// `"<level> risk: <cat>, <cat>"`, or the level alone.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
 }
 
@@ -308,31 +232,20 @@ pub struct WireRisk {
 #[serde(rename_all = "camelCase")]
 pub struct WireBlock {
     /// `allow`, `prompt` or `deny`.
-    #[serde(serialize_with = "redacted")]
     pub action: String,
     /// Machine-readable block code.
-    #[serde(serialize_with = "redacted")]
     pub code: String,
     /// Offending path.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// Human-readable reason.
-    #[serde(serialize_with = "redacted")]
     pub reason: String,
     /// Whether the model can recover.
     pub recoverable: bool,
     /// Risk of the call.
     pub risk: WireRisk,
     /// Tool the call was for.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool_name: String,
 }
 
@@ -341,91 +254,47 @@ pub struct WireBlock {
 #[serde(rename_all = "camelCase")]
 pub struct PermissionEvent {
     /// `prompt`, `allow`, `deny` or `cancel`.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub action: String,
     /// The `--auto` level (default `low`).
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub autonomy: String,
     /// Sandbox metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<WireBlock>,
     /// Why a decision was made (denials).
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub decision_reason: String,
     /// The grant that matched.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_value"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<Value>,
     /// A standing grant matched (only `true` is written).
     #[serde(default, skip_serializing_if = "is_false")]
     pub grant_matched: bool,
     /// Tool call id.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// Tool name.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// The tool's static permission: `allow`, `prompt` or `deny`.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub permission: String,
     /// Whether the call was pre-approved or allowed (always present).
     pub permission_granted: bool,
     /// `auto`, `ask`, `unsafe`, `plan`, `spec-draft` or `member-auto`.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub permission_mode: String,
     /// Why the gate came out as it did.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
     /// Risk classification (always present).
     pub risk: WireRisk,
     /// Session id.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub session_id: String,
     /// The tool's raw side effect.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub side_effect: String,
 }
 
@@ -433,18 +302,10 @@ pub struct PermissionEvent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Display {
     /// Kind of display.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// One-line summary.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub summary: String,
 }
 
@@ -457,52 +318,28 @@ pub struct ToolResultEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<Box<WireBlock>>,
     /// Files the call changed.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        serialize_with = "redacted_list"
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed_files: Vec<String>,
     /// Human display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<Display>,
     /// Tool call id.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     /// String metadata.
-    #[serde(
-        default,
-        skip_serializing_if = "BTreeMap::is_empty",
-        serialize_with = "redacted_map"
-    )]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub meta: BTreeMap<String, String>,
     /// Tool name.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Output text, capped at 10240 bytes (omitted when empty).
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub output: String,
     /// A secret was removed from the output at the tool boundary (only `true` is written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redacted: Option<bool>,
     /// `ok` or `error`.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub status: String,
     /// The output was cut (always present).
     pub truncated: bool,
@@ -524,18 +361,10 @@ pub struct UsageEvent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct FinalEvent {
     /// Extra metadata (spec drafts only).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "redacted_value"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
     /// The final answer (omitted when empty).
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub text: String,
 }
 
@@ -543,11 +372,7 @@ pub struct FinalEvent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct WarningEvent {
     /// The notice.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
 }
 
@@ -555,18 +380,10 @@ pub struct WarningEvent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ErrorEvent {
     /// `usage_error`, `provider_error`, `interrupted`, `incomplete`, …
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub code: String,
     /// Human-readable message.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
     /// Always present; always `false` in exec.
     pub recoverable: bool,
@@ -579,11 +396,7 @@ pub struct RunEnd {
     /// The process exit code (always present).
     pub exit_code: i32,
     /// `success`, `error`, `interrupted` or `incomplete`.
-    #[serde(
-        default,
-        skip_serializing_if = "String::is_empty",
-        serialize_with = "redacted"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub status: String,
 }
 

@@ -34,6 +34,7 @@ pub const DEFAULT_COMPACT_KEEP_TAIL: usize = 4;
 const EVENT_BUFFER: usize = 32;
 
 /// Configures and builds an [`Agent`].
+#[must_use = "an AgentBuilder does nothing until `build()` is called"]
 pub struct AgentBuilder {
     provider: Arc<dyn Provider>,
     model: Option<String>,
@@ -851,7 +852,11 @@ impl AbortHandle {
 }
 
 /// The event stream of one prompt or compaction. Ends after [`AgentEvent::RunFinished`].
+///
+/// Dropping a `Run` before it finishes aborts it: read its events, or await
+/// [`Run::finish`] or [`Run::collect_events`].
 #[derive(Debug)]
+#[must_use = "dropping a Run aborts it; read its events or await `finish()`"]
 pub struct Run {
     rx: mpsc::Receiver<Batch>,
     /// The rest of the burst last received.

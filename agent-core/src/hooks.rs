@@ -426,12 +426,14 @@ impl HookContext {
     }
 
     /// The same context with `sandbox` for command hooks.
+    #[must_use = "returns the changed value"]
     pub fn with_sandbox(mut self, sandbox: SandboxContext) -> Self {
         self.sandbox = sandbox;
         self
     }
 
     /// The same context for a sub-agent.
+    #[must_use = "returns the changed value"]
     pub fn with_subagent(mut self, subagent: SubagentInfo) -> Self {
         self.subagent = Some(subagent);
         self

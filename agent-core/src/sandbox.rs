@@ -272,24 +272,28 @@ impl SandboxPolicy {
     }
 
     /// Sets the network access.
+    #[must_use = "returns the changed value"]
     pub fn network(mut self, network: NetworkAccess) -> Self {
         self.network = network;
         self
     }
 
     /// Adds an extra writable root (`--add-dir`).
+    #[must_use = "returns the changed value"]
     pub fn writable_root(mut self, root: impl Into<PathBuf>) -> Self {
         self.writable_roots.push(root.into());
         self
     }
 
     /// Sets the fallback for a kernel that cannot enforce the policy.
+    #[must_use = "returns the changed value"]
     pub fn fallback(mut self, fallback: SandboxFallback) -> Self {
         self.fallback = fallback;
         self
     }
 
     /// Whether confined commands get a private temp dir.
+    #[must_use = "returns the changed value"]
     pub fn private_tmp(mut self, yes: bool) -> Self {
         self.private_tmp = yes;
         self

@@ -99,6 +99,7 @@ impl ToolContext {
     }
 
     /// The same context with `sandbox`.
+    #[must_use = "returns the changed value"]
     pub fn with_sandbox(mut self, sandbox: SandboxContext) -> Self {
         self.sandbox = sandbox;
         self

@@ -68,7 +68,7 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // No permission prompts, so only the hooks stand between the model and `bash`.
         .permission_mode(PermissionMode::Unsafe)
         .hook(NoRecursiveDelete) // consulted first
-        .hooks(from_file.hooks) // then the file's hooks
+        .hook(from_file.hooks) // then the file's hooks
         .build();
 
     let mut results = Vec::new();

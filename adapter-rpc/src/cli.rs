@@ -177,7 +177,7 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
     for warning in capabilities.warnings() {
         eprintln!("adapter-rpc: warning: {warning}");
     }
-    let mut builder = Agent::builder_arc(provider)
+    let mut builder = Agent::builder(provider)
         .system_prompt(
             args.system_prompt
                 .clone()
@@ -185,7 +185,7 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
         )
         .tools(tools.into_tools())
         .permission_mode(PermissionMode::Auto)
-        .approver_arc(Arc::new(AllowAll))
+        .approver(Arc::new(AllowAll))
         .cwd(cwd.clone());
     for extra in &args.append_system_prompt {
         builder = builder.append_system_prompt(extra.clone());

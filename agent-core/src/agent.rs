@@ -14,6 +14,7 @@ use crate::context::{AutoCompact, ContextSettings, ContextState, ContextUsage};
 use crate::emit::{Batch, Emitter, MessageLog};
 use crate::event::{AgentEvent, RunKind, RunStatus};
 use crate::hooks::{HookList, HookReport, Hooks, SessionEnd, SessionSource};
+use crate::into_arc::IntoArc;
 use crate::inner::{Inner, State};
 use crate::message::{Message, UserInput};
 use crate::permission::{Approver, PermissionMode};
@@ -93,28 +94,23 @@ impl AgentBuilder {
         self
     }
 
-    /// Adds a tool.
-    pub fn tool(mut self, tool: impl Tool) -> Self {
-        self.tools.push(Arc::new(tool));
+    /// Adds a tool (a value or an `Arc`, see [`IntoArc`]).
+    pub fn tool(mut self, tool: impl IntoArc<dyn Tool>) -> Self {
+        self.tools.push(tool.into_arc());
         self
     }
 
-    /// Adds shared tools.
-    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
-        self.tools.extend(tools);
+    /// Adds tools (values or `Arc`s, see [`IntoArc`]).
+    pub fn tools<T: IntoArc<dyn Tool>>(mut self, tools: impl IntoIterator<Item = T>) -> Self {
+        self.tools.extend(tools.into_iter().map(IntoArc::into_arc));
         self
     }
 
     /// Adds a source of tools that may change between model calls (such as the tools of
     /// MCP servers); it is consulted before every model call. The agent's own tools win
     /// over a source's tool of the same name.
-    pub fn tool_source(self, source: impl ToolSource) -> Self {
-        self.tool_source_arc(Arc::new(source))
-    }
-
-    /// Adds a shared tool source.
-    pub fn tool_source_arc(mut self, source: Arc<dyn ToolSource>) -> Self {
-        self.sources.push(source);
+    pub fn tool_source(mut self, source: impl IntoArc<dyn ToolSource>) -> Self {
+        self.sources.push(source.into_arc());
         self
     }
 
@@ -124,15 +120,10 @@ impl AgentBuilder {
         self
     }
 
-    /// The host's approver for permission prompts. Without one, prompts are denied.
-    pub fn approver(mut self, approver: impl Approver) -> Self {
-        self.approver = Some(Arc::new(approver));
-        self
-    }
-
-    /// A shared approver.
-    pub fn approver_arc(mut self, approver: Arc<dyn Approver>) -> Self {
-        self.approver = Some(approver);
+    /// The host's approver for permission prompts (a value or an `Arc`, see [`IntoArc`]).
+    /// Without one, prompts are denied.
+    pub fn approver(mut self, approver: impl IntoArc<dyn Approver>) -> Self {
+        self.approver = Some(approver.into_arc());
         self
     }
 
@@ -149,18 +140,18 @@ impl AgentBuilder {
     }
 
     /// Records the transcript to `store` under session `id`.
-    pub fn session(mut self, store: Arc<dyn SessionStore>, id: impl Into<String>) -> Self {
-        self.session = Some((store, id.into()));
+    pub fn session(mut self, store: impl IntoArc<dyn SessionStore>, id: impl Into<String>) -> Self {
+        self.session = Some((store.into_arc(), id.into()));
         self
     }
 
     /// Loads session `id` from `store` as the starting transcript and keeps recording to it.
     pub async fn resume(
         mut self,
-        store: Arc<dyn SessionStore>,
+        store: impl IntoArc<dyn SessionStore>,
         id: impl Into<String>,
     ) -> Result<Self, SessionError> {
-        let id = id.into();
+        let (store, id) = (store.into_arc(), id.into());
         let records = store.load(&id).await?;
         self.messages = SessionRecord::replay(&records);
         self.context.notes = SessionRecord::replay_notes(&records);
@@ -255,16 +246,11 @@ impl AgentBuilder {
         self
     }
 
-    /// Adds lifecycle hooks (see [`crate::hooks`]); hooks added earlier are consulted
-    /// first.
-    pub fn hook(mut self, hooks: impl Hooks) -> Self {
-        self.hooks.list.push(Arc::new(hooks));
-        self
-    }
-
-    /// Adds shared lifecycle hooks, such as the command hooks a host loaded from a file.
-    pub fn hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
-        self.hooks.list.push(hooks);
+    /// Adds lifecycle hooks (see [`crate::hooks`]): a value, or an `Arc` such as the
+    /// command hooks a host loaded from a file (see [`IntoArc`]). Hooks added earlier are
+    /// consulted first.
+    pub fn hook(mut self, hooks: impl IntoArc<dyn Hooks>) -> Self {
+        self.hooks.list.push(hooks.into_arc());
         self
     }
 
@@ -390,15 +376,10 @@ impl std::fmt::Debug for Agent {
 }
 
 impl Agent {
-    /// Starts building an agent on `provider`.
-    pub fn builder(provider: impl Provider) -> AgentBuilder {
-        Self::builder_arc(Arc::new(provider))
-    }
-
-    /// Starts building an agent on a shared provider.
-    pub fn builder_arc(provider: Arc<dyn Provider>) -> AgentBuilder {
+    /// Starts building an agent on `provider` (a value or an `Arc`, see [`IntoArc`]).
+    pub fn builder(provider: impl IntoArc<dyn Provider>) -> AgentBuilder {
         AgentBuilder {
-            provider,
+            provider: provider.into_arc(),
             model: None,
             reasoning: ReasoningLevel::default(),
             system_prompt: None,
@@ -750,10 +731,10 @@ impl Agent {
     /// Like [`Agent::fork`], recording the copied transcript to a new session `id` in `store`.
     pub async fn fork_into(
         &self,
-        store: Arc<dyn SessionStore>,
+        store: impl IntoArc<dyn SessionStore>,
         id: impl Into<String>,
     ) -> Result<Agent, SessionError> {
-        let id = id.into();
+        let (store, id) = (store.into_arc(), id.into());
         let forked = self.fork_inner(Some((store.clone(), id.clone())), None);
         let messages = forked.messages();
         store

@@ -80,6 +80,7 @@ mod emit;
 pub mod event;
 pub mod hooks;
 mod inner;
+mod into_arc;
 pub mod message;
 pub mod notes;
 mod outcome;
@@ -111,6 +112,7 @@ pub use event::{
     AgentEvent, CompactionReason, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunKind,
     RunStatus, StopReason, ToolStatus,
 };
+pub use into_arc::IntoArc;
 pub use hooks::{
     CompactTrigger, HookContext, HookEvent, HookList, HookOutcome, HookReport, Hooks,
     PromptDecision, ResultDecision, SessionEnd, SessionEndReason, SessionSource, StartDecision,

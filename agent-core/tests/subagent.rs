@@ -402,7 +402,7 @@ async fn the_child_runs_under_the_parent_hooks_with_subagent_hook_points() {
     let watch = Arc::new(Watch::default());
     let agent = Agent::builder(parent)
         .tool(child.as_tool("helper", "Helps."))
-        .hooks(watch.clone())
+        .hook(watch.clone())
         .build();
     let events = collect(agent.prompt("go")).await;
     assert_eq!(
@@ -480,7 +480,7 @@ async fn the_child_asks_the_parent_approver_in_the_parent_mode() {
     ]))
     .tool(child.as_tool("helper", "Helps."))
     .permission_mode(PermissionMode::Ask)
-    .approver_arc(recorder.clone())
+    .approver(recorder.clone())
     .build();
     let events = collect(agent.prompt("go")).await;
     assert_eq!(tool_result(&events, "c1").0, ToolStatus::Ok);

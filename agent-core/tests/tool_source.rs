@@ -96,7 +96,7 @@ async fn a_change_is_applied_before_the_next_model_call() {
     ]);
     let agent = Agent::builder(provider.clone())
         .tool(Echo)
-        .tool_source_arc(source.clone())
+        .tool_source(source.clone())
         .build();
     let events = collect(agent.prompt("go")).await;
 
@@ -159,7 +159,7 @@ async fn the_agents_own_tool_wins_over_a_source_tool_of_the_same_name() {
     ]);
     let agent = Agent::builder(provider.clone())
         .tool(Echo)
-        .tool_source_arc(source)
+        .tool_source(source)
         .build();
     let events = collect(agent.prompt("go")).await;
     assert_eq!(names(&provider.requests()[0].tools), ["echo", "extra"]);

@@ -23,9 +23,9 @@
 //! let options = agent_hooks::HookOptions::new(&cwd);
 //! // `--hooks FILE`, either format, detected by shape:
 //! let builder = match &file {
-//!     Some(path) => builder.hooks(agent_hooks::load_file(path, &options)?.hooks),
+//!     Some(path) => builder.hook(agent_hooks::load_file(path, &options)?.hooks),
 //!     // Zero's own files (`exec`): the user layer, and the project layer if trusted.
-//!     None => builder.hooks(agent_hooks::zero::load_workspace(&options).hooks),
+//!     None => builder.hook(agent_hooks::zero::load_workspace(&options).hooks),
 //! };
 //! # Ok(builder) }
 //! ```

@@ -31,7 +31,7 @@ fn agent(ws: &Workspace, provider: ScriptedProvider, hooks: Arc<dyn Hooks>) -> A
         .tools(ToolSet::defaults(&ws.root).into_tools())
         .cwd(&ws.root)
         .permission_mode(PermissionMode::Unsafe)
-        .hooks(hooks)
+        .hook(hooks)
         .build()
 }
 
@@ -527,7 +527,7 @@ async fn claude_session_end_and_pre_compact_get_their_payloads_and_matchers() {
     let agent = Agent::builder(provider.clone())
         .cwd(&ws.root)
         .compact_keep_tail(0)
-        .hooks(loaded.hooks)
+        .hook(loaded.hooks)
         .build();
     let events = collect(agent.prompt("hello")).await;
     assert_eq!(status(&events), RunStatus::Success);

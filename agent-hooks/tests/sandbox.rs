@@ -60,7 +60,7 @@ fn agent(ws: &Workspace, policy: SandboxPolicy, hooks: Arc<dyn Hooks>) -> Agent 
     .cwd(&ws.root)
     .permission_mode(PermissionMode::Unsafe)
     .sandbox(policy)
-    .hooks(hooks)
+    .hook(hooks)
     .build()
 }
 

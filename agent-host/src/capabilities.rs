@@ -24,7 +24,7 @@
 //!     eprintln!("my-front-end: {warning}");
 //! }
 //! let mcp = caps.connect_mcp(Vec::new()).await?;
-//! let agent = caps.apply_mcp(caps.apply(Agent::builder_arc(provider).cwd(&cwd)), &mcp).build();
+//! let agent = caps.apply_mcp(caps.apply(Agent::builder(provider).cwd(&cwd)), &mcp).build();
 //! // … serve; before exit:
 //! mcp.shutdown().await;
 //! # drop(agent);
@@ -254,7 +254,7 @@ impl Capabilities {
     /// [`Self::apply`] without the `Task` tools.
     pub fn apply_without_tasks(&self, mut builder: AgentBuilder) -> AgentBuilder {
         for hooks in &self.hooks {
-            builder = builder.hooks(hooks.clone());
+            builder = builder.hook(hooks.clone());
         }
         builder = builder.sandbox(self.sandbox.clone());
         if let Some(window) = self.context_window {

@@ -326,7 +326,7 @@ fn child_template(
         (None, None) => parent.reasoning(),
         (None, Some(_)) => ReasoningLevel::default(),
     };
-    Agent::builder_arc(parent.provider())
+    Agent::builder(parent.provider())
         .model(spec.model.clone().unwrap_or_else(|| parent.model()))
         .reasoning(reasoning)
         .system_prompt(envelope::system_prompt(

@@ -587,7 +587,7 @@ fn build_agent(
             _ => tool,
         })
         .collect();
-    let builder = Agent::builder_arc(provider)
+    let builder = Agent::builder(provider)
         .system_prompt(SYSTEM_PROMPT)
         .tools(tools)
         .permission_mode(plan.mode.core)
@@ -595,7 +595,7 @@ fn build_agent(
     // The hooks, the sandbox and the context settings; the Task tools are among `tools`.
     let mut builder = plan.caps.apply_without_tasks(builder);
     if let Some(mcp) = plan.mcp {
-        builder = builder.tool_source_arc(mcp);
+        builder = builder.tool_source(mcp);
     }
     if let Some(support) = &hooks.sandbox_support {
         builder = builder.sandbox_support(support.clone());

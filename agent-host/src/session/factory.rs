@@ -277,13 +277,13 @@ impl AgentFactory {
             &meta.tool_denylist,
             session_tools,
         );
-        let mut builder = Agent::builder_arc(provider)
+        let mut builder = Agent::builder(provider)
             .model(meta.model.clone())
             .reasoning(meta.thought_level)
             .system_prompt(self.system_text(meta))
             .tools(tools)
             .permission_mode(meta.mode.permission_mode())
-            .approver_arc(approver)
+            .approver(approver)
             .cwd(&meta.workspace_path);
         if let Some(caps) = &self.capabilities {
             builder = caps.apply_mcp(caps.apply_without_tasks(builder), mcp);

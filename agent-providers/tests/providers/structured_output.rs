@@ -236,7 +236,7 @@ mod repair_over_http {
     async fn a_bad_answer_is_repaired_once_on_every_api() {
         for api in ["chat", "responses", "anthropic"] {
             let server = MockModel::start([reply(api, BAD), reply(api, ANSWER)]);
-            let agent = Agent::builder_arc(provider(api, &server)).build();
+            let agent = Agent::builder(provider(api, &server)).build();
             let outcome = agent
                 .prompt_structured("Weather in Paris?", spec())
                 .finish()
@@ -262,7 +262,7 @@ mod repair_over_http {
     async fn a_second_bad_answer_ends_the_run_without_a_third_request_on_every_api() {
         for api in ["chat", "responses", "anthropic"] {
             let server = MockModel::start([reply(api, BAD), reply(api, BAD), reply(api, ANSWER)]);
-            let agent = Agent::builder_arc(provider(api, &server)).build();
+            let agent = Agent::builder(provider(api, &server)).build();
             let outcome = agent
                 .prompt_structured("Weather in Paris?", spec())
                 .finish()

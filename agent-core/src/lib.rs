@@ -100,6 +100,7 @@ pub mod telemetry;
 pub mod testing;
 pub mod tool;
 mod tool_fn;
+mod tool_wrapper;
 pub mod tool_source;
 pub mod usage;
 

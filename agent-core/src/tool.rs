@@ -14,6 +14,7 @@ pub use crate::progress::{ProgressReceiver, ProgressSink};
 use crate::provider::ToolSpec;
 use crate::sandbox::{SandboxContext, SandboxEscalation, SandboxSupport};
 use crate::subagent::ParentRun;
+pub use crate::tool_wrapper::ToolWrapper;
 
 /// Status of one plan item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -266,7 +267,7 @@ pub trait Tool: Send + Sync + 'static {
     /// [`ToolContext::sandbox`]): what the kernel lets it enforce. The agent reports it
     /// ([`crate::AgentEvent::SandboxReport`]) and applies the policy's fallback to this
     /// tool's calls when the sandbox cannot be enforced. `None` (the default) for tools that
-    /// start no processes. A wrapper tool must forward this.
+    /// start no processes. A wrapper tool must forward this (a [`ToolWrapper`] does).
     fn sandbox_support(&self) -> Option<SandboxSupport> {
         None
     }
@@ -274,7 +275,7 @@ pub trait Tool: Send + Sync + 'static {
     /// The escalation this call asks for (e.g. bash's `sandbox_permissions`), if any. Such a
     /// call always goes to the approver, whatever the permission mode, and runs with the
     /// relaxed policy in [`ToolContext::sandbox`] only when allowed. A wrapper tool must
-    /// forward this.
+    /// forward this (a [`ToolWrapper`] does).
     fn sandbox_escalation(&self, args: &Value) -> Option<SandboxEscalation> {
         let _ = args;
         None

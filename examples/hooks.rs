@@ -11,8 +11,11 @@
 //! child processes (`sh` here), so this example needs a Unix shell.
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, ContentBlock, HookContext, Hooks, PermissionMode, ToolCall,
-    ToolDecision, ToolStatus,
+    async_trait,
+    event::ToolStatus,
+    hooks::{HookContext, Hooks, ToolDecision},
+    message::ToolCall,
+    Agent, AgentEvent, ContentBlock, PermissionMode,
 };
 use agent_hooks::HookOptions;
 use agent_providers::scripted::{ScriptedProvider, Turn};

@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{Agent, Approval, ApprovalRequest, Approver, PermissionMode};
+use agent_core::{
+    permission::{Approval, ApprovalRequest},
+    Agent, Approver, PermissionMode,
+};
 use agent_host::capabilities::{Capabilities, CapabilityError, TASK_TOOL_NAMES};
 use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderArgsError, ProviderEnv};
 use agent_host::context_files;

@@ -14,8 +14,8 @@ use crate::context::{AutoCompact, ContextSettings, ContextState, ContextUsage};
 use crate::emit::{Batch, Emitter, MessageLog};
 use crate::event::{AgentEvent, RunKind, RunStatus};
 use crate::hooks::{HookList, HookReport, Hooks, SessionEnd, SessionSource};
-use crate::into_arc::IntoArc;
 use crate::inner::{Inner, State};
+use crate::into_arc::IntoArc;
 use crate::message::{Message, UserInput};
 use crate::permission::{Approver, PermissionMode};
 use crate::provider::{ModelInfo, Provider, ReasoningLevel, ToolSpec};
@@ -217,7 +217,7 @@ impl AgentBuilder {
         self
     }
 
-    /// Offers the model the `note` tool ([`crate::note_tool`]): `{text}` is pinned and
+    /// Offers the model the `note` tool ([`crate::notes::note_tool`]): `{text}` is pinned and
     /// carried verbatim into every compacted transcript.
     pub fn note_tool(mut self) -> Self {
         self.context.note_tool = true;

@@ -512,7 +512,7 @@ fn scrub(text: &str) -> String {
 /// Typed lifecycle hooks. Every method is optional: the defaults change nothing.
 ///
 /// ```
-/// use agent_core::{async_trait, HookContext, Hooks, ToolCall, ToolDecision};
+/// use agent_core::{async_trait, hooks::{HookContext, Hooks, ToolDecision}, message::ToolCall};
 ///
 /// /// Refuses every shell command that mentions `rm -rf`.
 /// struct NoRmRf;

@@ -6,7 +6,7 @@
 //! ([`crate::AgentBuilder::sandbox`]) and changed with [`crate::Agent::set_sandbox`]; tools
 //! get it through [`crate::ToolContext::sandbox`] and enforce it when they start processes
 //! (the `agent-sandbox` crate does that on Linux with Landlock and seccomp); command hooks
-//! get it through [`crate::HookContext::sandbox`] and run under it too.
+//! get it through [`crate::hooks::HookContext::sandbox`] and run under it too.
 //!
 //! The sandbox and the permission mode are independent: `unsafe` skips prompts, it does not
 //! turn the sandbox off; only [`SandboxMode::Off`] does.
@@ -19,7 +19,7 @@
 //! (the default), or they run unconfined; it is never silent.
 //!
 //! A command the sandbox refused (a denied path, a refused connection) gets a
-//! [`crate::Block`] with code [`crate::BlockCode::Sandbox`] or [`crate::BlockCode::Network`]
+//! [`crate::permission::Block`] with code [`crate::permission::BlockCode::Sandbox`] or [`crate::permission::BlockCode::Network`]
 //! on its result ([`crate::AgentEvent::ToolBlocked`]). The model may then call the tool again
 //! asking for a [`SandboxEscalation`] (bash: `"sandbox_permissions": "with_network"` or
 //! `"require_escalated"`); such a call always goes to the approver as a permission request
@@ -826,7 +826,7 @@ impl AgentSandbox {
 }
 
 /// The gate's verdict on a call that asks for a [`SandboxEscalation`]: the approver decides,
-/// whatever the mode (plan mode and a `deny` tool refuse it). Unlike [`crate::decide`],
+/// whatever the mode (plan mode and a `deny` tool refuse it). Unlike [`crate::permission::decide`],
 /// `unsafe` mode and standing grants do not pre-approve it.
 pub fn decide_escalation(
     mode: PermissionMode,

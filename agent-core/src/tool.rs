@@ -14,6 +14,7 @@ pub use crate::progress::{ProgressReceiver, ProgressSink};
 use crate::provider::ToolSpec;
 use crate::sandbox::{SandboxContext, SandboxEscalation, SandboxSupport};
 use crate::subagent::ParentRun;
+pub use crate::tool_fn::FnTool;
 pub use crate::tool_wrapper::ToolWrapper;
 
 /// Status of one plan item.

@@ -6,11 +6,19 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, Approval, ApprovalRequest, Approver, HookContext, HookEvent,
-    HookOutcome, Hooks, MemorySessionStore, PermissionMode, ProviderErrorKind, RunStatus,
-    SessionRecord, SessionStore, SideEffect, StartDecision, StopDecision, StopRequest,
-    SubagentInfo, SubagentRequest, Tool, ToolCall, ToolContext, ToolDecision, ToolError,
-    ToolOutput, ToolStatus, Usage,
+    async_trait,
+    event::ToolStatus,
+    hooks::{
+        HookContext, HookEvent, HookOutcome, Hooks, StartDecision, StopDecision, StopRequest,
+        ToolDecision,
+    },
+    message::ToolCall,
+    permission::{Approval, ApprovalRequest},
+    provider::ProviderErrorKind,
+    session::{MemorySessionStore, SessionRecord, SessionStore},
+    subagent::{SubagentInfo, SubagentRequest},
+    Agent, AgentEvent, Approver, PermissionMode, RunStatus, SideEffect, Tool, ToolContext,
+    ToolError, ToolOutput, Usage,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::{collect, Echo, Gate, Write, WAIT};
@@ -539,7 +547,7 @@ async fn a_child_records_to_the_parent_store_under_its_task_id() {
 /// Starts the template in the background and returns its task id.
 struct Spawn {
     template: Agent,
-    children: Arc<Mutex<Vec<agent_core::BackgroundChild>>>,
+    children: Arc<Mutex<Vec<agent_core::subagent::BackgroundChild>>>,
 }
 
 #[async_trait]

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
-    ToolSource, ToolStatus,
+    async_trait, event::ToolStatus, tool_source::ToolSource, Agent, AgentEvent, SideEffect, Tool,
+    ToolContext, ToolError, ToolOutput,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;
@@ -73,7 +73,7 @@ impl ToolSource for Source {
     }
 }
 
-fn names(specs: &[agent_core::ToolSpec]) -> Vec<&str> {
+fn names(specs: &[agent_core::provider::ToolSpec]) -> Vec<&str> {
     specs.iter().map(|s| s.name.as_str()).collect()
 }
 

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::sandbox::{ParseSandboxError, SandboxPolicy};
-use agent_core::{AgentBuilder, AutoCompact, Hooks, Tool};
+use agent_core::{context::AutoCompact, hooks::Hooks, AgentBuilder, Tool};
 use agent_hooks::{HookError, HookOptions};
 use agent_mcp::{ConfigError, McpManager, McpOptions, McpServerConfig};
 use agent_specialists::{SpecialistRegistry, TaskTools};
@@ -170,7 +170,7 @@ impl Capabilities {
         let context_window = args
             .context_window
             .as_deref()
-            .map(agent_core::parse_context_window)
+            .map(agent_core::context::parse_context_window)
             .transpose()
             .map_err(CapabilityError::ContextWindow)?;
         let auto_compact = args

@@ -31,8 +31,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use agent_core::{
-    AgentEvent, CompactionReason, ContentBlock, ErrorCode, HookOutcome, PermissionAction, PlanItem,
-    PlanStatus, ProgressStream, RunKind, RunStatus, ToolStatus, Usage,
+    event::{CompactionReason, ErrorCode, RunKind, ToolStatus},
+    hooks::HookOutcome,
+    permission::PermissionAction,
+    tool::{PlanItem, PlanStatus, ProgressStream},
+    AgentEvent, ContentBlock, RunStatus, Usage,
 };
 
 use crate::coverage::Coverage;

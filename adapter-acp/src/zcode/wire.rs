@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
+use agent_core::permission::{Block, BlockCode};
 use agent_core::sandbox::{
     Enforcement, NetworkAccess, NetworkFilter, SandboxFallback, SandboxMode, SandboxReport,
 };
-use agent_core::{Block, BlockCode};
 use agent_host::session::HookNote;
 use agent_mcp::ServerStatus;
 use serde::{Deserialize, Serialize};
@@ -731,7 +731,7 @@ pub struct ContextUsageInfo {
 impl ContextUsageInfo {
     /// The usage of `used` out of `window` tokens.
     pub fn new(used: u64, window: u64) -> Self {
-        let usage = agent_core::ContextUsage::new(used, window);
+        let usage = agent_core::context::ContextUsage::new(used, window);
         Self {
             used: usage.used,
             window: usage.window,

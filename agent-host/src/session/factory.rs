@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{
-    Agent, Approver, Message, Provider, SessionError, SessionRecord, SessionStore, Tool,
+    session::{SessionError, SessionRecord, SessionStore},
+    Agent, Approver, Message, Provider, Tool,
 };
 use agent_mcp::{ConfigError as McpConfigError, McpManager, McpServerConfig};
 use agent_providers::{build_provider, ConfigError, ProviderConfig, ProviderId};

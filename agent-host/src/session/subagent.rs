@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use agent_core::{Agent, RunKind, RunStatus, Usage};
+use agent_core::{event::RunKind, Agent, RunStatus, Usage};
 use agent_mcp::McpManager;
 use agent_specialists::BackgroundTasks;
 

@@ -3,8 +3,11 @@
 //! beyond small conversions; every other module of the session host imports these.
 
 use agent_core::{
-    AbortHandle, Approval, ApprovalRequest, Block, ErrorCode, HookEvent, HookOutcome,
-    PermissionMode, PlanItem, ReasoningLevel, RunKind, RunStatus, Usage,
+    event::{ErrorCode, RunKind},
+    hooks::{HookEvent, HookOutcome},
+    permission::{Approval, ApprovalRequest, Block},
+    tool::PlanItem,
+    AbortHandle, PermissionMode, ReasoningLevel, RunStatus, Usage,
 };
 use agent_mcp::McpServerConfig;
 use serde::{Deserialize, Serialize};

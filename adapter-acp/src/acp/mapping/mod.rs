@@ -37,8 +37,12 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdateFields, UsageUpdate,
 };
 use agent_core::{
-    AgentEvent, Block, CompactionReason, ErrorCode, HookEvent, HookOutcome, ProgressStream,
-    RunStatus, SandboxReport, StopReason as CoreStop, ToolStatus,
+    event::{CompactionReason, ErrorCode, StopReason as CoreStop, ToolStatus},
+    hooks::{HookEvent, HookOutcome},
+    permission::Block,
+    sandbox::SandboxReport,
+    tool::ProgressStream,
+    AgentEvent, RunStatus,
 };
 use agent_mcp::McpManager;
 use serde_json::Value;
@@ -439,7 +443,10 @@ pub fn turn_end(
 mod tests {
     use super::*;
     use agent_core::testing::one_of_each as every_event;
-    use agent_core::{ContentBlock, PlanItem, PlanStatus, SideEffect, Usage};
+    use agent_core::{
+        tool::{PlanItem, PlanStatus},
+        ContentBlock, SideEffect, Usage,
+    };
     use serde_json::json;
 
     fn wire(update: &SessionUpdate) -> Value {
@@ -808,9 +815,9 @@ mod tests {
     fn a_sandbox_block_is_part_of_the_calls_result() {
         let mut m = TurnMapper::new(cwd());
         let block = Block {
-            code: agent_core::BlockCode::Sandbox,
+            code: agent_core::permission::BlockCode::Sandbox,
             tool_name: Some("bash".into()),
-            action: agent_core::PermissionAction::Deny,
+            action: agent_core::permission::PermissionAction::Deny,
             risk: Default::default(),
             path: Some("/etc/x".into()),
             reason: "the sandbox refused a write outside the workspace".into(),
@@ -842,7 +849,7 @@ mod tests {
     #[test]
     fn a_weaker_sandbox_is_a_thought() {
         let mut m = TurnMapper::new(cwd());
-        let policy = agent_core::SandboxPolicy::workspace_write();
+        let policy = agent_core::sandbox::SandboxPolicy::workspace_write();
         let unsupported = agent_core::sandbox::SandboxSupport::unavailable("no Landlock");
         let weak = SandboxReport::new(&policy, Some(&unsupported));
         let updates = m.map(&AgentEvent::SandboxReport(weak.clone()));
@@ -856,7 +863,7 @@ mod tests {
                 &policy, None
             )))
             .is_empty());
-        let off = agent_core::SandboxPolicy::off();
+        let off = agent_core::sandbox::SandboxPolicy::off();
         assert!(m
             .map(&AgentEvent::SandboxReport(SandboxReport::new(&off, None)))
             .is_empty());

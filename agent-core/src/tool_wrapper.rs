@@ -112,14 +112,13 @@ pub trait ToolWrapper: Send + Sync + 'static {
         self.inner().sandbox_escalation(args)
     }
 
-    /// [`Tool::spec`]; by default the wrapped tool's spec with this wrapper's name,
-    /// description and parameters (the same unless the wrapper overrides one of them).
+    /// [`Tool::spec`]; by default made of this wrapper's name, description and parameters
+    /// (the wrapped tool's, unless the wrapper overrides one of them).
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name().to_string(),
             description: self.description().to_string(),
             parameters: self.parameters(),
-            ..self.inner().spec()
         }
     }
 }

@@ -31,7 +31,7 @@ use crate::tool_source::ToolSource;
 
 /// A value that can become an `Arc<T>` (`T` a trait object such as `dyn Tool`): any
 /// implementor of the trait, an `Arc` of one, or an `Arc<dyn Trait>` itself (passed on as
-/// is). See the [module docs](self).
+/// is). Every builder method that keeps a trait object takes one.
 pub trait IntoArc<T: ?Sized> {
     /// The shared object.
     fn into_arc(self) -> Arc<T>;

@@ -8,7 +8,7 @@
 //!
 //! This crate depends on no provider, tool or protocol crate: models plug in through the
 //! [`Provider`] trait, tools through [`Tool`], hosts answer permission prompts through
-//! [`Approver`] and persist transcripts through [`SessionStore`].
+//! [`Approver`] and persist transcripts through [`session::SessionStore`].
 //!
 //! # Example
 //!
@@ -77,7 +77,7 @@
 //! [`Run`] a prompt returns (or its [`RunOutcome`]); the [`AgentEvent`]s a run streams;
 //! the [`Provider`] a model plugs in through; [`Tool`] (with [`ToolContext`],
 //! [`ToolOutput`], [`ToolError`], [`SideEffect`], [`Permission`], [`tool_fn`] and
-//! [`async_trait`] to implement it); [`Approver`] and [`PermissionMode`]; [`Message`],
+//! [`macro@async_trait`] to implement it); [`Approver`] and [`PermissionMode`]; [`Message`],
 //! [`ContentBlock`], [`UserInput`] and [`Usage`]. Builder methods that keep a trait object
 //! take it owned or shared ([`IntoArc`]).
 //!

@@ -11,7 +11,9 @@
 //! (one extra model call, the second scripted turn). The compacted transcript starts with
 //! the summary followed by both notes, verbatim.
 
-use agent_core::{Agent, AgentEvent, AutoCompact, CompactionReason, SessionError};
+use agent_core::{
+    context::AutoCompact, event::CompactionReason, session::SessionError, Agent, AgentEvent,
+};
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use futures::StreamExt;
 

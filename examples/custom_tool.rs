@@ -6,8 +6,10 @@
 //! ```
 
 use agent_core::{
-    async_trait, tool_fn, Agent, AgentEvent, Approval, ApprovalRequest, Approver, ContentBlock,
-    PermissionMode, SideEffect, ToolContext, ToolError,
+    async_trait,
+    permission::{Approval, ApprovalRequest},
+    tool_fn, Agent, AgentEvent, Approver, ContentBlock, PermissionMode, SideEffect, ToolContext,
+    ToolError,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use futures::StreamExt;

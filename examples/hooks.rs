@@ -11,8 +11,11 @@
 //! child processes (`sh` here), so this example needs a Unix shell.
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, ContentBlock, HookContext, Hooks, PermissionMode, ToolCall,
-    ToolDecision, ToolStatus,
+    async_trait,
+    event::ToolStatus,
+    hooks::{HookContext, Hooks, ToolDecision},
+    message::ToolCall,
+    Agent, AgentEvent, ContentBlock, PermissionMode,
 };
 use agent_hooks::HookOptions;
 use agent_providers::scripted::{ScriptedProvider, Turn};
@@ -68,7 +71,7 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // No permission prompts, so only the hooks stand between the model and `bash`.
         .permission_mode(PermissionMode::Unsafe)
         .hook(NoRecursiveDelete) // consulted first
-        .hooks(from_file.hooks) // then the file's hooks
+        .hook(from_file.hooks) // then the file's hooks
         .build();
 
     let mut results = Vec::new();

@@ -11,7 +11,7 @@
 //! `mcp_<server>_<tool>`; the agent asks it for the current list before every model call.
 //! The same manager connects streamable-HTTP servers (`McpServerConfig::http`).
 
-use agent_core::{Agent, AgentEvent, ContentBlock, ToolStatus};
+use agent_core::{event::ToolStatus, Agent, AgentEvent, ContentBlock};
 use agent_mcp::{McpManager, McpOptions, McpServerConfig};
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use futures::StreamExt;

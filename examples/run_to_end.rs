@@ -6,7 +6,8 @@
 //! ```
 
 use agent_core::{
-    tool_fn, Agent, AgentError, ErrorCode, ProviderErrorKind, RunStatus, ToolContext, ToolError,
+    event::ErrorCode, provider::ProviderErrorKind, tool_fn, Agent, AgentError, RunStatus,
+    ToolContext, ToolError,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use schemars::JsonSchema;

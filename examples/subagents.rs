@@ -11,7 +11,7 @@
 //! scripted provider plays both: the child uses a copy of the parent's provider, and the
 //! copies share the script.
 
-use agent_core::{Agent, AgentEvent, ContentBlock, RunStatus, ToolStatus};
+use agent_core::{event::ToolStatus, Agent, AgentEvent, ContentBlock, RunStatus};
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use agent_specialists::{parse_manifest, Location, SpecialistRegistry, TaskTools};
 use agent_tools::ToolSet;

@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{Agent, Approval, ApprovalRequest, Approver, PermissionMode};
+use agent_core::{
+    permission::{Approval, ApprovalRequest},
+    Agent, Approver, PermissionMode,
+};
 use agent_host::capabilities::{Capabilities, CapabilityError, TASK_TOOL_NAMES};
 use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderArgsError, ProviderEnv};
 use agent_host::context_files;
@@ -177,7 +180,7 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
     for warning in capabilities.warnings() {
         eprintln!("adapter-rpc: warning: {warning}");
     }
-    let mut builder = Agent::builder_arc(provider)
+    let mut builder = Agent::builder(provider)
         .system_prompt(
             args.system_prompt
                 .clone()
@@ -185,7 +188,7 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
         )
         .tools(tools.into_tools())
         .permission_mode(PermissionMode::Auto)
-        .approver_arc(Arc::new(AllowAll))
+        .approver(Arc::new(AllowAll))
         .cwd(cwd.clone());
     for extra in &args.append_system_prompt {
         builder = builder.append_system_prompt(extra.clone());

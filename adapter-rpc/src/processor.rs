@@ -5,8 +5,13 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_core::{
-    AgentEvent, Block, BlockCode, ContentBlock, HookEvent, HookOutcome, Message, ModelInfo,
-    PlanItem, RecoveryReason, RequestScope, Role, RunStatus, StopReason, Usage,
+    event::{RecoveryReason, RequestScope, StopReason},
+    hooks::{HookEvent, HookOutcome},
+    message::Role,
+    permission::{Block, BlockCode},
+    provider::ModelInfo,
+    tool::PlanItem,
+    AgentEvent, ContentBlock, Message, RunStatus, Usage,
 };
 
 use agent_core::sandbox::{Enforcement, SandboxReport};
@@ -263,7 +268,7 @@ impl EventProcessor {
                 ..
             } => Event::ToolResult {
                 id: id.as_str().into(),
-                is_error: *status == agent_core::ToolStatus::Error,
+                is_error: *status == agent_core::event::ToolStatus::Error,
                 content: blocks(content),
                 block: self.take_block(id),
             },
@@ -411,7 +416,7 @@ fn subagent_progress<'a>(name: &str, event: &'a AgentEvent) -> Option<Cow<'a, st
             content,
             ..
         } => match status {
-            agent_core::ToolStatus::Error => {
+            agent_core::event::ToolStatus::Error => {
                 let text = agent_host::text::text_of(content);
                 let first = text.lines().next().unwrap_or_default();
                 let (excerpt, cut) = agent_host::text::truncate_utf8(first, SUBAGENT_EXCERPT);
@@ -505,9 +510,9 @@ fn plan_item(item: &PlanItem) -> WirePlanItem {
     WirePlanItem {
         step: item.step.clone(),
         status: match item.status {
-            agent_core::PlanStatus::Pending => PlanStatus::Pending,
-            agent_core::PlanStatus::InProgress => PlanStatus::InProgress,
-            agent_core::PlanStatus::Completed => PlanStatus::Completed,
+            agent_core::tool::PlanStatus::Pending => PlanStatus::Pending,
+            agent_core::tool::PlanStatus::InProgress => PlanStatus::InProgress,
+            agent_core::tool::PlanStatus::Completed => PlanStatus::Completed,
         },
     }
 }
@@ -570,7 +575,7 @@ pub fn model(info: &ModelInfo) -> WireModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::{RunStatus, ToolCall};
+    use agent_core::{message::ToolCall, RunStatus};
     use serde_json::json;
 
     fn processor(provider: &str) -> EventProcessor {

@@ -10,10 +10,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use agent_core::{
-    async_trait, Assessment, Permission, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
-    ToolSpec,
-};
+use agent_core::tool::ToolWrapper;
+use agent_core::{async_trait, SideEffect, Tool, ToolContext, ToolError, ToolOutput};
 use serde_json::Value;
 
 /// The before-state of one file a call is about to change.
@@ -98,7 +96,7 @@ impl Snapshots {
 }
 
 /// Wraps a file-writing tool so the files it will change are snapshotted right before it
-/// runs (see [`Snapshots`]).
+/// runs (see [`Snapshots`]). Every other method is the wrapped tool's ([`ToolWrapper`]).
 pub struct CheckpointTool {
     inner: Arc<dyn Tool>,
     snapshots: Arc<Snapshots>,
@@ -112,28 +110,11 @@ impl CheckpointTool {
 }
 
 #[async_trait]
-impl Tool for CheckpointTool {
-    fn name(&self) -> &str {
-        self.inner.name()
+impl ToolWrapper for CheckpointTool {
+    fn inner(&self) -> &dyn Tool {
+        &*self.inner
     }
-    fn description(&self) -> &str {
-        self.inner.description()
-    }
-    fn parameters(&self) -> Value {
-        self.inner.parameters()
-    }
-    fn side_effect(&self) -> SideEffect {
-        self.inner.side_effect()
-    }
-    fn permission(&self) -> Permission {
-        self.inner.permission()
-    }
-    fn assess(&self, args: &Value, cwd: &Path) -> Assessment {
-        self.inner.assess(args, cwd)
-    }
-    fn spec(&self) -> ToolSpec {
-        self.inner.spec()
-    }
+
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let files = changed_paths(Some(self.inner.side_effect()), &args);
         if !files.is_empty() {

@@ -6,8 +6,8 @@
 //! protocol only when `-o stream-json` was parsed before the failing token. A generic parser
 //! cannot reproduce that, so this module walks the arguments by hand, like the original.
 
+use agent_core::context::{parse_context_window, AutoCompact};
 use agent_core::sandbox::{NetworkAccess, SandboxFallback, SandboxMode};
-use agent_core::{parse_context_window, AutoCompact};
 use agent_host::cli::{CapabilityArgs, ProviderArgs};
 use secrecy::SecretString;
 

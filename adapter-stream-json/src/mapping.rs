@@ -8,8 +8,11 @@
 use std::collections::{BTreeMap, HashMap};
 
 use agent_core::{
-    AgentEvent, Block, CompactionReason, ErrorCode, HookEvent, HookOutcome, PermissionAction,
-    PermissionInfo, Risk, RunStatus, SandboxReport, SideEffect, StopReason, ToolStatus,
+    event::{CompactionReason, ErrorCode, PermissionInfo, StopReason, ToolStatus},
+    hooks::{HookEvent, HookOutcome},
+    permission::{Block, PermissionAction, Risk},
+    sandbox::SandboxReport,
+    AgentEvent, RunStatus, SideEffect,
 };
 use agent_host::text::text_of;
 use serde_json::Value;

@@ -97,7 +97,7 @@ impl ZeroOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::{StopReason, Usage};
+    use agent_core::{event::StopReason, Usage};
     use serde_json::json;
 
     fn call(id: &str) -> AgentEvent {

@@ -5,7 +5,7 @@
 
 use std::io;
 
-use agent_core::{AgentEvent, OutputSpec, RunStatus};
+use agent_core::{structured::OutputSpec, AgentEvent, RunStatus};
 use agent_host::output::Frames;
 
 use crate::mapping::{Mapper, MapperConfig, Outcome};
@@ -150,7 +150,7 @@ impl Pipeline {
 mod tests {
     use super::*;
     use crate::cli::OutputFormat;
-    use agent_core::{RunStatus, SideEffect, StopReason, Usage};
+    use agent_core::{event::StopReason, RunStatus, SideEffect, Usage};
     use serde_json::json;
 
     fn events() -> Vec<AgentEvent> {

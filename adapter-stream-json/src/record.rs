@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{AgentEvent, PermissionAction, RunStatus, Usage};
+use agent_core::{permission::PermissionAction, AgentEvent, RunStatus, Usage};
 use serde::Serialize;
 
 use crate::checkpoint::{changed_paths, FileSnapshot, Snapshots};

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use adapter_stream_json::{run_exec, ExecHooks, ExecIo};
 use agent_core::{
-    async_trait, ContentBlock, Provider, Role, SandboxSupport, SideEffect, Tool, ToolContext,
-    ToolError, ToolOutput,
+    async_trait, message::Role, sandbox::SandboxSupport, ContentBlock, Provider, SideEffect, Tool,
+    ToolContext, ToolError, ToolOutput,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use serde_json::{json, Value};

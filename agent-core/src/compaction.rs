@@ -31,7 +31,8 @@ use crate::hooks::CompactTrigger;
 use crate::inner::{error_event, Inner};
 use crate::message::{ContentBlock, Message, Role};
 use crate::provider::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderRequest};
-use crate::run::{record, stream_call, CallEnd, COMPACTION_PREFIX};
+pub use crate::run::COMPACTION_PREFIX;
+use crate::run::{record, stream_call, CallEnd};
 use crate::session::SessionRecord;
 
 /// The default summary prompt (the system prompt of the summary call).

@@ -9,7 +9,7 @@
 //!   estimate of the whole request ([`estimate_request_tokens`]).
 //! - `window` is the per-agent override ([`crate::Agent::set_context_window`],
 //!   [`crate::AgentBuilder::context_window`]), else the model's catalogue entry
-//!   ([`crate::ModelInfo::context_window`]), else [`DEFAULT_CONTEXT_WINDOW`].
+//!   ([`crate::provider::ModelInfo::context_window`]), else [`DEFAULT_CONTEXT_WINDOW`].
 //!
 //! The agent reports both as [`crate::AgentEvent::ContextUsage`] and
 //! [`crate::Agent::context_usage`]. When `used` reaches the [`AutoCompact`] threshold

@@ -426,12 +426,14 @@ impl HookContext {
     }
 
     /// The same context with `sandbox` for command hooks.
+    #[must_use = "returns the changed value"]
     pub fn with_sandbox(mut self, sandbox: SandboxContext) -> Self {
         self.sandbox = sandbox;
         self
     }
 
     /// The same context for a sub-agent.
+    #[must_use = "returns the changed value"]
     pub fn with_subagent(mut self, subagent: SubagentInfo) -> Self {
         self.subagent = Some(subagent);
         self
@@ -510,7 +512,7 @@ fn scrub(text: &str) -> String {
 /// Typed lifecycle hooks. Every method is optional: the defaults change nothing.
 ///
 /// ```
-/// use agent_core::{async_trait, HookContext, Hooks, ToolCall, ToolDecision};
+/// use agent_core::{async_trait, hooks::{HookContext, Hooks, ToolDecision}, message::ToolCall};
 ///
 /// /// Refuses every shell command that mentions `rm -rf`.
 /// struct NoRmRf;

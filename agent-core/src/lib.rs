@@ -8,7 +8,7 @@
 //!
 //! This crate depends on no provider, tool or protocol crate: models plug in through the
 //! [`Provider`] trait, tools through [`Tool`], hosts answer permission prompts through
-//! [`Approver`] and persist transcripts through [`SessionStore`].
+//! [`Approver`] and persist transcripts through [`session::SessionStore`].
 //!
 //! # Example
 //!
@@ -70,6 +70,33 @@
 //! A caller that only wants the answer uses [`Agent::run`] (or [`Run::finish`]); one that
 //! wants typed data uses [`Agent::prompt_as`]. An agent can delegate to another as a
 //! sub-agent ([`Agent::as_tool`], [`subagent`]).
+//!
+//! # Where things are
+//!
+//! What a newcomer needs first is at the root: [`Agent`], its [`AgentBuilder`] and the
+//! [`Run`] a prompt returns (or its [`RunOutcome`]); the [`AgentEvent`]s a run streams;
+//! the [`Provider`] a model plugs in through; [`Tool`] (with [`ToolContext`],
+//! [`ToolOutput`], [`ToolError`], [`SideEffect`], [`Permission`], [`tool_fn`] and
+//! [`macro@async_trait`] to implement it); [`Approver`] and [`PermissionMode`]; [`Message`],
+//! [`ContentBlock`], [`UserInput`] and [`Usage`]. Builder methods that keep a trait object
+//! take it owned or shared ([`IntoArc`]).
+//!
+//! Everything else lives in the module of its area:
+//!
+//! | Module | What is there |
+//! |---|---|
+//! | [`event`] | the types inside [`AgentEvent`] ([`event::ToolStatus`], [`event::StopReason`], …) and the order of a run's events |
+//! | [`provider`] | what implementing a [`Provider`] takes: [`provider::ProviderRequest`], [`provider::ProviderEvent`], [`provider::ProviderError`], model catalogue entries |
+//! | [`tool`] | plans, progress reports ([`tool::ProgressSink`]), [`tool::ToolWrapper`] for a tool that wraps another, [`tool::FnTool`] |
+//! | [`tool_source`] | [`tool_source::ToolSource`]: tools that change between model calls (MCP) |
+//! | [`permission`] | the permission gate: assessments, risks, blocks, [`permission::ApprovalRequest`] and [`permission::Approval`] |
+//! | [`hooks`] | lifecycle hooks ([`hooks::Hooks`]) and their decisions |
+//! | [`sandbox`] | the OS sandbox policy, its support and report |
+//! | [`session`] | transcripts persisted through [`session::SessionStore`] |
+//! | [`subagent`] | sub-agents, foreground and background |
+//! | [`context`], [`compaction`], [`spill`], [`notes`] | the context window, compaction, over-budget tool output, pinned notes |
+//! | [`structured`], [`schema`] | structured answers and the strict JSON schemas of tools |
+//! | [`secrets`], [`telemetry`], [`message`], [`usage`] | secret scrubbing, tracing spans, the rest of the transcript types |
 
 #![warn(missing_docs)]
 
@@ -80,6 +107,7 @@ mod emit;
 pub mod event;
 pub mod hooks;
 mod inner;
+mod into_arc;
 pub mod message;
 pub mod notes;
 mod outcome;
@@ -92,7 +120,7 @@ pub mod schema;
 pub mod secrets;
 pub mod session;
 pub mod spill;
-mod structured;
+pub mod structured;
 pub mod subagent;
 pub mod telemetry;
 #[cfg(any(test, feature = "test-util"))]
@@ -100,53 +128,22 @@ pub mod testing;
 pub mod tool;
 mod tool_fn;
 pub mod tool_source;
+mod tool_wrapper;
 pub mod usage;
 
 pub use agent::{
     AbortHandle, Agent, AgentBuilder, AgentState, Run, DEFAULT_COMPACT_KEEP_TAIL, DEFAULT_MAX_STEPS,
 };
 pub use async_trait::async_trait;
-pub use context::{parse_context_window, AutoCompact, ContextTracker, ContextUsage};
-pub use event::{
-    AgentEvent, CompactionReason, ErrorCode, PermissionInfo, RecoveryReason, RequestScope, RunKind,
-    RunStatus, StopReason, ToolStatus,
-};
-pub use hooks::{
-    CompactTrigger, HookContext, HookEvent, HookList, HookOutcome, HookReport, Hooks,
-    PromptDecision, ResultDecision, SessionEnd, SessionEndReason, SessionSource, StartDecision,
-    StopDecision, StopRequest, ToolDecision,
-};
-pub use message::{ContentBlock, Message, Role, ToolCall, UserInput};
-pub use notes::note_tool;
+pub use event::{AgentEvent, RunStatus};
+pub use into_arc::IntoArc;
+pub use message::{ContentBlock, Message, UserInput};
 pub use outcome::{AgentError, RunError, RunOutcome};
-pub use permission::{
-    decide, Approval, ApprovalRequest, Approver, Assessment, Block, BlockCode, PermissionAction,
-    PermissionMode, Risk, RiskCategory, RiskLevel, Verdict,
-};
-pub use provider::{
-    ModelInfo, OutputSchema, Pricing, Provider, ProviderError, ProviderErrorKind, ProviderEvent,
-    ProviderRequest, ProviderStop, ProviderStream, ReasoningLevel, ToolSpec,
-};
-pub use run::{COMPACTION_PREFIX, RECOVERY_PROMPT};
-pub use sandbox::{
-    NetworkAccess, SandboxContext, SandboxEscalation, SandboxFallback, SandboxMode, SandboxPolicy,
-    SandboxReport, SandboxSupport,
-};
-pub use schema::{SchemaError, StrictSchema};
+pub use permission::{Approver, PermissionMode};
+pub use provider::{Provider, ReasoningLevel};
+pub use run::RECOVERY_PROMPT;
 pub use schemars;
-pub use secrets::register_secret;
-pub use session::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
-pub use spill::OutputBudget;
-pub use structured::{parse_answer, OutputSpec};
-pub use subagent::{
-    new_task_id, AgentTool, BackgroundChild, ChildSnapshot, ParentRun, SubagentError, SubagentInfo,
-    SubagentOutcome, SubagentRequest, MAX_SUBAGENT_DEPTH,
-};
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{
-    Permission, PlanItem, PlanStatus, PlanUpdate, Progress, ProgressReceiver, ProgressSink,
-    ProgressStream, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
-};
-pub use tool_fn::{tool_fn, FnTool};
-pub use tool_source::ToolSource;
+pub use tool::{Permission, SideEffect, Tool, ToolContext, ToolError, ToolOutput};
+pub use tool_fn::tool_fn;
 pub use usage::Usage;

@@ -55,6 +55,7 @@ impl Message {
     }
 
     /// Marks the message as written by the agent itself.
+    #[must_use = "returns the changed value"]
     pub fn synthetic(mut self) -> Self {
         self.synthetic = true;
         self
@@ -167,6 +168,7 @@ impl UserInput {
     }
 
     /// Adds an image.
+    #[must_use = "returns the changed value"]
     pub fn with_image(mut self, mime_type: impl Into<String>, data: impl Into<Bytes>) -> Self {
         self.images.push((mime_type.into(), data.into()));
         self

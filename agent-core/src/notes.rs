@@ -4,7 +4,7 @@
 //! `note` tool ([`note_tool`], added by [`crate::AgentBuilder::note_tool`]). Every compacted
 //! transcript carries all pinned notes, word for word, after the summary (under
 //! [`PINNED_NOTES_HEADING`]). Notes are recorded to the session as
-//! [`crate::SessionRecord::Notes`] and restored on resume; [`crate::Agent::clear`] drops
+//! [`crate::session::SessionRecord::Notes`] and restored on resume; [`crate::Agent::clear`] drops
 //! them with the transcript.
 
 use schemars::JsonSchema;

@@ -140,6 +140,7 @@ impl Drop for ProgressSink {
 
 /// The reading side of a [`ProgressSink`].
 #[derive(Debug)]
+#[must_use = "dropping the ProgressReceiver discards every report sent to its sinks"]
 pub struct ProgressReceiver {
     shared: Arc<Shared>,
 }

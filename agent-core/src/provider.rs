@@ -271,18 +271,21 @@ impl ProviderError {
     }
 
     /// Sets the HTTP status.
+    #[must_use = "returns the changed value"]
     pub fn with_status(mut self, status: u16) -> Self {
         self.status = Some(status);
         self
     }
 
     /// Attaches the raw data that caused the error.
+    #[must_use = "returns the changed value"]
     pub fn with_raw(mut self, raw: impl Into<String>) -> Self {
         self.raw = Some(raw.into());
         self
     }
 
     /// Overrides retryability.
+    #[must_use = "returns the changed value"]
     pub fn retryable(mut self, retryable: bool) -> Self {
         self.retryable = retryable;
         self

@@ -6,7 +6,7 @@
 //! ([`crate::AgentBuilder::sandbox`]) and changed with [`crate::Agent::set_sandbox`]; tools
 //! get it through [`crate::ToolContext::sandbox`] and enforce it when they start processes
 //! (the `agent-sandbox` crate does that on Linux with Landlock and seccomp); command hooks
-//! get it through [`crate::HookContext::sandbox`] and run under it too.
+//! get it through [`crate::hooks::HookContext::sandbox`] and run under it too.
 //!
 //! The sandbox and the permission mode are independent: `unsafe` skips prompts, it does not
 //! turn the sandbox off; only [`SandboxMode::Off`] does.
@@ -19,7 +19,7 @@
 //! (the default), or they run unconfined; it is never silent.
 //!
 //! A command the sandbox refused (a denied path, a refused connection) gets a
-//! [`crate::Block`] with code [`crate::BlockCode::Sandbox`] or [`crate::BlockCode::Network`]
+//! [`crate::permission::Block`] with code [`crate::permission::BlockCode::Sandbox`] or [`crate::permission::BlockCode::Network`]
 //! on its result ([`crate::AgentEvent::ToolBlocked`]). The model may then call the tool again
 //! asking for a [`SandboxEscalation`] (bash: `"sandbox_permissions": "with_network"` or
 //! `"require_escalated"`); such a call always goes to the approver as a permission request
@@ -272,24 +272,28 @@ impl SandboxPolicy {
     }
 
     /// Sets the network access.
+    #[must_use = "returns the changed value"]
     pub fn network(mut self, network: NetworkAccess) -> Self {
         self.network = network;
         self
     }
 
     /// Adds an extra writable root (`--add-dir`).
+    #[must_use = "returns the changed value"]
     pub fn writable_root(mut self, root: impl Into<PathBuf>) -> Self {
         self.writable_roots.push(root.into());
         self
     }
 
     /// Sets the fallback for a kernel that cannot enforce the policy.
+    #[must_use = "returns the changed value"]
     pub fn fallback(mut self, fallback: SandboxFallback) -> Self {
         self.fallback = fallback;
         self
     }
 
     /// Whether confined commands get a private temp dir.
+    #[must_use = "returns the changed value"]
     pub fn private_tmp(mut self, yes: bool) -> Self {
         self.private_tmp = yes;
         self
@@ -822,7 +826,7 @@ impl AgentSandbox {
 }
 
 /// The gate's verdict on a call that asks for a [`SandboxEscalation`]: the approver decides,
-/// whatever the mode (plan mode and a `deny` tool refuse it). Unlike [`crate::decide`],
+/// whatever the mode (plan mode and a `deny` tool refuse it). Unlike [`crate::permission::decide`],
 /// `unsafe` mode and standing grants do not pre-approve it.
 pub fn decide_escalation(
     mode: PermissionMode,

@@ -63,12 +63,14 @@ impl OutputBudget {
     }
 
     /// Sets the budget of tools without their own.
+    #[must_use = "returns the changed value"]
     pub fn with_default(mut self, bytes: usize) -> Self {
         self.default = bytes;
         self
     }
 
     /// Sets the budget of the tool called `name`.
+    #[must_use = "returns the changed value"]
     pub fn with_tool(mut self, name: impl Into<String>, bytes: usize) -> Self {
         self.per_tool.insert(name.into(), bytes);
         self

@@ -2,7 +2,7 @@
 //! ([`Agent::prompt_as`], [`Agent::prompt_structured`]).
 //!
 //! The schema travels with the run, not the agent: every model call of a structured run
-//! carries it as [`ProviderRequest::output_schema`](crate::ProviderRequest), and each
+//! carries it as [`ProviderRequest::output_schema`](crate::provider::ProviderRequest), and each
 //! provider asks for it the way its API can. When the model's final answer does not pass
 //! the run's check, the loop gives it one repair turn (a synthetic user message quoting the
 //! error); a second failure ends the run with that answer, and [`Agent::prompt_as`] fails

@@ -14,6 +14,8 @@ pub use crate::progress::{ProgressReceiver, ProgressSink};
 use crate::provider::ToolSpec;
 use crate::sandbox::{SandboxContext, SandboxEscalation, SandboxSupport};
 use crate::subagent::ParentRun;
+pub use crate::tool_fn::FnTool;
+pub use crate::tool_wrapper::ToolWrapper;
 
 /// Status of one plan item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -99,6 +101,7 @@ impl ToolContext {
     }
 
     /// The same context with `sandbox`.
+    #[must_use = "returns the changed value"]
     pub fn with_sandbox(mut self, sandbox: SandboxContext) -> Self {
         self.sandbox = sandbox;
         self
@@ -265,7 +268,7 @@ pub trait Tool: Send + Sync + 'static {
     /// [`ToolContext::sandbox`]): what the kernel lets it enforce. The agent reports it
     /// ([`crate::AgentEvent::SandboxReport`]) and applies the policy's fallback to this
     /// tool's calls when the sandbox cannot be enforced. `None` (the default) for tools that
-    /// start no processes. A wrapper tool must forward this.
+    /// start no processes. A wrapper tool must forward this (a [`ToolWrapper`] does).
     fn sandbox_support(&self) -> Option<SandboxSupport> {
         None
     }
@@ -273,7 +276,7 @@ pub trait Tool: Send + Sync + 'static {
     /// The escalation this call asks for (e.g. bash's `sandbox_permissions`), if any. Such a
     /// call always goes to the approver, whatever the permission mode, and runs with the
     /// relaxed policy in [`ToolContext::sandbox`] only when allowed. A wrapper tool must
-    /// forward this.
+    /// forward this (a [`ToolWrapper`] does).
     fn sandbox_escalation(&self, args: &Value) -> Option<SandboxEscalation> {
         let _ = args;
         None

@@ -95,12 +95,14 @@ impl<Args: JsonSchema, F> FnTool<Args, F> {
     /// Declares what the tool does to the world (default [`SideEffect::None`]). It decides
     /// the default permission (reads and no-effect tools run, the rest ask) and whether
     /// calls of one step may run in parallel (reads and no-effect tools do).
+    #[must_use = "returns the changed value"]
     pub fn side_effect(mut self, side_effect: SideEffect) -> Self {
         self.side_effect = side_effect;
         self
     }
 
     /// Sets the tool's static permission, overriding the one its side effect implies.
+    #[must_use = "returns the changed value"]
     pub fn permission(mut self, permission: Permission) -> Self {
         self.permission = Some(permission);
         self

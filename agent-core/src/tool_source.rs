@@ -17,7 +17,7 @@ use crate::tool::Tool;
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};
 /// use std::sync::{Arc, Mutex};
-/// use agent_core::{async_trait, Tool, ToolSource};
+/// use agent_core::{async_trait, Tool, tool_source::ToolSource};
 ///
 /// /// Tools a host swaps at runtime.
 /// #[derive(Default)]

@@ -6,9 +6,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use agent_core::{
-    Agent, AgentEvent, Approval, CompactionReason, ContentBlock, ErrorCode, MemorySessionStore,
-    PermissionAction, PermissionMode, ProviderErrorKind, RecoveryReason, Role, RunStatus,
-    SessionRecord, SessionStore, StopReason, ToolStatus, UserInput,
+    event::{CompactionReason, ErrorCode, RecoveryReason, StopReason, ToolStatus},
+    message::Role,
+    permission::{Approval, PermissionAction},
+    provider::ProviderErrorKind,
+    session::{MemorySessionStore, SessionRecord, SessionStore},
+    Agent, AgentEvent, ContentBlock, PermissionMode, RunStatus, UserInput,
 };
 use agent_providers::scripted::{ScriptUsage, ScriptedProvider, Step, Turn};
 use common::*;

@@ -6,10 +6,16 @@ mod common;
 use std::sync::Arc;
 
 use agent_core::{
-    async_trait, note_tool, Agent, AgentEvent, AutoCompact, CompactionReason, ContentBlock,
-    ErrorCode, MemorySessionStore, ProviderErrorKind, Role, RunStatus, SessionRecord, SessionStore,
-    SideEffect, StopReason, Tool, ToolContext, ToolError, ToolOutput, ToolStatus,
-    COMPACTION_PREFIX,
+    async_trait,
+    compaction::COMPACTION_PREFIX,
+    context::AutoCompact,
+    event::{CompactionReason, ErrorCode, StopReason, ToolStatus},
+    message::Role,
+    notes::note_tool,
+    provider::ProviderErrorKind,
+    session::{MemorySessionStore, SessionRecord, SessionStore},
+    Agent, AgentEvent, ContentBlock, RunStatus, SideEffect, Tool, ToolContext, ToolError,
+    ToolOutput,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;

@@ -6,10 +6,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, Approval, CompactTrigger, ContentBlock, HookContext, HookEvent,
-    HookOutcome, Hooks, PermissionAction, PermissionMode, PromptDecision, ResultDecision, Role,
-    RunStatus, SessionEnd, SessionEndReason, SessionSource, StartDecision, StopDecision,
-    StopRequest, ToolCall, ToolDecision, ToolOutput, ToolStatus,
+    async_trait,
+    event::ToolStatus,
+    hooks::{
+        CompactTrigger, HookContext, HookEvent, HookOutcome, Hooks, PromptDecision, ResultDecision,
+        SessionEnd, SessionEndReason, SessionSource, StartDecision, StopDecision, StopRequest,
+        ToolDecision,
+    },
+    message::{Role, ToolCall},
+    permission::{Approval, PermissionAction},
+    Agent, AgentEvent, ContentBlock, PermissionMode, RunStatus, ToolOutput,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;
@@ -88,7 +94,7 @@ fn scripted(
     answers: Vec<Option<Approval>>,
 ) -> (
     Scripted,
-    mpsc::UnboundedReceiver<agent_core::ApprovalRequest>,
+    mpsc::UnboundedReceiver<agent_core::permission::ApprovalRequest>,
 ) {
     let (asked, rx) = mpsc::unbounded_channel();
     let approver = Scripted {
@@ -223,7 +229,7 @@ async fn a_deny_in_plan_mode_refuses_the_call_and_the_model_goes_on() {
 #[tokio::test]
 async fn a_denial_reason_is_scrubbed_of_known_secrets() {
     let secret = "hook-secret-value-5f1c9a7e";
-    agent_core::register_secret(secret);
+    agent_core::secrets::register_secret(secret);
     let provider = ScriptedProvider::new([
         Turn::new().tool_call("c1", "echo", "{}"),
         Turn::new().text("ok"),

@@ -2,7 +2,9 @@
 
 mod common;
 
-use agent_core::{Agent, AgentError, ErrorCode, ProviderErrorKind, Role, RunStatus};
+use agent_core::{
+    event::ErrorCode, message::Role, provider::ProviderErrorKind, Agent, AgentError, RunStatus,
+};
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;
 use futures::StreamExt;

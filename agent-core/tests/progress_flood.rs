@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use agent_core::progress::PROGRESS_CAPACITY;
 use agent_core::{
-    async_trait, Agent, AgentEvent, ProgressStream, SideEffect, Tool, ToolContext, ToolError,
-    ToolOutput, ToolStatus,
+    async_trait, event::ToolStatus, tool::ProgressStream, Agent, AgentEvent, SideEffect, Tool,
+    ToolContext, ToolError, ToolOutput,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;

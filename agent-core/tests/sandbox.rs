@@ -11,8 +11,10 @@ use agent_core::sandbox::{
     SandboxPolicy, SandboxSupport,
 };
 use agent_core::{
-    async_trait, Agent, AgentEvent, Approval, ApprovalRequest, Approver, Block, BlockCode,
-    PermissionAction, PermissionMode, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
+    async_trait,
+    permission::{Approval, ApprovalRequest, Block, BlockCode, PermissionAction},
+    Agent, AgentEvent, Approver, PermissionMode, SideEffect, Tool, ToolContext, ToolError,
+    ToolOutput,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::{collect, kinds};

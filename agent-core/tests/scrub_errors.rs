@@ -7,9 +7,12 @@ use std::sync::Arc;
 
 use agent_core::secrets::REDACTED;
 use agent_core::{
-    async_trait, register_secret, Agent, AgentEvent, Block, BlockCode, ContentBlock,
-    MemorySessionStore, PermissionAction, Risk, SessionStore, SideEffect, Tool, ToolContext,
-    ToolError, ToolOutput, ToolStatus,
+    async_trait,
+    event::ToolStatus,
+    permission::{Block, BlockCode, PermissionAction, Risk},
+    secrets::register_secret,
+    session::{MemorySessionStore, SessionStore},
+    Agent, AgentEvent, ContentBlock, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;

@@ -5,8 +5,11 @@
 mod common;
 
 use agent_core::{
-    Agent, AgentError, AgentEvent, ErrorCode, OutputSchema, OutputSpec, ProviderErrorKind, Role,
-    RunStatus, StopReason,
+    event::{ErrorCode, StopReason},
+    message::Role,
+    provider::{OutputSchema, ProviderErrorKind},
+    structured::OutputSpec,
+    Agent, AgentError, AgentEvent, RunStatus,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;

@@ -6,11 +6,19 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, Approval, ApprovalRequest, Approver, HookContext, HookEvent,
-    HookOutcome, Hooks, MemorySessionStore, PermissionMode, ProviderErrorKind, RunStatus,
-    SessionRecord, SessionStore, SideEffect, StartDecision, StopDecision, StopRequest,
-    SubagentInfo, SubagentRequest, Tool, ToolCall, ToolContext, ToolDecision, ToolError,
-    ToolOutput, ToolStatus, Usage,
+    async_trait,
+    event::ToolStatus,
+    hooks::{
+        HookContext, HookEvent, HookOutcome, Hooks, StartDecision, StopDecision, StopRequest,
+        ToolDecision,
+    },
+    message::ToolCall,
+    permission::{Approval, ApprovalRequest},
+    provider::ProviderErrorKind,
+    session::{MemorySessionStore, SessionRecord, SessionStore},
+    subagent::{SubagentInfo, SubagentRequest},
+    Agent, AgentEvent, Approver, PermissionMode, RunStatus, SideEffect, Tool, ToolContext,
+    ToolError, ToolOutput, Usage,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::{collect, Echo, Gate, Write, WAIT};
@@ -402,7 +410,7 @@ async fn the_child_runs_under_the_parent_hooks_with_subagent_hook_points() {
     let watch = Arc::new(Watch::default());
     let agent = Agent::builder(parent)
         .tool(child.as_tool("helper", "Helps."))
-        .hooks(watch.clone())
+        .hook(watch.clone())
         .build();
     let events = collect(agent.prompt("go")).await;
     assert_eq!(
@@ -480,7 +488,7 @@ async fn the_child_asks_the_parent_approver_in_the_parent_mode() {
     ]))
     .tool(child.as_tool("helper", "Helps."))
     .permission_mode(PermissionMode::Ask)
-    .approver_arc(recorder.clone())
+    .approver(recorder.clone())
     .build();
     let events = collect(agent.prompt("go")).await;
     assert_eq!(tool_result(&events, "c1").0, ToolStatus::Ok);
@@ -539,7 +547,7 @@ async fn a_child_records_to_the_parent_store_under_its_task_id() {
 /// Starts the template in the background and returns its task id.
 struct Spawn {
     template: Agent,
-    children: Arc<Mutex<Vec<agent_core::BackgroundChild>>>,
+    children: Arc<Mutex<Vec<agent_core::subagent::BackgroundChild>>>,
 }
 
 #[async_trait]

@@ -4,8 +4,8 @@
 mod common;
 
 use agent_core::{
-    tool_fn, Agent, AgentEvent, ContentBlock, Permission, SideEffect, Tool, ToolContext, ToolError,
-    ToolStatus,
+    event::ToolStatus, tool_fn, Agent, AgentEvent, ContentBlock, Permission, SideEffect, Tool,
+    ToolContext, ToolError,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
-    ToolSource, ToolStatus,
+    async_trait, event::ToolStatus, tool_source::ToolSource, Agent, AgentEvent, SideEffect, Tool,
+    ToolContext, ToolError, ToolOutput,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;
@@ -73,7 +73,7 @@ impl ToolSource for Source {
     }
 }
 
-fn names(specs: &[agent_core::ToolSpec]) -> Vec<&str> {
+fn names(specs: &[agent_core::provider::ToolSpec]) -> Vec<&str> {
     specs.iter().map(|s| s.name.as_str()).collect()
 }
 
@@ -96,7 +96,7 @@ async fn a_change_is_applied_before_the_next_model_call() {
     ]);
     let agent = Agent::builder(provider.clone())
         .tool(Echo)
-        .tool_source_arc(source.clone())
+        .tool_source(source.clone())
         .build();
     let events = collect(agent.prompt("go")).await;
 
@@ -159,7 +159,7 @@ async fn the_agents_own_tool_wins_over_a_source_tool_of_the_same_name() {
     ]);
     let agent = Agent::builder(provider.clone())
         .tool(Echo)
-        .tool_source_arc(source)
+        .tool_source(source)
         .build();
     let events = collect(agent.prompt("go")).await;
     assert_eq!(names(&provider.requests()[0].tools), ["echo", "extra"]);

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use agent_core::telemetry::set_capture_content;
-use agent_core::{register_secret, Agent};
+use agent_core::{secrets::register_secret, Agent};
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;
 use tracing::field::{Field, Visit};

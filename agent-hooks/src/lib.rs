@@ -4,12 +4,12 @@
 //! a JSON payload on stdin, killed with its whole process group when it runs past its
 //! timeout (default 30 s) or the run is aborted, with its stdout and stderr capped. A hook
 //! that cannot start or times out is reported (as a
-//! [`agent_core::HookOutcome::Failed`] decision and a log line) and does not hold up the
+//! [`agent_core::hooks::HookOutcome::Failed`] decision and a log line) and does not hold up the
 //! run; whether it blocks follows its format (Zero fails closed for `beforeTool`, Claude
 //! Code fails open). Hook commands run under the agent's OS sandbox policy
-//! ([`agent_core::HookContext::sandbox`]), confined as `bash` is (see [`runner`]).
+//! ([`agent_core::hooks::HookContext::sandbox`]), confined as `bash` is (see [`runner`]).
 //!
-//! Two formats, both giving an `Arc<dyn agent_core::Hooks>`:
+//! Two formats, both giving an `Arc<dyn agent_core::hooks::Hooks>`:
 //!
 //! - [`zero`]: Zero's native `hooks.json`, from the places Zero reads it (with its
 //!   workspace trust gate and audit log), or from a given file;
@@ -23,9 +23,9 @@
 //! let options = agent_hooks::HookOptions::new(&cwd);
 //! // `--hooks FILE`, either format, detected by shape:
 //! let builder = match &file {
-//!     Some(path) => builder.hooks(agent_hooks::load_file(path, &options)?.hooks),
+//!     Some(path) => builder.hook(agent_hooks::load_file(path, &options)?.hooks),
 //!     // Zero's own files (`exec`): the user layer, and the project layer if trusted.
-//!     None => builder.hooks(agent_hooks::zero::load_workspace(&options).hooks),
+//!     None => builder.hook(agent_hooks::zero::load_workspace(&options).hooks),
 //! };
 //! # Ok(builder) }
 //! ```
@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::Hooks;
+use agent_core::hooks::Hooks;
 
 /// Maps a session id to the file its transcript is kept in (Claude Code's
 /// `transcript_path`).

@@ -5,9 +5,9 @@
 //! # The OS sandbox
 //!
 //! A hook command runs under the agent's sandbox policy
-//! ([`agent_core::HookContext::sandbox`]), confined exactly as the `bash` tool's commands
+//! ([`agent_core::hooks::HookContext::sandbox`]), confined exactly as the `bash` tool's commands
 //! are (`agent_sandbox::prepare`): in `workspace-write` it writes only under the agent's
-//! workspace ([`agent_core::HookContext::cwd`]), the directory the hook runs in
+//! workspace ([`agent_core::hooks::HookContext::cwd`]), the directory the hook runs in
 //! ([`RunConfig::cwd`]), the policy's extra roots and a private temp dir (`$TMPDIR`, removed
 //! after the call); in `read-only` only under that temp dir; with the network
 //! denied it cannot open non-Unix sockets. With the sandbox `off` it runs with the user's
@@ -24,8 +24,8 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use agent_core::sandbox::SandboxReport;
 use agent_core::sandbox::{SandboxContext, SandboxFallback};
-use agent_core::SandboxReport;
 use agent_sandbox::{Confinement, Denial, PrivateTmp, ProcessGroup, Roots};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
@@ -261,7 +261,7 @@ async fn read_capped(reader: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec
 
 /// Runs `program` with `payload` on stdin, under `sandbox` (see the module docs; pass
 /// [`SandboxContext::default`] for none) with `workspace` (the agent's,
-/// [`agent_core::HookContext::cwd`]) and the hook's own directory as the workspace of a
+/// [`agent_core::hooks::HookContext::cwd`]) and the hook's own directory as the workspace of a
 /// `workspace-write` policy. `timeout` overrides the config's.
 pub async fn run(
     program: &Program,

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{
-    Agent, AgentEvent, ContentBlock, HookEvent, HookOutcome, Hooks, PermissionMode, RunStatus,
-    SessionSource, ToolStatus,
+    event::ToolStatus,
+    hooks::{HookEvent, HookOutcome, Hooks, SessionSource},
+    Agent, AgentEvent, ContentBlock, PermissionMode, RunStatus,
 };
 use agent_hooks::zero::{load_workspace_with, ZeroPaths};
 use agent_hooks::{load_file, HookFormat, HookOptions};
@@ -31,7 +32,7 @@ fn agent(ws: &Workspace, provider: ScriptedProvider, hooks: Arc<dyn Hooks>) -> A
         .tools(ToolSet::defaults(&ws.root).into_tools())
         .cwd(&ws.root)
         .permission_mode(PermissionMode::Unsafe)
-        .hooks(hooks)
+        .hook(hooks)
         .build()
 }
 
@@ -315,7 +316,8 @@ async fn zero_session_hooks_run_when_the_host_calls_them_but_not_in_plan_mode() 
     agent.set_permission_mode(PermissionMode::Auto);
     agent.session_start(SessionSource::Startup).await;
     let events = collect(agent.prompt("hello")).await;
-    let mut end_info = agent_core::SessionEnd::new(agent_core::SessionEndReason::Exit);
+    let mut end_info =
+        agent_core::hooks::SessionEnd::new(agent_core::hooks::SessionEndReason::Exit);
     end_info.last_status = Some(status(&events));
     end_info.turns = Some(1);
     agent.session_end(end_info).await;
@@ -527,7 +529,7 @@ async fn claude_session_end_and_pre_compact_get_their_payloads_and_matchers() {
     let agent = Agent::builder(provider.clone())
         .cwd(&ws.root)
         .compact_keep_tail(0)
-        .hooks(loaded.hooks)
+        .hook(loaded.hooks)
         .build();
     let events = collect(agent.prompt("hello")).await;
     assert_eq!(status(&events), RunStatus::Success);
@@ -548,7 +550,7 @@ async fn claude_session_end_and_pre_compact_get_their_payloads_and_matchers() {
     );
 
     assert!(!ws.path("end.json").exists(), "no session end yet");
-    let mut end = agent_core::SessionEnd::new(agent_core::SessionEndReason::Exit);
+    let mut end = agent_core::hooks::SessionEnd::new(agent_core::hooks::SessionEndReason::Exit);
     end.last_status = Some(RunStatus::Success);
     let reports = agent.session_end(end).await;
     assert!(
@@ -567,8 +569,8 @@ async fn claude_session_end_and_pre_compact_get_their_payloads_and_matchers() {
 
     // A clear is a session end with reason `clear`: now the matcher fires.
     let reports = agent
-        .session_end(agent_core::SessionEnd::new(
-            agent_core::SessionEndReason::Clear,
+        .session_end(agent_core::hooks::SessionEnd::new(
+            agent_core::hooks::SessionEndReason::Clear,
         ))
         .await;
     assert!(ws.path("cleared").exists(), "{reports:?}");

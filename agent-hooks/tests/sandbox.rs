@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::sandbox::{SandboxContext, SandboxFallback, SandboxPolicy, SandboxSupport};
-use agent_core::{Agent, Hooks, PermissionMode, ToolStatus};
+use agent_core::{event::ToolStatus, hooks::Hooks, Agent, PermissionMode};
 use agent_hooks::runner::{self, Ending, Program, RunConfig};
 use agent_hooks::{load_file, HookFormat, HookOptions};
 use agent_providers::scripted::{ScriptedProvider, Turn};
@@ -60,7 +60,7 @@ fn agent(ws: &Workspace, policy: SandboxPolicy, hooks: Arc<dyn Hooks>) -> Agent 
     .cwd(&ws.root)
     .permission_mode(PermissionMode::Unsafe)
     .sandbox(policy)
-    .hooks(hooks)
+    .hook(hooks)
     .build()
 }
 

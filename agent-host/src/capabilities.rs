@@ -24,7 +24,7 @@
 //!     eprintln!("my-front-end: {warning}");
 //! }
 //! let mcp = caps.connect_mcp(Vec::new()).await?;
-//! let agent = caps.apply_mcp(caps.apply(Agent::builder_arc(provider).cwd(&cwd)), &mcp).build();
+//! let agent = caps.apply_mcp(caps.apply(Agent::builder(provider).cwd(&cwd)), &mcp).build();
 //! // … serve; before exit:
 //! mcp.shutdown().await;
 //! # drop(agent);
@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::sandbox::{ParseSandboxError, SandboxPolicy};
-use agent_core::{AgentBuilder, AutoCompact, Hooks, Tool};
+use agent_core::{context::AutoCompact, hooks::Hooks, AgentBuilder, Tool};
 use agent_hooks::{HookError, HookOptions};
 use agent_mcp::{ConfigError, McpManager, McpOptions, McpServerConfig};
 use agent_specialists::{SpecialistRegistry, TaskTools};
@@ -170,7 +170,7 @@ impl Capabilities {
         let context_window = args
             .context_window
             .as_deref()
-            .map(agent_core::parse_context_window)
+            .map(agent_core::context::parse_context_window)
             .transpose()
             .map_err(CapabilityError::ContextWindow)?;
         let auto_compact = args
@@ -254,7 +254,7 @@ impl Capabilities {
     /// [`Self::apply`] without the `Task` tools.
     pub fn apply_without_tasks(&self, mut builder: AgentBuilder) -> AgentBuilder {
         for hooks in &self.hooks {
-            builder = builder.hooks(hooks.clone());
+            builder = builder.hook(hooks.clone());
         }
         builder = builder.sandbox(self.sandbox.clone());
         if let Some(window) = self.context_window {

@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::{
-    async_trait, AgentEvent, HookContext, Hooks, SessionEnd, SessionEndReason, SessionSource,
-    StartDecision,
+    async_trait,
+    hooks::{HookContext, Hooks, SessionEnd, SessionEndReason, SessionSource, StartDecision},
+    AgentEvent,
 };
 use agent_host::capabilities::Capabilities;
 use agent_host::cli::CapabilityArgs;

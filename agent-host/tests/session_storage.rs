@@ -6,7 +6,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{async_trait, AgentEvent, SessionError, SessionRecord, SessionStore};
+use agent_core::{
+    async_trait,
+    session::{SessionError, SessionRecord, SessionStore},
+    AgentEvent,
+};
 use agent_host::session::{
     AgentFactory, CreateOptions, Durability, EventBounds, FileStore, MetaQuery, Session,
     SessionManager, SessionMeta, SessionMode, SessionStorage, StoreError, StoredEvent, TurnInfo,

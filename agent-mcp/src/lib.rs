@@ -9,7 +9,7 @@
 //! and images; `structuredContent` becomes JSON text; `isError` makes an error result; the
 //! output is scrubbed of secrets and capped like the built-in tools' output.
 //!
-//! The manager is an [`agent_core::ToolSource`]: give it to an agent and the agent asks it
+//! The manager is an [`agent_core::tool_source::ToolSource`]: give it to an agent and the agent asks it
 //! before every model call, so a server's `notifications/tools/list_changed` reaches the next
 //! request, and a server that exited stops offering tools.
 //!

@@ -1,5 +1,5 @@
 //! [`McpManager`]: connects servers, keeps their tool lists current, and offers the tools
-//! to agents as an [`agent_core::ToolSource`].
+//! to agents as an [`agent_core::tool_source::ToolSource`].
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use agent_core::sandbox::SandboxPolicy;
-use agent_core::{async_trait, SideEffect, Tool, ToolSource};
+use agent_core::{async_trait, tool_source::ToolSource, SideEffect, Tool};
 use secrecy::ExposeSecret;
 use serde::Serialize;
 
@@ -556,10 +556,10 @@ impl ToolSource for McpManager {
 /// that tool output, logs and error messages of this process hide them.
 fn register_secrets(server: &McpServerConfig) {
     let register = |value: &str| {
-        agent_core::register_secret(value);
+        agent_core::secrets::register_secret(value);
         // `Bearer <token>`: the token alone too.
         if let Some((_, token)) = value.trim().split_once(' ') {
-            agent_core::register_secret(token);
+            agent_core::secrets::register_secret(token);
         }
     };
     match &server.transport {
@@ -572,7 +572,7 @@ fn register_secrets(server: &McpServerConfig) {
         }
         McpTransport::Http { headers, url } | McpTransport::Sse { headers, url } => {
             for secret in crate::config::url_secrets(url) {
-                agent_core::register_secret(&secret);
+                agent_core::secrets::register_secret(&secret);
             }
             for (name, value) in &headers.0 {
                 let lower = name.to_ascii_lowercase();

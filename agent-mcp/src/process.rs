@@ -15,8 +15,8 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_core::sandbox::SandboxReport;
 use agent_core::sandbox::{SandboxContext, SandboxPolicy};
-use agent_core::SandboxReport;
 use agent_sandbox::{PrivateTmp, ProcessGroup, Roots};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};

@@ -6,8 +6,9 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use agent_core::{
-    async_trait, Assessment, ContentBlock, Permission, Risk, RiskCategory, SideEffect, Tool,
-    ToolContext, ToolError, ToolOutput,
+    async_trait,
+    permission::{Assessment, Risk, RiskCategory},
+    ContentBlock, Permission, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
 use base64::Engine;
 use serde_json::Value;

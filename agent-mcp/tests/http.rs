@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_core::{Agent, AgentEvent, RunStatus, ToolStatus};
+use agent_core::{event::ToolStatus, Agent, AgentEvent, RunStatus};
 use agent_mcp::{McpManager, McpOptions, McpServerConfig, ServerState, TransportKind};
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::*;

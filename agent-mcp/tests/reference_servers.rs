@@ -7,8 +7,11 @@
 mod common;
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, Approval, ApprovalRequest, Approver, ContentBlock,
-    PermissionMode, RunStatus, SideEffect, ToolSource, ToolStatus,
+    async_trait,
+    event::ToolStatus,
+    permission::{Approval, ApprovalRequest},
+    tool_source::ToolSource,
+    Agent, AgentEvent, Approver, ContentBlock, PermissionMode, RunStatus, SideEffect,
 };
 use agent_mcp::{McpManager, McpOptions, McpServerConfig, ServerState};
 use agent_providers::scripted::{ScriptedProvider, Turn};

@@ -7,7 +7,8 @@ mod common;
 use std::time::Duration;
 
 use agent_core::{
-    Agent, AgentEvent, ContentBlock, Message, Role, RunStatus, SideEffect, ToolContext, ToolStatus,
+    event::ToolStatus, message::Role, Agent, AgentEvent, ContentBlock, Message, RunStatus,
+    SideEffect, ToolContext,
 };
 use agent_mcp::{ConfigError, McpManager, McpOptions, ServerState, TransportKind};
 use agent_providers::scripted::{ScriptedProvider, Turn};

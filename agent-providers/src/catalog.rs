@@ -11,7 +11,10 @@
 //! (`gpt-4o-2024-08-06`, `claude-sonnet-4-5-20250929`) and `-latest` aliases share its
 //! entry; other dated ids of a known model get its limits but no pricing.
 
-use agent_core::{ModelInfo, Pricing, ReasoningLevel};
+use agent_core::{
+    provider::{ModelInfo, Pricing},
+    ReasoningLevel,
+};
 
 /// Which API family a model belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

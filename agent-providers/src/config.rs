@@ -433,7 +433,7 @@ mod tests {
             &env,
         )
         .expect("a token is enough");
-        let request = agent_core::ProviderRequest {
+        let request = agent_core::provider::ProviderRequest {
             model: String::new(),
             system: None,
             messages: vec![agent_core::Message::user_text("hi")],

@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use agent_core::{ProviderError, ProviderErrorKind};
+use agent_core::provider::{ProviderError, ProviderErrorKind};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;

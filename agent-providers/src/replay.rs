@@ -5,7 +5,7 @@
 //! that queues provider events. It exists for benchmarks (decoding throughput from recorded
 //! streams) and for hosts that replay captured streams.
 
-use agent_core::ProviderStream;
+use agent_core::provider::ProviderStream;
 use bytes::Bytes;
 use futures::Stream;
 
@@ -48,7 +48,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::{ProviderEvent, ProviderStop};
+    use agent_core::provider::{ProviderEvent, ProviderStop};
     use futures::StreamExt;
 
     /// A body split mid-event must decode like the whole body.

@@ -14,7 +14,7 @@
 //!
 //! Every request the provider receives is recorded, so tests can assert what the agent sent.
 //!
-//! Structured output: a request with an [`agent_core::OutputSchema`] is answered like any
+//! Structured output: a request with an [`agent_core::provider::OutputSchema`] is answered like any
 //! other, so its answer is the turn's text; script the JSON (or invalid JSON, to exercise a
 //! repair turn) as a text step. The schema is recorded with the request.
 
@@ -27,8 +27,11 @@ use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use agent_core::{
-    ModelInfo, Pricing, Provider, ProviderError, ProviderErrorKind, ProviderEvent, ProviderRequest,
-    ProviderStop, ProviderStream, Usage,
+    provider::{
+        ModelInfo, Pricing, ProviderError, ProviderErrorKind, ProviderEvent, ProviderRequest,
+        ProviderStop, ProviderStream,
+    },
+    Provider, Usage,
 };
 use futures::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agent_core::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderStream};
+use agent_core::provider::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderStream};
 use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::stream::BoxStream;

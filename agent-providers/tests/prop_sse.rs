@@ -254,7 +254,7 @@ fn check(api: Api) {
 }
 
 /// `check` with requests carrying `schema` (structured output).
-fn check_with(api: Api, schema: Option<agent_core::OutputSchema>) {
+fn check_with(api: Api, schema: Option<agent_core::provider::OutputSchema>) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -315,7 +315,7 @@ fn anthropic_decoder_survives_arbitrary_streams() {
 fn anthropic_answer_tool_decoding_survives_arbitrary_streams() {
     check_with(
         Api::Anthropic,
-        Some(agent_core::OutputSchema {
+        Some(agent_core::provider::OutputSchema {
             name: "f".into(),
             schema: json!({"type": "object"}),
             strict: false,

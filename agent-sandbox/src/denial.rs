@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use agent_core::{Block, BlockCode, PermissionAction, Risk, RiskCategory};
+use agent_core::permission::{Block, BlockCode, PermissionAction, Risk, RiskCategory};
 
 use crate::Confinement;
 

@@ -18,7 +18,7 @@
 //! [`probe`] says what the kernel supports, [`ProcessGroup`] kills the command's whole group
 //! (on timeout, cancel, drop), and [`Confinement::find_denial`] reads a confined command's
 //! output for what the sandbox refused, which [`Denial::block`] turns into the
-//! [`agent_core::Block`] of the tool result.
+//! [`agent_core::permission::Block`] of the tool result.
 //!
 //! ```no_run
 //! use agent_core::sandbox::{SandboxContext, SandboxPolicy};
@@ -45,8 +45,8 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_core::sandbox::SandboxReport;
 use agent_core::sandbox::{NetworkAccess, SandboxContext, SandboxFallback, SandboxMode};
-use agent_core::SandboxReport;
 
 mod denial;
 mod group;

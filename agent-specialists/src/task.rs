@@ -4,9 +4,14 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use agent_core::{
-    async_trait, new_task_id, Agent, BackgroundChild, ParentRun, ReasoningLevel, RunStatus,
-    SideEffect, StrictSchema, SubagentOutcome, SubagentRequest, Tool, ToolContext, ToolError,
-    ToolOutput, DEFAULT_MAX_STEPS, MAX_SUBAGENT_DEPTH,
+    async_trait,
+    schema::StrictSchema,
+    subagent::{
+        new_task_id, BackgroundChild, ParentRun, SubagentOutcome, SubagentRequest,
+        MAX_SUBAGENT_DEPTH,
+    },
+    Agent, ReasoningLevel, RunStatus, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
+    DEFAULT_MAX_STEPS,
 };
 use serde_json::Value;
 
@@ -326,7 +331,7 @@ fn child_template(
         (None, None) => parent.reasoning(),
         (None, Some(_)) => ReasoningLevel::default(),
     };
-    Agent::builder_arc(parent.provider())
+    Agent::builder(parent.provider())
         .model(spec.model.clone().unwrap_or_else(|| parent.model()))
         .reasoning(reasoning)
         .system_prompt(envelope::system_prompt(

@@ -5,10 +5,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, ContentBlock, MemorySessionStore, PermissionMode,
-    ProgressStream, Provider, ProviderErrorKind, ProviderRequest, ProviderStream, Run, RunStatus,
-    SessionRecord, SessionStore, SideEffect, Tool, ToolContext, ToolError, ToolOutput, ToolStatus,
-    Usage,
+    async_trait,
+    event::ToolStatus,
+    provider::{ProviderErrorKind, ProviderRequest, ProviderStream},
+    session::{MemorySessionStore, SessionRecord, SessionStore},
+    tool::ProgressStream,
+    Agent, AgentEvent, ContentBlock, PermissionMode, Provider, Run, RunStatus, SideEffect, Tool,
+    ToolContext, ToolError, ToolOutput, Usage,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use agent_specialists::{SpecialistPaths, SpecialistRegistry, TaskTools};
@@ -55,7 +58,7 @@ fn step(request: &ProviderRequest) -> usize {
     request
         .messages
         .iter()
-        .filter(|m| m.role == agent_core::Role::Assistant)
+        .filter(|m| m.role == agent_core::message::Role::Assistant)
         .count()
 }
 

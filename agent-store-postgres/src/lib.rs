@@ -1,7 +1,7 @@
 //! A PostgreSQL session store for agent-sdk fleets.
 //!
 //! [`PgStore`] implements agent-host's [`SessionStorage`](agent_host::session::SessionStorage)
-//! (and through it agent-core's [`SessionStore`](agent_core::SessionStore)): session metadata,
+//! (and through it agent-core's [`SessionStore`](agent_core::session::SessionStore)): session metadata,
 //! the agent's transcript records and a front end's numbered event log live in one database
 //! that every node of a fleet shares, so any node can resume, read, fork and replay any
 //! session.

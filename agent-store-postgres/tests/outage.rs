@@ -4,7 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use agent_core::{Message, SessionRecord, SessionStore};
+use agent_core::{
+    session::{SessionRecord, SessionStore},
+    Message,
+};
 use agent_host::session::{Durability, SessionStorage, StoreError, StoredEvent};
 use agent_store_postgres::testing::fresh_database;
 use agent_store_postgres::{ConnectError, PgStore};
@@ -42,7 +45,7 @@ async fn a_stopped_database_fails_each_operation_and_the_store_recovers() {
     server.pause();
     let started = Instant::now();
     match store.load("sess_o").await {
-        Err(agent_core::SessionError::Io { .. }) => {}
+        Err(agent_core::session::SessionError::Io { .. }) => {}
         other => panic!("expected an I/O error, got {other:?}"),
     }
     assert!(matches!(

@@ -6,7 +6,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{Message, SessionError, SessionRecord, SessionStore};
+use agent_core::{
+    session::{SessionError, SessionRecord, SessionStore},
+    Message,
+};
 use agent_host::session::{
     Durability, EventBounds, MetaQuery, SessionMeta, SessionMode, SessionStorage, StoreError,
     StoredEvent,

@@ -1,5 +1,5 @@
 //! `bash`: runs a command with `bash -lc` in the workspace, in its own process group, under
-//! the OS sandbox of the call's [`agent_core::SandboxContext`] (see `agent-sandbox`).
+//! the OS sandbox of the call's [`agent_core::sandbox::SandboxContext`] (see `agent-sandbox`).
 //!
 //! The group is killed when the command times out, when the call is cancelled, when the
 //! call's future is dropped (a guard with `Drop`), and right after the shell exits (so
@@ -18,8 +18,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::{
-    async_trait, Assessment, Block, BlockCode, PermissionAction, ProgressStream, Risk,
-    SandboxEscalation, SandboxSupport, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
+    async_trait,
+    permission::{Assessment, Block, BlockCode, PermissionAction, Risk},
+    sandbox::{SandboxEscalation, SandboxSupport},
+    tool::ProgressStream,
+    SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
 use agent_sandbox::{Confinement, Denial, DenialKind, PrivateTmp, ProcessGroup, Roots};
 use schemars::JsonSchema;

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{Assessment, Risk, RiskCategory, ToolError};
+use agent_core::{
+    permission::{Assessment, Risk, RiskCategory},
+    ToolError,
+};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

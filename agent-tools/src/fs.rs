@@ -5,7 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_core::{
-    async_trait, Assessment, RiskCategory, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
+    async_trait,
+    permission::{Assessment, RiskCategory},
+    SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

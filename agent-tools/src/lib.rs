@@ -6,7 +6,7 @@
 //!
 //! - **Confinement** ([`Workspace`]): every path resolves against the workspace root; `..`
 //!   escapes, absolute paths outside it and symlinks that lead outside are refused with a
-//!   [`agent_core::Block`] (`outside_workspace`, `symlink_traversal`) whose action is `deny`,
+//!   [`agent_core::permission::Block`] (`outside_workspace`, `symlink_traversal`) whose action is `deny`,
 //!   both in [`agent_core::Tool::assess`] (before the permission gate) and when the call runs.
 //! - **Risk** ([`classify_command`]): every call gets a level and categories; `bash` command
 //!   lines are parsed and network tools, destructive commands and piped installers flagged.

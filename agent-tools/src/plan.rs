@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use agent_core::{
-    async_trait, PlanItem, PlanStatus, PlanUpdate, SideEffect, Tool, ToolContext, ToolError,
-    ToolOutput,
+    async_trait,
+    tool::{PlanItem, PlanStatus, PlanUpdate},
+    SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

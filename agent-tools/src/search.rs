@@ -5,8 +5,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{
-    async_trait, Assessment, CancellationToken, RiskCategory, SideEffect, Tool, ToolContext,
-    ToolError, ToolOutput,
+    async_trait,
+    permission::{Assessment, RiskCategory},
+    CancellationToken, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
 use ignore::WalkBuilder;
 use schemars::JsonSchema;

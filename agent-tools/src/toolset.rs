@@ -4,10 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{
-    async_trait, Assessment, Permission, SandboxEscalation, SandboxSupport, SideEffect, Tool,
-    ToolContext, ToolError, ToolOutput, ToolSpec,
-};
+use agent_core::tool::ToolWrapper;
+use agent_core::{async_trait, Tool, ToolContext, ToolError, ToolOutput};
 use serde_json::Value;
 
 use crate::bash::Bash;
@@ -234,45 +232,13 @@ struct Guarded {
 }
 
 #[async_trait]
-impl Tool for Guarded {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn description(&self) -> &str {
-        self.inner.description()
-    }
-
-    fn parameters(&self) -> Value {
-        self.inner.parameters()
-    }
-
-    fn side_effect(&self) -> SideEffect {
-        self.inner.side_effect()
-    }
-
-    fn permission(&self) -> Permission {
-        self.inner.permission()
-    }
-
-    fn assess(&self, args: &Value, cwd: &Path) -> Assessment {
-        self.inner.assess(args, cwd)
+impl ToolWrapper for Guarded {
+    fn inner(&self) -> &dyn Tool {
+        &*self.inner
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let output = self.inner.call(args, ctx).await?;
         Ok(finish_output(output, self.cap))
-    }
-
-    fn spec(&self) -> ToolSpec {
-        self.inner.spec()
-    }
-
-    fn sandbox_support(&self) -> Option<SandboxSupport> {
-        self.inner.sandbox_support()
-    }
-
-    fn sandbox_escalation(&self, args: &Value) -> Option<SandboxEscalation> {
-        self.inner.sandbox_escalation(args)
     }
 }

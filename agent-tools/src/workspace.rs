@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-use agent_core::{Block, BlockCode, PermissionAction, Risk, RiskCategory};
+use agent_core::permission::{Block, BlockCode, PermissionAction, Risk, RiskCategory};
 
 /// Symlinks followed while resolving one path before it counts as a loop (as Linux's
 /// `MAXSYMLINKS`).

@@ -4,8 +4,10 @@
 use std::time::Duration;
 
 use agent_core::{
-    Agent, AgentEvent, BlockCode, PermissionAction, PermissionMode, PlanStatus, ProgressStream,
-    RunStatus, ToolStatus,
+    event::ToolStatus,
+    permission::{BlockCode, PermissionAction},
+    tool::{PlanStatus, ProgressStream},
+    Agent, AgentEvent, PermissionMode, RunStatus,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use agent_tools::ToolSet;
@@ -216,7 +218,7 @@ async fn network_command_prompts_and_plain_shell_runs_when_approved() {
     assert!(info
         .risk
         .categories
-        .contains(&agent_core::RiskCategory::PipedInstaller));
+        .contains(&agent_core::permission::RiskCategory::PipedInstaller));
     let results = results(&events);
     assert_eq!(results[0].1, ToolStatus::Error);
     assert!(

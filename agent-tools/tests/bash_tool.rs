@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent_core::{
-    CancellationToken, ProgressReceiver, ProgressSink, ProgressStream, ToolContext, ToolError,
-    ToolOutput,
+    tool::{ProgressReceiver, ProgressSink, ProgressStream},
+    CancellationToken, ToolContext, ToolError, ToolOutput,
 };
 use agent_tools::ToolSet;
 use serde_json::{json, Value};

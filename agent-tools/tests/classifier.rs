@@ -1,6 +1,6 @@
 //! The bash command classifier: a table of command lines with their expected risk.
 
-use agent_core::{BlockCode, PermissionAction, RiskLevel};
+use agent_core::permission::{BlockCode, PermissionAction, RiskLevel};
 use agent_tools::{classify_command, Workspace, NETWORK_REASON, SHELL_REASON};
 
 fn cats(c: &agent_tools::CommandAssessment) -> String {

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use agent_core::{
-    decide, BlockCode, PermissionAction, PermissionMode, RiskCategory, RiskLevel, ToolContext,
-    ToolError,
+    permission::{decide, BlockCode, PermissionAction, RiskCategory, RiskLevel},
+    PermissionMode, ToolContext, ToolError,
 };
 use agent_tools::{ToolSet, Workspace};
 use serde_json::{json, Value};

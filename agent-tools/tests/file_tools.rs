@@ -460,7 +460,10 @@ async fn plan_returns_the_update() {
     let update = out.plan.expect("plan update");
     assert_eq!(update.explanation.as_deref(), Some("start"));
     assert_eq!(update.plan.len(), 3);
-    assert_eq!(update.plan[1].status, agent_core::PlanStatus::InProgress);
+    assert_eq!(
+        update.plan[1].status,
+        agent_core::tool::PlanStatus::InProgress
+    );
     assert_eq!(
         out.content,
         vec![agent_core::ContentBlock::text(

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use agent_core::{ProgressSink, ToolContext};
+use agent_core::{tool::ProgressSink, ToolContext};
 use agent_tools::ToolSet;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};

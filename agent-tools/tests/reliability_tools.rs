@@ -8,8 +8,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_core::{
-    async_trait, Agent, AgentEvent, Approval, ApprovalRequest, Approver, PermissionMode, RunStatus,
-    ToolContext, ToolStatus,
+    async_trait,
+    event::ToolStatus,
+    permission::{Approval, ApprovalRequest},
+    Agent, AgentEvent, Approver, PermissionMode, RunStatus, ToolContext,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use agent_tools::ToolSet;

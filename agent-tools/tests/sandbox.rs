@@ -10,8 +10,11 @@ use std::time::Duration;
 
 use agent_core::sandbox::{Enforcement, NetworkAccess, SandboxFallback, SandboxPolicy};
 use agent_core::{
-    async_trait, Agent, AgentEvent, Approval, ApprovalRequest, Approver, Block, BlockCode,
-    PermissionAction, PermissionMode, SandboxReport, ToolStatus,
+    async_trait,
+    event::ToolStatus,
+    permission::{Approval, ApprovalRequest, Block, BlockCode, PermissionAction},
+    sandbox::SandboxReport,
+    Agent, AgentEvent, Approver, PermissionMode,
 };
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use agent_tools::ToolSet;
@@ -75,7 +78,7 @@ struct Setup {
     policy: Option<SandboxPolicy>,
     mode: PermissionMode,
     approver: Option<AllowAll>,
-    support: Option<agent_core::SandboxSupport>,
+    support: Option<agent_core::sandbox::SandboxSupport>,
 }
 
 impl Setup {
@@ -399,11 +402,11 @@ async fn the_report_comes_once_after_run_started_and_again_after_a_change() {
     agent.set_sandbox(SandboxPolicy::read_only());
     let third = reports(&collect(agent.prompt("c")).await);
     assert_eq!(third.len(), 1);
-    assert_eq!(third[0].mode, agent_core::SandboxMode::ReadOnly);
+    assert_eq!(third[0].mode, agent_core::sandbox::SandboxMode::ReadOnly);
 }
 
 /// A kernel whose Landlock probe failed (ENOSYS) and without seccomp.
-fn no_sandbox_kernel() -> agent_core::SandboxSupport {
+fn no_sandbox_kernel() -> agent_core::sandbox::SandboxSupport {
     agent_sandbox::support_from(Err(libc_enosys()), Err("simulated".to_string()))
 }
 
@@ -511,5 +514,5 @@ async fn an_agent_without_a_policy_runs_commands_unconfined_and_says_so() {
     assert!(home.0.exists());
     let reports = reports(&events);
     assert_eq!(reports.len(), 1, "bash makes the agent report its sandbox");
-    assert_eq!(reports[0].mode, agent_core::SandboxMode::Off);
+    assert_eq!(reports[0].mode, agent_core::sandbox::SandboxMode::Off);
 }

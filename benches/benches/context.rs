@@ -8,7 +8,12 @@
 //! estimate a host pays when it asks for a transcript it has never seen.
 
 use agent_core::context::{estimate_preamble_tokens, estimate_request_tokens, estimate_tokens};
-use agent_core::{ContentBlock, ContextTracker, Message, Role, ToolCall, ToolSpec};
+use agent_core::{
+    context::ContextTracker,
+    message::{Role, ToolCall},
+    provider::ToolSpec,
+    ContentBlock, Message,
+};
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};

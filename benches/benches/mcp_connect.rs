@@ -120,9 +120,9 @@ fn bench(c: &mut Criterion) {
                 });
             }
         }
-        None => eprintln!(
-            "mcp_connect/everything skipped: run `npm ci` in agent-mcp/tests/servers"
-        ),
+        None => {
+            eprintln!("mcp_connect/everything skipped: run `npm ci` in agent-mcp/tests/servers")
+        }
     }
     group.finish();
 }

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use agent_core::{Message, SessionRecord};
+use agent_core::{session::SessionRecord, Message};
 use agent_host::session::{Durability, FileStore, SessionMeta, SessionStorage, StoredEvent};
 use agent_store_postgres::PgStore;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};

@@ -5,7 +5,10 @@
 //! between machines and with other load on the disk.
 
 use adapter_stream_json::session::{CreateInput, ZeroSessions as ZeroStore};
-use agent_core::{MemorySessionStore, Message, SessionRecord, SessionStore};
+use agent_core::{
+    session::{MemorySessionStore, SessionRecord, SessionStore},
+    Message,
+};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 

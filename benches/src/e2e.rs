@@ -58,7 +58,7 @@ pub fn run_once(
     rt.block_on(async {
         match pipeline {
             Pipeline::Drain => {
-                let agent = Agent::builder_arc(provider).build();
+                let agent = Agent::builder(provider).build();
                 let mut run = agent.prompt("Say something long.");
                 let mut events = 0u64;
                 while run.next().await.is_some() {
@@ -89,7 +89,7 @@ pub fn run_once(
                 assert_eq!(code, 0);
             }
             Pipeline::Rpc => {
-                let agent = Agent::builder_arc(provider).build();
+                let agent = Agent::builder(provider).build();
                 let input: &[u8] =
                     b"{\"id\":\"1\",\"type\":\"prompt\",\"message\":\"Say something long.\"}\n";
                 adapter_rpc::serve(agent, Default::default(), input, sink.clone())

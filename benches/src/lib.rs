@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use agent_core::{
-    AgentEvent, ContentBlock, Message, RequestScope, RunKind, RunStatus, StopReason, ToolStatus,
-    Usage,
+    event::{RequestScope, RunKind, StopReason, ToolStatus},
+    AgentEvent, ContentBlock, Message, RunStatus, Usage,
 };
 use agent_providers::replay::StreamFormat;
 use bytes::Bytes;

@@ -17,8 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::{
-    ContentBlock, Message, ProviderEvent, ProviderRequest, ProviderStop, ReasoningLevel, Role,
-    ToolCall, ToolSpec,
+    message::{Role, ToolCall},
+    provider::{ProviderEvent, ProviderRequest, ProviderStop, ToolSpec},
+    ContentBlock, Message, ReasoningLevel,
 };
 use agent_providers::{build_provider, ProviderConfig, ProviderId};
 use futures::StreamExt;

@@ -3,7 +3,10 @@
 
 use std::collections::HashMap;
 
-use agent_core::{ContentBlock, Message, ReasoningLevel, Role, RunKind, COMPACTION_PREFIX};
+use agent_core::{
+    compaction::COMPACTION_PREFIX, event::RunKind, message::Role, ContentBlock, Message,
+    ReasoningLevel,
+};
 use serde_json::Value;
 
 use crate::zcode::mapping::{result_text, todos, tool_meta, wire_usage};

@@ -18,7 +18,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::{async_trait, OutputSchema, OutputSpec, StrictSchema, Tool, ToolSource};
+use agent_core::{
+    async_trait, provider::OutputSchema, schema::StrictSchema, structured::OutputSpec,
+    tool_source::ToolSource, Tool,
+};
 use agent_hooks::zero::ZeroPaths;
 use agent_hooks::HookOptions;
 use agent_host::capabilities::{Capabilities, CapabilityError};

@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{CancellationToken, Provider, SandboxSupport, Tool};
+use agent_core::{sandbox::SandboxSupport, CancellationToken, Provider, Tool};
 
 use agent_host::output::Frames;
 

@@ -13,8 +13,9 @@
 use std::time::Duration;
 
 use agent_core::{
-    Agent, AgentEvent, CancellationToken, OutputSpec, SessionEnd, SessionEndReason, SessionSource,
-    UserInput,
+    hooks::{SessionEnd, SessionEndReason, SessionSource},
+    structured::OutputSpec,
+    Agent, AgentEvent, CancellationToken, UserInput,
 };
 use agent_host::driver::drive;
 

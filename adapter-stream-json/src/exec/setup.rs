@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{
-    async_trait, Agent, OutputSpec, PermissionMode, Provider, ReasoningLevel, SessionError,
-    SessionRecord, SideEffect, Tool, UserInput,
+    async_trait,
+    session::{SessionError, SessionRecord},
+    structured::OutputSpec,
+    Agent, PermissionMode, Provider, ReasoningLevel, SideEffect, Tool, UserInput,
 };
 use agent_host::capabilities::Capabilities;
 use agent_host::cli::{build_provider, ProviderEnv};
@@ -373,7 +375,7 @@ impl Plan {
     pub(super) fn visible_tools(&self) -> Vec<Arc<dyn Tool>> {
         let mut tools = self.tools.clone();
         if let Some(mcp) = &self.mcp {
-            tools.extend(agent_core::ToolSource::tools(&**mcp));
+            tools.extend(agent_core::tool_source::ToolSource::tools(&**mcp));
         }
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         tools
@@ -542,7 +544,7 @@ fn read_input(
 struct SessionName;
 
 #[async_trait]
-impl agent_core::SessionStore for SessionName {
+impl agent_core::session::SessionStore for SessionName {
     async fn append(&self, _id: &str, _record: &SessionRecord) -> Result<(), SessionError> {
         Ok(())
     }
@@ -587,7 +589,7 @@ fn build_agent(
             _ => tool,
         })
         .collect();
-    let builder = Agent::builder_arc(provider)
+    let builder = Agent::builder(provider)
         .system_prompt(SYSTEM_PROMPT)
         .tools(tools)
         .permission_mode(plan.mode.core)
@@ -595,7 +597,7 @@ fn build_agent(
     // The hooks, the sandbox and the context settings; the Task tools are among `tools`.
     let mut builder = plan.caps.apply_without_tasks(builder);
     if let Some(mcp) = plan.mcp {
-        builder = builder.tool_source_arc(mcp);
+        builder = builder.tool_source(mcp);
     }
     if let Some(support) = &hooks.sandbox_support {
         builder = builder.sandbox_support(support.clone());

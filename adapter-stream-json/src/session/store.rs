@@ -87,7 +87,7 @@ fn now_rfc3339() -> String {
 
 /// Zero's sessions on disk: the directory `…/zero/sessions` in Zero's layout
 /// (`<sessionId>/metadata.json`, `events.jsonl`, `session.lock`, `blobs/`), with create,
-/// append, read and fork. Not a [`agent_core::SessionStore`] (the loop's conversation store)
+/// append, read and fork. Not a [`agent_core::session::SessionStore`] (the loop's conversation store)
 /// nor an `agent_host::SessionStorage` (the hosts' session storage): the files Zero itself
 /// reads and writes.
 #[derive(Debug, Clone)]

@@ -118,6 +118,7 @@ impl SubagentRequest {
     }
 
     /// Sets the short label.
+    #[must_use = "returns the changed value"]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         let description = description.into();
         self.description = (!description.trim().is_empty()).then_some(description);
@@ -125,12 +126,14 @@ impl SubagentRequest {
     }
 
     /// Sets the child's id.
+    #[must_use = "returns the changed value"]
     pub fn task_id(mut self, id: impl Into<String>) -> Self {
         self.task_id = Some(id.into());
         self
     }
 
     /// Sets the deepest nesting allowed.
+    #[must_use = "returns the changed value"]
     pub fn max_depth(mut self, depth: u32) -> Self {
         self.max_depth = depth;
         self

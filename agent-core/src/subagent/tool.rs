@@ -85,6 +85,7 @@ impl AgentTool {
     /// How deep the sub-agent may be nested (default 1: only a top-level agent may call
     /// this tool; a sub-agent that has it gets an error result). At most
     /// [`MAX_SUBAGENT_DEPTH`].
+    #[must_use = "returns the changed value"]
     pub fn max_depth(mut self, depth: u32) -> Self {
         self.max_depth = depth.clamp(1, MAX_SUBAGENT_DEPTH);
         self

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{
-    async_trait, AgentEvent, Approval, ApprovalRequest, Approver, Run, SideEffect, Tool,
-    ToolContext, ToolError, ToolOutput,
+    async_trait,
+    permission::{Approval, ApprovalRequest},
+    AgentEvent, Approver, Run, SideEffect, Tool, ToolContext, ToolError, ToolOutput,
 };
 use futures::StreamExt;
 use serde_json::{json, Value};

@@ -33,9 +33,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{
-    async_trait, CompactTrigger, HookContext, HookList, HookOutcome, Hooks, PermissionMode,
-    PromptDecision, ResultDecision, SessionEnd, SessionEndReason, SessionSource, StartDecision,
-    StopDecision, StopRequest, ToolCall, ToolDecision, ToolOutput,
+    async_trait,
+    hooks::{
+        CompactTrigger, HookContext, HookList, HookOutcome, Hooks, PromptDecision, ResultDecision,
+        SessionEnd, SessionEndReason, SessionSource, StartDecision, StopDecision, StopRequest,
+        ToolDecision,
+    },
+    message::ToolCall,
+    PermissionMode, ToolOutput,
 };
 
 use crate::matcher::ClaudeMatcher;

@@ -1,9 +1,14 @@
-//! [`ZeroHooks`]: Zero's hook dispatcher as an [`agent_core::Hooks`].
+//! [`ZeroHooks`]: Zero's hook dispatcher as an [`agent_core::hooks::Hooks`].
 
 use agent_core::secrets::scrub_known_values;
 use agent_core::{
-    async_trait, HookContext, HookOutcome, Hooks, PermissionMode, ResultDecision, RunStatus,
-    SessionEnd, SessionSource, StartDecision, ToolCall, ToolDecision, ToolOutput,
+    async_trait,
+    hooks::{
+        HookContext, HookOutcome, Hooks, ResultDecision, SessionEnd, SessionSource, StartDecision,
+        ToolDecision,
+    },
+    message::ToolCall,
+    PermissionMode, RunStatus, ToolOutput,
 };
 use serde::Serialize;
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent_core::{AgentEvent, ContentBlock, ToolStatus};
+use agent_core::{event::ToolStatus, AgentEvent, ContentBlock};
 use serde_json::Value;
 
 /// Every wait in these tests is bounded by this.

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{
-    Agent, Approver, Message, Provider, SessionError, SessionRecord, SessionStore, Tool,
+    session::{SessionError, SessionRecord, SessionStore},
+    Agent, Approver, Message, Provider, Tool,
 };
 use agent_mcp::{ConfigError as McpConfigError, McpManager, McpServerConfig};
 use agent_providers::{build_provider, ConfigError, ProviderConfig, ProviderId};
@@ -277,13 +278,13 @@ impl AgentFactory {
             &meta.tool_denylist,
             session_tools,
         );
-        let mut builder = Agent::builder_arc(provider)
+        let mut builder = Agent::builder(provider)
             .model(meta.model.clone())
             .reasoning(meta.thought_level)
             .system_prompt(self.system_text(meta))
             .tools(tools)
             .permission_mode(meta.mode.permission_mode())
-            .approver_arc(approver)
+            .approver(approver)
             .cwd(&meta.workspace_path);
         if let Some(caps) = &self.capabilities {
             builder = caps.apply_mcp(caps.apply_without_tasks(builder), mcp);

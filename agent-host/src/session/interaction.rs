@@ -4,7 +4,12 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
-use agent_core::{async_trait, Approval, ApprovalRequest, Approver, SubagentInfo};
+use agent_core::{
+    async_trait,
+    permission::{Approval, ApprovalRequest},
+    subagent::SubagentInfo,
+    Approver,
+};
 use tokio::sync::{mpsc, oneshot};
 
 use super::live::{lock_registry, Registry};

@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use agent_core::{
-    Agent, HookReport, Message, ReasoningLevel, RunStatus, SandboxReport, SessionEnd,
-    SessionEndReason, SessionError, SessionRecord,
+    hooks::{HookReport, SessionEnd, SessionEndReason},
+    sandbox::SandboxReport,
+    session::{SessionError, SessionRecord},
+    Agent, Message, ReasoningLevel, RunStatus,
 };
 use agent_mcp::McpManager;
 use agent_specialists::BackgroundTasks;
@@ -43,7 +45,7 @@ pub(super) struct Data {
     /// The context window the last `ContextUsage` event reported.
     pub(super) context_window: Option<u64>,
     /// Why the running compaction started.
-    pub(super) compacting: Option<agent_core::CompactionReason>,
+    pub(super) compacting: Option<agent_core::event::CompactionReason>,
 }
 
 /// A point-in-time view of a session.

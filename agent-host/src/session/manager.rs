@@ -8,7 +8,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_core::{HookReport, Message, SessionEndReason, SessionError, SessionSource, Usage};
+use agent_core::{
+    hooks::{HookReport, SessionEndReason, SessionSource},
+    session::SessionError,
+    Message, Usage,
+};
 use agent_mcp::{McpManager, McpServerConfig};
 use tokio::sync::mpsc;
 

@@ -6,7 +6,7 @@
 //!
 //! - its **metadata** ([`SessionMeta`]: title, workspace, parent/fork origin, mode, model,
 //!   usage…), replaced whole on every change;
-//! - its **transcript**: the agent's [`SessionRecord`](agent_core::SessionRecord)s, appended one at a time through
+//! - its **transcript**: the agent's [`SessionRecord`](agent_core::session::SessionRecord)s, appended one at a time through
 //!   agent-core's [`SessionStore`] (the supertrait), made durable at the end of every turn
 //!   ([`sync_transcript`](SessionStorage::sync_transcript));
 //! - its **event log**: a front end's numbered events ([`StoredEvent`]: a `seq` and the
@@ -32,7 +32,10 @@
 //! - [`Durability::Buffered`] appends survive a crash of the process once the call
 //!   returned; [`Durability::Sync`] ones survive a crash of the machine too.
 
-use agent_core::{async_trait, SessionError, SessionStore};
+use agent_core::{
+    async_trait,
+    session::{SessionError, SessionStore},
+};
 use serde_json::value::RawValue;
 
 pub use crate::fs::Durability;

@@ -11,7 +11,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
+use agent_core::{
+    async_trait,
+    session::{SessionError, SessionRecord, SessionStore},
+};
 
 use super::file_events::{self, Appender, EVENTS};
 use super::storage::StoredEvent;

@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use agent_core::{Agent, RunKind, RunStatus, Usage};
+use agent_core::{event::RunKind, Agent, RunStatus, Usage};
 use agent_mcp::McpManager;
 use agent_specialists::BackgroundTasks;
 
@@ -94,7 +94,7 @@ impl Session {
         };
         // A stand-in agent for the settings and context window of the child's model; the
         // child's own agent runs inside the parent's run.
-        let agent = Agent::builder_arc(self.agent.provider().clone())
+        let agent = Agent::builder(self.agent.provider().clone())
             .model(new.model.to_string())
             .cwd(&parent.workspace_path)
             .build();

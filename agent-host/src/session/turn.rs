@@ -11,7 +11,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_core::{AgentEvent, Run, RunKind, RunStatus, ToolStatus, UserInput};
+use agent_core::{
+    event::{RunKind, ToolStatus},
+    AgentEvent, Run, RunStatus, UserInput,
+};
 
 use super::live::Session;
 use super::subagent::{ChildChange, NewChild};
@@ -409,7 +412,7 @@ impl Session {
             AgentEvent::CompactionFinished { .. } => {
                 let reason = data.compacting.take();
                 data.meta.last_compaction_auto =
-                    Some(reason.is_some_and(|r| r != agent_core::CompactionReason::Manual));
+                    Some(reason.is_some_and(|r| r != agent_core::event::CompactionReason::Manual));
             }
             _ => {}
         }

@@ -3,8 +3,10 @@
 //! beyond small conversions; every other module of the session host imports these.
 
 use agent_core::{
-    AbortHandle, Approval, ApprovalRequest, PermissionMode, PlanItem, ReasoningLevel, RunKind,
-    RunStatus, Usage,
+    event::RunKind,
+    permission::{Approval, ApprovalRequest},
+    tool::PlanItem,
+    AbortHandle, PermissionMode, ReasoningLevel, RunStatus, Usage,
 };
 use agent_mcp::McpServerConfig;
 use serde::{Deserialize, Serialize};

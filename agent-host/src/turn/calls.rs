@@ -1,7 +1,10 @@
 //! One tool call as a turn's fold knows it ([`ToolCallState`]), and the hook decisions
 //! about it ([`HookNote`]).
 
-use agent_core::{Block, HookEvent, HookOutcome};
+use agent_core::{
+    hooks::{HookEvent, HookOutcome},
+    permission::Block,
+};
 use serde::Serialize;
 use serde_json::Value;
 

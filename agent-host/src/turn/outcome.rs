@@ -1,7 +1,7 @@
 //! [`TurnOutcome`]: how a turn (one run of the agent) ended, the one outcome type of the
 //! front ends, as [`TurnState::outcome`](super::TurnState::outcome) sums it up.
 
-use agent_core::{ErrorCode, RunError, RunStatus, Usage};
+use agent_core::{event::ErrorCode, RunError, RunStatus, Usage};
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,8 +3,10 @@
 use std::collections::HashMap;
 
 use agent_core::{
-    AgentEvent, CompactionReason, ErrorCode, HookEvent, HookOutcome, PermissionAction, RunStatus,
-    StopReason, ToolStatus, Usage,
+    event::{CompactionReason, ErrorCode, StopReason, ToolStatus},
+    hooks::{HookEvent, HookOutcome},
+    permission::PermissionAction,
+    AgentEvent, RunStatus, Usage,
 };
 
 use super::calls::{HookNote, ToolCallState, ToolCallStatus};

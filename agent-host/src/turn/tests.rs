@@ -2,8 +2,9 @@
 
 use agent_core::testing::{one_of_each, type_of};
 use agent_core::{
-    AgentEvent, CompactionReason, ErrorCode, HookEvent, HookOutcome, RunStatus, StopReason,
-    ToolStatus, Usage,
+    event::{CompactionReason, ErrorCode, StopReason, ToolStatus},
+    hooks::{HookEvent, HookOutcome},
+    AgentEvent, RunStatus, Usage,
 };
 use serde_json::{json, Value};
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{AgentEvent, ContentBlock, Run, Tool, ToolContext, ToolOutput, ToolStatus};
+use agent_core::{event::ToolStatus, AgentEvent, ContentBlock, Run, Tool, ToolContext, ToolOutput};
 use agent_mcp::{McpManager, McpServerConfig};
 use serde_json::Value;
 

@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use agent_core::{ModelInfo, Provider, ProviderError, ProviderRequest, ProviderStream};
+use agent_core::{
+    provider::{ModelInfo, ProviderError, ProviderRequest, ProviderStream},
+    Provider,
+};
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use super::request::{

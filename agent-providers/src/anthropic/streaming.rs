@@ -10,7 +10,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use agent_core::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderStop, Usage};
+use agent_core::{
+    provider::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderStop},
+    Usage,
+};
 use serde::Deserialize;
 use serde_json::Value;
 

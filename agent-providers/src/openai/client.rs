@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use agent_core::{ModelInfo, ProviderError, ProviderRequest, ProviderStream, ReasoningLevel};
+use agent_core::{
+    provider::{ModelInfo, ProviderError, ProviderRequest, ProviderStream},
+    ReasoningLevel,
+};
 use reqwest::header::HeaderMap;
 use serde::Serialize;
 

@@ -11,7 +11,7 @@
 //!
 //! Both stream, send `Authorization: Bearer` only when a key is set (local servers need
 //! none), take `reasoning_effort` for the catalogue's reasoning models, and ask for
-//! structured output when the request carries an [`agent_core::OutputSchema`] (Chat
+//! structured output when the request carries an [`agent_core::provider::OutputSchema`] (Chat
 //! `response_format: {type: "json_schema", json_schema: {name, schema, strict}}`, Responses
 //! `text.format: {type: "json_schema", name, schema, strict}`).
 

@@ -1,8 +1,9 @@
 //! Anthropic Messages against recorded-shape streams.
 
 use agent_core::{
-    ContentBlock, Message, ProviderErrorKind, ProviderEvent, ProviderStop, ReasoningLevel, Role,
-    ToolCall,
+    message::{Role, ToolCall},
+    provider::{ProviderErrorKind, ProviderEvent, ProviderStop},
+    ContentBlock, Message, ReasoningLevel,
 };
 use agent_providers::AnthropicProvider;
 use bytes::Bytes;

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use agent_core::{
-    Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ProviderStop, ReasoningLevel,
-    ToolSpec, Usage,
+    provider::{ProviderError, ProviderEvent, ProviderRequest, ProviderStop, ToolSpec},
+    Message, Provider, ReasoningLevel, Usage,
 };
 use agent_providers::{ClientConfig, HttpConfig};
 use futures::StreamExt;

@@ -34,7 +34,7 @@ impl Tool for Weather {
 }
 
 async fn converse(provider: Arc<dyn Provider>, model: &str) -> (Vec<AgentEvent>, Agent) {
-    let agent = Agent::builder_arc(provider)
+    let agent = Agent::builder(provider)
         .model(model)
         .tool(Weather)
         .system_prompt("You are terse.")

@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
-use agent_core::{Provider, ProviderErrorKind, ProviderStop};
+use agent_core::{
+    provider::{ProviderErrorKind, ProviderStop},
+    Provider,
+};
 use agent_providers::{AnthropicProvider, OpenAiProvider};
 use serde_json::Value;
 

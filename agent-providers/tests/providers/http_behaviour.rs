@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use agent_core::{ProviderErrorKind, ProviderEvent, ProviderStop};
+use agent_core::provider::{ProviderErrorKind, ProviderEvent, ProviderStop};
 use agent_providers::{AnthropicProvider, OpenAiProvider};
 use serde_json::json;
 

@@ -1,7 +1,9 @@
 //! OpenAI Chat Completions against recorded-shape streams.
 
 use agent_core::{
-    ContentBlock, Message, ProviderErrorKind, ProviderEvent, ProviderStop, Role, ToolCall,
+    message::{Role, ToolCall},
+    provider::{ProviderErrorKind, ProviderEvent, ProviderStop},
+    ContentBlock, Message,
 };
 use agent_providers::OpenAiProvider;
 use bytes::Bytes;

@@ -1,7 +1,10 @@
 //! Structured output: each API gets the request's output schema the way it takes one, and
 //! the answer comes back as text.
 
-use agent_core::{OutputSchema, ProviderEvent, ProviderStop, ReasoningLevel};
+use agent_core::{
+    provider::{OutputSchema, ProviderEvent, ProviderStop},
+    ReasoningLevel,
+};
 use agent_providers::{AnthropicProvider, OpenAiProvider, OpenAiResponsesProvider};
 use serde_json::{json, Value};
 
@@ -190,7 +193,7 @@ async fn the_scripted_provider_answers_with_its_text_turn() {
 mod repair_over_http {
     use std::sync::Arc;
 
-    use agent_core::{Agent, OutputSpec, Provider, RunStatus};
+    use agent_core::{structured::OutputSpec, Agent, Provider, RunStatus};
 
     use super::*;
 
@@ -236,7 +239,7 @@ mod repair_over_http {
     async fn a_bad_answer_is_repaired_once_on_every_api() {
         for api in ["chat", "responses", "anthropic"] {
             let server = MockModel::start([reply(api, BAD), reply(api, ANSWER)]);
-            let agent = Agent::builder_arc(provider(api, &server)).build();
+            let agent = Agent::builder(provider(api, &server)).build();
             let outcome = agent
                 .prompt_structured("Weather in Paris?", spec())
                 .finish()
@@ -262,7 +265,7 @@ mod repair_over_http {
     async fn a_second_bad_answer_ends_the_run_without_a_third_request_on_every_api() {
         for api in ["chat", "responses", "anthropic"] {
             let server = MockModel::start([reply(api, BAD), reply(api, BAD), reply(api, ANSWER)]);
-            let agent = Agent::builder_arc(provider(api, &server)).build();
+            let agent = Agent::builder(provider(api, &server)).build();
             let outcome = agent
                 .prompt_structured("Weather in Paris?", spec())
                 .finish()
@@ -289,7 +292,7 @@ async fn a_derived_tool_schema_reaches_every_api_unchanged() {
         "../../../agent-core/tests/fixtures/weather_tool_schema.json"
     ))
     .expect("the fixture is JSON");
-    let spec = agent_core::ToolSpec {
+    let spec = agent_core::provider::ToolSpec {
         name: "weather".into(),
         description: "Looks up the weather forecast.".into(),
         parameters: schema.clone(),

@@ -7,7 +7,10 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
+use agent_core::{
+    async_trait,
+    session::{SessionError, SessionRecord, SessionStore},
+};
 use agent_host::session::{
     Durability, EventBounds, MetaQuery, SessionMeta, SessionStorage, StoreError, StoredEvent,
     WriterClaim,

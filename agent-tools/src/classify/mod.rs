@@ -9,7 +9,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use agent_core::{Assessment, Block, BlockCode, PermissionAction, Risk, RiskCategory, RiskLevel};
+use agent_core::permission::{
+    Assessment, Block, BlockCode, PermissionAction, Risk, RiskCategory, RiskLevel,
+};
 
 use crate::workspace::{normalize, Workspace};
 

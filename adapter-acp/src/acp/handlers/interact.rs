@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
-use agent_core::Approval;
+use agent_core::permission::Approval;
 use agent_host::session::{
     new_id, InteractionKind, InteractionReply, InteractionRequest, QuestionSpec, UserInputAnswer,
     UserInputRequest,

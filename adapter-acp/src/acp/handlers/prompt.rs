@@ -9,7 +9,10 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error, Responder, V1};
-use agent_core::{AgentEvent, RunKind, StopReason as CoreStop};
+use agent_core::{
+    event::{RunKind, StopReason as CoreStop},
+    AgentEvent,
+};
 use agent_host::backpressure::OutputGate;
 use agent_host::output::Frames;
 use agent_host::session::{Session, SessionMode, TurnInfo, TurnObserver, TurnOutcome};

@@ -8,7 +8,7 @@ use agent_client_protocol::v1::schema::{
     BlobResourceContents, ContentBlock as AcpBlock, ContentChunk, EmbeddedResourceResource,
     SessionUpdate, ToolCallStatus, ToolCallUpdateFields,
 };
-use agent_core::{ContentBlock, Message, Role, UserInput};
+use agent_core::{message::Role, ContentBlock, Message, UserInput};
 use agent_mcp::McpManager;
 use base64::Engine as _;
 use serde_json::Value;
@@ -189,7 +189,7 @@ mod tests {
                         opaque: None,
                     },
                     ContentBlock::text("Running."),
-                    ContentBlock::ToolCall(agent_core::ToolCall {
+                    ContentBlock::ToolCall(agent_core::message::ToolCall {
                         id: "c1".into(),
                         name: "bash".into(),
                         args: json!({"command": "echo hi"}),

@@ -3,7 +3,10 @@
 //! Serde types, serialised into the schema's `Meta` map.
 
 use agent_client_protocol::v1::schema::Meta;
-use agent_core::{Block, HookEvent, HookOutcome};
+use agent_core::{
+    hooks::{HookEvent, HookOutcome},
+    permission::Block,
+};
 use serde::Serialize;
 
 /// `_meta.hook`: a lifecycle hook decided something about the call.
@@ -26,7 +29,7 @@ pub struct HookMeta<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct BlockMeta<'a> {
     /// `sandbox`, `network`, ….
-    pub code: agent_core::BlockCode,
+    pub code: agent_core::permission::BlockCode,
     /// The tool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<&'a str>,

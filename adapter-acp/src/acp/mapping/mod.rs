@@ -36,7 +36,10 @@ pub mod tools;
 mod turn;
 
 use agent_client_protocol::v1::schema::StopReason;
-use agent_core::{ErrorCode, RunStatus, StopReason as CoreStop};
+use agent_core::{
+    event::{ErrorCode, StopReason as CoreStop},
+    RunStatus,
+};
 use agent_host::turn::TurnState;
 
 pub use history::{prompt_input, replay, PromptError};

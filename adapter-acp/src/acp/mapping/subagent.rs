@@ -4,7 +4,7 @@
 //! its messages) that each update replaces whole, kept to its last [`PROGRESS_MAX`] bytes.
 //! The call's own `ToolResult` then ends it `completed` / `failed` with the child's answer.
 
-use agent_core::{AgentEvent, RunStatus, ToolStatus};
+use agent_core::{event::ToolStatus, AgentEvent, RunStatus};
 use agent_mcp::McpManager;
 
 use super::tools::describe;

@@ -4,9 +4,12 @@ use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{SessionUpdate, StopReason};
 use agent_core::{
-    AgentEvent, Block, CompactionReason, ContentBlock, ErrorCode, HookEvent, HookOutcome, PlanItem,
-    PlanStatus, ProgressStream, RunStatus, SandboxReport, SideEffect, StopReason as CoreStop,
-    ToolStatus, Usage,
+    event::{CompactionReason, ErrorCode, StopReason as CoreStop, ToolStatus},
+    hooks::{HookEvent, HookOutcome},
+    permission::Block,
+    sandbox::SandboxReport,
+    tool::{PlanItem, PlanStatus, ProgressStream},
+    AgentEvent, ContentBlock, RunStatus, SideEffect, Usage,
 };
 use agent_host::turn::coverage::assert_covers;
 use agent_host::turn::{Coverage, Fold};
@@ -402,9 +405,9 @@ fn hook_decisions_fail_the_call_or_refuse_the_prompt() {
 fn a_sandbox_block_is_part_of_the_calls_result() {
     let mut m = Mapper::new(cwd());
     let block = Block {
-        code: agent_core::BlockCode::Sandbox,
+        code: agent_core::permission::BlockCode::Sandbox,
         tool_name: Some("bash".into()),
-        action: agent_core::PermissionAction::Deny,
+        action: agent_core::permission::PermissionAction::Deny,
         risk: Default::default(),
         path: Some("/etc/x".into()),
         reason: "the sandbox refused a write outside the workspace".into(),
@@ -436,7 +439,7 @@ fn a_sandbox_block_is_part_of_the_calls_result() {
 #[test]
 fn a_weaker_sandbox_is_a_thought() {
     let mut m = Mapper::new(cwd());
-    let policy = agent_core::SandboxPolicy::workspace_write();
+    let policy = agent_core::sandbox::SandboxPolicy::workspace_write();
     let unsupported = agent_core::sandbox::SandboxSupport::unavailable("no Landlock");
     let weak = SandboxReport::new(&policy, Some(&unsupported));
     let updates = m.map(&AgentEvent::SandboxReport(weak.clone()));
@@ -450,7 +453,7 @@ fn a_weaker_sandbox_is_a_thought() {
             &policy, None
         )))
         .is_empty());
-    let off = agent_core::SandboxPolicy::off();
+    let off = agent_core::sandbox::SandboxPolicy::off();
     assert!(m
         .map(&AgentEvent::SandboxReport(SandboxReport::new(&off, None)))
         .is_empty());

@@ -12,7 +12,11 @@ use agent_client_protocol::v1::schema::{
     PlanEntryStatus, SessionUpdate, TextContent, ToolCall as AcpToolCall, ToolCallContent,
     ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use agent_core::{ApprovalRequest, Block, ContentBlock, PlanItem, PlanStatus};
+use agent_core::{
+    permission::{ApprovalRequest, Block},
+    tool::{PlanItem, PlanStatus},
+    ContentBlock,
+};
 use agent_mcp::{McpManager, McpToolInfo};
 use base64::Engine as _;
 use serde_json::Value;
@@ -415,9 +419,9 @@ mod tests {
         // refused.
         let escalation = ApprovalRequest {
             block: Some(Block {
-                code: agent_core::BlockCode::Network,
+                code: agent_core::permission::BlockCode::Network,
                 tool_name: Some("bash".into()),
-                action: agent_core::PermissionAction::Prompt,
+                action: agent_core::permission::PermissionAction::Prompt,
                 risk: Default::default(),
                 path: None,
                 reason: "network access is denied".into(),

@@ -8,7 +8,11 @@ use agent_client_protocol::v1::schema::{
     UsageUpdate,
 };
 use agent_core::{
-    AgentEvent, CompactionReason, HookEvent, HookOutcome, ProgressStream, SandboxReport, ToolStatus,
+    event::{CompactionReason, ToolStatus},
+    hooks::{HookEvent, HookOutcome},
+    sandbox::SandboxReport,
+    tool::ProgressStream,
+    AgentEvent,
 };
 use agent_host::turn::{Coverage, Mapping, TurnState};
 use agent_mcp::McpManager;

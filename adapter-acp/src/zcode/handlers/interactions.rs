@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use agent_core::Approval;
+use agent_core::permission::Approval;
 use serde_json::Value;
 use tokio::sync::mpsc;
 

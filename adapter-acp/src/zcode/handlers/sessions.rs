@@ -2,7 +2,7 @@
 //! subscribe, events, fork, close, the settings (`setMode`, `setThoughtLevel`,
 //! `setModel`), sub-agents (`subagents`, `cancelBackgroundTask`) and `mcp/list`.
 
-use agent_core::{ReasoningLevel, Role};
+use agent_core::{message::Role, ReasoningLevel};
 use serde_json::Value;
 
 use std::time::Duration;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::RunKind;
+use agent_core::event::RunKind;
 
 use super::{ok, Reply, RpcError, Server};
 use crate::zcode::mapping::ZcodeTurn;

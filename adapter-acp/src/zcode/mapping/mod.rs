@@ -30,8 +30,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use agent_core::{
-    AgentEvent, CompactionReason, HookOutcome, PermissionAction, ProgressStream, RunKind,
-    RunStatus, ToolStatus, Usage,
+    event::{CompactionReason, RunKind, ToolStatus},
+    hooks::HookOutcome,
+    permission::PermissionAction,
+    tool::ProgressStream,
+    AgentEvent, RunStatus, Usage,
 };
 
 use crate::coverage::Coverage;

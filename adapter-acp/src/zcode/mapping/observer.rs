@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use agent_core::{AgentEvent, ErrorCode, RunKind, RunStatus};
+use agent_core::{
+    event::{ErrorCode, RunKind},
+    AgentEvent, RunStatus,
+};
 use agent_host::session::{Session, TurnInfo, TurnObserver, TurnOutcome};
 
 use super::{error_kind, wire_usage, ZcodeTurn};

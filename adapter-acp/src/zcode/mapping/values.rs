@@ -4,7 +4,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use agent_core::{
-    CompactionReason, ContentBlock, ErrorCode, PlanItem, PlanStatus, RunStatus, Usage,
+    event::{CompactionReason, ErrorCode},
+    tool::{PlanItem, PlanStatus},
+    ContentBlock, RunStatus, Usage,
 };
 use agent_host::session::{now_ms, ToolCallState};
 

@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
+use agent_core::permission::{Block, BlockCode};
 use agent_core::sandbox::{
     Enforcement, NetworkAccess, NetworkFilter, SandboxFallback, SandboxMode, SandboxReport,
 };
-use agent_core::{Block, BlockCode};
 use agent_host::session::HookNote;
 use serde::Serialize;
 use serde_json::Value;

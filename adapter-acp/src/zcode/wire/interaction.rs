@@ -278,13 +278,13 @@ pub enum WireRiskLevel {
     Critical,
 }
 
-impl From<agent_core::RiskLevel> for WireRiskLevel {
-    fn from(level: agent_core::RiskLevel) -> Self {
+impl From<agent_core::permission::RiskLevel> for WireRiskLevel {
+    fn from(level: agent_core::permission::RiskLevel) -> Self {
         match level {
-            agent_core::RiskLevel::Low => Self::Low,
-            agent_core::RiskLevel::Medium => Self::Medium,
-            agent_core::RiskLevel::High => Self::High,
-            agent_core::RiskLevel::Critical => Self::Critical,
+            agent_core::permission::RiskLevel::Low => Self::Low,
+            agent_core::permission::RiskLevel::Medium => Self::Medium,
+            agent_core::permission::RiskLevel::High => Self::High,
+            agent_core::permission::RiskLevel::Critical => Self::Critical,
         }
     }
 }

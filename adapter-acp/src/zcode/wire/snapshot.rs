@@ -244,7 +244,7 @@ pub struct ContextUsageInfo {
 impl ContextUsageInfo {
     /// The usage of `used` out of `window` tokens.
     pub fn new(used: u64, window: u64) -> Self {
-        let usage = agent_core::ContextUsage::new(used, window);
+        let usage = agent_core::context::ContextUsage::new(used, window);
         Self {
             used: usage.used,
             window: usage.window,

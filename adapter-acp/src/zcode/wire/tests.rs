@@ -175,7 +175,8 @@ fn closed_sets_serialise_with_the_wire_spellings() {
         assert_eq!(got, want);
     }
     for level in ["low", "medium", "high", "critical"] {
-        let core: agent_core::RiskLevel = serde_json::from_value(json!(level)).expect("core");
+        let core: agent_core::permission::RiskLevel =
+            serde_json::from_value(json!(level)).expect("core");
         assert_eq!(text(WireRiskLevel::from(core)), level);
     }
     for status in [

@@ -2,7 +2,10 @@ use super::*;
 use crate::session::storage::{EventBounds, SessionStorage};
 use crate::session::types::SessionMeta;
 use crate::session::FileStore;
-use agent_core::{async_trait, SessionError, SessionRecord, SessionStore};
+use agent_core::{
+    async_trait,
+    session::{SessionError, SessionRecord, SessionStore},
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const WAIT: Duration = Duration::from_secs(10);

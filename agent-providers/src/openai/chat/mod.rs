@@ -2,7 +2,10 @@
 //! request body; `request` holds the wire types and the transcript mapping, `streaming`
 //! the response decoder.
 
-use agent_core::{ModelInfo, Provider, ProviderRequest, ProviderStream};
+use agent_core::{
+    provider::{ModelInfo, ProviderRequest, ProviderStream},
+    Provider,
+};
 
 use super::client::OpenAiClient;
 use crate::http::ClientConfig;

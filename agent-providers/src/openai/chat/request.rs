@@ -1,6 +1,10 @@
 //! Chat Completions request wire types and the transcript mapping.
 
-use agent_core::{ContentBlock, Message, OutputSchema, ProviderRequest, Role, ToolSpec};
+use agent_core::{
+    message::Role,
+    provider::{OutputSchema, ProviderRequest, ToolSpec},
+    ContentBlock, Message,
+};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -5,7 +5,10 @@
 //! `reasoning_content` or `reasoning` (DeepSeek, llama.cpp, vLLM, OpenRouter), and tool
 //! calls are matched by `index` (or by id when a server leaves the index out).
 
-use agent_core::{ProviderError, ProviderEvent, ProviderStop, Usage};
+use agent_core::{
+    provider::{ProviderError, ProviderEvent, ProviderStop},
+    Usage,
+};
 use serde::Deserialize;
 
 use crate::http::{api_error_kind, ErrorObject};

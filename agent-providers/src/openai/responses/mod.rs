@@ -3,10 +3,13 @@
 //! the response decoder.
 //!
 //! Each reasoning item (with its `encrypted_content`, requested through `include`) is handed
-//! to the agent in [`agent_core::ProviderEvent::ReasoningEnd`]'s `opaque` and sent back
+//! to the agent in [`agent_core::provider::ProviderEvent::ReasoningEnd`]'s `opaque` and sent back
 //! verbatim in the next request, as the API requires for reasoning models calling tools.
 
-use agent_core::{ModelInfo, Provider, ProviderRequest, ProviderStream};
+use agent_core::{
+    provider::{ModelInfo, ProviderRequest, ProviderStream},
+    Provider,
+};
 
 use super::client::OpenAiClient;
 use crate::http::ClientConfig;

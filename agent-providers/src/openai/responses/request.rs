@@ -1,6 +1,10 @@
 //! Responses API request wire types and the transcript mapping.
 
-use agent_core::{ContentBlock, OutputSchema, ProviderRequest, Role, ToolSpec};
+use agent_core::{
+    message::Role,
+    provider::{OutputSchema, ProviderRequest, ToolSpec},
+    ContentBlock,
+};
 use serde::Serialize;
 use serde_json::Value;
 

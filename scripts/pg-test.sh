@@ -148,7 +148,8 @@ ready() {
     until "${bin}/pg_isready" -q -h 127.0.0.1 -p "$port" -t 2 2>/dev/null; do
         if ((SECONDS >= deadline)); then
             tail -n 40 "${dir}/server.log" >&2 || true
-            die "the server did not accept connections within ${READY_TIMEOUT}s (log: ${dir}/server.log)"
+            log "error: the server did not accept connections within ${READY_TIMEOUT}s (log: ${dir}/server.log)"
+            return 1
         fi
         sleep 0.2
     done
@@ -160,7 +161,8 @@ pg_start() {
         -o "-p ${port} -k ${dir}/socket -c listen_addresses=127.0.0.1 -c max_connections=300" \
         start >/dev/null || {
         tail -n 40 "${dir}/server.log" >&2 || true
-        die "pg_ctl start failed (log: ${dir}/server.log)"
+        log "error: pg_ctl start failed (log: ${dir}/server.log)"
+        return 1
     }
     ready "$bin" "$port" "$dir"
 }
@@ -192,7 +194,12 @@ start() {
         die "initdb failed (log: ${dir}/initdb.log)"
     }
     port="$(free_port)"
-    pg_start "$bin" "$dir" "$port"
+    if ! pg_start "$bin" "$dir" "$port"; then
+        # Never leave a half-started server behind.
+        as_server "${bin}/pg_ctl" -D "${dir}/data" -m immediate -w stop >/dev/null 2>&1 || true
+        rm -rf "$dir"
+        die "could not start PostgreSQL"
+    fi
     mkdir -p "$(dirname "$STATE")"
     {
         printf 'AGENT_SDK_PG_URL=%q\n' "postgres://postgres@127.0.0.1:${port}/postgres"
@@ -239,7 +246,7 @@ resume() {
     load_state
     local bin
     bin="$(bin_dir)"
-    pg_start "$bin" "$AGENT_SDK_PG_DIR" "$AGENT_SDK_PG_PORT"
+    pg_start "$bin" "$AGENT_SDK_PG_DIR" "$AGENT_SDK_PG_PORT" || die "could not resume PostgreSQL"
     log "resumed at ${AGENT_SDK_PG_URL}"
 }
 

@@ -80,9 +80,8 @@ impl Skip {
     pub fn report(&self) {
         assert!(
             !self.is_required(),
-            "{}={} but {} cannot be had: {} ({})",
+            "{}=required but {} cannot be had: {} ({})",
             self.required_by,
-            "required",
             self.what,
             self.why,
             self.how

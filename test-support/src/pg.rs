@@ -97,10 +97,9 @@ fn owner() -> (u32, String) {
 fn script(action: &str, state: &Path, owner: Option<u32>, timeout: Duration) -> Result<(), String> {
     let log = state.with_extension("log");
     let mut command = Command::new(pg_script());
+    // The script finds the binaries itself, the same way (following pg_ctl's symlink to the
+    // directory that also holds pg_isready).
     command.arg(action).env("AGENT_SDK_PG_STATE", state);
-    if let Some(bin) = bin_dir() {
-        command.env("AGENT_SDK_PG_BIN", bin);
-    }
     match owner {
         Some(pid) => command.env("AGENT_SDK_PG_OWNER", pid.to_string()),
         None => command.env_remove("AGENT_SDK_PG_OWNER"),

@@ -1,5 +1,5 @@
 use super::*;
-use crate::session::storage::{EventBounds, SessionStorage};
+use crate::session::storage::{Durability, EventBounds, SessionStorage};
 use crate::session::types::SessionMeta;
 use crate::session::FileStore;
 use agent_core::{

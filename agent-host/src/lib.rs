@@ -16,6 +16,7 @@
 //! - [`output`] and [`backpressure`]: the one batching line writer, its flush policy and its
 //!   gate.
 //! - [`driver`]: one turn driver: a `Run` to its end through a mapper into the writer.
+//! - [`signals`]: SIGTERM and SIGINT, once for every front end.
 //!
 //! Dependencies point one way: the adapters depend on this crate, this crate on
 //! `agent-core`, `agent-providers`, `agent-tools` and the capability crates (`agent-hooks`,
@@ -32,4 +33,5 @@ pub mod fs;
 pub mod lines;
 pub mod output;
 pub mod session;
+pub mod signals;
 pub mod text;

@@ -5,13 +5,16 @@ use std::sync::Arc;
 
 use agent_core::{
     permission::{Approval, ApprovalRequest},
+    tool_source::ToolSource,
     Agent, Approver, PermissionMode,
 };
 use agent_host::capabilities::{Capabilities, CapabilityError, TASK_TOOL_NAMES};
 use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderArgsError, ProviderEnv};
 use agent_host::context_files;
+use agent_host::session::{
+    AgentFactory, AgentSpec, FactoryError, ToolCheck, ToolFilter, ToolFilterError, ToolRequest,
+};
 use agent_mcp::McpManager;
-use agent_tools::ToolSet;
 use clap::{Args, Parser, Subcommand};
 
 use crate::auth::Token;
@@ -94,9 +97,14 @@ pub enum StartupError {
     /// Bad `--provider`, or the provider could not be built (missing key, bad script, …).
     #[error(transparent)]
     Provider(#[from] ProviderArgsError),
-    /// Bad `--tools`.
-    #[error(transparent)]
-    Tools(#[from] agent_tools::ToolSetError),
+    /// Bad `--tools`: a name no built-in tool has.
+    #[error("unknown tool {name:?}; available tools: {available}")]
+    UnknownTool {
+        /// The name.
+        name: String,
+        /// The built-in tools, comma-separated.
+        available: String,
+    },
     /// Bad `--reasoning`.
     #[error("invalid --reasoning {0:?}: {error}", error = reasoning::REASONING_ERROR)]
     Reasoning(String),
@@ -109,6 +117,9 @@ pub enum StartupError {
     /// A capability flag or file is unusable (`--hooks`, `--mcp-config`, `--sandbox`, …).
     #[error(transparent)]
     Capability(#[from] CapabilityError),
+    /// The agent could not be built.
+    #[error(transparent)]
+    Agent(#[from] FactoryError),
 }
 
 /// What [`build`] sets up: the agent, the server's configuration, and the MCP servers
@@ -161,37 +172,30 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
         }
     };
     let provider = args.provider.build(&ProviderEnv::NONE)?;
+    let mut tools = builtin_tools(args, &cwd)?;
     // `--tools` may name the Task tools, which are not the tool set's.
-    let (task_named, filter): (Vec<String>, Vec<String>) = args
+    let task_named = args
         .tools
         .iter()
         .flatten()
-        .cloned()
-        .partition(|name| TASK_TOOL_NAMES.contains(&name.as_str()));
-    let tools = match args.no_tools {
-        true => ToolSet::empty(&cwd),
-        false => ToolSet::defaults(&cwd).filter(args.tools.as_ref().map(|_| &filter[..]), &[])?,
-    };
+        .any(|name| TASK_TOOL_NAMES.contains(&name.as_str()));
     let mut capabilities = Capabilities::load(&args.capabilities, &cwd)?;
     // `--no-tools` offers nothing; `--tools` names every tool offered.
-    if args.no_tools || (args.tools.is_some() && task_named.is_empty()) {
+    if args.no_tools || (args.tools.is_some() && !task_named) {
         capabilities = capabilities.without_specialists();
     }
+    tools.extend(capabilities.task_tools());
     for warning in capabilities.warnings() {
         eprintln!("adapter-rpc: warning: {warning}");
     }
-    let mut builder = Agent::builder(provider)
+    let mut factory = AgentFactory::from_provider(provider, args.provider.model.clone())
         .system_prompt(
             args.system_prompt
                 .clone()
                 .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string()),
-        )
-        .tools(tools.into_tools())
-        .permission_mode(PermissionMode::Auto)
-        .approver(Arc::new(AllowAll))
-        .cwd(cwd.clone());
+        );
     for extra in &args.append_system_prompt {
-        builder = builder.append_system_prompt(extra.clone());
+        factory = factory.append_system_prompt(extra.clone());
     }
     if !args.no_context_files {
         let found = context_files::load(&cwd);
@@ -199,19 +203,17 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
             eprintln!("adapter-rpc: {skipped}");
         }
         for section in found.sections {
-            builder = builder.append_system_prompt(section);
+            factory = factory.append_system_prompt(section);
         }
     }
-    if let Some(model) = &args.provider.model {
-        builder = builder.model(model.clone());
-    }
+    let mut spec = AgentSpec::new(cwd.clone(), tools);
     if let Some(level) = &args.reasoning {
         let level = reasoning::parse(level).map_err(|_| StartupError::Reasoning(level.clone()))?;
-        builder = builder.reasoning(level);
+        spec.reasoning = Some(level);
     }
-    if let Some(steps) = args.max_steps {
-        builder = builder.max_steps(steps);
-    }
+    spec.max_steps = args.max_steps;
+    spec.permission_mode = PermissionMode::Auto;
+    spec.approver = Some(Arc::new(AllowAll));
     let mcp = capabilities.connect_mcp(Vec::new()).await?;
     for server in mcp.status() {
         if let agent_mcp::ServerState::Failed { reason } = &server.state {
@@ -221,9 +223,14 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
             );
         }
     }
-    builder = capabilities.apply(builder);
-    builder = capabilities.apply_mcp(builder, &mcp);
-    let agent = builder.build();
+    spec.tool_source = (!mcp.is_empty()).then(|| Arc::new(mcp.clone()) as Arc<dyn ToolSource>);
+    let agent = match factory.capabilities(capabilities).agent(spec).await {
+        Ok(agent) => agent,
+        Err(err) => {
+            mcp.shutdown().await;
+            return Err(err.into());
+        }
+    };
     let config = ServerConfig {
         token: Token::from_env(),
         cwd: cwd_display,
@@ -232,4 +239,40 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
         mcp: mcp.clone(),
     };
     Ok(Built { agent, config, mcp })
+}
+
+/// The built-in tools `--no-tools` / `--tools` offer (the `Task` tools, which `--tools`
+/// may name too, come with the capabilities); a `--tools` name that is neither is an error
+/// listing the built-in tools.
+fn builtin_tools(
+    args: &RpcArgs,
+    cwd: &std::path::Path,
+) -> Result<Vec<Arc<dyn agent_core::Tool>>, StartupError> {
+    let mut request = ToolRequest::new(cwd);
+    request.filter = match (args.no_tools, &args.tools) {
+        (true, _) => ToolFilter::nothing(),
+        (false, None) => ToolFilter::all(),
+        (false, Some(names)) => {
+            request.check = Some(ToolCheck::default());
+            ToolFilter::only(
+                names
+                    .iter()
+                    .filter(|name| !TASK_TOOL_NAMES.contains(&name.as_str()))
+                    .cloned(),
+            )
+        }
+    };
+    request.build().map_err(|err| match err {
+        ToolFilterError::UnknownTool { name, available } => StartupError::UnknownTool {
+            name,
+            available: available.join(", "),
+        },
+        // Not checked here (names are not validated, nothing is denied).
+        ToolFilterError::InvalidName(name) | ToolFilterError::EnabledAndDisabled(name) => {
+            StartupError::UnknownTool {
+                name,
+                available: String::new(),
+            }
+        }
+    })
 }

@@ -10,7 +10,8 @@
 //! - [`framing`]: line-safe serialisation (U+2028/U+2029 escaped).
 //! - [`cli`]: zut's flags (agent-host's provider and capability flags flattened in) and
 //!   building the agent; the binary `adapter-rpc rpc` uses it.
-//! - [`signals`]: SIGTERM/SIGINT, ended the way zut ends on them.
+//! - SIGTERM/SIGINT: agent-host's [`agent_host::signals`]; the binary dies of the signal
+//!   the way zut does ([`agent_host::signals::die_of`]).
 //!
 //! # Extensions to zut's flags
 //!
@@ -108,7 +109,6 @@ pub mod framing;
 pub mod processor;
 pub mod reasoning;
 pub mod server;
-pub mod signals;
 pub mod wire;
 
 pub use server::{serve, serve_until, Ended, ServeError, ServerConfig};

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use adapter_rpc::cli::{build, Built, Cli, Command};
-use adapter_rpc::signals::{self, Signal};
 use adapter_rpc::{serve_until, Ended};
+use agent_host::signals::{self, Signal};
 use clap::Parser;
 
 /// The name errors are reported under: the program's file name (`zut` through a link).
@@ -54,7 +54,9 @@ fn main() -> ExitCode {
     let exit = runtime.block_on(async {
         // Handlers first: a signal during start-up (MCP servers connecting) waits for the
         // server, which stops at once.
-        let stop = signals::termination();
+        let stop = signals::termination_or(|_| {
+            eprintln!("adapter-rpc: warning: cannot install signal handlers");
+        });
         let Built { agent, config, mcp } = match build(&args).await {
             Ok(built) => built,
             Err(err) => {

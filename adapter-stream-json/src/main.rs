@@ -11,30 +11,13 @@ const USAGE: &str = "Usage:
 
 Run `adapter-stream-json exec --help` for the flags.";
 
-/// Cancels `token` on SIGINT or SIGTERM.
+/// Cancels `token` on SIGINT or SIGTERM (agent-host's handlers; none installed, nothing
+/// cancels: the default actions end the process).
 fn watch_signals(token: CancellationToken) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
-            return;
-        };
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
-            token.cancel();
-        });
-    }
-    #[cfg(not(unix))]
+    let signal = agent_host::signals::termination_or(|_| {});
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            token.cancel();
-        }
+        signal.await;
+        token.cancel();
     });
 }
 

@@ -241,6 +241,14 @@ impl Capabilities {
         TaskTools::new(self.specialists.clone()).build()
     }
 
+    /// [`Self::task_tools`] whose sub-agents start from `base_system_prompt` (the calling
+    /// agent's), their manifests' prompts after it.
+    pub fn task_tools_under(&self, base_system_prompt: &str) -> Vec<Arc<dyn Tool>> {
+        TaskTools::new(self.specialists.clone())
+            .base_system_prompt(base_system_prompt)
+            .build()
+    }
+
     /// Puts the capabilities on `builder`: the hooks, the sandbox policy, the `Task` tools
     /// (when there are specialists) and the context settings that were given. MCP tools are
     /// added by [`Self::apply_mcp`] once connected.

@@ -18,6 +18,7 @@
 //! - [`driver`]: one turn driver: a `Run` to its end through a mapper into the writer.
 //! - [`turn`]: the one turn fold ([`turn::TurnState`]), the [`turn::Mapping`] trait every
 //!   protocol's mapping implements, and the turn's outcome ([`turn::TurnOutcome`]).
+//! - [`signals`]: SIGTERM and SIGINT, once for every front end.
 //!
 //! Dependencies point one way: the adapters depend on this crate, this crate on
 //! `agent-core`, `agent-providers`, `agent-tools` and the capability crates (`agent-hooks`,
@@ -34,5 +35,6 @@ pub mod fs;
 pub mod lines;
 pub mod output;
 pub mod session;
+pub mod signals;
 pub mod text;
 pub mod turn;

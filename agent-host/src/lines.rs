@@ -255,35 +255,13 @@ impl<R: AsyncRead + Unpin> AsyncRead for UntilStopped<R> {
 }
 
 /// Installs SIGTERM and SIGINT handlers now (call it inside a tokio runtime) and returns a
-/// future resolving on the first of them (never, when the handlers cannot be installed).
+/// future resolving on the first of them (never, when the handlers cannot be installed):
+/// [`crate::signals::termination`], logged.
 pub fn termination_signal() -> impl Future<Output = ()> + Send + 'static {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let handlers = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        );
-        async move {
-            match handlers {
-                (Ok(mut term), Ok(mut int)) => {
-                    tokio::select! {
-                        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
-                        _ = int.recv() => tracing::info!("SIGINT: shutting down"),
-                    }
-                }
-                _ => {
-                    tracing::warn!("cannot install signal handlers");
-                    std::future::pending::<()>().await
-                }
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        async move {
-            let _ = tokio::signal::ctrl_c().await;
-        }
+    let signal = crate::signals::termination();
+    async move {
+        let signal = signal.await;
+        tracing::info!("{}: shutting down", signal.name());
     }
 }
 

@@ -25,6 +25,7 @@ use agent_core::{
 use agent_hooks::zero::ZeroPaths;
 use agent_hooks::HookOptions;
 use agent_host::capabilities::{Capabilities, CapabilityError};
+use agent_host::session::ToolFilter;
 use agent_mcp::{McpManager, McpServerConfig, ZeroMcpConfig};
 use agent_specialists::{SpecialistPaths, SpecialistRegistry};
 use serde_json::Value;
@@ -365,20 +366,8 @@ fn strip_fence(text: &str) -> &str {
 pub(super) struct FilteredTools {
     /// The servers.
     pub(super) inner: McpManager,
-    /// Only these, when given.
-    pub(super) enabled: Option<Vec<String>>,
-    /// Never these.
-    pub(super) disabled: Vec<String>,
-}
-
-impl FilteredTools {
-    /// Whether the filters let `name` through.
-    pub(super) fn allows(&self, name: &str) -> bool {
-        self.enabled
-            .as_ref()
-            .is_none_or(|e| e.iter().any(|n| n == name))
-            && !self.disabled.iter().any(|n| n == name)
-    }
+    /// The flags' filter (by name).
+    pub(super) filter: ToolFilter,
 }
 
 #[async_trait]
@@ -391,7 +380,7 @@ impl ToolSource for FilteredTools {
         self.inner
             .tools()
             .into_iter()
-            .filter(|t| self.allows(t.name()))
+            .filter(|t| self.filter.allows_name(t.name()))
             .collect()
     }
 

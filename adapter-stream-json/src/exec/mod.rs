@@ -239,7 +239,7 @@ async fn exec(
         return code;
     }
     let mcp = plan.mcp.clone();
-    let code = match setup::ready(&options, hooks, plan, stdin) {
+    let code = match setup::ready(&options, hooks, plan, stdin).await {
         Ok(ready) => run::run(ready, out, &hooks.interrupt).await,
         Err(failure) => report(out, failure),
     };

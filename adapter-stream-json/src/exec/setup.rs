@@ -9,14 +9,16 @@ use agent_core::{
     async_trait,
     session::{SessionError, SessionRecord},
     structured::OutputSpec,
-    Agent, PermissionMode, Provider, ReasoningLevel, SideEffect, Tool, UserInput,
+    tool_source::ToolSource,
+    Agent, PermissionMode, ReasoningLevel, SideEffect, Tool, UserInput,
 };
 use agent_host::capabilities::Capabilities;
 use agent_host::cli::{build_provider, ProviderEnv};
+use agent_host::session::{
+    AgentFactory, AgentSpec, Recording, ToolCheck, ToolFilter, ToolFilterError, ToolRequest,
+};
 use agent_mcp::ServerState;
 use agent_providers::ProviderConfig;
-use agent_specialists::TaskTools;
-use agent_tools::ToolSet;
 use bytes::Bytes;
 
 use super::capabilities::{self, FilteredTools, TrustSkip};
@@ -89,17 +91,10 @@ fn resolve_permission_mode(o: &ExecOptions) -> Result<ZeroMode, String> {
     Ok(by_autonomy)
 }
 
-fn valid_tool_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
 /// The tools the model can see: the defaults (with the `--add-dir` roots) plus the host's
 /// and the `Task` tools, filtered by the flags (whose names may also be `mcp_names`, the
 /// MCP tools filtered elsewhere); in plan mode only tools without side effects beyond
-/// reading.
+/// reading. Sorted by name.
 fn build_tools(
     workspace: &Path,
     o: &ExecOptions,
@@ -107,47 +102,47 @@ fn build_tools(
     extra: Vec<Arc<dyn Tool>>,
     mcp_names: &[String],
 ) -> Result<Vec<Arc<dyn Tool>>, String> {
-    let mut builder = ToolSet::builder(workspace);
-    for root in &o.capabilities.add_dir {
-        builder = builder.allow_root(workspace.join(root));
-    }
-    let mut set = builder.build();
-    let mut own = Vec::new();
-    for tool in extra {
-        // The `Task` tools run sub-agents through the calling run: not wrapped.
-        match agent_specialists::TASK_TOOL_NAMES.contains(&tool.name()) {
-            true => own.push(tool),
-            false => set.push(tool),
-        }
-    }
-    let mut tools = set.into_tools();
-    tools.retain(|t| !own.iter().any(|o| o.name() == t.name()));
-    tools.extend(own);
-    for name in o.enabled_tools.iter().chain(&o.disabled_tools) {
-        if !valid_tool_name(name) {
-            return Err(format!("Invalid tool name {}.", go_quote(name)));
-        }
-        if !tools.iter().any(|t| t.name() == name) && !mcp_names.contains(name) {
-            return Err(format!("Unknown tool: {name}"));
-        }
-    }
-    if let Some(name) = o
-        .enabled_tools
-        .iter()
-        .find(|n| o.disabled_tools.contains(n))
-    {
-        return Err(format!("Tool cannot be both enabled and disabled: {name}"));
-    }
-    let enabled = |name: &str| {
-        (o.enabled_tools.is_empty() || o.enabled_tools.iter().any(|n| n == name))
-            && !o.disabled_tools.iter().any(|n| n == name)
-    };
-    tools.retain(|t| enabled(t.name()));
+    // The `Task` tools run sub-agents through the calling run: added as they are.
+    let (own, extra): (Vec<_>, Vec<_>) = extra
+        .into_iter()
+        .partition(|tool| agent_specialists::TASK_TOOL_NAMES.contains(&tool.name()));
+    let mut filter = tool_filter(o);
     if mode.core == PermissionMode::Plan {
-        tools.retain(|t| matches!(t.side_effect(), SideEffect::Read | SideEffect::None));
+        filter = filter.read_only();
     }
+    let request = ToolRequest {
+        workspace: workspace.to_path_buf(),
+        roots: o
+            .capabilities
+            .add_dir
+            .iter()
+            .map(|root| workspace.join(root))
+            .collect(),
+        extra,
+        own,
+        filter,
+        check: Some(ToolCheck {
+            also_known: mcp_names.to_vec(),
+            valid_names: true,
+        }),
+    };
+    let mut tools = request.build().map_err(|err| match err {
+        ToolFilterError::InvalidName(name) => format!("Invalid tool name {}.", go_quote(&name)),
+        ToolFilterError::UnknownTool { name, .. } => format!("Unknown tool: {name}"),
+        ToolFilterError::EnabledAndDisabled(name) => {
+            format!("Tool cannot be both enabled and disabled: {name}")
+        }
+    })?;
     tools.sort_by(|a, b| a.name().cmp(b.name()));
     Ok(tools)
+}
+
+/// `--enabled-tools` (none: every tool) and `--disabled-tools`.
+pub(super) fn tool_filter(o: &ExecOptions) -> ToolFilter {
+    ToolFilter::lists(
+        (!o.enabled_tools.is_empty()).then(|| o.enabled_tools.clone()),
+        o.disabled_tools.clone(),
+    )
 }
 
 pub(super) fn format_tool_list(tools: &[Arc<dyn Tool>]) -> String {
@@ -432,8 +427,7 @@ pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Fai
             manager.map(|inner| {
                 Arc::new(FilteredTools {
                     inner,
-                    enabled: (!o.enabled_tools.is_empty()).then(|| o.enabled_tools.clone()),
-                    disabled: o.disabled_tools.clone(),
+                    filter: tool_filter(o),
                 })
             })
         }
@@ -449,11 +443,7 @@ pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Fai
         })
         .unwrap_or_default();
     let mut extra = hooks.tools.clone();
-    extra.extend(
-        TaskTools::new(loaded.caps.specialists.clone())
-            .base_system_prompt(SYSTEM_PROMPT)
-            .build(),
-    );
+    extra.extend(loaded.caps.task_tools_under(SYSTEM_PROMPT));
     let tools = match build_tools(&workspace, o, &mode, extra, &mcp_names) {
         Ok(tools) => tools,
         Err(message) => {
@@ -558,27 +548,18 @@ impl agent_core::session::SessionStore for SessionName {
     }
 }
 
-/// The model a builder picks: `--model`, else the provider's first.
-fn effective_model(o: &ExecOptions, provider: &dyn Provider) -> String {
-    o.provider
-        .model
-        .clone()
-        .or_else(|| provider.models().first().map(|m| m.id.clone()))
-        .unwrap_or_else(|| "default".to_string())
-}
-
-/// The agent: the provider, the tools (file writers wrapped so their files are snapshotted
-/// first when `snapshots` is given), the MCP servers, the hooks, the sandbox, the context
-/// settings, the mode and the model flags; named after `session` (with its directory for
-/// spilled tool output) when there is one.
-fn build_agent(
+/// The agent, built by agent-host's factory: the provider, the tools (file writers wrapped
+/// so their files are snapshotted first when `snapshots` is given), the MCP servers, the
+/// hooks, the sandbox, the context settings, the mode and the model flags; named after
+/// `session` (with its directory for spilled tool output) when there is one.
+async fn build_agent(
     o: &ExecOptions,
     hooks: &ExecHooks,
-    provider: Arc<dyn Provider>,
+    factory: AgentFactory,
     plan: Plan,
     snapshots: Option<&Arc<Snapshots>>,
     session: Option<(&str, PathBuf)>,
-) -> Agent {
+) -> Result<Agent, Failure> {
     let tools: Vec<Arc<dyn Tool>> = plan
         .tools
         .into_iter()
@@ -589,39 +570,32 @@ fn build_agent(
             _ => tool,
         })
         .collect();
-    let builder = Agent::builder(provider)
-        .system_prompt(SYSTEM_PROMPT)
-        .tools(tools)
-        .permission_mode(plan.mode.core)
-        .cwd(plan.workspace);
-    // The hooks, the sandbox and the context settings; the Task tools are among `tools`.
-    let mut builder = plan.caps.apply_without_tasks(builder);
-    if let Some(mcp) = plan.mcp {
-        builder = builder.tool_source(mcp);
-    }
-    if let Some(support) = &hooks.sandbox_support {
-        builder = builder.sandbox_support(support.clone());
-    }
+    let mut spec = AgentSpec::new(plan.workspace, tools);
+    spec.permission_mode = plan.mode.core;
+    spec.tool_source = plan.mcp.map(|mcp| mcp as Arc<dyn ToolSource>);
+    spec.sandbox_support = hooks.sandbox_support.clone();
     if let Some((id, dir)) = session {
-        builder = builder
-            .session(Arc::new(SessionName), id)
-            .spill_dir(dir.join("tool-output"));
+        spec.recording = Some(Recording {
+            store: Arc::new(SessionName),
+            session_id: id.to_string(),
+            resume: false,
+            messages: Vec::new(),
+        });
+        spec.spill_dir = Some(dir.join("tool-output"));
     }
-    if let Some(model) = &o.provider.model {
-        builder = builder.model(model.clone());
-    }
-    if let Some(turns) = o.max_turns {
-        builder = builder.max_steps(turns);
-    }
-    if let Some(effort) = &o.reasoning_effort {
-        builder = builder.reasoning(reasoning_level(effort));
-    }
-    builder.build()
+    spec.max_steps = o.max_turns;
+    spec.reasoning = o.reasoning_effort.as_deref().map(reasoning_level);
+    // The hooks, the sandbox and the context settings; the Task tools are among `tools`.
+    factory
+        .capabilities(plan.caps)
+        .agent(spec)
+        .await
+        .map_err(|err| Failure::Provider(err.to_string()))
 }
 
 /// Everything after `--list-tools`, in Zero's order: provider settings, session preflight,
 /// the prompt and images, the provider, the agent, then the session.
-pub(super) fn ready(
+pub(super) async fn ready(
     o: &ExecOptions,
     hooks: &ExecHooks,
     plan: Plan,
@@ -647,7 +621,9 @@ pub(super) fn ready(
     let snapshots = Arc::new(Snapshots::default());
     let workspace = plan.workspace.clone();
     let mode = plan.mode.clone();
-    let model = effective_model(o, &*provider);
+    let factory = AgentFactory::from_provider(provider.clone(), o.provider.model.clone())
+        .system_prompt(SYSTEM_PROMPT);
+    let model = factory.default_model(&*provider);
     let kind = provider_kind(provider.id());
     let cwd = workspace.display().to_string();
 
@@ -681,11 +657,12 @@ pub(super) fn ready(
     let agent = build_agent(
         o,
         hooks,
-        provider.clone(),
+        factory,
         plan,
         checkpoints.then_some(&snapshots),
         session,
-    );
+    )
+    .await?;
     let mut input = UserInput::text(match &prepared {
         Some(p) => format_exec_prompt(&prompt, p),
         None => prompt.clone(),

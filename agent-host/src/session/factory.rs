@@ -1,19 +1,24 @@
-//! [`AgentFactory`]: how a session's [`Agent`] is built — provider, tools, prompt, mode,
+//! [`AgentFactory`]: the one place an [`Agent`] is assembled — provider (and the model
+//! fallback), tools ([`ToolRequest`], [`ToolFilter`]), system prompt and its appended
+//! sections, reasoning, step limit, permission mode and approver, the MCP tool source,
 //! and the process's [`Capabilities`] (hooks, sandbox, specialists, context budget, MCP
-//! servers), applied to every session's agent.
+//! servers). The session host builds every session's agent with it ([`AgentFactory::build`]);
+//! a one-agent front end (rpc, exec) builds its agent with [`AgentFactory::agent`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{
+    sandbox::SandboxSupport,
     session::{SessionError, SessionRecord, SessionStore},
-    Agent, Approver, Message, Provider, Tool,
+    tool_source::ToolSource,
+    Agent, Approver, Message, PermissionMode, Provider, ReasoningLevel, Tool,
 };
 use agent_mcp::{ConfigError as McpConfigError, McpManager, McpServerConfig};
-use agent_providers::{build_provider, ConfigError, ProviderConfig, ProviderId};
+use agent_providers::{build_provider, ConfigError, ProviderConfig};
 use agent_specialists::{BackgroundTasks, SpecialistRegistry, TaskTools};
-use agent_tools::ToolSet;
 
+use super::tool_filter::{ToolFilter, ToolRequest};
 use super::types::SessionMeta;
 use crate::capabilities::Capabilities;
 
@@ -45,22 +50,93 @@ pub struct BuiltAgent {
     pub tasks: BackgroundTasks,
 }
 
-/// Builds agents for sessions: one provider instance per session (so a scripted provider's
-/// script plays per session), the default tools of the session's workspace minus the
-/// disallowed ones, and the session's mode, model and thought level.
+/// Where a factory's providers come from.
+enum ProviderSource {
+    /// A fresh provider per agent (so a scripted provider's script plays per session).
+    Config(ProviderConfig),
+    /// One provider, built by the front end, shared by every agent.
+    Instance {
+        provider: Arc<dyn Provider>,
+        model: Option<String>,
+    },
+}
+
+/// How an agent records its transcript.
+pub struct Recording {
+    /// The store.
+    pub store: Arc<dyn SessionStore>,
+    /// The session id the agent records under (hooks' `sessionId`, sub-agents' parent).
+    pub session_id: String,
+    /// Load the transcript from the store (`true`), or start with `messages`.
+    pub resume: bool,
+    /// The starting transcript of a new session; recorded as its first record when not
+    /// empty.
+    pub messages: Vec<Message>,
+}
+
+/// What one agent is built of, besides the factory's settings.
+pub struct AgentSpec {
+    /// The workspace (the agent's working directory).
+    pub workspace: PathBuf,
+    /// The tools offered (from a [`ToolRequest`]), in order.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// The model; `None`: the factory's [`default_model`](AgentFactory::default_model).
+    pub model: Option<String>,
+    /// The reasoning level; `None`: the agent's default.
+    pub reasoning: Option<ReasoningLevel>,
+    /// Maximum model calls per prompt; `None`: the agent's default.
+    pub max_steps: Option<u32>,
+    /// The permission mode.
+    pub permission_mode: PermissionMode,
+    /// Who answers permission prompts; `None`: the agent's default.
+    pub approver: Option<Arc<dyn Approver>>,
+    /// More tools, listed anew before each model call (the MCP servers').
+    pub tool_source: Option<Arc<dyn ToolSource>>,
+    /// What the kernel lets the sandbox enforce, in place of the tools' own probe.
+    pub sandbox_support: Option<SandboxSupport>,
+    /// Where tool output over the budget spills; `None`: the agent's default.
+    pub spill_dir: Option<PathBuf>,
+    /// The session the agent records to, when it has one.
+    pub recording: Option<Recording>,
+}
+
+impl AgentSpec {
+    /// An agent in `workspace` offering `tools`, with every other setting the default
+    /// (mode [`PermissionMode::Auto`]).
+    pub fn new(workspace: impl Into<PathBuf>, tools: Vec<Arc<dyn Tool>>) -> Self {
+        Self {
+            workspace: workspace.into(),
+            tools,
+            model: None,
+            reasoning: None,
+            max_steps: None,
+            permission_mode: PermissionMode::Auto,
+            approver: None,
+            tool_source: None,
+            sandbox_support: None,
+            spill_dir: None,
+            recording: None,
+        }
+    }
+}
+
+/// Builds agents: for the session host one per session (one provider instance per
+/// session, the default tools of the session's workspace minus the disallowed ones, the
+/// session's mode, model and thought level), for a one-agent front end its one agent.
 pub struct AgentFactory {
-    provider: ProviderConfig,
+    provider: ProviderSource,
     disallowed_tools: Vec<String>,
     extra_tools: Vec<Arc<dyn Tool>>,
     system_prompt: Option<String>,
+    appended: Vec<String>,
     capabilities: Option<Arc<Capabilities>>,
 }
 
 impl std::fmt::Debug for AgentFactory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentFactory")
-            .field("provider", &self.provider.id)
-            .field("model", &self.provider.model)
+            .field("provider", &self.provider_id())
+            .field("model", &self.configured_model())
             .field("disallowed_tools", &self.disallowed_tools)
             .field(
                 "extra_tools",
@@ -95,13 +171,24 @@ pub fn canonical_tool_name(name: &str) -> String {
 }
 
 impl AgentFactory {
-    /// A factory for `provider`.
+    /// A factory for `provider`: a fresh provider per agent.
     pub fn new(provider: ProviderConfig) -> Self {
+        Self::with_source(ProviderSource::Config(provider))
+    }
+
+    /// A factory whose agents share `provider` (built by the front end, which words its
+    /// own errors), on `model` unless an agent names its own.
+    pub fn from_provider(provider: Arc<dyn Provider>, model: Option<String>) -> Self {
+        Self::with_source(ProviderSource::Instance { provider, model })
+    }
+
+    fn with_source(provider: ProviderSource) -> Self {
         Self {
             provider,
             disallowed_tools: Vec::new(),
             extra_tools: Vec::new(),
             system_prompt: None,
+            appended: Vec::new(),
             capabilities: None,
         }
     }
@@ -184,30 +271,53 @@ impl AgentFactory {
         self
     }
 
-    /// The provider id sessions use.
-    pub fn provider_id(&self) -> ProviderId {
-        self.provider.id
+    /// Appends a section to the system prompt (after a blank line; repeatable).
+    pub fn append_system_prompt(mut self, section: impl Into<String>) -> Self {
+        self.appended.push(section.into());
+        self
     }
 
-    /// Builds a fresh provider.
+    /// The provider id agents use.
+    pub fn provider_id(&self) -> String {
+        match &self.provider {
+            ProviderSource::Config(config) => config.id.to_string(),
+            ProviderSource::Instance { provider, .. } => provider.id().to_string(),
+        }
+    }
+
+    /// The model configured (`--model`), if any.
+    pub fn configured_model(&self) -> Option<&str> {
+        match &self.provider {
+            ProviderSource::Config(config) => config.model.as_deref(),
+            ProviderSource::Instance { model, .. } => model.as_deref(),
+        }
+    }
+
+    /// A provider: a fresh one, or the shared instance.
     pub fn provider(&self) -> Result<Arc<dyn Provider>, FactoryError> {
-        build_provider(&self.provider).map_err(|source| FactoryError::Provider {
-            provider: self.provider.id.to_string(),
-            source,
-        })
+        match &self.provider {
+            ProviderSource::Config(config) => {
+                build_provider(config).map_err(|source| FactoryError::Provider {
+                    provider: config.id.to_string(),
+                    source,
+                })
+            }
+            ProviderSource::Instance { provider, .. } => Ok(provider.clone()),
+        }
     }
 
-    /// The model a new session starts on: the configured one, else the provider's default.
+    /// The model an agent starts on when it names none: the configured one, else the
+    /// provider's first, else `"default"`.
     pub fn default_model(&self, provider: &dyn Provider) -> String {
-        self.provider
-            .model
-            .clone()
+        self.configured_model()
+            .map(str::to_string)
             .or_else(|| provider.models().first().map(|m| m.id.clone()))
             .unwrap_or_else(|| "default".to_string())
     }
 
     /// The tools of a session in `workspace` (the defaults, the factory's extra tools and
-    /// the session's own), filtered by the factory's and the session's lists.
+    /// the session's own), filtered by the factory's and the session's lists (names in
+    /// this project's or ZCode's spelling; unknown names are ignored).
     pub fn tools(
         &self,
         workspace: &Path,
@@ -215,32 +325,103 @@ impl AgentFactory {
         deny: &[String],
         session_tools: Vec<Arc<dyn Tool>>,
     ) -> Vec<Arc<dyn Tool>> {
-        let mut set = ToolSet::defaults(workspace);
-        for tool in self.extra_tools.iter().cloned().chain(session_tools) {
-            set.push(tool);
-        }
-        let allow: Option<Vec<String>> =
-            allow.map(|names| names.iter().map(|n| canonical_tool_name(n)).collect());
-        set.into_tools()
-            .into_iter()
-            .filter(|t| {
-                let name = t.name();
-                allow.as_ref().is_none_or(|a| a.iter().any(|n| n == name))
-                    && !self.disallowed_tools.iter().any(|n| n == name)
-                    && !deny.iter().any(|n| canonical_tool_name(n) == name)
-            })
-            .collect()
+        let filter = ToolFilter::lists(allow.map(<[String]>::to_vec), deny.to_vec())
+            .canonical()
+            .deny(self.disallowed_tools.iter().cloned());
+        let mut request = ToolRequest::new(workspace);
+        request.extra = self
+            .extra_tools
+            .iter()
+            .cloned()
+            .chain(session_tools)
+            .collect();
+        request.filter = filter;
+        // No names are checked: the build cannot fail.
+        request.build().unwrap_or_default()
     }
 
-    fn system_text(&self, meta: &SessionMeta) -> String {
+    /// The system prompt of an agent in `workspace`, without the appended sections.
+    fn system_text(&self, workspace: &Path) -> String {
         match &self.system_prompt {
             Some(prompt) => prompt.clone(),
             None => format!(
                 "You are a coding agent working in the workspace {}. Use the tools to inspect \
                  and change files; keep answers short and concrete.",
-                meta.workspace_path
+                workspace.display()
             ),
         }
+    }
+
+    /// Builds one agent: the provider, `spec.model` (else [`default_model`](Self::default_model)),
+    /// the system prompt and its appended sections, the tools, the mode and approver, the
+    /// capabilities' hooks, sandbox policy and context settings
+    /// ([`Capabilities::apply_without_tasks`]: `Task` tools are among `spec.tools` when
+    /// offered), the tool source, and the recording. Fails when the provider cannot be built
+    /// or the transcript cannot be loaded or recorded.
+    pub async fn agent(&self, spec: AgentSpec) -> Result<Agent, FactoryError> {
+        let provider = self.provider()?;
+        let model = spec
+            .model
+            .unwrap_or_else(|| self.default_model(provider.as_ref()));
+        let mut builder = Agent::builder_arc(provider)
+            .model(model)
+            .system_prompt(self.system_text(&spec.workspace));
+        for section in &self.appended {
+            builder = builder.append_system_prompt(section.clone());
+        }
+        builder = builder
+            .tools(spec.tools)
+            .permission_mode(spec.permission_mode)
+            .cwd(spec.workspace);
+        if let Some(level) = spec.reasoning {
+            builder = builder.reasoning(level);
+        }
+        if let Some(steps) = spec.max_steps {
+            builder = builder.max_steps(steps);
+        }
+        if let Some(approver) = spec.approver {
+            builder = builder.approver_arc(approver);
+        }
+        if let Some(caps) = &self.capabilities {
+            builder = caps.apply_without_tasks(builder);
+        }
+        if let Some(source) = spec.tool_source {
+            builder = builder.tool_source_arc(source);
+        }
+        if let Some(support) = spec.sandbox_support {
+            builder = builder.sandbox_support(support);
+        }
+        if let Some(dir) = spec.spill_dir {
+            builder = builder.spill_dir(dir);
+        }
+        let builder = match spec.recording {
+            None => builder,
+            Some(Recording {
+                store,
+                session_id,
+                resume: true,
+                ..
+            }) => builder.resume(store, session_id).await?,
+            Some(Recording {
+                store,
+                session_id,
+                resume: false,
+                messages,
+            }) => {
+                if !messages.is_empty() {
+                    store
+                        .append(
+                            &session_id,
+                            &SessionRecord::Replaced {
+                                messages: messages.clone(),
+                            },
+                        )
+                        .await?;
+                }
+                builder.messages(messages).session(store, session_id)
+            }
+        };
+        Ok(builder.build())
     }
 
     /// Builds the agent of session `meta`, recording to `store`, with `session_tools`
@@ -262,11 +443,10 @@ impl AgentFactory {
         resume: bool,
         messages: Vec<Message>,
     ) -> Result<BuiltAgent, FactoryError> {
-        let provider = self.provider()?;
         let workspace = Path::new(&meta.workspace_path);
         let (task_tools, tasks) = match self.specialists(workspace) {
             Some(registry) => TaskTools::new(registry)
-                .base_system_prompt(self.system_text(meta))
+                .base_system_prompt(self.system_text(workspace))
                 .build_with_tasks(),
             None => (Vec::new(), BackgroundTasks::default()),
         };
@@ -278,41 +458,21 @@ impl AgentFactory {
             &meta.tool_denylist,
             session_tools,
         );
-        let mut builder = Agent::builder(provider)
-            .model(meta.model.clone())
-            .reasoning(meta.thought_level)
-            .system_prompt(self.system_text(meta))
-            .tools(tools)
-            .permission_mode(meta.mode.permission_mode())
-            .approver(approver)
-            .cwd(&meta.workspace_path);
-        if let Some(caps) = &self.capabilities {
-            builder = caps.apply_mcp(caps.apply_without_tasks(builder), mcp);
-        } else if !mcp.is_empty() {
-            builder = builder.tool_source(mcp.clone());
-        }
-        if let Some(dir) = spill_dir {
-            builder = builder.spill_dir(dir);
-        }
-        let builder = if resume {
-            builder.resume(store, meta.session_id.clone()).await?
-        } else {
-            if !messages.is_empty() {
-                store
-                    .append(
-                        &meta.session_id,
-                        &SessionRecord::Replaced {
-                            messages: messages.clone(),
-                        },
-                    )
-                    .await?;
-            }
-            builder
-                .messages(messages)
-                .session(store, meta.session_id.clone())
-        };
+        let mut spec = AgentSpec::new(workspace, tools);
+        spec.model = Some(meta.model.clone());
+        spec.reasoning = Some(meta.thought_level);
+        spec.permission_mode = meta.mode.permission_mode();
+        spec.approver = Some(approver);
+        spec.tool_source = (!mcp.is_empty()).then(|| Arc::new(mcp.clone()) as Arc<dyn ToolSource>);
+        spec.spill_dir = spill_dir;
+        spec.recording = Some(Recording {
+            store,
+            session_id: meta.session_id.clone(),
+            resume,
+            messages,
+        });
         Ok(BuiltAgent {
-            agent: builder.build(),
+            agent: self.agent(spec).await?,
             tasks,
         })
     }

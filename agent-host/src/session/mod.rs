@@ -9,7 +9,9 @@
 //! - [`storage`]: what a backend stores ([`SessionStorage`]: metadata, transcript, event
 //!   log), and [`store`]: the on-disk backend ([`FileStore`], its event log in
 //!   [`file_events`]).
-//! - [`factory`]: how a session's agent is built ([`AgentFactory`]).
+//! - [`factory`]: how an agent is built ([`AgentFactory`]: a session's, or a one-agent
+//!   front end's through [`AgentFactory::agent`]), and [`tool_filter`]: which tools it
+//!   offers ([`ToolRequest`], [`ToolFilter`]).
 //! - [`interaction`]: how a session asks the client ([`InteractionLink`],
 //!   [`SessionApprover`]).
 //! - [`live`] and [`turn`]: one [`Session`] and its turns ([`TurnObserver`]).
@@ -21,7 +23,7 @@
 //! - [`claim`]: one writer per session among processes sharing a storage
 //!   ([`SessionManager::claim_turn`], [`TurnClaim`]).
 //!
-//! Imports run one way: `types` ← `storage` ← `store`, `journal`, `factory` ← `live` (with
+//! Imports run one way: `types` ← `storage` ← `store`, `journal`, `factory` (with `tool_filter`) ← `live` (with
 //! `interaction`, which finds sub-agent sessions in the live registry) ← `subagent`, `turn`,
 //! `tools` ← `manager`.
 //!
@@ -64,12 +66,15 @@ pub mod manager;
 pub mod storage;
 pub mod store;
 pub mod subagent;
+pub mod tool_filter;
 pub mod tools;
 pub mod turn;
 pub mod types;
 
 pub use claim::{TurnClaim, WriterClaim};
-pub use factory::{canonical_tool_name, AgentFactory, BuiltAgent, FactoryError};
+pub use factory::{
+    canonical_tool_name, AgentFactory, AgentSpec, BuiltAgent, FactoryError, Recording,
+};
 pub use interaction::{InteractionLink, SessionApprover};
 pub use journal::{EventJournal, JournalOptions, JournalSink, Replay};
 pub use live::{Session, SessionView};
@@ -78,6 +83,7 @@ pub use storage::{
     BoxError, Durability, EventBounds, MetaQuery, SessionStorage, StoreError, StoredEvent,
 };
 pub use store::{valid_session_id, FileStore};
+pub use tool_filter::{valid_tool_name, ToolCheck, ToolFilter, ToolFilterError, ToolRequest};
 pub use tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
 pub use turn::{StartError, TurnObserver};
 pub use types::{

@@ -363,7 +363,7 @@ impl AgentFactory {
         let model = spec
             .model
             .unwrap_or_else(|| self.default_model(provider.as_ref()));
-        let mut builder = Agent::builder_arc(provider)
+        let mut builder = Agent::builder(provider)
             .model(model)
             .system_prompt(self.system_text(&spec.workspace));
         for section in &self.appended {
@@ -380,13 +380,13 @@ impl AgentFactory {
             builder = builder.max_steps(steps);
         }
         if let Some(approver) = spec.approver {
-            builder = builder.approver_arc(approver);
+            builder = builder.approver(approver);
         }
         if let Some(caps) = &self.capabilities {
             builder = caps.apply_without_tasks(builder);
         }
         if let Some(source) = spec.tool_source {
-            builder = builder.tool_source_arc(source);
+            builder = builder.tool_source(source);
         }
         if let Some(support) = spec.sandbox_support {
             builder = builder.sandbox_support(support);

@@ -13,7 +13,7 @@
 //! The state is applied before the mapping reads it. The session host's turn driver keeps
 //! one state per turn and hands it to its observer
 //! ([`TurnObserver::observe`](crate::session::TurnObserver::observe)); a front end without
-//! sessions keeps a [`Fold`]. [`coverage`] (feature `test-util`) is the one coverage
+//! sessions keeps a [`Fold`]. `coverage` (feature `test-util`) is the one coverage
 //! harness.
 //!
 //! Imports run one way: `calls` and `outcome` ← `state` ← `mapping` ← `coverage`; this

@@ -12,8 +12,8 @@
 //!   hands what is held to a writer task as one batch (a turn flushes before every wait, so
 //!   a batch is the events that were already waiting). While one batch is written the next
 //!   ones gather, and are written together. [`request_sync`](EventJournal::request_sync)
-//!   makes the next batch durable ([`Durability::Sync`]: the end of a turn); the others are
-//!   written to the OS ([`Durability::Buffered`]: they survive a crash of the process).
+//!   makes the next batch durable ([`Durability::Sync`](crate::session::Durability::Sync): the end of a turn); the others are
+//!   written to the OS ([`Durability::Buffered`](crate::session::Durability::Buffered): they survive a crash of the process).
 //! - **Memory.** The newest committed events stay in memory (a window of
 //!   [`JournalOptions::window_events`] / [`JournalOptions::window_bytes`]); older ones are read
 //!   back from the storage for a replay. Events not yet stored are never dropped from memory.
@@ -362,7 +362,7 @@ impl EventJournal {
         }
     }
 
-    /// Makes the next batch durable ([`Durability::Sync`]): the end of a turn.
+    /// Makes the next batch durable ([`Durability::Sync`](crate::session::Durability::Sync)): the end of a turn.
     pub fn request_sync(&self) {
         self.lock().held_sync = true;
     }

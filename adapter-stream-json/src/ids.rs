@@ -1,32 +1,15 @@
 //! Run and session identifiers.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
-
-/// Random bits from the standard library's randomly seeded hasher (no extra dependency).
-fn random_u64() -> u64 {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    hasher.write_u32(std::process::id());
-    hasher.finish()
-}
 
 /// `run_<UTC yyyyMMddHHmmss>_<6 lowercase hex>`.
 pub fn run_id(now: DateTime<Utc>) -> String {
     format!(
         "run_{}_{:06x}",
         now.format("%Y%m%d%H%M%S"),
-        random_u64() & 0xff_ffff
+        agent_core::ids::random_u64() & 0xff_ffff
     )
 }
 

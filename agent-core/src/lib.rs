@@ -97,6 +97,7 @@
 //! | [`context`], [`compaction`], [`spill`], [`notes`] | the context window, compaction, over-budget tool output, pinned notes |
 //! | [`structured`], [`schema`] | structured answers and the strict JSON schemas of tools |
 //! | [`secrets`], [`telemetry`], [`message`], [`usage`] | secret scrubbing, tracing spans, the rest of the transcript types |
+//! | [`ids`] | the workspace's one id generator: random and per-process sequential uuid v4s, prefixed forms |
 
 #![warn(missing_docs)]
 
@@ -106,6 +107,7 @@ pub mod context;
 mod emit;
 pub mod event;
 pub mod hooks;
+pub mod ids;
 mod inner;
 mod into_arc;
 pub mod message;

@@ -234,8 +234,7 @@ impl From<SubagentError> for ToolError {
 /// A fresh id for a sub-agent: `prefix` followed by `_` and 24 random hex digits (Zero's
 /// `specialist_…` form); valid as a session id of every front end.
 pub fn new_task_id(prefix: &str) -> String {
-    let random = uuid::Uuid::new_v4().simple().to_string();
-    format!("{prefix}_{}", &random[..24])
+    crate::ids::prefixed_hex(prefix, 24)
 }
 
 /// The agent run that made a tool call: what a tool needs to run a sub-agent under it.

@@ -20,7 +20,7 @@ pub fn now_ms() -> i64 {
 
 /// A fresh id with a prefix: `<prefix>_<uuid v4>`.
 pub fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{}", uuid::Uuid::new_v4())
+    agent_core::ids::prefixed(prefix)
 }
 
 /// Context window reported when the provider does not know the model.

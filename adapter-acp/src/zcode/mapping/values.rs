@@ -1,8 +1,5 @@
 //! The values the mapping computes: ids, usage, todos, tool metadata and texts.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
-
 use agent_core::{
     event::{CompactionReason, ErrorCode},
     tool::{PlanItem, PlanStatus},
@@ -61,28 +58,10 @@ pub fn emit(log: &ZLog, session_id: &str, turn_id: Option<&str>, body: EventBody
     })
 }
 
-/// Bits of a uuid v4 that are random and below its variant bits: the event counter's room.
-const COUNTER_BITS: u128 = (1 << 62) - 1;
-
-/// A fresh event id, `evt_<uuid>` as the spec has it: a uuid v4 drawn once per process
-/// with a per-event counter added to its low 62 random bits, so ids stay well-formed v4
-/// uuids, distinct within the process (2^62 events before one repeats) and as unlikely
-/// to collide across processes as the 60 remaining random bits make them, without a
-/// `getrandom` call per event.
+/// A fresh event id, `evt_<uuid>` as the spec has it: a per-process sequential uuid v4
+/// ([`agent_core::ids::prefixed_sequential`]), without a random draw per event.
 pub fn event_id() -> String {
-    static BASE: OnceLock<u128> = OnceLock::new();
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let base = *BASE.get_or_init(|| uuid::Uuid::new_v4().as_u128());
-    let n = u128::from(NEXT.fetch_add(1, Ordering::Relaxed));
-    let id = (base & !COUNTER_BITS) | (base.wrapping_add(n) & COUNTER_BITS);
-    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    let text = uuid::Uuid::from_u128(id)
-        .hyphenated()
-        .encode_lower(&mut text);
-    let mut out = String::with_capacity(4 + text.len());
-    out.push_str("evt_");
-    out.push_str(text);
-    out
+    agent_core::ids::prefixed_sequential("evt")
 }
 
 /// Usage in wire form.

@@ -8,19 +8,16 @@
 //! - When `finished` runs, the transcript holds the final text and is durable (synced to
 //!   disk), the metadata is persisted, and [`Session::active_turn`] is already `None`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_core::{
-    event::{RunKind, ToolStatus},
-    AgentEvent, Run, RunStatus, UserInput,
-};
+use agent_core::{event::RunKind, AgentEvent, Run, RunStatus, UserInput};
 
 use super::live::Session;
 use super::subagent::{ChildChange, NewChild};
 use super::types::{
-    new_id, now_ms, ActiveTurn, Busy, HookNote, ToolCallState, ToolCallStatus, TurnInfo,
-    TurnOutcome,
+    new_id, now_ms, ActiveTurn, Busy, ToolCallState, ToolCallStatus, TurnInfo, TurnOutcome,
 };
 use crate::backpressure::OutputGate;
 use crate::turn::TurnState;
@@ -217,7 +214,7 @@ impl Session {
                 // Sub-agent sessions are created (and, when a child ends, brought up to
                 // date) before the observer sees the event.
                 state.apply(&event);
-                match self.track(&event) {
+                match self.track(&state, &event) {
                     Some(ChildChange::Started(child)) => child.persist_logged().await,
                     Some(ChildChange::Finished(child)) => {
                         if let Err(err) = child.sync_transcript().await {
@@ -274,8 +271,13 @@ impl Session {
     }
 
     /// Records what `event` changes in the session (and, for a sub-agent's event, in the
-    /// sub-agent's session). Returns the sub-agent session that started or finished.
-    pub(super) fn track(self: &Arc<Self>, event: &AgentEvent) -> Option<ChildChange> {
+    /// sub-agent's session); its tool calls as `state` (the turn's state, which already
+    /// includes `event`) has them. Returns the sub-agent session that started or finished.
+    pub(super) fn track(
+        self: &Arc<Self>,
+        state: &TurnState,
+        event: &AgentEvent,
+    ) -> Option<ChildChange> {
         match event {
             // The streaming events change nothing here: no lock for them.
             AgentEvent::TextDelta { .. }
@@ -290,7 +292,11 @@ impl Session {
                 if let AgentEvent::Usage { turn, .. } = inner.innermost() {
                     self.data().meta.usage += turn;
                 }
-                return self.subagent(task_id)?.track(inner);
+                let child = self.subagent(task_id)?;
+                return match state.subagent(task_id) {
+                    Some(node) => child.track(node.run(), inner),
+                    None => child.track(&TurnState::new(), inner),
+                };
             }
             AgentEvent::SubagentStarted {
                 task_id,
@@ -311,8 +317,9 @@ impl Session {
                     background: *background,
                     depth: *depth,
                 })?;
-                if let Some(state) = self.data().tool_calls.get_mut(call_id) {
-                    state.subagent = Some(task_id.clone());
+                let mut data = self.data();
+                if data.tool_calls.contains_key(call_id) {
+                    record_call(&mut data.tool_calls, state, call_id);
                 }
                 return Some(ChildChange::Started(child));
             }
@@ -346,54 +353,27 @@ impl Session {
                 data.meta.context_used = *used;
                 data.context_window = Some(*window);
             }
-            AgentEvent::ToolCall { id, name, .. } => {
-                data.tool_calls
-                    .insert(id.clone(), ToolCallState::pending(name.clone()));
-            }
-            AgentEvent::ToolExecutionStarted { id, .. } => {
-                if let Some(state) = data.tool_calls.get_mut(id) {
-                    state.status = ToolCallStatus::Running;
-                    state.started_at = Some(now_ms());
-                }
-            }
-            AgentEvent::ToolBlocked { id, block, .. } => {
-                if let Some(state) = data.tool_calls.get_mut(id) {
-                    state.block = Some(block.clone());
-                }
-            }
+            AgentEvent::ToolCall { id, .. } => record_call(&mut data.tool_calls, state, id),
+            AgentEvent::ToolExecutionStarted { id, .. }
+            | AgentEvent::ToolBlocked { id, .. }
+            | AgentEvent::ToolResult { id, .. }
+            | AgentEvent::HookDecided {
+                call_id: Some(id), ..
+            } if data.tool_calls.contains_key(id) => record_call(&mut data.tool_calls, state, id),
             AgentEvent::HookDecided {
                 hook,
                 event: point,
                 outcome: decided,
                 reason,
-                call_id,
-            } => match call_id.as_ref().and_then(|id| data.tool_calls.get_mut(id)) {
-                Some(state) => state.hooks.push(HookNote {
-                    hook: hook.clone(),
-                    event: *point,
-                    outcome: *decided,
-                    reason: reason.clone(),
-                }),
-                None => tracing::info!(
-                    session = %self.id(),
-                    %hook,
-                    event = point.as_str(),
-                    outcome = decided.as_str(),
-                    reason = reason.as_deref().unwrap_or(""),
-                    "hook decided"
-                ),
-            },
-            AgentEvent::ToolResult { id, status, .. } => {
-                if let Some(state) = data.tool_calls.get_mut(id) {
-                    let now = now_ms();
-                    state.status = match status {
-                        ToolStatus::Ok => ToolCallStatus::Completed,
-                        _ => ToolCallStatus::Failed,
-                    };
-                    state.started_at.get_or_insert(now);
-                    state.completed_at = Some(now);
-                }
-            }
+                ..
+            } => tracing::info!(
+                session = %self.id(),
+                %hook,
+                event = point.as_str(),
+                outcome = decided.as_str(),
+                reason = reason.as_deref().unwrap_or(""),
+                "hook decided"
+            ),
             AgentEvent::PlanUpdated { plan, .. } => data.meta.todos = plan.clone(),
             AgentEvent::SandboxReport(report) => {
                 if report.falls_short() {
@@ -455,5 +435,26 @@ impl Session {
     pub fn steer(&self, text: String) -> bool {
         self.agent.steer(text);
         self.data().active.is_some()
+    }
+}
+
+/// Copies tool call `id` as the turn's `state` has it into a session's table, without what
+/// that table does not keep (the arguments; of the sandbox blocks only the last).
+fn record_call(calls: &mut HashMap<String, ToolCallState>, state: &TurnState, id: &str) {
+    if let Some(call) = state.call(id) {
+        let entry = ToolCallState {
+            name: call.name.clone(),
+            status: call.status,
+            started_at: call.started_at,
+            completed_at: call.completed_at,
+            block: call.block.clone(),
+            hooks: call.hooks.clone(),
+            subagent: call.subagent.clone(),
+            args: serde_json::Value::Null,
+            blocks: Vec::new(),
+            denied: call.denied,
+            step: call.step,
+        };
+        calls.insert(id.to_string(), entry);
     }
 }

@@ -1,5 +1,8 @@
-//! The event processor of the ZCode front end: maps one turn's [`AgentEvent`]s to
-//! `session/event` payloads appended to the session's [`EventLog`].
+//! The event processor of the ZCode front end: one turn's [`AgentEvent`]s become
+//! `session/event` payloads ([`ZcodeMapping`], an [`agent_host::turn::Mapping`] over the
+//! turn's [`TurnState`]), which [`ZcodeTurn`] (the session's
+//! [`TurnObserver`](agent_host::session::TurnObserver)) appends to
+//! the session's [`EventLog`] and its sub-agents' logs.
 //!
 //! A ZCode turn is a whole prompt (agent-core's "turns" are model calls): `turn.started`
 //! once at the start, then `model.streaming` / `tool.updated` / `session.updated`, and
@@ -26,28 +29,35 @@
 //!   parent's stream as `session.updated{taskId, status, toolCallId, toolName,
 //!   description}`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use agent_core::{
-    event::{CompactionReason, RunKind, ToolStatus},
-    hooks::HookOutcome,
-    permission::PermissionAction,
-    tool::ProgressStream,
-    AgentEvent, RunStatus, Usage,
+    event::{CompactionReason, ErrorCode, RunKind},
+    AgentEvent, RunStatus,
 };
+use agent_host::session::{new_id, now_ms, TurnOutcome};
+use agent_host::turn::{Coverage, Mapping, TurnState};
 
-use crate::coverage::Coverage;
 use crate::zcode::eventlog::EventLog;
 use crate::zcode::wire::{
-    CompactionState, InputSource, OriginSource, TaskStatus, ToolErrorKind, TurnPhase,
+    CompactionState, ExecutionKind, InputSource, ResultType, TurnPhase, WireCompactionReason,
 };
 use crate::zcode::wire::{
     CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
-    SharedStr, SubagentOrigin, ToolErrorBody, ToolResultBody, ToolUpdatedPayload, TurnError,
-    TurnFailedPayload, WireSandbox,
+    TurnCompletedPayload, TurnError, TurnFailedPayload, TurnStartedPayload, WireSandbox,
 };
-use agent_host::session::{new_id, now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
+
+mod observer;
+mod subagents;
+#[cfg(test)]
+mod tests;
+mod tools;
+mod values;
+
+pub use observer::ZcodeTurn;
+use values::{compaction_reason, error_kind};
+pub use values::{emit, event_id, result_text, todos, tool_meta, wire_usage};
 
 /// The event log of one session.
 pub type ZLog = EventLog<SessionEvent>;
@@ -55,611 +65,380 @@ pub type ZLog = EventLog<SessionEvent>;
 /// Finds (or makes) the event log of a session by id: where a sub-agent's events go.
 pub type LogResolver = Arc<dyn Fn(&str) -> Arc<ZLog> + Send + Sync>;
 
-mod observer;
-#[cfg(test)]
-mod tests;
-mod values;
-
-use values::{compaction_reason, error_kind, subagent_status, OUTPUT_TAIL};
-pub use values::{emit, event_id, result_text, todos, tool_meta, wire_usage};
-
-/// A sub-agent's turn on its own session's stream.
-struct ChildTurn {
-    turn: Box<ZcodeTurn>,
-    info: TurnInfo,
-    session: Option<Arc<Session>>,
+/// One ZCode event of a turn: its type and payload, and the stream it goes on.
+#[derive(Debug, Clone)]
+pub struct ZFrame<'e> {
+    /// The sub-agent whose session's stream it goes on (its task id, also its session id);
+    /// `None`: the turn's own session.
+    pub stream: Option<&'e str>,
+    /// The event.
+    pub body: EventBody,
 }
 
-/// How a sub-agent's run ended (its `SubagentFinished`).
-struct SubagentEnd {
-    status: RunStatus,
-    final_text: Option<String>,
-    error: Option<String>,
-    usage: Usage,
-    duration_ms: u64,
+/// What a `session.updated{usage}` says of the session beyond the model call: the
+/// session's, not the turn's, so the caller sets it ([`ZcodeMapping::set_totals`]) before
+/// a `Usage` event.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// The context window of the session's model.
+    pub context_window: u64,
+    /// The session's usage so far, in tokens (its sub-agents' included).
+    pub total_tokens: u64,
 }
 
-/// Maps one turn (prompt or compaction) of a session to ZCode events.
-///
-/// The events of one batch (the agent events already waiting when the turn took them, up
-/// to the session's [`TurnObserver::flush`] before its next wait) share the timestamp
-/// taken at the batch's first event: they are mapped within microseconds. Each event is
-/// appended with [`EventLog::append_held`]: the server's sink holds the batch's lines and
-/// hands them to the writer as one message at that flush.
-pub struct ZcodeTurn {
-    log: Arc<ZLog>,
-    session_id: SharedStr,
-    turn_id: Option<SharedStr>,
-    timestamp: Option<i64>,
-    tool_names: HashMap<String, String>,
-    step_calls: Vec<String>,
-    step_results: HashMap<String, bool>,
-    denied: HashSet<String>,
+/// What ZCode shows of one stream (the turn's session's, or a sub-agent's) that the turn
+/// state does not hold.
+#[derive(Debug, Clone, Default)]
+struct Stream {
+    /// The stream's turn id (a compaction's `operationId`).
+    turn_id: String,
+    /// The answer streamed since the last assistant message: the turn's response when the
+    /// run ends without a final text.
     text: String,
-    gate: Option<Arc<agent_host::backpressure::OutputGate>>,
-    /// Events appended since the last flush (an estimate from above of what the log's sink
-    /// holds: another append may have flushed them already).
-    held: usize,
-    /// Where sub-agents' events go (none: they are not shown).
-    logs: Option<LogResolver>,
-    /// The running sub-agents' turns, by task id.
-    children: HashMap<String, ChildTurn>,
-    /// The sub-agent each `Task` call runs, by call id.
-    origins: HashMap<String, SubagentOrigin>,
-    /// `turn.started`'s `inputSource`.
-    input_source: InputSource,
-    /// Why the running compaction started.
-    compaction: Option<CompactionReason>,
-    /// Before and after of the last finished compaction.
-    compaction_sizes: Option<(u64, u64)>,
-    /// Model calls and tool calls seen (for a sub-agent's turn, which has no outcome of its
-    /// own).
-    counts: (u32, u32),
+    /// The model call (step) whose `tool.updated` `batch` went out.
+    batched: Option<u32>,
 }
 
-impl ZcodeTurn {
-    /// An observer appending to `log`.
-    pub fn new(log: Arc<ZLog>, session_id: impl Into<String>) -> Self {
+impl Stream {
+    fn new(turn_id: impl Into<String>) -> Self {
         Self {
-            log,
-            session_id: SharedStr::from(session_id.into()),
-            turn_id: None,
-            timestamp: None,
-            tool_names: HashMap::new(),
-            step_calls: Vec::new(),
-            step_results: HashMap::new(),
-            denied: HashSet::new(),
-            text: String::new(),
-            gate: None,
-            held: 0,
-            logs: None,
+            turn_id: turn_id.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// The ZCode mapping of one turn (a prompt, or a compaction: then only its usage and
+/// context show). Each event, read with the turn's [`TurnState`] (the calls, their hooks,
+/// blocks and refusals, the step of tool calls, the sub-agents and their runs, the
+/// compaction), becomes [`ZFrame`]s. Of its own it keeps its settings and, per stream, the
+/// turn id, the answer streamed so far and which step's batch went out.
+#[derive(Debug, Clone)]
+pub struct ZcodeMapping {
+    kind: RunKind,
+    own: Stream,
+    /// The running sub-agents' streams, by task id (at any depth: task ids are unique).
+    children: HashMap<String, Stream>,
+    /// Sub-agents' events show on their own streams (else not at all).
+    subagents: bool,
+    totals: Totals,
+    /// The sizes of the compaction a compaction turn made.
+    compacted: Option<(u64, u64)>,
+    clock: fn() -> i64,
+}
+
+impl ZcodeMapping {
+    /// The mapping of turn `turn_id`, of `kind`.
+    pub fn new(turn_id: impl Into<String>, kind: RunKind) -> Self {
+        Self {
+            kind,
+            own: Stream::new(turn_id),
             children: HashMap::new(),
-            origins: HashMap::new(),
-            input_source: InputSource::User,
-            compaction: None,
-            compaction_sizes: None,
-            counts: (0, 0),
+            subagents: false,
+            totals: Totals::default(),
+            compacted: None,
+            clock: now_ms,
         }
     }
 
-    /// Shows sub-agents' events on their own sessions' logs, which `logs` finds by id.
-    pub fn with_subagents(mut self, logs: LogResolver) -> Self {
-        self.logs = Some(logs);
+    /// Shows sub-agents' events on their own streams (`false`, the default: not at all).
+    pub fn with_subagents(mut self, shown: bool) -> Self {
+        self.subagents = shown;
         self
     }
 
-    /// The turn of sub-agent `task_id` (made on first use; `None` without a resolver).
-    fn child(&mut self, session: &Session, task_id: &str) -> Option<&mut ChildTurn> {
-        if !self.children.contains_key(task_id) {
-            let logs = self.logs.clone()?;
-            let child_session = session.subagent(task_id);
-            let turn_id = child_session
-                .as_ref()
-                .and_then(|s| s.active_turn())
-                .map(|a| a.turn_id)
-                .unwrap_or_else(|| new_id("turn"));
-            let mut turn = ZcodeTurn::new(logs(task_id), task_id);
-            turn.logs = Some(logs);
-            turn.input_source = InputSource::Subagent;
-            let info = TurnInfo {
-                turn_id,
-                kind: RunKind::Prompt,
-                number: 1,
-                input: String::new(),
-                input_id: None,
-                started_at: now_ms(),
-            };
-            self.children.insert(
-                task_id.to_string(),
-                ChildTurn {
-                    turn: Box::new(turn),
-                    info,
-                    session: child_session,
-                },
-            );
-        }
-        self.children.get_mut(task_id)
-    }
-
-    /// Makes the turn wait for `gate` before each agent event (backpressure from the
-    /// writer).
-    pub fn with_gate(mut self, gate: Arc<agent_host::backpressure::OutputGate>) -> Self {
-        self.gate = Some(gate);
+    /// Reads `clock` (ms since the epoch) for the calls' elapsed time (a fixed clock for
+    /// tests).
+    pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
+        self.clock = clock;
         self
     }
 
-    /// Appends one event of the turn (the sink may hold it until [`TurnObserver::flush`],
-    /// which the session calls before every wait).
-    fn emit(&mut self, turn: &TurnInfo, body: EventBody) {
-        let turn_id = match &self.turn_id {
-            Some(id) if id.as_str() == turn.turn_id => id.clone(),
-            _ => self
-                .turn_id
-                .insert(SharedStr::from(turn.turn_id.as_str()))
-                .clone(),
-        };
-        let timestamp = *self.timestamp.get_or_insert_with(now_ms);
-        let session_id = self.session_id.clone();
-        self.held += 1;
-        self.log.append_held(|seq| SessionEvent {
-            event_id: event_id(),
-            session_id,
-            turn_id: Some(turn_id),
-            seq,
-            timestamp,
-            body,
-        });
+    /// The session's totals the next `session.updated{usage}` carries.
+    pub fn set_totals(&mut self, totals: Totals) {
+        self.totals = totals;
     }
 
-    /// A `tool.updated` `progress` of a `Task` call naming its sub-agent.
-    fn emit_subagent_progress(
-        &mut self,
-        session: &Session,
-        turn: &TurnInfo,
-        call_id: &str,
-        origin: SubagentOrigin,
-        output_preview: Option<String>,
-    ) {
-        let elapsed_ms = session
-            .tool_call(call_id)
-            .and_then(|s| s.started_at)
-            .map(|start| u64::try_from(now_ms() - start).unwrap_or(0))
-            .unwrap_or(0);
-        let payload = ToolUpdatedPayload::Progress {
-            tool_call_id: call_id.to_string(),
-            tool_name: self.tool_name(call_id, "Task"),
-            elapsed_ms,
-            stdout_tail: None,
-            stderr_tail: None,
-            output_preview,
-            origin: Some(origin),
-        };
-        self.emit(turn, EventBody::ToolUpdated(payload));
+    /// Opens sub-agent `task_id`'s stream, its turn `turn_id` (the id its session gave
+    /// the run). A stream not opened opens on its first event with a fresh turn id.
+    pub fn open_subagent(&mut self, task_id: &str, turn_id: impl Into<String>) {
+        self.children
+            .insert(task_id.to_string(), Stream::new(turn_id));
     }
 
-    /// Ends a sub-agent's turn on its stream: `turn.completed` (`success`, `cancelled`) or
-    /// `turn.failed` (`subagent_error`).
-    fn finish_subagent(&mut self, session: &Session, turn: &TurnInfo, end: SubagentEnd) {
-        if end.status == RunStatus::Error {
-            self.emit(
-                turn,
-                EventBody::TurnFailed(TurnFailedPayload {
-                    error: TurnError {
-                        kind: "subagent_error".to_string(),
-                        message: end
-                            .error
-                            .unwrap_or_else(|| "the sub-agent failed".to_string()),
-                        code: "subagent".to_string(),
-                    },
-                    turn_phase: TurnPhase::Execution,
-                    input_id: None,
-                }),
-            );
-            return;
+    /// Whether sub-agent `task_id`'s stream is open.
+    pub fn has_subagent(&self, task_id: &str) -> bool {
+        self.children.contains_key(task_id)
+    }
+
+    /// The turn's `turn.started`, `None` for a compaction.
+    pub fn turn_started(
+        &self,
+        number: u32,
+        input: &str,
+        input_id: Option<&str>,
+    ) -> Option<EventBody> {
+        (self.kind == RunKind::Prompt).then(|| {
+            EventBody::TurnStarted(TurnStartedPayload {
+                turn_number: number,
+                input: input.to_string(),
+                input_id: input_id.map(str::to_string),
+                input_source: InputSource::User,
+                execution_kind: ExecutionKind::Agent,
+            })
+        })
+    }
+
+    /// The turn's last event: `turn.completed` / `turn.failed`, or for a compaction its
+    /// `session.updated{compaction}`.
+    pub fn turn_end(&self, outcome: &TurnOutcome, input_id: Option<&str>) -> EventBody {
+        let input_id = input_id.map(str::to_string);
+        match (self.kind, outcome.status) {
+            (RunKind::Compact, _) => self.compaction_end(outcome),
+            (_, RunStatus::Error) => {
+                let (code, message) = outcome
+                    .error
+                    .clone()
+                    .unwrap_or((ErrorCode::Provider, "the turn failed".to_string()));
+                let (kind, code) = error_kind(code);
+                failed(turn_error(kind, message, code), input_id)
+            }
+            _ => completed(outcome, &self.own.text, input_id),
         }
-        let outcome = TurnOutcome {
-            status: end.status,
-            final_text: end.final_text,
-            error: None,
-            usage: end.usage,
-            model_calls: self.counts.0,
-            tool_calls: self.counts.1,
-            duration_ms: end.duration_ms,
-            summary: None,
-        };
-        self.finished(session, turn, &outcome);
     }
 
-    fn tool_name(&self, id: &str, fallback: &str) -> String {
-        self.tool_names
-            .get(id)
-            .cloned()
-            .unwrap_or_else(|| fallback.to_string())
-    }
-
-    /// Maps one event of a prompt turn, and says whether its
-    /// kind is shown on ZCode at all. Every variant is named: one agent-core adds shows up
-    /// as [`Coverage::Unknown`] (and fails the coverage test) until it is mapped or listed.
-    pub fn map(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) -> Coverage {
-        let tool = |p: ToolUpdatedPayload| EventBody::ToolUpdated(p);
-        match event {
-            // A model call starts a new step of tool calls (`tool.updated` `batch`).
-            AgentEvent::TurnStarted { .. } => {
-                self.step_calls.clear();
-                self.step_results.clear();
-                return Coverage::NotShown;
-            }
-            AgentEvent::TextDelta { delta } => {
-                self.text.push_str(delta);
-                self.emit(
-                    turn,
-                    EventBody::ModelStreaming(ModelStreamingPayload::TextDelta {
-                        delta: delta.clone(),
-                    }),
-                );
-            }
-            AgentEvent::ReasoningDelta { delta } => self.emit(
-                turn,
-                EventBody::ModelStreaming(ModelStreamingPayload::ReasoningDelta {
-                    delta: delta.clone(),
-                }),
+    /// The end of a compaction turn: `session.updated{compaction}` completed, cancelled or
+    /// failed, with the sizes the compaction reported.
+    fn compaction_end(&self, outcome: &TurnOutcome) -> EventBody {
+        let (state, error) = match outcome.status {
+            RunStatus::Success => (CompactionState::Completed, None),
+            RunStatus::Aborted => (CompactionState::Cancelled, None),
+            RunStatus::Error => (
+                CompactionState::Failed,
+                outcome.error.as_ref().map(|(_, m)| m.clone()),
             ),
+        };
+        session_updated(SessionUpdatedPayload {
+            compaction: Some(CompactionUpdate {
+                state,
+                operation_id: self.own.turn_id.clone(),
+                error,
+                auto: Some(false),
+                reason: Some(WireCompactionReason::Manual),
+                before: self.compacted.map(|s| s.0),
+                after: self.compacted.map(|s| s.1),
+            }),
+            ..Default::default()
+        })
+    }
+
+    /// The state of stream `at` (a sub-agent's opens on first use).
+    fn stream(&mut self, at: Option<&str>) -> &mut Stream {
+        match at {
+            None => &mut self.own,
+            Some(task_id) => self
+                .children
+                .entry(task_id.to_string())
+                .or_insert_with(|| Stream::new(new_id("turn"))),
+        }
+    }
+
+    /// A compaction turn shows only its usage and the context after it (its start and end
+    /// are the turn's own events; its summary is not assistant output).
+    fn map_compaction<'e>(
+        &mut self,
+        state: &TurnState,
+        event: &'e AgentEvent,
+        out: &mut impl FnMut(ZFrame<'e>),
+    ) -> Coverage {
+        match event {
+            AgentEvent::Usage { .. } | AgentEvent::ContextUsage { .. } => {
+                self.map_in(None, state, event, out)
+            }
+            AgentEvent::CompactionFinished { .. } => {
+                self.compacted = state.compaction().and_then(|c| c.sizes);
+                Coverage::NotShown
+            }
+            _ => Coverage::NotShown,
+        }
+    }
+
+    /// Maps `event` of the run whose state is `run`, on stream `at`.
+    fn map_in<'e, F: FnMut(ZFrame<'e>)>(
+        &mut self,
+        at: Option<&'e str>,
+        run: &TurnState,
+        event: &'e AgentEvent,
+        out: &mut F,
+    ) -> Coverage {
+        let mut send = |body| out(ZFrame { stream: at, body });
+        match event {
+            AgentEvent::TextDelta { delta } => {
+                self.stream(at).text.push_str(delta);
+                send(streaming(ModelStreamingPayload::TextDelta {
+                    delta: delta.clone(),
+                }));
+            }
+            AgentEvent::ReasoningDelta { delta } => {
+                send(streaming(ModelStreamingPayload::ReasoningDelta {
+                    delta: delta.clone(),
+                }))
+            }
+            // Streamed as deltas; a new model call's text starts a new answer.
             AgentEvent::AssistantMessage { .. } => {
-                // Streamed as deltas; a new model call's text starts a new answer.
-                self.text.clear();
+                self.stream(at).text.clear();
                 return Coverage::NotShown;
             }
             AgentEvent::ToolCall { id, name, args, .. } => {
-                self.counts.1 += 1;
-                self.tool_names.insert(id.clone(), name.clone());
-                self.step_calls.push(id.clone());
-                self.emit(
-                    turn,
-                    EventBody::ModelStreaming(ModelStreamingPayload::ToolCall {
-                        tool_call_id: id.clone(),
-                        tool_name: name.clone(),
-                        input: args.clone(),
-                    }),
-                );
-                self.emit(
-                    turn,
-                    tool(ToolUpdatedPayload::Scheduled {
-                        tool_call_id: id.clone(),
-                        tool_name: name.clone(),
-                        input: args.clone(),
-                    }),
-                );
-            }
-            // Permission prompts reach the client as `interaction/requestPermission`; a
-            // refusal shows as the call's `permission_denied` error.
-            AgentEvent::PermissionDecided {
-                info,
-                action,
-                granted,
-                ..
-            } => {
-                if !granted && matches!(action, PermissionAction::Deny | PermissionAction::Cancel) {
-                    self.denied.insert(info.id.clone());
+                for body in tools::announced(id, name, args) {
+                    send(body);
                 }
-                return Coverage::NotShown;
             }
-            AgentEvent::ToolExecutionStarted { id, name } => self.emit(
-                turn,
-                tool(ToolUpdatedPayload::Started {
-                    tool_call_id: id.clone(),
-                    tool_name: name.clone(),
-                    started_at: session
-                        .tool_call(id)
-                        .and_then(|s| s.started_at)
-                        .unwrap_or_else(now_ms),
-                }),
-            ),
+            AgentEvent::ToolExecutionStarted { id, name } => {
+                send(tools::started(run, id, name, self.clock))
+            }
             AgentEvent::ToolProgress { id, stream, text } => {
-                let elapsed_ms = session
-                    .tool_call(id)
-                    .and_then(|s| s.started_at)
-                    .map(|start| u64::try_from(now_ms() - start).unwrap_or(0))
-                    .unwrap_or(0);
-                let (mut stdout_tail, mut stderr_tail, mut output_preview) = (None, None, None);
-                match stream {
-                    ProgressStream::Stdout => stdout_tail = Some(text.clone()),
-                    ProgressStream::Stderr => stderr_tail = Some(text.clone()),
-                    _ => output_preview = Some(text.clone()),
-                }
-                self.emit(
-                    turn,
-                    tool(ToolUpdatedPayload::Progress {
-                        tool_call_id: id.clone(),
-                        tool_name: self.tool_name(id, ""),
-                        elapsed_ms,
-                        stdout_tail,
-                        stderr_tail,
-                        output_preview,
-                        origin: None,
-                    }),
-                );
+                send(tools::progress(run, id, *stream, text, self.clock))
             }
-            AgentEvent::PlanUpdated { plan, .. } => self.emit(
-                turn,
-                EventBody::SessionUpdated(SessionUpdatedPayload {
-                    todos: Some(todos(plan)),
-                    ..Default::default()
-                }),
-            ),
-            AgentEvent::ToolResult {
-                id,
-                name,
-                status,
-                content,
-                truncated,
-                redacted,
-                changed_files,
-                duration_ms,
-            } => {
-                let text = result_text(content);
-                let ok = *status == ToolStatus::Ok;
-                let meta = tool_meta(session.tool_call(id).as_ref());
-                let origin = self.origins.get(id).cloned();
-                let payload = if ok {
-                    ToolUpdatedPayload::Result {
-                        tool_call_id: id.clone(),
-                        tool_name: name.clone(),
-                        result: ToolResultBody {
-                            success: true,
-                            content: text,
-                            truncated: *truncated,
-                            redacted: *redacted,
-                            changed_files: changed_files.clone(),
-                            metadata: (!meta.is_empty()).then_some(meta),
-                        },
-                        duration: *duration_ms,
-                        origin,
-                    }
-                } else {
-                    let vetoed = meta.hooks.iter().any(|h| h.outcome == HookOutcome::Deny);
-                    let (kind, code) = if self.denied.contains(id) {
-                        (ToolErrorKind::PermissionDenied, None)
-                    } else if vetoed {
-                        (ToolErrorKind::HookDenied, Some("hook_denied".to_string()))
-                    } else if let Some(block) = &meta.block {
-                        (
-                            ToolErrorKind::SandboxDenied,
-                            serde_json::to_value(block.code)
-                                .ok()
-                                .and_then(|v| v.as_str().map(str::to_string)),
-                        )
-                    } else {
-                        (ToolErrorKind::ToolError, None)
-                    };
-                    ToolUpdatedPayload::Error {
-                        tool_call_id: id.clone(),
-                        tool_name: name.clone(),
-                        error: ToolErrorBody {
-                            kind,
-                            message: text,
-                            code,
-                            data: (!meta.is_empty()).then_some(meta),
-                        },
-                        duration: *duration_ms,
-                        origin,
-                    }
-                };
-                self.emit(turn, tool(payload));
-                self.step_results.insert(id.clone(), ok);
-                if !self.step_calls.is_empty()
-                    && self
-                        .step_calls
-                        .iter()
-                        .all(|c| self.step_results.contains_key(c))
-                {
-                    let success_count =
-                        u32::try_from(self.step_results.values().filter(|ok| **ok).count())
-                            .unwrap_or(u32::MAX);
-                    let error_count = u32::try_from(self.step_results.len())
-                        .unwrap_or(u32::MAX)
-                        .saturating_sub(success_count);
-                    let tool_call_ids = std::mem::take(&mut self.step_calls);
-                    self.emit(
-                        turn,
-                        tool(ToolUpdatedPayload::Batch {
-                            tool_call_ids,
-                            success_count,
-                            error_count,
-                        }),
-                    );
-                    self.step_results.clear();
-                }
+            AgentEvent::ToolResult { .. } => {
+                let batched = &mut self.stream(at).batched;
+                let batch = tools::batch(run, batched);
+                tools::result(run, event).into_iter().chain(batch).for_each(send);
             }
-            AgentEvent::Usage {
-                turn: usage,
-                cumulative: _,
-            } => {
-                self.counts.0 += 1;
-                self.emit(
-                    turn,
-                    EventBody::SessionUpdated(SessionUpdatedPayload {
-                        usage: Some(wire_usage(usage, None)),
-                        context_window: Some(session.agent().context_window()),
-                        total_token_count: Some(session.usage().total_tokens()),
-                        ..Default::default()
-                    }),
-                );
-            }
-            AgentEvent::ContextUsage { used, window, .. } => self.emit(
-                turn,
-                EventBody::SessionUpdated(SessionUpdatedPayload {
+            AgentEvent::PlanUpdated { plan, .. } => send(session_updated(SessionUpdatedPayload {
+                todos: Some(todos(plan)),
+                ..Default::default()
+            })),
+            AgentEvent::Usage { turn: usage, .. } => send(session_updated(SessionUpdatedPayload {
+                usage: Some(wire_usage(usage, None)),
+                context_window: Some(self.totals.context_window),
+                total_token_count: Some(self.totals.total_tokens),
+                ..Default::default()
+            })),
+            AgentEvent::ContextUsage { used, window, .. } => {
+                send(session_updated(SessionUpdatedPayload {
                     context_used: Some(*used),
                     context_window: Some(*window),
                     ..Default::default()
-                }),
-            ),
-            AgentEvent::CompactionStarted { reason } => {
-                self.compaction = Some(*reason);
-                self.emit(
-                    turn,
-                    EventBody::SessionUpdated(SessionUpdatedPayload {
-                        compaction: Some(CompactionUpdate {
-                            state: CompactionState::Running,
-                            operation_id: turn.turn_id.clone(),
-                            auto: Some(*reason != CompactionReason::Manual),
-                            reason: Some(compaction_reason(*reason)),
-                            ..Default::default()
-                        }),
-                        ..Default::default()
-                    }),
-                );
+                }))
             }
-            AgentEvent::CompactionFinished { before, after, .. } => {
-                let reason = self.compaction.take().unwrap_or(CompactionReason::Auto);
-                self.emit(
-                    turn,
-                    EventBody::SessionUpdated(SessionUpdatedPayload {
-                        compaction: Some(CompactionUpdate {
-                            state: CompactionState::Completed,
-                            operation_id: turn.turn_id.clone(),
-                            auto: Some(reason != CompactionReason::Manual),
-                            reason: Some(compaction_reason(reason)),
-                            before: Some(*before),
-                            after: Some(*after),
-                            error: None,
-                        }),
-                        ..Default::default()
-                    }),
-                );
+            AgentEvent::CompactionStarted { .. } | AgentEvent::CompactionFinished { .. } => {
+                let turn_id = self.stream(at).turn_id.clone();
+                send(compaction(run, turn_id));
             }
-            AgentEvent::SandboxReport(report) => self.emit(
-                turn,
-                EventBody::SessionUpdated(SessionUpdatedPayload {
-                    sandbox: Some(WireSandbox::from(report)),
-                    ..Default::default()
-                }),
-            ),
-            AgentEvent::SubagentStarted {
-                task_id,
-                name,
-                call_id,
-                description,
-                background,
-                ..
-            } => {
-                let origin = SubagentOrigin {
-                    source: OriginSource::Subagent,
-                    agent_id: task_id.clone(),
-                    agent_type: name.clone(),
-                    background: *background,
-                    child_session_id: task_id.clone(),
-                    description: description.clone(),
-                };
-                self.origins.insert(call_id.clone(), origin.clone());
-                self.emit_subagent_progress(session, turn, call_id, origin, None);
-                if *background {
-                    self.emit(
-                        turn,
-                        EventBody::SessionUpdated(SessionUpdatedPayload {
-                            task_id: Some(task_id.clone()),
-                            status: Some(TaskStatus::Running),
-                            tool_call_id: Some(call_id.clone()),
-                            tool_name: Some(self.tool_name(call_id, "Task")),
-                            description: description.clone(),
-                            ..Default::default()
-                        }),
-                    );
-                }
-                let input = description.clone().unwrap_or_else(|| name.clone());
-                if let Some(child) = self.child(session, task_id) {
-                    child.info.input = input;
-                    let own = child.session.clone();
-                    child
-                        .turn
-                        .started(own.as_deref().unwrap_or(session), &child.info);
-                }
-            }
-            AgentEvent::Subagent {
-                task_id,
-                event: inner,
-                ..
-            } => {
-                let Some(child) = self.child(session, task_id) else {
-                    return Coverage::NotShown;
-                };
-                let own = child.session.clone();
-                child
-                    .turn
-                    .map(own.as_deref().unwrap_or(session), &child.info, inner);
-            }
-            AgentEvent::SubagentFinished {
-                task_id,
-                call_id,
-                status,
-                final_text,
-                error,
-                usage,
-                duration_ms,
-                ..
-            } => {
-                if let Some(origin) = self.origins.get(call_id).cloned() {
-                    let preview = Some(format!("sub-agent {}", subagent_status(*status).as_str()));
-                    self.emit_subagent_progress(session, turn, call_id, origin.clone(), preview);
-                    if origin.background {
-                        let tail = final_text.as_deref().or(error.as_deref()).map(|t| {
-                            agent_host::text::cut_utf8_tail(t, OUTPUT_TAIL).to_string()
-                        });
-                        self.emit(
-                            turn,
-                            EventBody::SessionUpdated(SessionUpdatedPayload {
-                                task_id: Some(task_id.clone()),
-                                status: Some(subagent_status(*status)),
-                                tool_call_id: Some(call_id.clone()),
-                                tool_name: Some(self.tool_name(call_id, "Task")),
-                                description: origin.description.clone(),
-                                output_tail: tail,
-                                ..Default::default()
-                            }),
-                        );
-                    }
-                }
-                if let Some(mut child) = self.children.remove(task_id) {
-                    let own = child.session.clone();
-                    let own = own.as_deref().unwrap_or(session);
-                    child.turn.finish_subagent(
-                        own,
-                        &child.info,
-                        SubagentEnd {
-                            status: *status,
-                            final_text: final_text.clone(),
-                            error: error.clone(),
-                            usage: *usage,
-                            duration_ms: *duration_ms,
-                        },
-                    );
-                    child.turn.flush();
-                }
-            }
-            // The run's framing and the request attempts have no ZCode event; the turn
-            // starts with `turn.started` (on start) and ends with `turn.completed` /
-            // `turn.failed` from the turn's outcome, which also carries a fatal error
-            // (recoverable errors are only logged); a call is announced whole by `ToolCall`
-            // (not its streamed arguments); the prompt was the client's own input.
-            AgentEvent::RunStarted { .. }
-            | AgentEvent::UserMessage { .. }
-            | AgentEvent::RequestStarted { .. }
-            | AgentEvent::RetryScheduled { .. }
-            | AgentEvent::AssistantStarted
-            | AgentEvent::ToolUseStarted { .. }
-            | AgentEvent::ToolUseArgsDelta { .. }
-            | AgentEvent::ToolUseEnded { .. }
-            | AgentEvent::TurnEnded { .. }
-            | AgentEvent::TurnRecovery { .. }
-            | AgentEvent::PermissionRequested(_)
-            | AgentEvent::Error { .. }
-            | AgentEvent::RunFinished { .. }
+            AgentEvent::SandboxReport(report) => send(session_updated(SessionUpdatedPayload {
+                sandbox: Some(WireSandbox::from(report)),
+                ..Default::default()
+            })),
+            AgentEvent::SubagentStarted { .. } => self.subagent_started(at, run, event, out),
+            AgentEvent::Subagent { .. } => return self.subagent_event(run, event, out),
+            AgentEvent::SubagentFinished { .. } => self.subagent_finished(at, run, event, out),
+            // Permission prompts reach the client as `interaction/requestPermission`; a
+            // refusal shows as the call's `permission_denied` error (the state marks it).
+            AgentEvent::PermissionRequested(_)
+            | AgentEvent::PermissionDecided { .. }
             // A hook's decision about a call and a sandbox block travel with the call's
-            // `tool.updated` result or error (the session host records them on the call);
+            // `tool.updated` result or error (the state records them on the call);
             // decisions about no call are only logged.
             | AgentEvent::HookDecided { .. }
-            | AgentEvent::ToolBlocked { .. } => return Coverage::NotShown,
-            other => return Coverage::unknown(other),
+            | AgentEvent::ToolBlocked { .. }
+            // The turn ends with `turn.completed` / `turn.failed` from the turn's outcome,
+            // which also carries a fatal error (recoverable errors are only logged); a
+            // model call's stop has no event.
+            | AgentEvent::TurnEnded { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::RunFinished { .. } => return Coverage::NotShown,
+            // The run's framing ([`agent_host::turn::FRAMING`]) has no ZCode event: the
+            // turn starts with `turn.started`, a call is announced whole by `ToolCall`
+            // (the state keeps each model call's step of calls) and the prompt was the
+            // client's own input.
+            other => return Coverage::rest(other),
         }
         Coverage::Shown
+    }
+}
+
+impl Mapping for ZcodeMapping {
+    type Frame<'e> = ZFrame<'e>;
+
+    fn map<'e>(
+        &mut self,
+        state: &TurnState,
+        event: &'e AgentEvent,
+        mut out: impl FnMut(Self::Frame<'e>),
+    ) -> Coverage {
+        match self.kind {
+            RunKind::Prompt => self.map_in(None, state, event, &mut out),
+            RunKind::Compact => self.map_compaction(state, event, &mut out),
+        }
+    }
+}
+
+fn streaming(payload: ModelStreamingPayload) -> EventBody {
+    EventBody::ModelStreaming(payload)
+}
+
+fn session_updated(payload: SessionUpdatedPayload) -> EventBody {
+    EventBody::SessionUpdated(payload)
+}
+
+/// A compaction inside a prompt: running (`CompactionStarted`) or completed with its sizes
+/// (`CompactionFinished`; the state has the reason it started with).
+fn compaction(run: &TurnState, operation_id: String) -> EventBody {
+    let (reason, sizes) = run
+        .compaction()
+        .map_or((CompactionReason::Auto, None), |c| (c.reason, c.sizes));
+    let state = match sizes {
+        Some(_) => CompactionState::Completed,
+        None => CompactionState::Running,
+    };
+    session_updated(SessionUpdatedPayload {
+        compaction: Some(CompactionUpdate {
+            state,
+            operation_id,
+            auto: Some(reason != CompactionReason::Manual),
+            reason: Some(compaction_reason(reason)),
+            before: sizes.map(|s| s.0),
+            after: sizes.map(|s| s.1),
+            error: None,
+        }),
+        ..Default::default()
+    })
+}
+
+/// `turn.completed`: `success`, or `cancelled` for an aborted run; the response is the
+/// final text, else the answer streamed since the last assistant message.
+fn completed(outcome: &TurnOutcome, text: &str, input_id: Option<String>) -> EventBody {
+    EventBody::TurnCompleted(TurnCompletedPayload {
+        response: outcome
+            .final_text
+            .clone()
+            .unwrap_or_else(|| text.to_string()),
+        token_count: outcome.usage.total_tokens(),
+        usage: wire_usage(&outcome.usage, Some(outcome.model_calls)),
+        tool_call_count: outcome.tool_calls,
+        duration: outcome.duration_ms,
+        result_type: match outcome.status {
+            RunStatus::Aborted => ResultType::Cancelled,
+            _ => ResultType::Success,
+        },
+        input_id,
+    })
+}
+
+/// `turn.failed` in the execution phase.
+fn failed(error: TurnError, input_id: Option<String>) -> EventBody {
+    EventBody::TurnFailed(TurnFailedPayload {
+        error,
+        turn_phase: TurnPhase::Execution,
+        input_id,
+    })
+}
+
+fn turn_error(kind: &str, message: String, code: &str) -> TurnError {
+    TurnError {
+        kind: kind.to_string(),
+        message,
+        code: code.to_string(),
     }
 }

@@ -1,139 +1,249 @@
-//! [`ZcodeTurn`] as the session's [`TurnObserver`]: a turn's start, events and end.
+//! [`ZcodeTurn`], the session's [`TurnObserver`]: the turn's [`ZcodeMapping`] and where its
+//! frames go, the session's event log and its sub-agents' (a stream each: its log, turn id
+//! and the batch's timestamp).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use agent_core::{
-    event::{ErrorCode, RunKind},
-    AgentEvent, RunStatus,
-};
-use agent_host::session::{Session, TurnInfo, TurnObserver, TurnOutcome};
+use agent_core::AgentEvent;
+use agent_host::backpressure::OutputGate;
+use agent_host::session::{new_id, now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
+use agent_host::turn::{Mapping, TurnState};
 
-use super::{error_kind, wire_usage, ZcodeTurn};
-use crate::zcode::wire::{
-    CompactionState, ExecutionKind, ResultType, TurnPhase, WireCompactionReason,
-};
-use crate::zcode::wire::{
-    CompactionUpdate, EventBody, SessionUpdatedPayload, TurnCompletedPayload, TurnError,
-    TurnFailedPayload, TurnStartedPayload,
-};
+use super::{event_id, LogResolver, Totals, ZFrame, ZLog, ZcodeMapping};
+use crate::zcode::wire::{EventBody, SessionEvent, SharedStr};
 
-impl TurnObserver for ZcodeTurn {
-    fn output_gate(&self) -> Option<Arc<agent_host::backpressure::OutputGate>> {
-        self.gate.clone()
+/// One session's stream of the turn.
+struct Out {
+    log: Arc<ZLog>,
+    session_id: SharedStr,
+    turn_id: Option<SharedStr>,
+    /// The timestamp of the batch's events (taken at its first).
+    timestamp: Option<i64>,
+    /// Events appended since the last flush (an estimate from above of what the log's sink
+    /// holds: another append may have flushed them already).
+    held: usize,
+    /// The session a sub-agent's stream reads its totals from: its own, else its nearest
+    /// ancestor's (`None`: the turn's session).
+    session: Option<Arc<Session>>,
+}
+
+impl Out {
+    fn new(log: Arc<ZLog>, session_id: &str, turn_id: Option<String>) -> Self {
+        Self {
+            log,
+            session_id: SharedStr::from(session_id),
+            turn_id: turn_id.map(SharedStr::from),
+            timestamp: None,
+            held: 0,
+            session: None,
+        }
+    }
+
+    /// Appends one event (the sink may hold it until [`flush`](Self::flush)).
+    fn append(&mut self, body: EventBody) {
+        let timestamp = *self.timestamp.get_or_insert_with(now_ms);
+        let (session_id, turn_id) = (self.session_id.clone(), self.turn_id.clone());
+        self.held += 1;
+        self.log.append_held(|seq| SessionEvent {
+            event_id: event_id(),
+            session_id,
+            turn_id,
+            seq,
+            timestamp,
+            body,
+        });
     }
 
     fn flush(&mut self) {
         self.timestamp = None;
         self.held = 0;
         self.log.flush();
-        for child in self.children.values_mut() {
-            child.turn.flush();
+    }
+}
+
+/// Maps one turn (prompt or compaction) of a session to ZCode events.
+///
+/// The events of one batch (the agent events already waiting when the turn took them, up
+/// to the session's [`TurnObserver::flush`] before its next wait) share the timestamp
+/// taken at the batch's first event: they are mapped within microseconds. Each event is
+/// appended with [`EventLog::append_held`](crate::zcode::eventlog::EventLog::append_held):
+/// the server's sink holds the batch's lines and hands them to the writer as one message
+/// at that flush.
+pub struct ZcodeTurn {
+    mapping: ZcodeMapping,
+    own: Out,
+    /// The running sub-agents' streams, by task id.
+    children: HashMap<String, Out>,
+    /// Where sub-agents' events go (none: they are not shown).
+    logs: Option<LogResolver>,
+    gate: Option<Arc<OutputGate>>,
+}
+
+impl ZcodeTurn {
+    /// An observer appending to `log`.
+    pub fn new(log: Arc<ZLog>, session_id: impl Into<String>) -> Self {
+        let session_id: String = session_id.into();
+        Self {
+            mapping: ZcodeMapping::new(String::new(), agent_core::event::RunKind::Prompt),
+            own: Out::new(log, &session_id, None),
+            children: HashMap::new(),
+            logs: None,
+            gate: None,
+        }
+    }
+
+    /// Shows sub-agents' events on their own sessions' logs, which `logs` finds by id.
+    pub fn with_subagents(mut self, logs: LogResolver) -> Self {
+        self.logs = Some(logs);
+        self
+    }
+
+    /// Makes the turn wait for `gate` before each agent event (backpressure from the
+    /// writer).
+    pub fn with_gate(mut self, gate: Arc<OutputGate>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// Opens the stream of each sub-agent along `event`'s wrappers (and of the one it
+    /// starts) that is not open yet: its log, and the turn id its session runs (the
+    /// session host made the session before this event), else a fresh one.
+    fn open_streams(&mut self, session: &Session, mut event: &AgentEvent) {
+        let Some(logs) = &self.logs else {
+            return;
+        };
+        let mut parent: Option<Arc<Session>> = None;
+        loop {
+            let (task_id, inner) = match event {
+                AgentEvent::Subagent { task_id, event, .. } => (task_id, Some(event.as_ref())),
+                AgentEvent::SubagentStarted { task_id, .. } => (task_id, None),
+                _ => return,
+            };
+            let opened = self.children.get(task_id);
+            parent = match opened.filter(|_| self.mapping.has_subagent(task_id)) {
+                Some(out) => out.session.clone(),
+                None => {
+                    let own = parent.as_deref().unwrap_or(session).subagent(task_id);
+                    let turn_id = own
+                        .as_ref()
+                        .and_then(|s| s.active_turn())
+                        .map(|a| a.turn_id)
+                        .unwrap_or_else(|| new_id("turn"));
+                    self.mapping.open_subagent(task_id, turn_id.clone());
+                    let mut out = Out::new(logs(task_id.as_str()), task_id, Some(turn_id));
+                    out.session = own.or(parent);
+                    let session = out.session.clone();
+                    self.children.insert(task_id.clone(), out);
+                    session
+                }
+            };
+            match inner {
+                Some(inner) => event = inner,
+                None => return,
+            }
+        }
+    }
+
+    /// The session's totals for a `Usage` event: of the session whose stream it shows on.
+    fn totals(&self, session: &Session, event: &AgentEvent) -> Totals {
+        let mut stream = None;
+        let mut event = event;
+        while let AgentEvent::Subagent {
+            task_id,
+            event: inner,
+            ..
+        } = event
+        {
+            stream = Some(task_id);
+            event = inner;
+        }
+        let own = stream
+            .and_then(|id| self.children.get(id))
+            .and_then(|out| out.session.clone());
+        let session = own.as_deref().unwrap_or(session);
+        Totals {
+            context_window: session.agent().context_window(),
+            total_tokens: session.usage().total_tokens(),
+        }
+    }
+}
+
+/// Appends `frame` to its stream (`own`, or a sub-agent's of `children`); a sub-agent's
+/// turn that ended is written durably and handed over, and its stream closed.
+fn write(own: &mut Out, children: &mut HashMap<String, Out>, frame: ZFrame<'_>) {
+    let Some(task_id) = frame.stream else {
+        return own.append(frame.body);
+    };
+    let ended = matches!(
+        frame.body,
+        EventBody::TurnCompleted(_) | EventBody::TurnFailed(_)
+    );
+    let Some(out) = children.get_mut(task_id) else {
+        return;
+    };
+    out.append(frame.body);
+    if ended {
+        out.log.request_sync();
+        out.flush();
+        children.remove(task_id);
+    }
+}
+
+impl TurnObserver for ZcodeTurn {
+    fn output_gate(&self) -> Option<Arc<OutputGate>> {
+        self.gate.clone()
+    }
+
+    fn flush(&mut self) {
+        self.own.flush();
+        for out in self.children.values_mut() {
+            out.flush();
         }
     }
 
     fn held(&self) -> usize {
-        self.held + self.children.values().map(|c| c.turn.held()).sum::<usize>()
+        self.own.held + self.children.values().map(|c| c.held).sum::<usize>()
     }
 
     fn started(&mut self, _session: &Session, turn: &TurnInfo) {
-        if turn.kind == RunKind::Prompt {
-            self.emit(
-                turn,
-                EventBody::TurnStarted(TurnStartedPayload {
-                    turn_number: turn.number,
-                    input: turn.input.clone(),
-                    input_id: turn.input_id.clone(),
-                    input_source: self.input_source,
-                    execution_kind: ExecutionKind::Agent,
-                }),
-            );
+        self.own.turn_id = Some(SharedStr::from(turn.turn_id.as_str()));
+        self.mapping =
+            ZcodeMapping::new(turn.turn_id.as_str(), turn.kind).with_subagents(self.logs.is_some());
+        let input_id = turn.input_id.as_deref();
+        if let Some(body) = self
+            .mapping
+            .turn_started(turn.number, &turn.input, input_id)
+        {
+            self.own.append(body);
         }
     }
 
-    fn event(&mut self, session: &Session, turn: &TurnInfo, event: &AgentEvent) {
-        match turn.kind {
-            RunKind::Prompt => {
-                self.map(session, turn, event);
-            }
-            // A compaction's summary text is not assistant output; only its usage and the
-            // context after it show (its start and end are the turn's own events).
-            RunKind::Compact => match event {
-                AgentEvent::Usage { .. } | AgentEvent::ContextUsage { .. } => {
-                    self.map(session, turn, event);
-                }
-                AgentEvent::CompactionFinished { before, after, .. } => {
-                    self.compaction_sizes = Some((*before, *after));
-                }
-                _ => {}
-            },
+    fn observe(
+        &mut self,
+        session: &Session,
+        _turn: &TurnInfo,
+        state: &TurnState,
+        event: &AgentEvent,
+    ) {
+        self.open_streams(session, event);
+        if let AgentEvent::Usage { .. } = event.innermost() {
+            let totals = self.totals(session, event);
+            self.mapping.set_totals(totals);
         }
+        let Self {
+            mapping,
+            own,
+            children,
+            ..
+        } = self;
+        mapping.map(state, event, |frame| write(own, children, frame));
     }
 
     fn finished(&mut self, _session: &Session, turn: &TurnInfo, outcome: &TurnOutcome) {
-        if turn.kind == RunKind::Compact {
-            let (state, error) = match outcome.status {
-                RunStatus::Success => (CompactionState::Completed, None),
-                RunStatus::Aborted => (CompactionState::Cancelled, None),
-                RunStatus::Error => (
-                    CompactionState::Failed,
-                    outcome.error.as_ref().map(|(_, m)| m.clone()),
-                ),
-            };
-            self.emit(
-                turn,
-                EventBody::SessionUpdated(SessionUpdatedPayload {
-                    compaction: Some(CompactionUpdate {
-                        state,
-                        operation_id: turn.turn_id.clone(),
-                        error,
-                        auto: Some(false),
-                        reason: Some(WireCompactionReason::Manual),
-                        before: self.compaction_sizes.map(|s| s.0),
-                        after: self.compaction_sizes.map(|s| s.1),
-                    }),
-                    ..Default::default()
-                }),
-            );
-            self.log.request_sync();
-            return;
-        }
-        let body = match outcome.status {
-            RunStatus::Success | RunStatus::Aborted => {
-                EventBody::TurnCompleted(TurnCompletedPayload {
-                    response: outcome
-                        .final_text
-                        .clone()
-                        .unwrap_or_else(|| self.text.clone()),
-                    token_count: outcome.usage.total_tokens(),
-                    usage: wire_usage(&outcome.usage, Some(outcome.model_calls)),
-                    tool_call_count: outcome.tool_calls,
-                    duration: outcome.duration_ms,
-                    result_type: match outcome.status {
-                        RunStatus::Aborted => ResultType::Cancelled,
-                        _ => ResultType::Success,
-                    },
-                    input_id: turn.input_id.clone(),
-                })
-            }
-            RunStatus::Error => {
-                let (code, message) = outcome
-                    .error
-                    .clone()
-                    .unwrap_or((ErrorCode::Provider, "the turn failed".to_string()));
-                let (kind, code) = error_kind(code);
-                EventBody::TurnFailed(TurnFailedPayload {
-                    error: TurnError {
-                        kind: kind.to_string(),
-                        message,
-                        code: code.to_string(),
-                    },
-                    turn_phase: TurnPhase::Execution,
-                    input_id: turn.input_id.clone(),
-                })
-            }
-        };
-        self.emit(turn, body);
+        let body = self.mapping.turn_end(outcome, turn.input_id.as_deref());
+        self.own.append(body);
         // The turn's last event is written durably (fsynced) before it is shown.
-        self.log.request_sync();
+        self.own.log.request_sync();
     }
 }

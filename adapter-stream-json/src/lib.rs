@@ -12,10 +12,12 @@
 //! - [`redact`]: protocol-level redaction of every output line and session record, in one
 //!   place ([`redact::Redacted`]).
 //! - [`order`]: Zero's order of a run's events (per tool call).
-//! - [`mapping`]: [`agent_core::AgentEvent`]s to output events, nothing else.
-//! - [`record`]: the session recorder, an observer of the same events.
+//! - [`mapping`]: [`agent_core::AgentEvent`]s to output events, nothing else: an
+//!   [`agent_host::turn::Mapping`] over the turn's state, and the terminal lines from its
+//!   outcome.
+//! - [`record`]: the session recorder, an observer of the same events and state.
 //! - [`checkpoint`]: file snapshots taken before a file-changing tool runs.
-//! - [`pipeline`]: order, recorder, mapping and rendering in one step per event.
+//! - [`pipeline`]: order, turn fold, recorder and rendering in one step per event.
 //! - [`output`]: the `stream-json`, `json` and `text` renderers, and stdout through
 //!   agent-host's line writer.
 //! - [`session`]: sessions on disk in Zero's layout, with resume and fork.

@@ -49,31 +49,8 @@ impl ZeroOrder {
                 call_id: Some(id), ..
             } => self.release_calls(id, out),
             AgentEvent::RunFinished { .. } => self.finish(out),
-            // Due at once, and releasing nothing.
-            AgentEvent::RunStarted { .. }
-            | AgentEvent::UserMessage { .. }
-            | AgentEvent::TurnStarted { .. }
-            | AgentEvent::RequestStarted { .. }
-            | AgentEvent::RetryScheduled { .. }
-            | AgentEvent::AssistantStarted
-            | AgentEvent::TextDelta { .. }
-            | AgentEvent::ReasoningDelta { .. }
-            | AgentEvent::ToolUseStarted { .. }
-            | AgentEvent::ToolUseArgsDelta { .. }
-            | AgentEvent::ToolUseEnded { .. }
-            | AgentEvent::TurnRecovery { .. }
-            | AgentEvent::ToolProgress { .. }
-            | AgentEvent::PlanUpdated { .. }
-            | AgentEvent::SandboxReport(_)
-            | AgentEvent::HookDecided { .. }
-            | AgentEvent::ContextUsage { .. }
-            | AgentEvent::CompactionStarted { .. }
-            | AgentEvent::CompactionFinished { .. }
-            | AgentEvent::SubagentStarted { .. }
-            | AgentEvent::Subagent { .. }
-            | AgentEvent::SubagentFinished { .. } => {}
-            // `AgentEvent` is `#[non_exhaustive]`: a variant added later passes through.
-            _added_later => {}
+            // Every other event is due at once and releases nothing.
+            _ => {}
         }
         out.push(event);
     }

@@ -1,14 +1,17 @@
-//! One run's events to output lines: [`ZeroOrder`] puts them in Zero's order, the session
-//! recorder (when there is a session) observes them, the [`Mapper`] turns them into output
-//! events, and the [`Renderer`] renders those in the run's format onto the burst's
-//! [`Frames`].
+//! One run's events to output lines ([`ZeroFold`]): [`ZeroOrder`] puts them in Zero's
+//! order, agent-host's turn fold ([`Fold`]: the turn's [`TurnState`], then the
+//! [`ZeroMapping`]) turns them into output events, the session recorder (when there is a
+//! session) observes them with the same state, and the [`Renderer`] renders the output
+//! events in the run's format onto the burst's [`Frames`]. The terminal lines come from the
+//! state's [`TurnOutcome`].
 
 use std::io;
 
 use agent_core::{structured::OutputSpec, AgentEvent, RunStatus};
 use agent_host::output::Frames;
+use agent_host::turn::{Fold, TurnOutcome, TurnState};
 
-use crate::mapping::{Mapper, MapperConfig, Outcome};
+use crate::mapping::{MappingConfig, Terminal, ZeroMapping};
 use crate::order::ZeroOrder;
 use crate::output::{DeltaKind, Renderer};
 use crate::record::SessionRecorder;
@@ -16,9 +19,9 @@ use crate::wire::{CheckpointEvent, EventBody};
 
 /// The event pipeline of one run (see the module docs).
 #[derive(Debug)]
-pub struct Pipeline {
+pub struct ZeroFold {
     order: ZeroOrder,
-    mapper: Mapper,
+    fold: Fold<ZeroMapping>,
     recorder: Option<SessionRecorder>,
     /// Events in Zero's order, not yet mapped (reused between calls).
     ordered: Vec<AgentEvent>,
@@ -28,12 +31,12 @@ pub struct Pipeline {
     output: Option<OutputSpec>,
 }
 
-impl Pipeline {
+impl ZeroFold {
     /// A pipeline mapping with `config`, recording to `recorder` when given.
-    pub fn new(config: MapperConfig, recorder: Option<SessionRecorder>) -> Self {
+    pub fn new(config: MappingConfig, recorder: Option<SessionRecorder>) -> Self {
         Self {
             order: ZeroOrder::new(),
-            mapper: Mapper::new(config),
+            fold: Fold::new(ZeroMapping::new(config)),
             recorder,
             ordered: Vec::new(),
             bodies: Vec::new(),
@@ -48,9 +51,14 @@ impl Pipeline {
         self
     }
 
+    /// The turn's state, as far as the events went through (in Zero's order).
+    pub fn state(&self) -> &TurnState {
+        self.fold.state()
+    }
+
     /// `RunFinished`'s status, once it went through.
     pub fn status(&self) -> Option<RunStatus> {
-        self.mapper.status()
+        self.state().status()
     }
 
     /// The session recorder, if any.
@@ -60,15 +68,15 @@ impl Pipeline {
 
     /// Whether the run's `RunFinished` went through.
     pub fn is_finished(&self) -> bool {
-        self.mapper.is_finished()
+        self.status().is_some()
     }
 
     /// Takes one event, as the turn driver lends it, and renders the lines now due.
     ///
     /// Text and reasoning deltas, nearly every event of a run, are rendered straight from the
     /// borrowed event: [`ZeroOrder`] passes them through at once and releases nothing with
-    /// them, the recorder does not record them, and the mapping is one line per non-empty
-    /// delta. Every other event is cloned into the pipeline.
+    /// them, the turn's state and the recorder ignore them, and the mapping is one line per
+    /// non-empty delta. Every other event is cloned into the pipeline.
     pub fn map(
         &mut self,
         event: &AgentEvent,
@@ -103,13 +111,17 @@ impl Pipeline {
             if let AgentEvent::TurnEnded { .. } = event {
                 renderer.end_message();
             }
-            let checkpoint = self.recorder.as_mut().and_then(|r| r.observe(&event));
-            self.mapper.map(event, &mut self.bodies);
-            if let Some(checkpoint) = checkpoint {
-                self.bodies
-                    .push(EventBody::Checkpoint(CheckpointEvent { checkpoint }));
+            let bodies = &mut self.bodies;
+            self.fold.feed(&event, |body| bodies.push(body));
+            let state = self.fold.state();
+            if let Some(checkpoint) = self
+                .recorder
+                .as_mut()
+                .and_then(|r| r.observe(state, &event))
+            {
+                bodies.push(EventBody::Checkpoint(CheckpointEvent { checkpoint }));
             }
-            for body in self.bodies.drain(..) {
+            for body in bodies.drain(..) {
                 renderer.render(&body, frames)?;
             }
         }
@@ -127,22 +139,57 @@ impl Pipeline {
     ) -> io::Result<i32> {
         self.order.finish(&mut self.ordered);
         self.drain(renderer, frames)?;
-        let mut outcome = self.mapper.outcome(interrupted);
-        if let (Some(spec), Outcome::Success { text, .. }) = (&self.output, &outcome) {
-            if let Err(error) = spec.check(text) {
-                outcome = Outcome::InvalidOutput {
-                    message: format!("The final answer does not match the output schema: {error}"),
-                };
-            }
-        }
+        let outcome = outcome(self.fold.state(), interrupted);
+        let invalid_output = match (&self.output, outcome.status) {
+            (Some(spec), RunStatus::Success) => spec
+                .check(outcome.final_text.as_deref().unwrap_or_default())
+                .err()
+                .map(|error| format!("The final answer does not match the output schema: {error}")),
+            _ => None,
+        };
         if let Some(recorder) = &mut self.recorder {
-            recorder.finish(&outcome);
+            recorder.finish(&outcome, invalid_output.as_deref());
         }
-        let terminal = outcome.terminal();
+        let cut_by_length = self.fold.state().stopped_at_length();
+        let terminal = Terminal::of(&outcome, cut_by_length, invalid_output.as_deref());
         for body in &terminal.events {
             renderer.render(body, frames)?;
         }
         Ok(terminal.exit_code)
+    }
+}
+
+/// How the run `state` folded ended: as its `RunFinished` said (an abort when the stream
+/// ended without one), or `aborted` when a signal `interrupted` it.
+fn outcome(state: &TurnState, interrupted: bool) -> TurnOutcome {
+    let mut outcome = state.outcome();
+    if interrupted {
+        outcome.status = RunStatus::Aborted;
+    }
+    outcome
+}
+
+/// The output events of a whole run without a recorder or a renderer, and its exit code:
+/// Zero's order, the fold, then the terminal lines (what [`ZeroFold`] renders for `events`
+/// when no signal interrupts them).
+pub fn bodies(config: MappingConfig, events: impl IntoIterator<Item = AgentEvent>) -> Terminal {
+    let mut order = ZeroOrder::new();
+    let mut ordered = Vec::new();
+    for event in events {
+        order.push(event, &mut ordered);
+    }
+    order.finish(&mut ordered);
+    let mut fold = Fold::new(ZeroMapping::new(config));
+    let mut events = Vec::new();
+    for event in &ordered {
+        fold.feed(event, |body| events.push(body));
+    }
+    let state = fold.state();
+    let terminal = Terminal::of(&state.outcome(), state.stopped_at_length(), None);
+    events.extend(terminal.events);
+    Terminal {
+        events,
+        exit_code: terminal.exit_code,
     }
 }
 
@@ -196,7 +243,7 @@ mod tests {
     fn lent_events_render_like_owned_ones() {
         for format in [OutputFormat::StreamJson, OutputFormat::Json] {
             let render = |lent: bool| {
-                let mut pipeline = Pipeline::new(MapperConfig::default(), None);
+                let mut pipeline = ZeroFold::new(MappingConfig::default(), None);
                 let mut renderer = Renderer::new(
                     format,
                     "run_20260101000000_abcdef",

@@ -10,6 +10,11 @@
 //! recorded there as its own exec would record them; the parent's session gets Zero's
 //! `specialist_start` and `specialist_stop` around it, and the child's tokens as a
 //! `provider_usage` with `source: specialist`.
+//!
+//! What the recorder needs to know about calls and sub-agents it reads from the turn's
+//! [`TurnState`] (the one the mapping reads, already including the event): a call's
+//! sandbox block, a child's name, call and mode, and a child's outcome from its own run in
+//! the sub-agent tree.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -17,12 +22,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_core::{permission::PermissionAction, AgentEvent, RunStatus, Usage};
+use agent_host::text::text_of;
+use agent_host::turn::{SubagentNode, TurnOutcome, TurnState};
 use serde::Serialize;
 
 use crate::checkpoint::{changed_paths, FileSnapshot, Snapshots};
-use agent_host::text::text_of;
-
-use crate::mapping::{permission_event, status_name, Mapper, MapperConfig, Outcome};
+use crate::mapping::{exit, permission_event, status_name, wire_block, EndRecord, MappingConfig};
 use crate::order::ZeroOrder;
 use crate::redact::Redacted;
 use crate::session::records::{
@@ -30,7 +35,7 @@ use crate::session::records::{
     SpecialistRecord, SpecialistUsageRecord, ToolCallRecord, ToolResultRecord, UsageRecord,
 };
 use crate::session::{CreateInput, SessionError, ZeroSessions};
-use crate::wire::{CheckpointInfo, WireBlock};
+use crate::wire::CheckpointInfo;
 
 /// Zero's tag of a specialist's child session.
 pub const SPECIALIST_TAG: &str = "specialist";
@@ -39,7 +44,7 @@ pub const SPECIALIST_TAG: &str = "specialist";
 #[derive(Debug, Clone, Default)]
 pub struct RecorderConfig {
     /// The permission fields recorded with permission events (mode, autonomy).
-    pub mapping: MapperConfig,
+    pub mapping: MappingConfig,
     /// Workspace root (checkpoint paths resolve against it).
     pub cwd: PathBuf,
     /// Whether checkpoints are taken (`ZERO_CHECKPOINTS` ≠ `off`).
@@ -54,16 +59,6 @@ pub struct RecorderConfig {
     pub depth: u64,
 }
 
-/// What [`AgentEvent::SubagentStarted`] says about a child.
-struct ChildStart<'a> {
-    task_id: &'a str,
-    name: &'a str,
-    call_id: &'a str,
-    description: Option<&'a str>,
-    model: &'a str,
-    background: bool,
-}
-
 /// Records exec events to a session (see the module docs).
 #[derive(Debug)]
 pub struct SessionRecorder {
@@ -71,39 +66,34 @@ pub struct SessionRecorder {
     id: String,
     config: RecorderConfig,
     failure: Option<String>,
-    /// Blocks of calls whose results have not come yet.
-    blocks: HashMap<String, WireBlock>,
-    /// Sub-agents running, by task id.
+    /// The child sessions of running sub-agents, by task id.
     children: HashMap<String, Child>,
 }
 
-/// A sub-agent's child session: its events in Zero's order, its outcome, its recorder.
+/// A sub-agent's child session: its events in Zero's order and its recorder. What it was
+/// started for and how it ended are in the parent's [`TurnState`] (the sub-agent tree).
 #[derive(Debug)]
 struct Child {
     order: ZeroOrder,
-    mapper: Mapper,
     recorder: SessionRecorder,
-    /// The `specialist_start` payload's fields.
-    name: String,
-    call_id: String,
-    description: Option<String>,
-    background: bool,
     /// The child's first user message was recorded.
     prompted: bool,
     /// The child's `RunFinished` was recorded.
     finished: bool,
 }
 
-impl Child {
-    fn mode(&self) -> &'static str {
-        match self.background {
-            true => "background",
-            false => "foreground",
-        }
+/// Zero's name of a sub-agent's mode.
+fn mode(node: &SubagentNode) -> &'static str {
+    match node.background {
+        true => "background",
+        false => "foreground",
     }
+}
 
-    /// Records one of the child's own events.
-    fn observe(&mut self, event: AgentEvent) {
+impl Child {
+    /// Records one of the child's own events; `run` is the child's run in the sub-agent
+    /// tree, already including it.
+    fn observe(&mut self, run: &TurnState, event: AgentEvent) {
         if let AgentEvent::UserMessage { message } = &event {
             if !self.prompted {
                 self.prompted = true;
@@ -112,32 +102,27 @@ impl Child {
         }
         let mut ordered = Vec::new();
         self.order.push(event, &mut ordered);
-        self.record(ordered);
+        self.record(run, ordered);
     }
 
-    fn record(&mut self, ordered: Vec<AgentEvent>) {
-        let mut ignored = Vec::new();
+    fn record(&mut self, run: &TurnState, ordered: Vec<AgentEvent>) {
         for event in ordered {
-            let end = matches!(event, AgentEvent::RunFinished { .. });
-            self.recorder.observe(&event);
-            self.mapper.map(event, &mut ignored);
-            ignored.clear();
-            if end && !self.finished {
+            self.recorder.observe(run, &event);
+            if matches!(event, AgentEvent::RunFinished { .. }) && !self.finished {
                 self.finished = true;
-                let outcome = self.mapper.outcome(false);
-                self.recorder.finish(&outcome);
+                self.recorder.finish(&run.outcome(), None);
             }
         }
     }
 
-    /// The child's run is over: records its end if its stream did not.
-    fn end(&mut self) {
+    /// The child's run is over: records its end if its stream did not (interrupted).
+    fn end(&mut self, run: &TurnState) {
         let mut ordered = Vec::new();
         self.order.finish(&mut ordered);
-        self.record(ordered);
+        self.record(run, ordered);
         if !self.finished {
             self.finished = true;
-            self.recorder.finish(&Outcome::Interrupted);
+            self.recorder.finish(&TurnOutcome::default(), None);
         }
     }
 }
@@ -150,7 +135,6 @@ impl SessionRecorder {
             id: id.into(),
             config,
             failure: None,
-            blocks: HashMap::new(),
             children: HashMap::new(),
         }
     }
@@ -200,9 +184,10 @@ impl SessionRecorder {
         );
     }
 
-    /// Records one event. A file-changing call gets a checkpoint of its files, whose
-    /// `checkpoint` line (right after the call's `tool_call`) is returned.
-    pub fn observe(&mut self, event: &AgentEvent) -> Option<CheckpointInfo> {
+    /// Records one event, read with the turn's `state` (which already includes it). A
+    /// file-changing call gets a checkpoint of its files, whose `checkpoint` line (right
+    /// after the call's `tool_call`) is returned.
+    pub fn observe(&mut self, state: &TurnState, event: &AgentEvent) -> Option<CheckpointInfo> {
         match event {
             AgentEvent::Usage { turn, .. } => {
                 let prompt = turn.prompt_tokens();
@@ -260,10 +245,6 @@ impl SessionRecorder {
                 };
                 self.append(kind, &PermissionRecord::from(&event));
             }
-            AgentEvent::ToolBlocked { id, block, .. } => {
-                self.blocks
-                    .insert(id.clone(), crate::mapping::wire_block(block));
-            }
             AgentEvent::ToolResult {
                 id,
                 name,
@@ -274,7 +255,8 @@ impl SessionRecorder {
                 changed_files,
                 ..
             } => {
-                let block = self.blocks.remove(id);
+                let block = state.call(id).and_then(|call| call.block.as_ref());
+                let block = block.map(wire_block);
                 self.append(
                     "tool_result",
                     &ToolResultRecord {
@@ -289,50 +271,16 @@ impl SessionRecorder {
                     },
                 );
             }
-            // Not recorded by Zero's exec: the answer is recorded once, at the end.
-            AgentEvent::RunStarted { .. }
-            | AgentEvent::UserMessage { .. }
-            | AgentEvent::TurnStarted { .. }
-            | AgentEvent::RequestStarted { .. }
-            | AgentEvent::RetryScheduled { .. }
-            | AgentEvent::AssistantStarted
-            | AgentEvent::TextDelta { .. }
-            | AgentEvent::ReasoningDelta { .. }
-            | AgentEvent::ToolUseStarted { .. }
-            | AgentEvent::ToolUseArgsDelta { .. }
-            | AgentEvent::ToolUseEnded { .. }
-            | AgentEvent::AssistantMessage { .. }
-            | AgentEvent::TurnEnded { .. }
-            | AgentEvent::TurnRecovery { .. }
-            | AgentEvent::ToolExecutionStarted { .. }
-            | AgentEvent::ToolProgress { .. }
-            | AgentEvent::PlanUpdated { .. }
-            | AgentEvent::SandboxReport(_)
-            | AgentEvent::HookDecided { .. }
-            | AgentEvent::ContextUsage { .. }
-            | AgentEvent::CompactionStarted { .. }
-            | AgentEvent::CompactionFinished { .. }
-            | AgentEvent::Error { .. }
-            | AgentEvent::RunFinished { .. } => {}
-            AgentEvent::SubagentStarted {
-                task_id,
-                name,
-                call_id,
-                description,
-                model,
-                background,
-                ..
-            } => self.start_child(ChildStart {
-                task_id,
-                name,
-                call_id,
-                description: description.as_deref(),
-                model,
-                background: *background,
-            }),
+            AgentEvent::SubagentStarted { task_id, .. } => {
+                if let Some(node) = state.subagent(task_id) {
+                    self.start_child(node);
+                }
+            }
             AgentEvent::Subagent { task_id, event, .. } => {
-                if let Some(child) = self.children.get_mut(task_id) {
-                    child.observe((**event).clone());
+                if let (Some(child), Some(node)) =
+                    (self.children.get_mut(task_id), state.subagent(task_id))
+                {
+                    child.observe(node.run(), (**event).clone());
                 }
             }
             AgentEvent::SubagentFinished {
@@ -341,17 +289,23 @@ impl SessionRecorder {
                 error,
                 usage,
                 ..
-            } => self.finish_child(task_id, *status, error.as_deref(), usage),
-            // `AgentEvent` is `#[non_exhaustive]`: variants added later are not recorded.
-            _added_later => {}
+            } => {
+                if let Some(node) = state.subagent(task_id) {
+                    self.finish_child(node, *status, error.as_deref(), usage);
+                }
+            }
+            // Not recorded by Zero's exec: the answer is recorded once, at the end; a
+            // call's sandbox block is recorded with its result (the state keeps it).
+            _ => {}
         }
         None
     }
 
-    /// Records how the run ended: the answer, or why there is none.
-    pub fn finish(&mut self, outcome: &Outcome) {
-        match outcome {
-            Outcome::Success { text, .. } => {
+    /// Records how the run ended with `outcome`: the answer, or why there is none
+    /// (`invalid_output`: why the answer fails `--output-schema`).
+    pub fn finish(&mut self, outcome: &TurnOutcome, invalid_output: Option<&str>) {
+        match EndRecord::of(outcome, invalid_output) {
+            EndRecord::Answer(text) => {
                 self.append(
                     "message",
                     &MessageRecord {
@@ -360,31 +314,24 @@ impl SessionRecorder {
                     },
                 );
             }
-            Outcome::Incomplete { message, .. } => {
-                let message = format!("incomplete: {message}");
+            EndRecord::Error(message) => {
                 self.append("error", &ErrorRecord { message: &message });
-            }
-            Outcome::Failed { message } | Outcome::InvalidOutput { message } => {
-                self.append("error", &ErrorRecord { message });
-            }
-            Outcome::Interrupted => {
-                self.append(
-                    "error",
-                    &ErrorRecord {
-                        message: "interrupted",
-                    },
-                );
             }
         }
     }
 
     /// A sub-agent started: its child session is created and `specialist_start` recorded.
-    fn start_child(&mut self, start: ChildStart<'_>) {
+    fn start_child(&mut self, start: &SubagentNode) {
         let root = match self.config.root_session_id.is_empty() {
             true => self.id.clone(),
             false => self.config.root_session_id.clone(),
         };
-        let title = match start.description.map(str::trim).filter(|d| !d.is_empty()) {
+        let title = match start
+            .description
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+        {
             Some(description) => format!("{}: {description}", start.name),
             None => start.name.to_string(),
         };
@@ -414,27 +361,22 @@ impl SessionRecorder {
         config.depth = depth;
         let child = Child {
             order: ZeroOrder::new(),
-            mapper: Mapper::new(config.mapping.clone()),
-            recorder: SessionRecorder::new(self.store.clone(), start.task_id, config),
-            name: start.name.to_string(),
-            call_id: start.call_id.to_string(),
-            description: start.description.map(str::to_string),
-            background: start.background,
+            recorder: SessionRecorder::new(self.store.clone(), &start.task_id, config),
             prompted: false,
             finished: false,
         };
         let record = SpecialistRecord {
-            background: child.background,
-            child_session_id: start.task_id,
-            description: child.description.clone(),
+            background: start.background,
+            child_session_id: &start.task_id,
+            description: start.description.clone(),
             error: None,
             exit_code: None,
-            mode: child.mode(),
+            mode: mode(start),
             source: SPECIALIST_TAG,
-            specialist: &child.name,
+            specialist: &start.name,
             status: None,
-            task_id: start.task_id,
-            tool_call_id: &child.call_id,
+            task_id: &start.task_id,
+            tool_call_id: &start.call_id,
             usage_rolled_up: None,
         };
         self.append("specialist_start", &record);
@@ -445,15 +387,16 @@ impl SessionRecorder {
     /// `specialist_stop`.
     fn finish_child(
         &mut self,
-        task_id: &str,
+        node: &SubagentNode,
         status: RunStatus,
         error: Option<&str>,
         usage: &Usage,
     ) {
+        let task_id = node.task_id.as_str();
         let Some(mut child) = self.children.remove(task_id) else {
             return;
         };
-        child.end();
+        child.end(node.run());
         self.note_child(&child);
         let rolled_up = usage.input + usage.cache_read + usage.cache_write + usage.output > 0;
         if rolled_up {
@@ -461,36 +404,36 @@ impl SessionRecorder {
             self.append(
                 "provider_usage",
                 &SpecialistUsageRecord {
-                    background: child.background,
+                    background: node.background,
                     child_session_id: task_id,
                     completion_tokens: usage.output,
-                    mode: child.mode(),
+                    mode: mode(node),
                     prompt_tokens: prompt,
                     source: SPECIALIST_TAG,
-                    specialist: &child.name,
+                    specialist: &node.name,
                     task_id,
-                    tool_call_id: &child.call_id,
+                    tool_call_id: &node.call_id,
                     total_tokens: prompt + usage.output,
                 },
             );
         }
         let (name, exit_code) = match status {
-            RunStatus::Success => ("success", crate::mapping::exit::SUCCESS),
-            RunStatus::Error => ("error", crate::mapping::exit::PROVIDER),
-            RunStatus::Aborted => ("aborted", crate::mapping::exit::INTERRUPTED),
+            RunStatus::Success => ("success", exit::SUCCESS),
+            RunStatus::Error => ("error", exit::PROVIDER),
+            RunStatus::Aborted => ("aborted", exit::INTERRUPTED),
         };
         let record = SpecialistRecord {
-            background: child.background,
+            background: node.background,
             child_session_id: task_id,
-            description: child.description.clone(),
+            description: node.description.clone(),
             error: error.map(str::to_string),
             exit_code: Some(exit_code),
-            mode: child.mode(),
+            mode: mode(node),
             source: SPECIALIST_TAG,
-            specialist: &child.name,
+            specialist: &node.name,
             status: Some(name.to_string()),
             task_id,
-            tool_call_id: &child.call_id,
+            tool_call_id: &node.call_id,
             usage_rolled_up: Some(rolled_up),
         };
         self.append("specialist_stop", &record);

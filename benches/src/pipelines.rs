@@ -7,10 +7,9 @@ use adapter_rpc::framing::to_line;
 use adapter_rpc::processor::{EventProcessor as RpcProcessor, SharedMeter, UsageMeter};
 use adapter_rpc::wire::Frame;
 use adapter_stream_json::cli::OutputFormat;
-use adapter_stream_json::mapping::{Mapper, MapperConfig};
-use adapter_stream_json::order::ZeroOrder;
+use adapter_stream_json::mapping::MappingConfig;
 use adapter_stream_json::output::{Frames, Renderer};
-use adapter_stream_json::pipeline::Pipeline;
+use adapter_stream_json::pipeline::{bodies, ZeroFold};
 use adapter_stream_json::wire::OutputEvent;
 use agent_core::AgentEvent;
 
@@ -23,7 +22,7 @@ pub const RUN_ID: &str = "run_20260101000000_abcdef";
 /// to the pipeline the way agent-host's turn driver lends it, the lines handed to the sink
 /// every 64 KiB and at the end (the driver's batching).
 pub fn zero_pipeline(events: Vec<AgentEvent>, sink: &CountingSink) {
-    let mut pipeline = Pipeline::new(MapperConfig::default(), None);
+    let mut pipeline = ZeroFold::new(MappingConfig::default(), None);
     let mut renderer = Renderer::new(
         OutputFormat::StreamJson,
         RUN_ID,
@@ -49,19 +48,8 @@ pub fn zero_pipeline(events: Vec<AgentEvent>, sink: &CountingSink) {
 
 /// The stream-json frames of `events`, for the baseline.
 pub fn zero_frames(events: &[AgentEvent]) -> Vec<OutputEvent> {
-    let mut order = ZeroOrder::new();
-    let mut mapper = Mapper::new(MapperConfig::default());
-    let mut ordered = Vec::new();
-    let mut bodies = Vec::new();
-    for event in events.iter().cloned() {
-        order.push(event, &mut ordered);
-    }
-    order.finish(&mut ordered);
-    for event in ordered {
-        mapper.map(event, &mut bodies);
-    }
-    bodies.extend(mapper.outcome(false).terminal().events);
-    bodies
+    bodies(MappingConfig::default(), events.iter().cloned())
+        .events
         .into_iter()
         .map(|b| OutputEvent::new(RUN_ID, b))
         .collect()

@@ -10,7 +10,7 @@
 //! - `capabilities`: MCP servers, hooks, specialists, the sandbox and the output schema, read
 //!   from where Zero reads them and from the flags.
 //! - `setup`: the steps before the run, each failing with Zero's message.
-//! - `run`: the run itself, streamed through the [`crate::pipeline::Pipeline`].
+//! - `run`: the run itself, streamed through the [`crate::pipeline::ZeroFold`].
 
 use std::io::{Read, Write};
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! The run: `run_start` (and the unsafe-mode and skipped-server warnings), the
-//! `session_start` hooks, then the agent's events driven through the [`Pipeline`] by
+//! `session_start` hooks, then the agent's events driven through the [`ZeroFold`] by
 //! agent-host's turn driver, the `session_end` hooks, then the terminal lines.
 //!
 //! # Signals
@@ -22,7 +22,7 @@ use agent_host::driver::drive;
 use super::setup::Ready;
 use super::{finished, Output};
 use crate::mapping::exit;
-use crate::pipeline::Pipeline;
+use crate::pipeline::ZeroFold;
 use crate::wire::{EventBody, WarningEvent};
 
 /// How long a signalled run may take to wind down before the terminal lines are written
@@ -85,7 +85,7 @@ pub(super) async fn run(ready: Ready, out: &mut Output, interrupt: &Cancellation
             _ = agent.session_start(source) => {}
         }
     }
-    let mut pipeline = Pipeline::new(mapping, recorder).check_output(output.clone());
+    let mut pipeline = ZeroFold::new(mapping, recorder).check_output(output.clone());
     let run = Stream {
         agent: &agent,
         input,
@@ -122,7 +122,7 @@ impl Stream<'_> {
     /// run is aborted too and the exit is a crash.
     async fn stream(
         self,
-        pipeline: &mut Pipeline,
+        pipeline: &mut ZeroFold,
         out: &mut Output,
         interrupt: &CancellationToken,
     ) -> i32 {

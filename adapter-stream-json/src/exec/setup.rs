@@ -26,7 +26,7 @@ use super::{EnvLookup, ExecHooks, Failure};
 use crate::checkpoint::{CheckpointTool, Snapshots};
 use crate::cli::{invalid_autonomy, ExecOptions, InputFormat};
 use crate::input::{go_quote, parse_input, resolve_images, resolve_prompt, MAX_IMAGE_BYTES};
-use crate::mapping::MapperConfig;
+use crate::mapping::MappingConfig;
 use crate::record::{RecorderConfig, SessionRecorder};
 use crate::session::{
     default_root, format_exec_prompt, preflight, prepare, session_title, NewSessionInfo,
@@ -478,7 +478,7 @@ pub(super) struct Ready {
     /// Why unsafe mode is on, for the warning after `run_start`.
     pub(super) unsafe_reason: Option<&'static str>,
     /// The mapping's settings.
-    pub(super) mapping: MapperConfig,
+    pub(super) mapping: MappingConfig,
     /// The session recorder, when the run has a session.
     pub(super) recorder: Option<SessionRecorder>,
     /// `--output-schema`: the run is structured, its answer checked.
@@ -670,7 +670,7 @@ pub(super) async fn ready(
     for (media, data) in images {
         input = input.with_image(media, data);
     }
-    let mapping = MapperConfig {
+    let mapping = MappingConfig {
         session_id: session_id.clone(),
         permission_mode: mode.name.to_string(),
         autonomy: match o.autonomy.trim() {

@@ -1,13 +1,16 @@
 //! The mapping's unit tests: per-call regrouping, output caps, exit codes, and the
-//! coverage of every `AgentEvent` variant.
+//! coverage of every `AgentEvent` variant (agent-host's harness).
 
 use super::*;
-use crate::order::ZeroOrder;
-use agent_core::{ContentBlock, Message, Permission, PermissionMode, Usage};
+use agent_core::{
+    event::{ErrorCode, StopReason},
+    ContentBlock, Message, Permission, PermissionMode, RunStatus, Usage,
+};
+use agent_host::turn::coverage::assert_covers;
 use serde_json::json;
 
-fn config() -> MapperConfig {
-    MapperConfig {
+fn config() -> MappingConfig {
+    MappingConfig {
         session_id: "s".into(),
         permission_mode: "ask".into(),
         autonomy: "low".into(),
@@ -58,22 +61,10 @@ fn finished(status: RunStatus, text: Option<&str>) -> AgentEvent {
     }
 }
 
-/// Orders, maps and ends `events` the way exec does; returns every line.
+/// Orders, folds and ends `events` the way exec does; returns every line.
 fn lines(events: Vec<AgentEvent>) -> (Vec<EventBody>, i32) {
-    let mut order = ZeroOrder::new();
-    let mut mapper = Mapper::new(config());
-    let mut ordered = Vec::new();
-    let mut out = Vec::new();
-    for event in events {
-        order.push(event, &mut ordered);
-    }
-    order.finish(&mut ordered);
-    for event in ordered {
-        mapper.map(event, &mut out);
-    }
-    let terminal = mapper.outcome(false).terminal();
-    out.extend(terminal.events);
-    (out, terminal.exit_code)
+    let terminal = crate::pipeline::bodies(config(), events);
+    (terminal.events, terminal.exit_code)
 }
 
 fn types(events: &[EventBody]) -> Vec<&'static str> {
@@ -186,21 +177,18 @@ fn tag(event: &AgentEvent) -> String {
     value["type"].as_str().expect("tagged").to_string()
 }
 
-/// Fails when agent-core gains a variant that is neither mapped (`SHOWN`) nor listed as
-/// deliberately not shown (`NOT_SHOWN`), or when a listed one shows nothing or something.
+/// Fails when agent-core gains a variant the mapping neither maps nor declares not shown
+/// (agent-host's harness), or when a variant it says it shows shows nothing (in this run's
+/// lines, the terminal ones included) or one it does not show shows something.
 #[test]
 fn every_variant_is_shown_or_not_shown() {
+    let report = assert_covers(ZeroMapping::new(config()));
     let names = agent_core::testing::variant_names();
     assert!(names.len() >= 25, "{names:?}");
-    for name in &names {
-        let listed =
-            SHOWN.contains(&name.as_str()) as u8 + NOT_SHOWN.contains(&name.as_str()) as u8;
-        assert_eq!(
-            listed, 1,
-            "{name} must be in exactly one of SHOWN and NOT_SHOWN"
-        );
+    assert_eq!(report.entries.len(), names.len());
+    for framing in agent_host::turn::FRAMING {
+        assert!(report.not_shown().contains(framing), "{framing}");
     }
-    assert_eq!(SHOWN.len() + NOT_SHOWN.len(), names.len());
     let samples = agent_core::testing::one_of_each();
     let mut sampled: Vec<String> = samples.iter().map(tag).collect();
     sampled.sort();
@@ -272,8 +260,8 @@ fn every_variant_is_shown_or_not_shown() {
         let shown = lines(events).0 != baseline;
         assert_eq!(
             shown,
-            SHOWN.contains(&name.as_str()),
-            "{name}: shown {shown}, listed the other way"
+            report.shown().contains(&name.as_str()),
+            "{name}: shown {shown}, its coverage says the other way"
         );
     }
 }

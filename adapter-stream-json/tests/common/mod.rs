@@ -264,3 +264,30 @@ pub fn session_meta(sessions: &Path, id: &str) -> Value {
     let data = std::fs::read_to_string(sessions.join(id).join("metadata.json")).expect("meta");
     serde_json::from_str(&data).expect("meta json")
 }
+
+/// A mock model script: reasoning, then `text`, then a usage.
+pub fn answer_script(text: &str) -> Value {
+    serde_json::json!({"turns": [{"steps": [
+        {"reasoning": "thinking"},
+        {"text": text},
+        {"usage": {"input": 10, "output": 4, "cache_read": 6}}
+    ]}]})
+}
+
+/// A stream-json `prompt` input line.
+pub fn prompt_line(content: &str) -> String {
+    serde_json::json!({"schemaVersion": 2, "type": "prompt", "content": content}).to_string()
+}
+
+/// A mock model script: one turn of tool calls (`[[id, name, args], …]`), then `answer`.
+pub fn tool_script(calls: Value, answer: &str) -> Value {
+    let steps: Vec<Value> = calls
+        .as_array()
+        .expect("calls")
+        .iter()
+        .map(|c| {
+            serde_json::json!({"tool_call": {"id": c[0], "name": c[1], "args": [c[2].to_string()]}})
+        })
+        .collect();
+    serde_json::json!({"turns": [{"steps": steps}, {"steps": [{"text": answer}]}]})
+}

@@ -92,10 +92,8 @@ async fn prompts(run: &mut Run, scenario: &Scenario, seen: &mut Observed) {
             .call(json!({"type": "prompt", "message": prompt.text}), &id)
             .await;
         assert_eq!(started["data"]["started"], true, "{started}");
-        for place in &prompt.interrupt_when {
-            test_support::procs::pid_in(&run.paths.of(place), WAIT).await;
-        }
         if !prompt.interrupt_when.is_empty() {
+            prompt.running(&run.paths).await;
             run.rpc.send(json!({"id": "abort", "type": "abort"})).await;
         }
         let frames = run.rpc.until_type("done").await;
@@ -310,7 +308,7 @@ fn expect_after(name: &str, run: &Run, seen: &Observed) {
             let message = seen.refusal.as_deref().unwrap_or_default();
             let flag = match name.starts_with("hooks") {
                 true => "--hooks",
-                false => "sometimes",
+                false => "--sandbox",
             };
             assert!(message.contains(flag), "{message}");
         }

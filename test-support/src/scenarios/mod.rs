@@ -87,6 +87,31 @@ pub struct Prompt {
     pub interrupt_when: Vec<Place>,
 }
 
+impl Prompt {
+    /// Waits (bounded) until every [`Prompt::interrupt_when`] file holds a pid, and asserts
+    /// each of those processes runs: the moment to interrupt the turn. Returns the pids.
+    pub async fn running(&self, paths: &Paths) -> Vec<i32> {
+        let mut pids = Vec::new();
+        for place in &self.interrupt_when {
+            let pid = crate::procs::pid_in(&paths.of(place), GONE_WAIT).await;
+            assert!(crate::procs::alive(pid), "{place:?}: {pid} is not running");
+            pids.push(pid);
+        }
+        pids
+    }
+
+    /// [`Prompt::running`] for a synchronous test (it runs a runtime of its own).
+    pub fn running_blocking(&self, paths: &Paths) -> Vec<i32> {
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+        {
+            Ok(runtime) => runtime.block_on(self.running(paths)),
+            Err(e) => panic!("no runtime: {e}"),
+        }
+    }
+}
+
 /// One capability scenario. Built by [`build`] for one run's [`Paths`].
 pub struct Scenario {
     /// Its name in [`NAMES`].

@@ -207,7 +207,7 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
         "sandbox_bad_value_refuses_to_start" => Scenario {
             flags: strings(&["--sandbox", "sometimes"]),
             prompts: Vec::new(),
-            facts: vec![Fact::Refused(strings(&["--sandbox"]))],
+            facts: vec![Fact::Refused(strings(&["sometimes"]))],
             ..base([Reply::chat_text("never")])
         },
         "task_runs_a_child_and_shows_its_progress" => task_progress(),

@@ -7,7 +7,7 @@
 //! read", "the turn's usage was 42 in, 12 out", "no process of the tool is left").
 //!
 //! Each front end has one harness (in its crate's `tests/`) that runs every scenario of
-//! [`table`] through its binary: it builds the scenario in a fresh directory ([`Paths`]),
+//! [`NAMES`] through its binary: it builds the scenario in a fresh directory ([`Paths`]),
 //! starts the [`MockModel`](crate::MockModel), spawns the binary with the scenario's
 //! flags, sends the prompts, reads what its protocol shows into an [`Observed`] (the tool
 //! outcomes, the answer, the usage, a refusal to start), checks the scenario's facts with

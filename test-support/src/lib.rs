@@ -19,6 +19,9 @@
 //!   it into a failure): [`npm::npm_project`] (`npm ci` once, under a lock),
 //!   [`pg::server_url`] (`AGENT_SDK_PG_URL`, else a throw-away server shared by the run) and
 //!   [`real_model::server_url`] (`AGENT_SDK_LLAMA_URL`; llama-server is never built by tests).
+//! - [`scenarios`]: the capability scenarios every front end's harness runs (hooks, the
+//!   sandbox, sub-agents, the context budget, secrets), each a model script, setup and the
+//!   agent-level facts expected.
 //! - [`procs`]: processes through `/proc` (gone, children, bounded waits).
 //! - [`Request`] also reads what the agent sent in a Chat Completions request:
 //!   [`Request::offered_tools`], [`Request::tool_message`], [`Request::specialist_call`],
@@ -148,6 +151,7 @@ pub mod pg;
 pub mod procs;
 pub mod real_model;
 mod request;
+pub mod scenarios;
 mod script;
 pub mod sse;
 

@@ -4,11 +4,12 @@
 #   bash benches/icount.sh            # builds the example with the bench profile, then counts
 #   SKIP_BUILD=1 bash benches/icount.sh   # counts with the example already built
 #   E2E=0 bash benches/icount.sh          # adapters only, no end-to-end pipelines
+#   ICOUNT_BIN=/tmp/icount-old SKIP_BUILD=1 bash benches/icount.sh   # another build of the example
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "icount.sh: valgrind is not installed (apt-get install -y valgrind)" >&2; exit 1; }
 [ -n "${SKIP_BUILD:-}" ] || cargo build -q --profile bench -p benches --example icount
-bin=target/release/examples/icount
+bin=${ICOUNT_BIN:-target/release/examples/icount}
 N=${ICOUNT_TIMES:-10}
 count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }
 printf '%-10s %-6s %14s %12s\n' pipeline load "instr/run" "instr/event"

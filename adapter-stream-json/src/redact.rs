@@ -17,12 +17,17 @@
 //! Tool-boundary scrubbing (the much broader patterns applied to tool output) is the tools
 //! crate's job; its result shows up as `tool_result.redacted`.
 
+use std::cell::Cell;
 use std::sync::OnceLock;
 
-use agent_core::secrets::{is_sensitive_normalized, NameRules};
+use agent_core::secrets::{is_sensitive_normalized, NameRules, WordMatch, SENSITIVE_WORDS};
 use regex::{Captures, Regex};
+use serde::ser::Error as _;
 use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::Value;
+
+mod writer;
 
 /// The replacement token.
 pub const REDACTED: &str = agent_core::secrets::REDACTED;
@@ -41,6 +46,10 @@ pub fn is_sensitive_key(key: &str) -> bool {
                 len += 1;
             }
         }
+        // Most keys end unlike every sensitive word: no need to compare them with each.
+        if len < 2 || !KEY_ENDINGS.contains(buf[len - 2], buf[len - 1]) {
+            return false;
+        }
         // Only ASCII letters and digits were kept, so this is valid UTF-8.
         return std::str::from_utf8(&buf[..len]).is_ok_and(sensitive_normalized);
     }
@@ -51,6 +60,51 @@ pub fn is_sensitive_key(key: &str) -> bool {
         .collect();
     sensitive_normalized(&normalized)
 }
+
+/// The last two bytes of every word of Zero's key rules, as a set of pairs over `[a-z0-9]`:
+/// a normalised key ending in another pair is not sensitive (every word is at least two
+/// bytes long, so it is matched only by keys that end as it does).
+struct Endings([u64; 21]);
+
+const fn alnum_index(b: u8) -> Option<usize> {
+    match b {
+        b'a'..=b'z' => Some((b - b'a') as usize),
+        b'0'..=b'9' => Some(26 + (b - b'0') as usize),
+        _ => None,
+    }
+}
+
+impl Endings {
+    const fn pair(a: u8, b: u8) -> Option<usize> {
+        match (alnum_index(a), alnum_index(b)) {
+            (Some(a), Some(b)) => Some(a * 36 + b),
+            _ => None,
+        }
+    }
+
+    /// Whether a normalised key ending in `a`, `b` may be sensitive (any other byte than
+    /// `[a-z0-9]` may be).
+    fn contains(&self, a: u8, b: u8) -> bool {
+        Self::pair(a, b).is_none_or(|i| self.0[i / 64] & (1 << (i % 64)) != 0)
+    }
+}
+
+const KEY_ENDINGS: Endings = {
+    let mut set = [0u64; 21];
+    let mut i = 0;
+    while i < SENSITIVE_WORDS.len() {
+        let word = SENSITIVE_WORDS[i].word.as_bytes();
+        if !matches!(SENSITIVE_WORDS[i].protocol_keys, WordMatch::Unused) {
+            assert!(word.len() >= 2, "a sensitive word is at least two bytes");
+            let Some(p) = Endings::pair(word[word.len() - 2], word[word.len() - 1]) else {
+                panic!("sensitive words are [a-z0-9]");
+            };
+            set[p / 64] |= 1 << (p % 64);
+        }
+        i += 1;
+    }
+    Endings(set)
+};
 
 /// Zero's fixed key rules, read from the one table of sensitive words in agent-core.
 fn sensitive_normalized(normalized: &str) -> bool {
@@ -167,10 +221,16 @@ pub fn redact_in_place(value: &mut Value) {
     }
 }
 
-/// `T` as Zero writes it, the one place protocol redaction is applied: serialised to a JSON
-/// value, then [`redact_in_place`] (every string, every key at any depth, keys sorted). Every
-/// stream-json and `-o json` line and every session record payload is written through it, so
-/// a field added to any of their types is redacted (and sorted) without a word about it.
+/// `T` as Zero writes it, the one place protocol redaction is applied: every string redacted,
+/// every key at any depth checked, keys sorted — what serialising `T` to a JSON value,
+/// [`redact_in_place`] and writing the value give. Every stream-json and `-o json` line and
+/// every session record payload is written through it, so a field added to any of their
+/// types is redacted (and sorted) without a word about it.
+///
+/// It is written for JSON: the line is written straight to JSON text by a redacting,
+/// key-sorting serializer (no JSON value is built; see `redact/writer.rs`) and handed to the
+/// serializer as a [`RawValue`], which serde_json's writer copies and `serde_json::to_value`
+/// parses. Another data format would get the raw value's envelope instead.
 #[derive(Debug, Clone, Copy)]
 pub struct Redacted<'a, T: ?Sized>(pub &'a T);
 
@@ -181,13 +241,56 @@ impl<T: Serialize + ?Sized> Redacted<'_, T> {
         redact_in_place(&mut value);
         Ok(value)
     }
+
+    /// Appends the redacted line as JSON text to `out` (what serialising `self` with
+    /// serde_json writes); on error `out` is left as it was.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let start = out.len();
+        let written = match writer::write(self.0, out) {
+            Ok(()) => return Ok(()),
+            Err(writer::WriteError::NotPlain) => {
+                // What the writer leaves to `to_value` (raw values, 128-bit integers, keys
+                // that are not strings or integers): the value path.
+                out.truncate(start);
+                self.to_value()
+                    .and_then(|value| serde_json::to_writer(&mut *out, &value))
+            }
+            Err(writer::WriteError::Custom(msg)) => Err(serde_json::Error::custom(msg)),
+        };
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
 }
+
+thread_local! {
+    /// The JSON text of the line being written, kept between lines (a nested `Redacted`
+    /// finds it taken and starts an empty one).
+    static LINE: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// Buffers larger than this are not kept for the next line.
+const KEEP_CAPACITY: usize = 64 * 1024;
 
 impl<T: Serialize + ?Sized> Serialize for Redacted<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_value()
-            .map_err(serde::ser::Error::custom)?
-            .serialize(serializer)
+        let mut json = LINE.take();
+        json.clear();
+        let result = match self.write_json(&mut json) {
+            Ok(()) => match std::str::from_utf8(&json) {
+                Ok(text) => match serde_json::from_str::<&RawValue>(text) {
+                    Ok(raw) => raw.serialize(serializer),
+                    Err(err) => Err(S::Error::custom(err)),
+                },
+                Err(err) => Err(S::Error::custom(err)),
+            },
+            Err(err) => Err(S::Error::custom(err)),
+        };
+        if json.capacity() <= KEEP_CAPACITY {
+            LINE.set(json);
+        }
+        result
     }
 }
 
@@ -295,6 +398,50 @@ mod tests {
             "authorizationHeader",
         ] {
             assert!(!is_sensitive_key(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn the_endings_filter_never_hides_a_sensitive_key() {
+        let full = |key: &str| {
+            let normalized: String = key
+                .chars()
+                .flat_map(char::to_lowercase)
+                .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                .collect();
+            sensitive_normalized(&normalized)
+        };
+        let words = SENSITIVE_WORDS.iter().map(|w| w.word.to_string());
+        let keys = [
+            "runId",
+            "schemaVersion",
+            "type",
+            "args",
+            "id",
+            "name",
+            "sideEffect",
+            "path",
+            "output",
+            "status",
+            "truncated",
+            "promptTokens",
+            "action",
+            "reason",
+            "provider",
+            "cwd",
+            "a",
+            "",
+            "x_pwd",
+            "my-client-secret",
+            "Bearer",
+            "rsa.private.key",
+        ];
+        for key in words
+            .clone()
+            .chain(words.map(|w| format!("X_{w}")))
+            .chain(keys.iter().map(|k| k.to_string()))
+        {
+            assert_eq!(is_sensitive_key(&key), full(&key), "{key}");
         }
     }
 

@@ -2,7 +2,8 @@
 //! the very same output frames (plain `serde_json::to_writer`, no mapping, no redaction).
 //!
 //! Workloads: `text` (1000 short text deltas framed as one answer) and `mixed` (10 tool turns:
-//! text deltas, a streamed tool call, a 2 KiB tool result). Throughput is per input
+//! text deltas, a streamed tool call, usage, the call's permission request and decision, a
+//! 2 KiB tool result). Throughput is per input
 //! `AgentEvent` and per output byte.
 
 use benches::pipelines::{rpc_frames, rpc_pipeline, serialise, zero_frames, zero_pipeline};

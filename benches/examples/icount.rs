@@ -9,6 +9,12 @@
 //!
 //! (total(20) − total(0) − clone(20) + clone(0)) / 20 is the cost of one run of the workload
 //! (`clone` counts making the inputs); `benches/icount.sh` does this for every pipeline.
+//! The `e2e-*` pipelines run `DELTAS` text deltas end to end through a front end (the
+//! `agent_loop` and `acp` benches' pipelines); `icount.sh` reports the difference between two
+//! sizes per delta.
+
+#[path = "../benches/front_ends/mod.rs"]
+mod front_ends;
 
 use benches::e2e::{run_once, runtime, Pipeline};
 use benches::pipelines::{rpc_frames, rpc_pipeline, serialise, zero_frames, zero_pipeline};
@@ -18,11 +24,27 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [pipeline, workload, times] = args.as_slice() else {
         eprintln!(
-            "usage: icount zero|zero-base|rpc|rpc-base|clone text|mixed TIMES\n       icount loop|e2e-drain|e2e-exec|e2e-rpc - DELTAS"
+            "usage: icount zero|zero-base|rpc|rpc-base|clone text|mixed TIMES\n       icount loop|e2e-drain|e2e-exec|e2e-rpc|e2e-zcode|e2e-acp - DELTAS"
         );
         std::process::exit(2);
     };
     let times: usize = times.parse().unwrap_or(1);
+    // `times` text deltas from a scripted turn through the ZCode app-server or ACP front end,
+    // in process, until the turn's last line has been read (the acp bench's pipeline).
+    if let Some(front) = match pipeline.as_str() {
+        "e2e-zcode" => Some(front_ends::FrontEnd::Zcode),
+        "e2e-acp" => Some(front_ends::FrontEnd::Acp),
+        _ => None,
+    } {
+        let dir = std::env::temp_dir().join(format!("icount-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let script = front_ends::script(&dir, times);
+        let (_, bytes, lines) =
+            front_ends::run_once(&front_ends::runtime(), front, &dir, &script, times);
+        let _ = std::fs::remove_dir_all(&dir);
+        println!("{lines} lines, {bytes} bytes");
+        return;
+    }
     if let Some(pipeline) = match pipeline.as_str() {
         // `times` text deltas from the scripted provider through Agent::prompt and a front end
         // (workload ignored): the agent loop alone (drained), exec, rpc.

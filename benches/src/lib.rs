@@ -20,7 +20,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use agent_core::{
-    event::{RequestScope, RunKind, StopReason, ToolStatus},
+    event::{PermissionInfo, RequestScope, RunKind, StopReason, ToolStatus},
+    permission::{Permission, PermissionAction, PermissionMode, Risk, RiskCategory, SideEffect},
     AgentEvent, ContentBlock, Message, RunStatus, Usage,
 };
 use agent_providers::replay::StreamFormat;
@@ -201,7 +202,8 @@ fn usage() -> AgentEvent {
 }
 
 /// The events of a tool-using run: `turns` model calls, each with 20 text deltas, one
-/// streamed `read_file` call and a 2 KiB result, then a final answer.
+/// streamed `read_file` call, usage, the call's permission request and decision (ask mode,
+/// approved) and a 2 KiB result, then a final answer.
 pub fn mixed_run(turns: u32) -> Vec<AgentEvent> {
     let mut events = vec![
         AgentEvent::RunStarted {
@@ -238,12 +240,30 @@ pub fn mixed_run(turns: u32) -> Vec<AgentEvent> {
             name: "read_file".into(),
             args: serde_json::json!({"path": "src/main.rs"}),
             raw_args: None,
-            side_effect: Some(agent_core::SideEffect::Read),
+            side_effect: Some(SideEffect::Read),
         });
         events.push(AgentEvent::TurnEnded {
             step,
             stop: StopReason::ToolUse,
             error: None,
+        });
+        let info = Box::new(PermissionInfo {
+            id: id.clone(),
+            name: "read_file".into(),
+            args: serde_json::json!({"path": "src/main.rs"}),
+            mode: PermissionMode::Ask,
+            permission: Permission::Prompt,
+            side_effect: SideEffect::Read,
+            reason: Some("ask mode: read_file needs approval".into()),
+            risk: Risk::from_categories([RiskCategory::Read]),
+            block: None,
+        });
+        events.push(AgentEvent::PermissionRequested(info.clone()));
+        events.push(AgentEvent::PermissionDecided {
+            info,
+            action: PermissionAction::Allow,
+            granted: true,
+            always: false,
         });
         events.push(AgentEvent::ToolExecutionStarted {
             id: id.clone(),
@@ -418,6 +438,13 @@ data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\
             mixed
                 .iter()
                 .filter(|e| matches!(e, AgentEvent::ToolResult { .. }))
+                .count(),
+            2
+        );
+        assert_eq!(
+            mixed
+                .iter()
+                .filter(|e| matches!(e, AgentEvent::PermissionDecided { granted: true, .. }))
                 .count(),
             2
         );

@@ -88,15 +88,14 @@ impl SessionStorage for MemoryStorage {
     ) -> Result<(), StoreError> {
         let mut sessions = self.lock();
         let log = sessions.events.entry(id.to_string()).or_default();
-        let mut next = log.last().map_or(1, |e| e.seq + 1);
-        for event in events {
+        let first = log.last().map_or(1, |e| e.seq + 1);
+        for (next, event) in (first..).zip(events) {
             if event.seq != next {
                 return Err(StoreError::Conflict {
                     session_id: id.to_string(),
                     message: format!("event {} where {next} was due", event.seq),
                 });
             }
-            next += 1;
         }
         log.extend(events.iter().cloned());
         Ok(())

@@ -16,6 +16,7 @@ use agent_core::{
 
 use agent_core::sandbox::{Enforcement, SandboxReport};
 use agent_host::output::Frames;
+use agent_host::turn::{Coverage, Fold, Mapping, TurnState};
 use agent_mcp::{ServerState, ServerStatus};
 
 use crate::wire::{
@@ -116,8 +117,9 @@ impl SharedMeter {
 ///   reports a finished compaction; the context figures are in `get_state.context`, from
 ///   `Agent::context_usage`; the `usage` event is unchanged).
 ///
-/// Every other variant is mapped, some only in part ([`PARTLY_SHOWN`]); a test feeds one of
-/// each and fails for a variant that is neither mapped nor listed here.
+/// Every other variant is mapped, some only in part ([`PARTLY_SHOWN`]); the coverage test
+/// (`agent_host::turn::coverage::assert_covers`) feeds one of each through [`RpcMapping`]
+/// and fails for a variant that is neither mapped nor declared not shown.
 pub const NOT_SHOWN: [&str; 7] = [
     "run_started",
     "reasoning_delta",
@@ -139,28 +141,24 @@ pub const NOT_SHOWN: [&str; 7] = [
 /// - `tool_blocked`: the `block` field of the same call's `tool_result` (our extension).
 pub const PARTLY_SHOWN: [&str; 2] = ["hook_decided", "tool_blocked"];
 
-/// Maps the events of one run to RPC events.
+/// The zut RPC mapping of a run: each event, read with the turn's [`TurnState`] (which
+/// holds each call's sandbox blocks), becomes at most one RPC event. Of its own it keeps
+/// only the usage meter it records into, shared with `get_state`.
 #[derive(Debug, Clone)]
-pub struct EventProcessor {
+pub struct RpcMapping {
     meter: SharedMeter,
-    /// Sandbox blocks of calls whose `tool_result` has not come yet.
-    blocks: Vec<(String, WireToolBlock)>,
 }
 
-impl EventProcessor {
-    /// A processor recording usage into `meter`.
+impl RpcMapping {
+    /// A mapping recording usage into `meter`.
     pub fn new(meter: SharedMeter) -> Self {
-        Self {
-            meter,
-            blocks: Vec::new(),
-        }
+        Self { meter }
     }
 
-    /// The RPC event for `event`, borrowing its text, if it has one (see [`NOT_SHOWN`]);
-    /// `RunFinished` gives `done`.
-    pub fn map<'a>(&mut self, event: &'a AgentEvent) -> Option<Event<'a>> {
-        Some(match event {
-            AgentEvent::RunStarted { .. } => return None,
+    /// The RPC event of `event`, if it has one; `state` already includes `event`.
+    fn event<'a>(&mut self, state: &TurnState, event: &'a AgentEvent) -> Shown<'a> {
+        Shown::Frame(match event {
+            AgentEvent::RunStarted { .. } => return Shown::Not,
             AgentEvent::UserMessage { message } => Event::UserMessage {
                 content: blocks(&message.content),
                 time: message.time,
@@ -194,7 +192,7 @@ impl EventProcessor {
             AgentEvent::TextDelta { delta } => Event::TextDelta {
                 delta: delta.as_str().into(),
             },
-            AgentEvent::ReasoningDelta { .. } => return None,
+            AgentEvent::ReasoningDelta { .. } => return Shown::Not,
             AgentEvent::ToolUseStarted { id, name } => Event::ToolUseStart {
                 id: id.as_str().into(),
                 name: name.as_str().into(),
@@ -242,8 +240,8 @@ impl EventProcessor {
                 },
                 attempt: *attempt,
             },
-            AgentEvent::PermissionRequested(_) => return None,
-            AgentEvent::PermissionDecided { .. } => return None,
+            AgentEvent::PermissionRequested(_) => return Shown::Not,
+            AgentEvent::PermissionDecided { .. } => return Shown::Not,
             AgentEvent::ToolExecutionStarted { id, name } => Event::ToolExecutionStarted {
                 id: id.as_str().into(),
                 name: name.as_str().into(),
@@ -270,19 +268,24 @@ impl EventProcessor {
                 id: id.as_str().into(),
                 is_error: *status == agent_core::event::ToolStatus::Error,
                 content: blocks(content),
-                block: self.take_block(id),
+                // The first block the sandbox reported for this call (the state keeps them).
+                block: state
+                    .call(id)
+                    .and_then(|call| call.blocks.first())
+                    .map(tool_block),
             },
-            AgentEvent::ToolBlocked { id, block, .. } => {
-                self.blocks.push((id.clone(), tool_block(block)));
-                return None;
-            }
+            // Shown on the call's `tool_result`, which follows.
+            AgentEvent::ToolBlocked { .. } => return Shown::Not,
+            AgentEvent::SandboxReport(_) => return Shown::Not,
+            AgentEvent::ContextUsage { .. } => return Shown::Not,
+            AgentEvent::CompactionStarted { .. } => return Shown::Not,
             AgentEvent::HookDecided {
                 hook,
                 event,
                 outcome,
                 reason,
                 ..
-            } => return hook_error(hook, *event, *outcome, reason.as_deref()),
+            } => return Shown::Maybe(hook_error(hook, *event, *outcome, reason.as_deref())),
             AgentEvent::SubagentStarted {
                 name,
                 call_id,
@@ -306,10 +309,14 @@ impl EventProcessor {
                 call_id,
                 event,
                 ..
-            } => Event::ToolProgress {
-                id: call_id.as_str().into(),
-                text: subagent_progress(name, event.innermost())?,
-            },
+            } => {
+                return Shown::Maybe(subagent_progress(name, event.innermost()).map(|text| {
+                    Event::ToolProgress {
+                        id: call_id.as_str().into(),
+                        text,
+                    }
+                }))
+            }
             AgentEvent::SubagentFinished {
                 name,
                 call_id,
@@ -333,17 +340,75 @@ impl EventProcessor {
                 message: message.as_str().into(),
             },
             AgentEvent::RunFinished { .. } => Event::Done,
-            // `AgentEvent` is `#[non_exhaustive]`, so the compiler demands this arm; every
-            // variant of this agent-core is matched above. A variant added later lands here
-            // (not shown) until it is mapped, and `every_variant_is_mapped_or_not_shown`
-            // fails for it meanwhile.
-            _ => return None,
+            // `AgentEvent` is `#[non_exhaustive]`: a variant added later is unknown (not
+            // shown, logged) until it is mapped, and the coverage test fails for it.
+            other => return Shown::Unknown(Coverage::rest(other)),
         })
+    }
+}
+
+/// What [`RpcMapping::event`] made of one event.
+enum Shown<'a> {
+    /// This frame.
+    Frame(Event<'a>),
+    /// A shown variant, this time with or without a frame.
+    Maybe(Option<Event<'a>>),
+    /// A variant deliberately not shown ([`NOT_SHOWN`], or shown on another event's frame).
+    Not,
+    /// A variant this mapping does not know.
+    Unknown(Coverage),
+}
+
+impl Mapping for RpcMapping {
+    type Frame<'e> = Event<'e>;
+
+    fn map<'e>(
+        &mut self,
+        state: &TurnState,
+        event: &'e AgentEvent,
+        mut out: impl FnMut(Event<'e>),
+    ) -> Coverage {
+        match self.event(state, event) {
+            Shown::Frame(frame) => {
+                out(frame);
+                Coverage::Shown
+            }
+            Shown::Maybe(frame) => {
+                frame.into_iter().for_each(out);
+                Coverage::Shown
+            }
+            Shown::Not => Coverage::NotShown,
+            Shown::Unknown(coverage) => coverage,
+        }
+    }
+}
+
+/// The mapping of one run with its own [`TurnState`]: [`RpcMapping`] in a [`Fold`], for a
+/// caller that drives a run without a session (benches, tests).
+#[derive(Debug, Clone)]
+pub struct EventProcessor {
+    fold: Fold<RpcMapping>,
+}
+
+impl EventProcessor {
+    /// A processor recording usage into `meter`.
+    pub fn new(meter: SharedMeter) -> Self {
+        Self {
+            fold: Fold::new(RpcMapping::new(meter)),
+        }
+    }
+
+    /// The RPC event for `event`, borrowing its text, if it has one (see [`NOT_SHOWN`]);
+    /// `RunFinished` gives `done`.
+    pub fn map<'a>(&mut self, event: &'a AgentEvent) -> Option<Event<'a>> {
+        let mut frame = None;
+        self.fold.feed(event, |event| frame = Some(event));
+        frame
     }
 
     /// [`map`](Self::map) for an event the caller gives away: the frame owns its text.
-    /// The streaming deltas move their strings into the frame (no copy); other events are
-    /// mapped by [`map`](Self::map) and detached.
+    /// The streaming deltas move their strings into the frame (no copy; they change nothing
+    /// in the turn's state); other events are mapped by [`map`](Self::map) and detached.
     pub fn process(&mut self, event: AgentEvent) -> Option<Event<'static>> {
         match event {
             AgentEvent::TextDelta { delta } => Some(Event::TextDelta {
@@ -361,17 +426,16 @@ impl EventProcessor {
     /// be serialised is reported on stderr and left out).
     pub fn map_into(&mut self, event: &AgentEvent, frames: &mut Frames) {
         if let Some(event) = self.map(event) {
-            if let Err(err) = frames.push(&FrameRef::Event(event)) {
-                eprintln!("adapter-rpc: cannot serialise a frame: {err}");
-            }
+            push_frame(frames, event);
         }
     }
 }
 
-impl EventProcessor {
-    fn take_block(&mut self, id: &str) -> Option<WireToolBlock> {
-        let at = self.blocks.iter().position(|(call, _)| call == id)?;
-        Some(self.blocks.swap_remove(at).1)
+/// Appends the line of `event` to `frames` (a frame that cannot be serialised is reported
+/// on stderr and left out).
+pub fn push_frame(frames: &mut Frames, event: Event<'_>) {
+    if let Err(err) = frames.push(&FrameRef::Event(event)) {
+        eprintln!("adapter-rpc: cannot serialise a frame: {err}");
     }
 }
 

@@ -1,42 +1,44 @@
-//! The I/O loop: commands read line by line, dispatched without blocking the reader; one
-//! worker runs prompts and compactions in FIFO order; one writer owns stdout.
+//! The I/O loop: commands read line by line, dispatched without blocking the reader; the
+//! process's one agent-host [`Session`] runs prompts and compactions in FIFO order; one
+//! writer owns stdout.
 //!
 //! ```text
-//! stdin ─► reader/dispatcher ──(responses)──────────────┐
-//!               │  (jobs, FIFO)                          ▼
-//!               └──────────────► worker ──(events)──► writer ─► stdout
+//! stdin ─► reader/dispatcher ──(responses)───────────────────┐
+//!               │  (Session::enqueue_*, FIFO)                  ▼
+//!               └──────────► Session turn ──(RpcTurn frames)──► writer ─► stdout
 //! ```
 //!
-//! The reader, the writer (with its flush policy and output gate) and the turn driver are
-//! agent-host's. The dispatcher answers every command at once, including `get_state` and
-//! friends while a prompt runs. `prompt` and `compact` are queued; the worker runs them one
-//! at a time, and answers each with `{"started":true}` when its turn starts — after the
-//! previous job's `done` (zut-rpc-behaviour.md §1.4) — then drives its
-//! [`agent_core::Run`] to the end. Both write through one queue to the single writer task,
-//! so lines never interleave and a job's events always follow its response.
+//! The reader, the writer (with its flush policy and output gate) and the session with its
+//! turn queue are agent-host's: rpc is a one-session host
+//! ([`Session::standalone`] over a [`MemoryStorage`], no session files). The dispatcher
+//! answers every command at once, including `get_state` and friends while a prompt runs.
+//! `prompt` and `compact` are queued on the session; each is answered with
+//! `{"started":true}` when its turn starts — after the previous job's `done`
+//! (zut-rpc-behaviour.md §1.4) — by its [`RpcTurn`] observer, which then maps the turn's
+//! events ([`RpcMapping`] over the turn's state). Both write through one queue to the
+//! single writer task, so lines never interleave and a job's events always follow its
+//! response.
 
-use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
-use agent_core::hooks::{HookReport, SessionEnd, SessionEndReason, SessionSource};
+use agent_core::hooks::{HookReport, SessionEndReason, SessionSource};
 use agent_core::sandbox::SandboxReport;
-use agent_core::{AbortHandle, Agent, AgentEvent, RunStatus, UserInput};
+use agent_core::{Agent, AgentEvent, UserInput};
 use agent_host::backpressure::OutputGate;
-use agent_host::driver::drive;
 use agent_host::lines::{LineError, LineReader};
-use agent_host::output::{line_writer, Frames, LineSender};
+use agent_host::output::{line_writer, Frames, LineSender, MAX_BATCH_BYTES};
+use agent_host::session::{MemoryStorage, Session, TurnInfo, TurnObserver, TurnOutcome};
+use agent_host::turn::{Mapping, TurnState};
 use agent_mcp::McpManager;
 use base64::Engine;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::auth::Token;
 use crate::framing::{ESCAPES, MAX_LINE_BYTES};
-use crate::processor::{self, EventProcessor, SharedMeter, UsageMeter};
+use crate::processor::{self, push_frame, RpcMapping, SharedMeter, UsageMeter};
 use crate::reasoning;
 use crate::wire::{
     Envelope, Event, FrameRef, HelloData, HelloParams, MessagesData, ModelData, ModelsData,
@@ -62,8 +64,8 @@ pub struct ServerConfig {
     pub extra_models: Vec<String>,
     /// Longest accepted input line in bytes.
     pub max_line_bytes: usize,
-    /// The MCP servers (`--mcp-config`), listed by `get_state`; the caller shuts them down
-    /// after [`serve`] returns.
+    /// The MCP servers (`--mcp-config`), listed by `get_state`; the session shuts them down
+    /// when it ends, before [`serve`] returns (the caller may shut them down again).
     pub mcp: McpManager,
 }
 
@@ -126,132 +128,74 @@ impl Out {
     }
 }
 
-/// Control of one accepted prompt or compaction.
-#[derive(Debug, Default)]
-struct JobCtl {
-    cancel: CancellationToken,
-    /// The run's abort handle once the worker started it.
-    run: Mutex<Option<AbortHandle>>,
-}
-
-impl JobCtl {
-    fn run(&self) -> MutexGuard<'_, Option<AbortHandle>> {
-        // Nothing panics while holding this lock.
-        self.run.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The job's run has started: an abort asked for before now takes effect at once.
-    fn started(&self, handle: AbortHandle) {
-        let mut run = self.run();
-        if self.cancel.is_cancelled() {
-            handle.abort();
-        }
-        *run = Some(handle);
-    }
-
-    fn abort(&self) {
-        self.cancel.cancel();
-        if let Some(handle) = self.run().as_ref() {
-            handle.abort();
-        }
-    }
-}
-
-/// Accepted prompts and compactions, oldest first; the head is the active one (running, or
-/// about to be started by the worker).
-#[derive(Debug, Clone, Default)]
-struct Queue(Arc<Mutex<VecDeque<Arc<JobCtl>>>>);
-
-impl Queue {
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Arc<JobCtl>>> {
-        // Nothing panics while holding this lock.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// True when the active job exists and has not been aborted.
-    fn busy(&self) -> bool {
-        self.lock()
-            .front()
-            .is_some_and(|j| !j.cancel.is_cancelled())
-    }
-
-    /// Aborts the active job; queued ones are untouched.
-    fn abort_active(&self) {
-        let head = self.lock().front().cloned();
-        if let Some(head) = head {
-            head.abort();
-        }
-    }
-
-    fn finish(&self, job: &Arc<JobCtl>) {
-        self.lock().retain(|j| !Arc::ptr_eq(j, job));
-    }
-}
-
-enum JobKind {
-    Prompt(UserInput),
-    Compact,
-}
-
-struct Job {
-    ctl: Arc<JobCtl>,
-    kind: JobKind,
-    /// The command (`prompt` or `compact`) and id its `started` response answers.
+/// One accepted prompt or compaction as its session turn's observer: answers the command
+/// with `started` when the turn starts, then writes the turn's events, batched across the
+/// events already waiting (the session flushes before every wait), under the writer's
+/// output gate.
+struct RpcTurn {
+    out: Out,
+    /// The command (`prompt` or `compact`) and id the `started` response answers.
     command: &'static str,
     id: Option<String>,
+    mapping: RpcMapping,
+    frames: Frames,
 }
 
-/// Runs the `session_start` hooks (source `startup`) first, then jobs one at a time:
-/// answers each with `started` when it starts, then writes its events. Returns how the
-/// last run ended, for the `session_end` hooks.
-async fn worker(
-    agent: Agent,
-    mut jobs: mpsc::UnboundedReceiver<Job>,
-    queue: Queue,
-    out: Out,
-    meter: SharedMeter,
-    shutdown: CancellationToken,
-) -> Option<RunStatus> {
-    // Before the first prompt; commands other than prompts are answered meanwhile. Context
-    // the hooks add lands before the first model call.
-    log_hooks(
-        &agent.session_start(SessionSource::Startup).await,
-        "session_start",
-    );
-    let mut frames = Frames::with_escapes(ESCAPES);
-    let mut last_status = None;
-    while let Some(job) = jobs.recv().await {
-        if shutdown.is_cancelled() {
-            // Stopped by a signal: jobs not started yet never start (they were not
-            // answered yet either).
-            queue.finish(&job.ctl);
-            continue;
+impl RpcTurn {
+    fn new(out: Out, command: &'static str, id: Option<String>, meter: SharedMeter) -> Self {
+        Self {
+            out,
+            command,
+            id,
+            mapping: RpcMapping::new(meter),
+            frames: Frames::with_escapes(ESCAPES),
         }
+    }
+}
+
+impl TurnObserver for RpcTurn {
+    fn started(&mut self, _session: &Session, _turn: &TurnInfo) {
         // The turn starts now: the previous job's `done` is already queued before this.
         let data = ResponseData::Started(StartedData { started: true });
-        out.respond(Response::ok(job.command, job.id, Some(data)));
-        let mut run = match job.kind {
-            JobKind::Prompt(input) => agent.prompt(input),
-            JobKind::Compact => agent.compact(),
-        };
-        job.ctl.started(run.abort_handle());
-        let mut processor = EventProcessor::new(meter.clone());
-        drive(&mut run, &out.0, &mut frames, |event, frames| {
-            if let AgentEvent::RunFinished { status, .. } = event {
-                // Off the queue before `done` is written: a client that reads `done` and
-                // asks `get_state` sees `busy` of the next job only.
-                queue.finish(&job.ctl);
-                last_status = Some(*status);
-            }
-            if let AgentEvent::SandboxReport(report) = event {
-                log_sandbox(report);
-            }
-            processor.map_into(event, frames)
-        })
-        .await;
-        queue.finish(&job.ctl);
+        self.out
+            .respond(Response::ok(self.command, self.id.take(), Some(data)));
     }
-    last_status
+
+    fn observe(
+        &mut self,
+        _session: &Session,
+        _turn: &TurnInfo,
+        state: &TurnState,
+        event: &AgentEvent,
+    ) {
+        if let AgentEvent::SandboxReport(report) = event {
+            log_sandbox(report);
+        }
+        let frames = &mut self.frames;
+        self.mapping
+            .map(state, event, |frame| push_frame(frames, frame));
+        if self.frames.len_bytes() >= MAX_BATCH_BYTES {
+            self.flush();
+        }
+    }
+
+    fn finished(&mut self, _session: &Session, _turn: &TurnInfo, _outcome: &TurnOutcome) {}
+
+    fn flush(&mut self) {
+        if !self.frames.is_empty() && self.out.0.send_frames(&mut self.frames).is_err() {
+            // The writer failed; [`serve`] reports its error. The run still goes on to
+            // its end.
+            self.frames.clear();
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.frames.lines()
+    }
+
+    fn output_gate(&self) -> Option<Arc<OutputGate>> {
+        Some(self.out.0.gate().clone())
+    }
 }
 
 /// Hooks' reports outside a run have no frame in zut's protocol: they go to stderr.
@@ -333,26 +277,27 @@ where
     let (sender, writer) = line_writer(Arc::new(OutputGate::default()));
     let writer = tokio::spawn(writer.run(output));
     let out = Out(sender);
-    let queue = Queue::default();
     let meter = SharedMeter::new(UsageMeter::new(agent.provider().id()));
-    let (job_tx, job_rx) = mpsc::unbounded_channel();
-    let shutdown = CancellationToken::new();
-    let worker = tokio::spawn(worker(
-        agent.clone(),
-        job_rx,
-        queue.clone(),
-        out.clone(),
-        meter.clone(),
-        shutdown.clone(),
-    ));
+    let storage = Arc::new(MemoryStorage::new());
+    let session = Session::standalone(agent, &config.cwd, storage, config.mcp.clone());
+    // Before the first prompt; commands other than prompts are answered meanwhile (prompts
+    // wait in the session's queue). Context the hooks add lands before the first model
+    // call.
+    let begun = tokio::spawn({
+        let session = session.clone();
+        async move {
+            log_hooks(
+                &session.begin(SessionSource::Startup).await,
+                "session_start",
+            );
+        }
+    });
     let mut dispatcher = Dispatcher {
         authed: config.token.is_none(),
-        agent,
+        session: session.clone(),
         config,
         out,
-        queue,
         meter,
-        jobs: job_tx,
     };
     let mut reader = LineReader::with_limit(input, dispatcher.config.max_line_bytes);
     let mut stop = std::pin::pin!(stop);
@@ -360,9 +305,9 @@ where
         let next = tokio::select! {
             line = reader.next_line() => line,
             signal = &mut stop => {
-                // Stop: nothing queued starts; the active job ends aborted.
-                shutdown.cancel();
-                dispatcher.queue.abort_active();
+                // Stop: nothing queued starts (unanswered); the active job ends aborted.
+                session.drop_queued();
+                session.abort_current();
                 break Ok(Ended::Stopped(signal));
             }
         };
@@ -378,9 +323,11 @@ where
     };
     // End of input (or a failed auth, or a stop): let accepted work finish, then drain the
     // writer.
-    let agent = dispatcher.agent.clone();
     drop(dispatcher);
-    let last_status = worker.await.ok().flatten();
+    if let Err(err) = begun.await {
+        eprintln!("adapter-rpc: the session_start hooks failed: {err}");
+    }
+    session.idle().await;
     // The session ends with the process: its input ended (or failed auth), or a signal
     // (reason `other`). The hooks are bounded by their own timeouts and kill their
     // process groups.
@@ -388,9 +335,8 @@ where
         Ok(Ended::Stopped(_)) => SessionEndReason::Other,
         _ => SessionEndReason::Exit,
     };
-    let mut end = SessionEnd::new(reason);
-    end.last_status = last_status;
-    log_hooks(&agent.session_end(end).await, "session_end");
+    log_hooks(&session.close(reason).await, "session_end");
+    drop(session);
     let written = match writer.await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(err)) => Err(ServeError::Write(err)),
@@ -406,12 +352,10 @@ enum Flow {
 
 struct Dispatcher {
     authed: bool,
-    agent: Agent,
+    session: Arc<Session>,
     config: ServerConfig,
     out: Out,
-    queue: Queue,
     meter: SharedMeter,
-    jobs: mpsc::UnboundedSender<Job>,
 }
 
 /// Decodes a command's own fields; a `null` line has none.
@@ -470,14 +414,14 @@ impl Dispatcher {
                 }
             },
             "prompt" => match prompt_input(&value) {
-                Ok(input) => return self.start("prompt", id, JobKind::Prompt(input)),
+                Ok(input) => return self.start("prompt", id, Some(input)),
                 Err(err) => Response::fail(&command, id, err),
             },
-            "compact" => return self.start("compact", id, JobKind::Compact),
+            "compact" => return self.start("compact", id, None),
             "abort" => {
                 // Answer first so the response precedes the aborted run's last events.
                 self.out.respond(Response::ok(&command, id, None));
-                self.queue.abort_active();
+                self.session.abort_current();
                 return Flow::Continue;
             }
             "get_state" => Response::ok(
@@ -487,7 +431,7 @@ impl Dispatcher {
             ),
             "get_messages" => {
                 let messages = self
-                    .agent
+                    .agent()
                     .messages()
                     .iter()
                     .map(processor::message)
@@ -498,21 +442,21 @@ impl Dispatcher {
                     Some(ResponseData::Messages(MessagesData { messages })),
                 )
             }
-            "clear" => match self.agent.clear().await {
+            "clear" => match self.session.clear().await {
                 Ok(()) => Response::ok(&command, id, None),
                 Err(err) => Response::fail(&command, id, err.to_string()),
             },
-            "set_model" => match self.set_model(&value) {
+            "set_model" => match self.set_model(&value).await {
                 Ok(model) => Response::ok(&command, id, Some(ResponseData::Model(model))),
                 Err(err) => Response::fail(&command, id, err),
             },
-            "set_reasoning" => match self.set_reasoning(&value) {
+            "set_reasoning" => match self.set_reasoning(&value).await {
                 Ok(data) => Response::ok(&command, id, Some(ResponseData::Reasoning(data))),
                 Err(err) => Response::fail(&command, id, err),
             },
             "get_models" => {
                 let models = self
-                    .agent
+                    .agent()
                     .provider()
                     .models()
                     .iter()
@@ -555,7 +499,7 @@ impl Dispatcher {
             }
             self.authed = true;
         }
-        let state = self.agent.state();
+        let state = self.agent().state();
         Ok(HelloData {
             protocol_version: PROTOCOL_VERSION,
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -564,58 +508,63 @@ impl Dispatcher {
         })
     }
 
-    /// Accepts a prompt or compaction: queues it for the worker, which answers `started`
-    /// when it starts it.
-    fn start(&mut self, command: &'static str, id: Option<String>, kind: JobKind) -> Flow {
-        let ctl = Arc::new(JobCtl::default());
-        self.queue.lock().push_back(ctl.clone());
-        let job = Job {
-            ctl: ctl.clone(),
-            kind,
-            command,
-            id,
+    /// Accepts a prompt (`input`) or compaction (none): queues it on the session, whose
+    /// turn answers `started` when it starts.
+    fn start(
+        &mut self,
+        command: &'static str,
+        id: Option<String>,
+        input: Option<UserInput>,
+    ) -> Flow {
+        let turn = RpcTurn::new(self.out.clone(), command, id.clone(), self.meter.clone());
+        let queued = match input {
+            Some(input) => self.session.enqueue_prompt(input, None, Box::new(turn)),
+            None => self.session.enqueue_compact(Box::new(turn)),
         };
-        if let Err(mpsc::error::SendError(job)) = self.jobs.send(job) {
-            // The worker is gone (it only stops after the dispatcher); never leave the job
-            // looking busy.
-            self.queue.finish(&ctl);
+        if let Err(err) = queued {
+            // The session is closed (it only closes after the dispatcher is gone): answer
+            // the job as a failed turn, never leave it looking busy.
             let data = ResponseData::Started(StartedData { started: true });
-            self.out.respond(Response::ok(command, job.id, Some(data)));
+            self.out.respond(Response::ok(command, id, Some(data)));
             self.out.event(Event::Error {
-                message: "internal error: the worker stopped".into(),
+                message: format!("internal error: {err}").into(),
             });
             self.out.event(Event::Done);
         }
         Flow::Continue
     }
 
+    fn agent(&self) -> &Agent {
+        self.session.agent()
+    }
+
     fn state(&self) -> StateData {
-        let state = self.agent.state();
-        let context = self.agent.context_usage();
+        let state = self.agent().state();
+        let context = self.agent().context_usage();
         StateData {
             provider: state.provider,
             model: state.model,
             reasoning: reasoning::wire_name(state.reasoning).to_string(),
             cwd: self.config.cwd.clone(),
             message_count: state.message_count,
-            busy: self.queue.busy(),
+            busy: self.session.busy(),
             usage: self.meter.lock().cumulative(&state.usage),
             context: Some(WireContext {
                 used: context.used,
                 window: context.window,
                 percent: context.percent,
             }),
-            sandbox: Some(processor::sandbox(&self.agent.sandbox_report())),
+            sandbox: Some(processor::sandbox(&self.agent().sandbox_report())),
             tools: Some(
-                self.agent
+                self.agent()
                     .tool_specs()
                     .into_iter()
                     .map(|spec| spec.name)
                     .collect(),
             ),
             mcp_servers: self
-                .config
-                .mcp
+                .session
+                .mcp()
                 .status()
                 .iter()
                 .map(processor::mcp_server)
@@ -623,10 +572,10 @@ impl Dispatcher {
         }
     }
 
-    fn set_model(&self, value: &Value) -> Result<ModelData, String> {
+    async fn set_model(&self, value: &Value) -> Result<ModelData, String> {
         let params: SetModelParams = params(value)?;
         let model = params.model.unwrap_or_default();
-        let provider = self.agent.provider();
+        let provider = self.agent().provider();
         let catalogue = provider.models();
         let known = !model.is_empty()
             && (catalogue.is_empty()
@@ -638,14 +587,20 @@ impl Dispatcher {
                 provider.id()
             ));
         }
-        self.agent.set_model(model.clone());
+        self.session
+            .set_model(model.clone())
+            .await
+            .map_err(|err| err.to_string())?;
         Ok(ModelData { model })
     }
 
-    fn set_reasoning(&self, value: &Value) -> Result<ReasoningData, String> {
+    async fn set_reasoning(&self, value: &Value) -> Result<ReasoningData, String> {
         let params: SetReasoningParams = params(value)?;
         let level = reasoning::parse(params.reasoning.as_deref().unwrap_or_default())?;
-        self.agent.set_reasoning(level);
+        self.session
+            .set_thought_level(level)
+            .await
+            .map_err(|err| err.to_string())?;
         Ok(ReasoningData {
             reasoning: reasoning::wire_name(level).to_string(),
         })

@@ -46,6 +46,15 @@ pub(super) struct Data {
     pub(super) context_window: Option<u64>,
     /// Why the running compaction started.
     pub(super) compacting: Option<agent_core::event::CompactionReason>,
+    /// Turns waiting to start, oldest first ([`Session::enqueue_prompt`]).
+    pub(super) queue: std::collections::VecDeque<super::queue::Queued>,
+    /// Queued turns wait for [`Session::begin`] (a standalone session's `session_start`
+    /// hooks) while this is set.
+    pub(super) held: bool,
+    /// An abort of the running turn was asked for ([`Session::stop`]).
+    pub(super) turn_aborted: bool,
+    /// The running turn's run reported its end (`RunFinished`): it is winding down.
+    pub(super) turn_ended: bool,
 }
 
 /// A point-in-time view of a session.
@@ -147,6 +156,10 @@ impl Session {
                 last_status: None,
                 context_window: None,
                 compacting: None,
+                queue: std::collections::VecDeque::new(),
+                held: false,
+                turn_aborted: false,
+                turn_ended: false,
             }),
             gate: Mutex::new(()),
             idle,

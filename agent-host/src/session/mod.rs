@@ -14,7 +14,11 @@
 //!   offers ([`ToolRequest`], [`ToolFilter`]).
 //! - [`interaction`]: how a session asks the client ([`InteractionLink`],
 //!   [`SessionApprover`]).
-//! - [`live`] and [`turn`]: one [`Session`] and its turns ([`TurnObserver`]).
+//! - [`live`] and [`turn`]: one [`Session`] and its turns ([`TurnObserver`]); [`queue`]:
+//!   the FIFO turn queue of a host that queues prompts ([`Session::enqueue_prompt`],
+//!   [`QueuedTurn`]); [`single`]: the session of a one-session host
+//!   ([`Session::standalone`], [`Session::begin`]).
+//! - [`memory`]: a storage in memory ([`MemoryStorage`]), for a host that keeps no files.
 //! - [`subagent`]: sub-agent sessions (a `Task` call's child as a session of its own).
 //! - [`tools`]: the session-bound tools that ask the user (`ask_user`, `exit_plan_mode`).
 //! - [`journal`]: a session's numbered event log over the storage ([`EventJournal`]):
@@ -63,6 +67,9 @@ pub mod interaction;
 pub mod journal;
 pub mod live;
 pub mod manager;
+pub mod memory;
+pub mod queue;
+pub mod single;
 pub mod storage;
 pub mod store;
 pub mod subagent;
@@ -79,6 +86,8 @@ pub use interaction::{InteractionLink, SessionApprover};
 pub use journal::{EventJournal, JournalOptions, JournalSink, Replay};
 pub use live::{Session, SessionView};
 pub use manager::{ManagerError, SessionManager};
+pub use memory::MemoryStorage;
+pub use queue::QueuedTurn;
 pub use storage::{
     BoxError, Durability, EventBounds, MetaQuery, SessionStorage, StoreError, StoredEvent,
 };

@@ -9,15 +9,16 @@
 //!   disk), the metadata is persisted, and [`Session::active_turn`] is already `None`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
 use agent_core::{event::RunKind, AgentEvent, Run, RunStatus, UserInput};
 
 use super::live::Session;
+use super::queue::Queued;
 use super::subagent::{ChildChange, NewChild};
 use super::types::{
-    new_id, now_ms, ActiveTurn, Busy, ToolCallState, ToolCallStatus, TurnInfo, TurnOutcome,
+    now_ms, ActiveTurn, Busy, ToolCallState, ToolCallStatus, TurnInfo, TurnOutcome,
 };
 use crate::backpressure::OutputGate;
 use crate::turn::TurnState;
@@ -114,8 +115,31 @@ impl Session {
         kind: RunKind,
         input: UserInput,
         input_id: Option<String>,
-        mut observer: Box<dyn TurnObserver>,
+        observer: Box<dyn TurnObserver>,
     ) -> Result<TurnInfo, StartError> {
+        self.startable()?;
+        let gate = self.gate();
+        {
+            let data = self.data();
+            // A queued turn holds the session too: it starts next.
+            let holder = data
+                .active
+                .as_ref()
+                .map(|active| active.turn_id.clone())
+                .or_else(|| data.queue.front().map(|queued| queued.turn_id.clone()));
+            if let Some(turn_id) = holder {
+                return Err(StartError::Busy(Busy {
+                    session_id: self.id().to_string(),
+                    turn_id,
+                }));
+            }
+        }
+        let turn = Queued::new(kind, input, input_id, observer);
+        Ok(self.launch(&gate, turn))
+    }
+
+    /// Fails when the session takes no turns: a sub-agent's, or closed.
+    pub(super) fn startable(&self) -> Result<(), StartError> {
         if self.is_subagent() {
             return Err(StartError::Subagent {
                 session_id: self.id().to_string(),
@@ -125,16 +149,22 @@ impl Session {
         if self.is_closed() {
             return Err(StartError::Closed(self.id().to_string()));
         }
-        let gate = self.gate();
+        Ok(())
+    }
+
+    /// Starts `turn` now (no turn runs; the caller holds the gate): its observer's
+    /// `started`, then the task driving its run.
+    pub(super) fn launch(self: &Arc<Self>, _gate: &MutexGuard<'_, ()>, turn: Queued) -> TurnInfo {
+        let Queued {
+            turn_id,
+            kind,
+            input,
+            input_id,
+            mut observer,
+            aborted,
+        } = turn;
         let (info, run) = {
             let mut data = self.data();
-            if let Some(active) = &data.active {
-                return Err(StartError::Busy(Busy {
-                    session_id: self.id().to_string(),
-                    turn_id: active.turn_id.clone(),
-                }));
-            }
-            let turn_id = new_id("turn");
             let started_at = now_ms();
             if kind == RunKind::Prompt {
                 data.meta.turn_count += 1;
@@ -153,12 +183,18 @@ impl Session {
                 RunKind::Prompt => self.agent.prompt(input),
                 RunKind::Compact => self.agent.compact(),
             };
+            // A queued turn aborted before it started starts aborted: its run ends at once.
+            if aborted {
+                run.abort_handle().abort();
+            }
             data.active = Some(ActiveTurn {
                 turn_id: turn_id.clone(),
                 kind,
                 started_at,
                 abort: Some(run.abort_handle()),
             });
+            data.turn_aborted = aborted;
+            data.turn_ended = false;
             let info = TurnInfo {
                 turn_id,
                 kind,
@@ -172,11 +208,10 @@ impl Session {
         self.idle.send_replace(false);
         observer.started(self, &info);
         observer.flush();
-        drop(gate);
         let session = self.clone();
         let turn = info.clone();
         tokio::spawn(async move { session.drive(run, turn, observer).await });
-        Ok(info)
+        info
     }
 
     async fn drive(
@@ -214,6 +249,10 @@ impl Session {
                 // Sub-agent sessions are created (and, when a child ends, brought up to
                 // date) before the observer sees the event.
                 state.apply(&event);
+                if let AgentEvent::RunFinished { .. } = event {
+                    // No longer busy: the observer maps the run's end with `busy()` false.
+                    self.data().turn_ended = true;
+                }
                 match self.track(&state, &event) {
                     Some(ChildChange::Started(child)) => child.persist_logged().await,
                     Some(ChildChange::Finished(child)) => {
@@ -258,16 +297,29 @@ impl Session {
         self.persist_logged().await;
         // The turn's transcript is durable before the front end reports the turn over.
         self.sync_transcript_logged().await;
-        let _gate = self.gate();
-        {
+        let gate = self.gate();
+        let next = {
             let mut data = self.data();
             data.active = None;
+            data.turn_aborted = false;
+            data.turn_ended = false;
             data.revision += 1;
-        }
+            match data.held {
+                true => None,
+                false => data.queue.pop_front(),
+            }
+        };
         self.set_turn(None);
-        self.idle.send_replace(true);
+        if next.is_none() && self.data().queue.is_empty() {
+            self.idle.send_replace(true);
+        }
         observer.finished(&self, &turn, &outcome);
         observer.flush();
+        drop(observer);
+        // The next queued turn starts after this one's `finished`, in the same gate.
+        if let Some(next) = next {
+            self.launch(&gate, next);
+        }
     }
 
     /// Records what `event` changes in the session (and, for a sub-agent's event, in the
@@ -408,7 +460,10 @@ impl Session {
         if let Some(parent) = self.parent() {
             return parent.background_tasks().stop(self.id()) == Some(true);
         }
-        let data = self.data();
+        let mut data = self.data();
+        if data.active.is_some() {
+            data.turn_aborted = true;
+        }
         match &data.active {
             Some(active) => {
                 if let Some(abort) = &active.abort {

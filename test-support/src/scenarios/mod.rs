@@ -470,13 +470,41 @@ fn file(path: &Path, is: &FileIs) -> Checked {
 }
 
 /// One test per scenario of [`NAMES`], each calling the harness's `run(name)`, and a test
-/// that the list given is the whole table.
-///
-/// `scenario_tests!(async run; a, b)` makes `#[tokio::test]`s (multi-threaded) awaiting
-/// `run("a")`; `scenario_tests!(sync run; a, b)` makes plain `#[test]`s.
+/// that the list here is the whole table: a harness writes `scenario_tests!(async run);`
+/// (multi-threaded `#[tokio::test]`s awaiting `run("…")`) or `scenario_tests!(sync run);`
+/// (plain `#[test]`s).
 #[macro_export]
 macro_rules! scenario_tests {
-    (async $run:ident; $($name:ident),+ $(,)?) => {
+    ($kind:ident $run:ident) => {
+        $crate::scenario_tests!(@list $kind $run;
+            hook_pre_tool_use_vetoes_bash,
+            hook_zero_after_tool_output_reaches_the_model,
+            hook_post_tool_use_context_reaches_the_model,
+            hook_post_tool_use_feedback_reaches_the_model,
+            hook_user_prompt_submit_blocks_one_prompt,
+            hook_stop_forces_one_continuation,
+            hook_that_hangs_or_is_missing_fails_open,
+            hook_zero_missing_command_fails_closed_before_a_tool,
+            hooks_file_that_does_not_exist_refuses_to_start,
+            project_hooks_file_has_no_effect,
+            session_hooks_run_at_start_and_end,
+            sandbox_refuses_a_write_outside_the_workspace,
+            sandbox_off_allows_it,
+            sandbox_add_dir_makes_a_directory_writable,
+            sandbox_bad_value_refuses_to_start,
+            task_runs_a_child_and_shows_its_progress,
+            task_explorer_is_refused_a_write_and_usage_adds_up,
+            task_child_asks_permission_in_its_own_name,
+            task_child_that_fails_is_the_task_error,
+            task_interrupted_mid_child_bash_leaves_no_process,
+            task_two_in_the_background_read_with_task_output,
+            task_project_manifest_overrides_the_builtin,
+            context_auto_compaction,
+            context_auto_compact_off_never_compacts,
+            api_key_redacted_from_a_tool_error
+        );
+    };
+    (@list async $run:ident; $($name:ident),+) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
@@ -485,7 +513,7 @@ macro_rules! scenario_tests {
         )+
         $crate::scenario_tests!(@every $($name),+);
     };
-    (sync $run:ident; $($name:ident),+ $(,)?) => {
+    (@list sync $run:ident; $($name:ident),+) => {
         $(
             #[test]
             fn $name() {
@@ -501,7 +529,7 @@ macro_rules! scenario_tests {
             listed.sort_unstable();
             let mut table = $crate::scenarios::NAMES.to_vec();
             table.sort_unstable();
-            assert_eq!(listed, table, "the harness must run every scenario");
+            assert_eq!(listed, table, "scenario_tests! lists every scenario of the table");
         }
     };
 }

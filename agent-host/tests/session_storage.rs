@@ -1,6 +1,8 @@
 //! The session host over a [`SessionStorage`]: a turn's transcript is synced before the front
 //! end hears the turn is over (ZCode's `turn.completed`, ACP's prompt reply), the manager keeps
 //! metadata in whatever backend it is given, and its journals continue a stored event log.
+//! The file backend keeps the storage contract every backend runs
+//! (`agent_host::session::storage::contract`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use agent_core::{
     session::{SessionError, SessionRecord, SessionStore},
     AgentEvent,
 };
+use agent_host::session::storage::contract;
 use agent_host::session::{
     AgentFactory, CreateOptions, Durability, EventBounds, FileStore, MetaQuery, Session,
     SessionManager, SessionMeta, SessionMode, SessionStorage, StoreError, StoredEvent, TurnInfo,
@@ -210,4 +213,18 @@ async fn metadata_pages_and_journals_come_from_the_given_storage() {
         &reopened,
         &second.journal(session.id()).await.expect("journal")
     ));
+}
+
+/// The storage contract every backend runs, on the files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_file_store_keeps_the_storage_contract() {
+    for part in 0..3 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FileStore::new(dir.path());
+        match part {
+            0 => contract::metadata(&store).await,
+            1 => contract::transcripts(&store).await,
+            _ => contract::event_log(&store).await,
+        }
+    }
 }

@@ -7,145 +7,31 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{
-    session::{SessionError, SessionRecord, SessionStore},
+    session::{SessionRecord, SessionStore},
     Message,
 };
+use agent_host::session::storage::contract::{self, event, events, meta};
 use agent_host::session::{
-    Durability, EventBounds, MetaQuery, SessionMeta, SessionMode, SessionStorage, StoreError,
-    StoredEvent,
+    Durability, EventBounds, SessionMeta, SessionStorage, StoreError, StoredEvent,
 };
 use agent_store_postgres::{migrate, PgStore};
 use common::{fresh_database, fresh_store, server_url};
 
 const WAIT: Duration = Duration::from_secs(20);
 
-fn meta(id: &str, workspace: &str, updated_at: i64) -> SessionMeta {
-    serde_json::from_value(serde_json::json!({
-        "sessionId": id,
-        "workspacePath": workspace,
-        "workspaceKey": format!("key:{workspace}"),
-        "providerId": "scripted",
-        "model": "demo",
-        "createdAt": 1,
-        "updatedAt": updated_at,
-    }))
-    .expect("meta")
-}
-
-fn event(seq: u64) -> StoredEvent {
-    StoredEvent::new(seq, format!(r#"{{"seq":{seq},"text":"é\u0000\u2028"}}"#)).expect("event")
-}
-
-fn events(seqs: std::ops::RangeInclusive<u64>) -> Vec<StoredEvent> {
-    seqs.map(event).collect()
-}
-
+/// The storage contract every backend runs, then what PostgreSQL promises besides: an
+/// unpaged listing comes most recently updated first.
 #[tokio::test]
 async fn metadata_round_trips_and_lists_by_page_and_filter() {
     let Some((_, store)) = fresh_store().await else {
         return;
     };
-    let mut first = meta("sess_a", "/w/one", 10);
-    first.title = "with a NUL \0 inside".to_string();
-    first.mode = SessionMode::Plan;
-    first.parent_session_id = Some("sess_parent".to_string());
-    store.save_meta(&first).await.expect("save");
-    assert_eq!(store.load_meta("sess_a").await.expect("load"), first);
-    first.title = "renamed".to_string();
-    store.save_meta(&first).await.expect("replace");
-    assert_eq!(
-        store.load_meta("sess_a").await.expect("load").title,
-        "renamed"
-    );
-    assert!(matches!(
-        store.load_meta("sess_missing").await,
-        Err(StoreError::NotFound(_))
-    ));
-
-    for (id, workspace, updated) in [
-        ("sess_b", "/w/one", 20),
-        ("sess_c", "/w/two", 30),
-        ("sess_d", "/w/one", 30),
-        ("sess_e", "/w/two", 5),
-    ] {
-        store
-            .save_meta(&meta(id, workspace, updated))
-            .await
-            .expect("save");
-    }
-    // A session with records but no metadata is not listed.
-    store
-        .append(
-            "sess_records_only",
-            &SessionRecord::Message {
-                message: Message::user_text("x"),
-            },
-        )
-        .await
-        .expect("append");
-
+    contract::metadata(&store).await;
     let ids = |metas: Vec<SessionMeta>| -> Vec<String> {
         metas.into_iter().map(|m| m.session_id).collect()
     };
     let all = ids(store.list_meta().await.expect("list"));
     assert_eq!(all, ["sess_d", "sess_c", "sess_b", "sess_a", "sess_e"]);
-
-    // Pages of two, each continuing after the last entry of the one before.
-    let mut pages = Vec::new();
-    let mut query = MetaQuery {
-        limit: Some(2),
-        ..Default::default()
-    };
-    loop {
-        let page = store.list_meta_page(&query).await.expect("page");
-        let Some(last) = page.last() else { break };
-        query.before = Some((last.updated_at, last.session_id.clone()));
-        pages.push(ids(page));
-    }
-    assert_eq!(
-        pages,
-        vec![
-            vec!["sess_d", "sess_c"],
-            vec!["sess_b", "sess_a"],
-            vec!["sess_e"]
-        ]
-    );
-
-    let by_path = MetaQuery {
-        workspace: Some("/w/one".into()),
-        ..Default::default()
-    };
-    assert_eq!(
-        ids(store.list_meta_page(&by_path).await.expect("list")),
-        ["sess_d", "sess_b", "sess_a"]
-    );
-    let by_key = MetaQuery {
-        workspace: Some("key:/w/two".into()),
-        session_ids: Some(vec!["sess_e".into(), "sess_a".into()]),
-        ..Default::default()
-    };
-    assert_eq!(
-        ids(store.list_meta_page(&by_key).await.expect("list")),
-        ["sess_e"]
-    );
-    // The default (filter and sort in memory) agrees with the indexed query.
-    for query in [by_path, by_key] {
-        let expected: Vec<String> = {
-            let mut metas: Vec<SessionMeta> = store
-                .list_meta()
-                .await
-                .expect("list")
-                .into_iter()
-                .filter(|m| query.matches(m))
-                .collect();
-            metas.sort_by(|a, b| (b.updated_at, &b.session_id).cmp(&(a.updated_at, &a.session_id)));
-            ids(metas)
-        };
-        assert_eq!(
-            ids(store.list_meta_page(&query).await.expect("list")),
-            expected
-        );
-    }
 }
 
 #[tokio::test]
@@ -173,38 +59,13 @@ async fn listing_uses_an_index() {
     assert!(plan.contains("sessions_workspace_key"), "{plan}");
 }
 
+/// The storage contract every backend runs, then two nodes at once.
 #[tokio::test]
 async fn transcripts_append_in_order_and_unknown_sessions_are_not_found() {
     let Some((url, store)) = fresh_store().await else {
         return;
     };
-    assert!(matches!(
-        store.load("sess_none").await,
-        Err(SessionError::NotFound(_))
-    ));
-    store
-        .save_meta(&meta("sess_t", "/w", 1))
-        .await
-        .expect("save");
-    assert!(store.load("sess_t").await.expect("empty").is_empty());
-    let records: Vec<SessionRecord> = vec![
-        SessionRecord::Message {
-            message: Message::user_text("héllo \u{0} \u{2028}"),
-        },
-        SessionRecord::Notes {
-            notes: vec!["pinned".into()],
-        },
-        SessionRecord::Replaced {
-            messages: vec![Message::assistant_text("summary")],
-        },
-        SessionRecord::Cleared,
-    ];
-    for record in &records {
-        store.append("sess_t", record).await.expect("append");
-    }
-    assert_eq!(store.load("sess_t").await.expect("load"), records);
-    assert!(store.sync_transcript("sess_t").await.is_ok());
-    assert!(store.sync_events("sess_t").await.is_ok());
+    contract::transcripts(&store).await;
 
     // Two nodes appending to one transcript at once: every record stored once, numbered
     // without gaps.
@@ -236,113 +97,38 @@ async fn transcripts_append_in_order_and_unknown_sessions_are_not_found() {
     assert_eq!(idx, (1..=40).collect::<Vec<i64>>());
     assert_eq!(
         a.list().await.expect("ids"),
-        ["sess_race", "sess_t"].map(String::from)
+        ["sess_many", "sess_race", "sess_t"].map(String::from)
     );
 }
 
+/// The storage contract every backend runs, then what PostgreSQL checks besides: an empty
+/// log starts at 1, and a batch's own seqs are consecutive.
 #[tokio::test]
 async fn the_event_log_contract_holds() {
     let Some((_, store)) = fresh_store().await else {
         return;
     };
-    assert_eq!(
-        store.event_bounds("sess_e").await.expect("bounds"),
-        EventBounds::EMPTY
-    );
-    assert!(store
-        .read_events("sess_e", 0, 10)
-        .await
-        .expect("read")
-        .is_empty());
-    // An empty log starts at 1.
+    contract::event_log(&store).await;
     assert!(matches!(
         store
-            .append_events("sess_e", &events(2..=3), Durability::Buffered)
+            .append_events("sess_f", &events(2..=3), Durability::Buffered)
             .await,
         Err(StoreError::Conflict { .. })
     ));
     store
-        .append_events("sess_e", &events(1..=3), Durability::Buffered)
+        .append_events("sess_f", &events(1..=6), Durability::Buffered)
         .await
         .expect("append");
-    store
-        .append_events("sess_e", &events(4..=6), Durability::Sync)
-        .await
-        .expect("append");
-    // Neither a repeat nor a gap is stored, and nothing of a refused batch.
-    for bad in [events(6..=7), events(8..=9), events(3..=8)] {
-        assert!(matches!(
-            store
-                .append_events("sess_e", &bad, Durability::Buffered)
-                .await,
-            Err(StoreError::Conflict { .. })
-        ));
-    }
     let not_consecutive = vec![event(7), event(9)];
     assert!(matches!(
         store
-            .append_events("sess_e", &not_consecutive, Durability::Buffered)
+            .append_events("sess_f", &not_consecutive, Durability::Buffered)
             .await,
         Err(StoreError::Conflict { .. })
     ));
     assert_eq!(
-        store.event_bounds("sess_e").await.expect("bounds"),
+        store.event_bounds("sess_f").await.expect("bounds"),
         EventBounds { oldest: 1, last: 6 }
-    );
-    assert_eq!(
-        store.read_events("sess_e", 0, 100).await.expect("read"),
-        events(1..=6)
-    );
-    assert_eq!(
-        store.read_events("sess_e", 2, 2).await.expect("read"),
-        events(3..=4)
-    );
-    assert!(store
-        .read_events("sess_e", 6, 10)
-        .await
-        .expect("read")
-        .is_empty());
-    assert!(store
-        .read_events("sess_e", u64::MAX, 10)
-        .await
-        .expect("read")
-        .is_empty());
-    assert_eq!(
-        store
-            .read_events("sess_e", 0, usize::MAX)
-            .await
-            .expect("read")
-            .len(),
-        6
-    );
-    // Events come back byte for byte.
-    let back = store.read_events("sess_e", 0, 1).await.expect("read");
-    assert_eq!(back[0].json(), event(1).json());
-
-    // Trimming keeps the last event and moves the oldest.
-    assert_eq!(
-        store.trim_events("sess_e", 4).await.expect("trim"),
-        EventBounds { oldest: 4, last: 6 }
-    );
-    assert_eq!(
-        store.read_events("sess_e", 0, 100).await.expect("read"),
-        events(4..=6)
-    );
-    assert_eq!(
-        store.trim_events("sess_e", 100).await.expect("trim"),
-        EventBounds { oldest: 6, last: 6 }
-    );
-    assert_eq!(
-        store.trim_events("sess_e", 2).await.expect("trim"),
-        EventBounds { oldest: 6, last: 6 }
-    );
-    store
-        .append_events("sess_e", &events(7..=7), Durability::Buffered)
-        .await
-        .expect("append after trim");
-    assert_eq!(
-        store.event_bounds("sess_e").await.expect("bounds"),
-        EventBounds { oldest: 6, last: 7 }
     );
 }
 

@@ -31,6 +31,8 @@ use crate::wire::{ErrorEvent, EventBody, FinalEvent, RunEnd, RunStart};
 mod capabilities;
 mod run;
 mod setup;
+#[cfg(test)]
+mod tests;
 
 /// Environment lookup (injectable for tests).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;

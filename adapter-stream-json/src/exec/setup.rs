@@ -6,16 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{
-    async_trait,
-    session::{SessionError, SessionRecord},
-    structured::OutputSpec,
-    tool_source::ToolSource,
-    Agent, PermissionMode, ReasoningLevel, SideEffect, Tool, UserInput,
+    structured::OutputSpec, tool_source::ToolSource, Agent, PermissionMode, ReasoningLevel,
+    SideEffect, Tool, UserInput,
 };
 use agent_host::capabilities::Capabilities;
 use agent_host::cli::{build_provider, ProviderEnv};
 use agent_host::session::{
-    AgentFactory, AgentSpec, Recording, ToolCheck, ToolFilter, ToolFilterError, ToolRequest,
+    AgentFactory, AgentSpec, Recording, SessionStorage, ToolCheck, ToolFilter, ToolFilterError,
+    ToolRequest,
 };
 use agent_mcp::ServerState;
 use agent_providers::ProviderConfig;
@@ -30,7 +28,7 @@ use crate::mapping::MappingConfig;
 use crate::record::{RecorderConfig, SessionRecorder};
 use crate::session::{
     default_root, format_exec_prompt, preflight, prepare, session_title, NewSessionInfo,
-    PreparedSession, SessionRequest, ZeroSessions as SessionStore,
+    PreparedSession, SessionRequest, Transcripts, ZeroSessions as SessionStore, ZeroStorage,
 };
 use crate::wire::RunStart;
 
@@ -527,38 +525,18 @@ fn read_input(
     Ok((prompt, images))
 }
 
-/// The session the agent records to: exec writes Zero's session files itself, from the event
-/// stream ([`crate::record`]), so the agent's store only names the session (for hooks'
-/// `sessionId`, and as the parent of sub-agents) and keeps nothing.
-#[derive(Debug, Default)]
-struct SessionName;
-
-#[async_trait]
-impl agent_core::session::SessionStore for SessionName {
-    async fn append(&self, _id: &str, _record: &SessionRecord) -> Result<(), SessionError> {
-        Ok(())
-    }
-
-    async fn load(&self, _id: &str) -> Result<Vec<SessionRecord>, SessionError> {
-        Ok(Vec::new())
-    }
-
-    async fn list(&self) -> Result<Vec<String>, SessionError> {
-        Ok(Vec::new())
-    }
-}
-
 /// The agent, built by agent-host's factory: the provider, the tools (file writers wrapped
 /// so their files are snapshotted first when `snapshots` is given), the MCP servers, the
-/// hooks, the sandbox, the context settings, the mode and the model flags; named after
-/// `session` (with its directory for spilled tool output) when there is one.
+/// hooks, the sandbox, the context settings, the mode and the model flags; recording to
+/// `session` in its storage (which keeps no transcript: exec's session is the events the
+/// recorder writes) and spilling tool output into its directory, when there is one.
 async fn build_agent(
     o: &ExecOptions,
     hooks: &ExecHooks,
     factory: AgentFactory,
     plan: Plan,
     snapshots: Option<&Arc<Snapshots>>,
-    session: Option<(&str, PathBuf)>,
+    session: Option<(&str, &ZeroStorage)>,
 ) -> Result<Agent, Failure> {
     let tools: Vec<Arc<dyn Tool>> = plan
         .tools
@@ -574,14 +552,14 @@ async fn build_agent(
     spec.permission_mode = plan.mode.core;
     spec.tool_source = plan.mcp.map(|mcp| mcp as Arc<dyn ToolSource>);
     spec.sandbox_support = hooks.sandbox_support.clone();
-    if let Some((id, dir)) = session {
+    if let Some((id, storage)) = session {
+        spec.spill_dir = storage.local_dir(id).map(|dir| dir.join("tool-output"));
         spec.recording = Some(Recording {
-            store: Arc::new(SessionName),
+            store: Arc::new(storage.clone()),
             session_id: id.to_string(),
             resume: false,
             messages: Vec::new(),
         });
-        spec.spill_dir = Some(dir.join("tool-output"));
     }
     spec.max_steps = o.max_turns;
     spec.reasoning = o.reasoning_effort.as_deref().map(reasoning_level);
@@ -648,12 +626,11 @@ pub(super) async fn ready(
     let has_hooks = !plan.caps.hooks.is_empty();
     let notices = plan.notices.clone();
     let output = plan.output.clone();
-    let session = prepared.as_ref().map(|p| {
-        (
-            p.meta.session_id.as_str(),
-            store.session_dir(&p.meta.session_id),
-        )
-    });
+    // Zero's exec keeps no transcript: the recorder writes the session from the events.
+    let storage = ZeroStorage::new(store.clone()).transcripts(Transcripts::FromEvents);
+    let session = prepared
+        .as_ref()
+        .map(|p| (p.meta.session_id.as_str(), &storage));
     let agent = build_agent(
         o,
         hooks,

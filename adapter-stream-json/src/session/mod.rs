@@ -11,12 +11,16 @@
 //!
 //! - [`records`]: what the files hold.
 //! - [`store`]: [`ZeroSessions`], the sessions directory in that layout.
+//! - [`storage`]: [`ZeroStorage`], agent-host's `SessionStorage` over it (a host's sessions in
+//!   Zero's layout), its event log in [`log`].
 //! - [`prepare`](mod@prepare): what an exec run does with its session.
 
 use std::path::PathBuf;
 
+pub mod log;
 pub mod prepare;
 pub mod records;
+pub mod storage;
 pub mod store;
 
 pub use prepare::{
@@ -24,6 +28,7 @@ pub use prepare::{
     PreflightError, PreparedSession, SessionRequest,
 };
 pub use records::{Metadata, SessionEvent};
+pub use storage::{Transcripts, ZeroStorage};
 pub use store::{CreateInput, SessionError, ZeroSessions};
 
 /// The metadata file name.

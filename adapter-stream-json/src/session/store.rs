@@ -40,7 +40,7 @@ pub enum SessionError {
     Corrupt(String),
 }
 
-fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError {
+pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError {
     let context = context.into();
     move |source| SessionError::Io { context, source }
 }
@@ -81,15 +81,15 @@ pub struct CreateInput {
     pub spawned_from_sequence: u64,
 }
 
-fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 /// Zero's sessions on disk: the directory `…/zero/sessions` in Zero's layout
 /// (`<sessionId>/metadata.json`, `events.jsonl`, `session.lock`, `blobs/`), with create,
-/// append, read and fork. Not a [`agent_core::session::SessionStore`] (the loop's conversation store)
-/// nor an `agent_host::SessionStorage` (the hosts' session storage): the files Zero itself
-/// reads and writes.
+/// append, read and fork: the files Zero itself reads and writes, synchronously. A host keeps
+/// its sessions in them through [`ZeroStorage`](super::ZeroStorage), agent-host's
+/// `SessionStorage` over this store.
 #[derive(Debug, Clone)]
 pub struct ZeroSessions {
     root: PathBuf,
@@ -106,6 +106,33 @@ fn parse_events(id: &str, data: &[u8]) -> Result<Vec<SessionEvent>, SessionError
                 err.line, err.message
             ))
         })
+}
+
+/// One line for [`ZeroSessions::append_lines`]: its sequence, type and time (for the
+/// metadata) and its bytes, newline included.
+#[derive(Debug, Clone)]
+pub(crate) struct NewLine {
+    pub(crate) sequence: u64,
+    pub(crate) kind: String,
+    pub(crate) created_at: String,
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl NewLine {
+    /// The line of `event`.
+    pub(crate) fn encode<P: Serialize>(
+        event: &SessionEventLine<'_, P>,
+    ) -> Result<Self, SessionError> {
+        let mut bytes = serde_json::to_vec(event)
+            .map_err(|err| SessionError::Corrupt(format!("encode zero session event: {err}")))?;
+        bytes.push(b'\n');
+        Ok(Self {
+            sequence: event.sequence,
+            kind: event.kind.to_string(),
+            created_at: event.created_at.to_string(),
+            bytes,
+        })
+    }
 }
 
 fn last_sequence_of(line: &[u8]) -> u64 {
@@ -130,14 +157,14 @@ impl ZeroSessions {
         self.root.join(id)
     }
 
-    fn check_id(id: &str) -> Result<(), SessionError> {
+    pub(crate) fn check_id(id: &str) -> Result<(), SessionError> {
         match valid_session_id(id) {
             true => Ok(()),
             false => Err(SessionError::InvalidId(id.to_string())),
         }
     }
 
-    fn read_metadata(&self, id: &str) -> Result<Option<Metadata>, SessionError> {
+    pub(crate) fn read_metadata(&self, id: &str) -> Result<Option<Metadata>, SessionError> {
         let path = self.session_dir(id).join(METADATA_FILE);
         let data = match fs::read_to_string(&path) {
             Ok(data) => data,
@@ -149,7 +176,7 @@ impl ZeroSessions {
         })
     }
 
-    fn write_metadata(&self, meta: &Metadata) -> Result<(), SessionError> {
+    pub(crate) fn write_metadata(&self, meta: &Metadata) -> Result<(), SessionError> {
         let mut data = serde_json::to_vec_pretty(meta)
             .map_err(|err| SessionError::Corrupt(format!("encode zero session metadata: {err}")))?;
         data.push(b'\n');
@@ -262,6 +289,38 @@ impl ZeroSessions {
         kind: &str,
         payload: Option<P>,
     ) -> Result<Appended, SessionError> {
+        let mut appended = None;
+        self.append_lines(id, true, |sequence| {
+            let created_at = now_rfc3339();
+            let event = SessionEventLine {
+                id: format!("{id}:{sequence}"),
+                session_id: id,
+                sequence,
+                kind,
+                created_at: &created_at,
+                payload,
+            };
+            let line = NewLine::encode(&event)?;
+            appended = Some(Appended {
+                id: event.id,
+                sequence,
+            });
+            Ok::<_, SessionError>(vec![line])
+        })?;
+        appended.ok_or_else(|| SessionError::Corrupt(format!("no event appended to {id}")))
+    }
+
+    /// Appends the lines `make` gives for the next sequence (the last whole event's, or the
+    /// metadata's count, whichever is higher, plus one) and updates the metadata to the last
+    /// of them, under the session's lock, after cutting off a torn last line; fsynced when
+    /// `sync`. The one way events are written: [`append`](Self::append)'s and the event log
+    /// of [`ZeroStorage`](super::ZeroStorage).
+    pub(crate) fn append_lines<E: From<SessionError>>(
+        &self,
+        id: &str,
+        sync: bool,
+        make: impl FnOnce(u64) -> Result<Vec<NewLine>, E>,
+    ) -> Result<(), E> {
         Self::check_id(id)?;
         let dir = self.session_dir(id);
         let _lock = FileLock::exclusive(&dir.join(LOCK_FILE)).map_err(io("lock zero session"))?;
@@ -274,30 +333,19 @@ impl ZeroSessions {
             .repair_tail()
             .map_err(io("recover zero session events"))?;
         let last_sequence = tail.last_line.as_deref().map_or(0, last_sequence_of);
-        let sequence = meta.event_count.max(last_sequence) + 1;
-        let created_at = now_rfc3339();
-        let event = SessionEventLine {
-            id: format!("{id}:{sequence}"),
-            session_id: id,
-            sequence,
-            kind,
-            created_at: &created_at,
-            payload,
+        let lines = make(meta.event_count.max(last_sequence) + 1)?;
+        let Some(last) = lines.last() else {
+            return Ok(());
         };
-        let mut line = serde_json::to_vec(&event)
-            .map_err(|err| SessionError::Corrupt(format!("encode zero session event: {err}")))?;
-        line.push(b'\n');
-        file.append(&line)
-            .and_then(|()| file.sync())
+        let bytes: Vec<u8> = lines.iter().flat_map(|l| l.bytes.iter().copied()).collect();
+        file.append(&bytes)
+            .and_then(|()| if sync { file.sync() } else { Ok(()) })
             .map_err(io("append zero session event"))?;
-        meta.updated_at = created_at.clone();
-        meta.event_count = sequence;
-        meta.last_event_type = kind.to_string();
+        meta.updated_at = last.created_at.clone();
+        meta.event_count = last.sequence;
+        meta.last_event_type = last.kind.clone();
         self.write_metadata(&meta)?;
-        Ok(Appended {
-            id: event.id,
-            sequence,
-        })
+        Ok(())
     }
 
     /// Stores a checkpoint blob `name` (atomically, fsynced).

@@ -43,6 +43,10 @@ pub use crate::fs::Durability;
 use super::claim::WriterClaim;
 use super::types::SessionMeta;
 
+/// The contract as one test suite every backend runs (feature `test-util`).
+#[cfg(any(test, feature = "test-util"))]
+pub mod contract;
+
 /// A boxed error of a storage backend (a database driver's, a pool's).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 

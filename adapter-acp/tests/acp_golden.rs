@@ -2,18 +2,13 @@
 //! exactly the `session/update` payloads in `tests/golden/*.jsonl` (one JSON line each, as
 //! serde writes them). No binary is spawned. `UPDATE_GOLDEN=1` rewrites the files.
 
-use std::path::PathBuf;
-
 use adapter_acp::acp::mapping::{stop_reason, AcpMapping};
 use agent_core::{AgentEvent, Message};
 use agent_host::turn::Fold;
 use serde_json::{json, Value};
 
 fn events(values: Vec<Value>) -> Vec<AgentEvent> {
-    values
-        .into_iter()
-        .map(|v| serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}")))
-        .collect()
+    test_support::golden::events(values)
 }
 
 fn message(message: Message) -> Value {
@@ -181,19 +176,7 @@ fn a_blocked_prompt() -> Vec<AgentEvent> {
 }
 
 fn golden(name: &str, lines: &[String]) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.jsonl"));
-    let got = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &got).expect("write the golden file");
-    }
-    let want = std::fs::read_to_string(&path).expect("read the golden file");
-    let (want, got): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
-    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
-        assert_eq!(g, w, "{name}.jsonl line {}", i + 1);
-    }
-    assert_eq!(got.len(), want.len(), "{name}.jsonl: {got:#?}");
+    test_support::golden::assert_golden(env!("CARGO_MANIFEST_DIR"), name, lines);
 }
 
 /// The updates of `events` through one mapping over its turn state, each as its JSON

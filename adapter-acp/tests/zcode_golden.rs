@@ -4,8 +4,6 @@
 //! event as serde writes it), the turn's last event included. No binary is spawned; a fixed
 //! clock stamps the calls. `UPDATE_GOLDEN=1` rewrites the files.
 
-use std::path::PathBuf;
-
 use adapter_acp::zcode::mapping::{Totals, ZcodeMapping};
 use agent_core::{event::RunKind, AgentEvent, Message};
 use agent_host::turn::{Fold, TurnState};
@@ -17,10 +15,7 @@ fn clock() -> i64 {
 }
 
 fn events(values: Vec<Value>) -> Vec<AgentEvent> {
-    values
-        .into_iter()
-        .map(|v| serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}")))
-        .collect()
+    test_support::golden::events(values)
 }
 
 fn message(message: Message) -> Value {
@@ -275,19 +270,7 @@ fn a_compaction() -> Vec<AgentEvent> {
 }
 
 fn golden(name: &str, lines: &[String]) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.jsonl"));
-    let got = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &got).expect("write the golden file");
-    }
-    let want = std::fs::read_to_string(&path).expect("read the golden file");
-    let (want, got): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
-    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
-        assert_eq!(g, w, "{name}.jsonl line {}", i + 1);
-    }
-    assert_eq!(got.len(), want.len(), "{name}.jsonl: {got:#?}");
+    test_support::golden::assert_golden(env!("CARGO_MANIFEST_DIR"), name, lines);
 }
 
 /// The events of turn `turn_1` of `kind` through one mapping over its turn state (the

@@ -14,7 +14,7 @@
 //! answers every command at once, including `get_state` and friends while a prompt runs.
 //! `prompt` and `compact` are queued on the session; each is answered with
 //! `{"started":true}` when its turn starts — after the previous job's `done`
-//! (zut-rpc-behaviour.md §1.4) — by its [`RpcTurn`] observer, which then maps the turn's
+//! (zut-rpc-behaviour.md §1.4) — by its `RpcTurn` observer, which then maps the turn's
 //! events ([`RpcMapping`] over the turn's state). Both write through one queue to the
 //! single writer task, so lines never interleave and a job's events always follow its
 //! response.

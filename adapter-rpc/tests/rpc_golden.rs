@@ -3,8 +3,6 @@
 //! serialises them), through [`RpcMapping`] over the turn's state, as the session's turn
 //! feeds it. No binary is spawned. `UPDATE_GOLDEN=1` rewrites the files.
 
-use std::path::PathBuf;
-
 use adapter_rpc::processor::{RpcMapping, SharedMeter, UsageMeter};
 use adapter_rpc::wire::FrameRef;
 use agent_core::AgentEvent;
@@ -12,10 +10,7 @@ use agent_host::turn::Fold;
 use serde_json::{json, Value};
 
 fn events(values: Vec<Value>) -> Vec<AgentEvent> {
-    values
-        .into_iter()
-        .map(|v| serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}")))
-        .collect()
+    test_support::golden::events(values)
 }
 
 /// A transcript message at a fixed time.
@@ -162,19 +157,7 @@ fn a_blocked_prompt() -> Vec<AgentEvent> {
 }
 
 fn golden(name: &str, lines: &[String]) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.jsonl"));
-    let got = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &got).expect("write the golden file");
-    }
-    let want = std::fs::read_to_string(&path).expect("read the golden file");
-    let (want, got): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
-    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
-        assert_eq!(g, w, "{name}.jsonl line {}", i + 1);
-    }
-    assert_eq!(got.len(), want.len(), "{name}.jsonl: {got:#?}");
+    test_support::golden::assert_golden(env!("CARGO_MANIFEST_DIR"), name, lines);
 }
 
 /// The frames of `events` through one mapping over its turn state (an OpenAI meter, so

@@ -210,7 +210,7 @@ impl Mapping for ZeroMapping {
     type Frame<'e> = EventBody;
 
     /// The lines of `event` (often none; the terminal lines come from the state's outcome,
-    /// [`ZeroMapping::terminal`]).
+    /// [`Terminal::of`]).
     fn map<'e>(
         &mut self,
         state: &TurnState,

@@ -3,8 +3,6 @@
 //! becomes exactly the lines in `tests/golden/*.jsonl`, as written to stdout (redacted, keys
 //! sorted), then the exit code. `UPDATE_GOLDEN=1` rewrites the files.
 
-use std::path::PathBuf;
-
 use adapter_stream_json::cli::OutputFormat;
 use adapter_stream_json::mapping::MappingConfig;
 use adapter_stream_json::output::{Frames, Renderer};
@@ -17,10 +15,7 @@ use serde_json::{json, Value};
 const RUN_ID: &str = "run_20260101000000_abcdef";
 
 fn events(values: Vec<Value>) -> Vec<AgentEvent> {
-    values
-        .into_iter()
-        .map(|v| serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}")))
-        .collect()
+    test_support::golden::events(values)
 }
 
 fn message(message: Message) -> Value {
@@ -223,20 +218,7 @@ fn endings() -> Vec<(&'static str, Vec<AgentEvent>)> {
 }
 
 fn golden(name: &str, lines: &[String]) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.jsonl"));
-    let got = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("the golden dir");
-        std::fs::write(&path, &got).expect("write the golden file");
-    }
-    let want = std::fs::read_to_string(&path).expect("read the golden file");
-    let (want, got): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
-    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
-        assert_eq!(g, w, "{name}.jsonl line {}", i + 1);
-    }
-    assert_eq!(got.len(), want.len(), "{name}.jsonl: {got:#?}");
+    test_support::golden::assert_golden(env!("CARGO_MANIFEST_DIR"), name, lines);
 }
 
 /// What a run of `events` writes in `format`, each event lent as the turn driver lends it,

@@ -22,6 +22,7 @@
 //! - [`scenarios`]: the capability scenarios every front end's harness runs (hooks, the
 //!   sandbox, sub-agents, the context budget, secrets), each a model script, setup and the
 //!   agent-level facts expected.
+//! - [`golden`]: golden files of the in-process mapping tests (events in, frames out).
 //! - [`procs`]: processes through `/proc` (gone, children, bounded waits).
 //! - [`Request`] also reads what the agent sent in a Chat Completions request:
 //!   [`Request::offered_tools`], [`Request::tool_message`], [`Request::specialist_call`],
@@ -144,6 +145,7 @@ mod background;
 pub mod component;
 pub mod fault;
 pub mod fixtures;
+pub mod golden;
 pub mod mcp;
 pub mod mock;
 pub mod npm;

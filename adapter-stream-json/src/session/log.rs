@@ -6,7 +6,7 @@
 //! writes) is the line, byte for byte. Any other JSON (another front end's event) becomes
 //! the payload of a line of type [`HOST_EVENT`], so the file stays in Zero's layout, and is
 //! read back from it byte for byte. Lines are appended through
-//! [`ZeroSessions::append_lines`], the one writer of the file.
+//! `ZeroSessions::append_lines`, the one writer of the file.
 
 use agent_host::fs::{parse_jsonl, write_atomic, FileLock};
 use agent_host::session::{EventBounds, StoreError, StoredEvent};

@@ -8,7 +8,7 @@
 //!   kept under the one key `agentHost`, and Zero's own fields (kind, lineage, `eventCount`,
 //!   …) stay as they are. A session Zero made reads as a host session (its workspace key is
 //!   its `cwd`).
-//! - **The event log** is `events.jsonl` ([`log`](super::log)): an event is a line, its seq
+//! - **The event log** is `events.jsonl` ([`log`]): an event is a line, its seq
 //!   the line's `sequence`, appended with Zero's lock, repair and metadata update.
 //! - **The transcript** ([`Transcripts`]): the agent's records in `transcript.jsonl` beside
 //!   Zero's files, or, as Zero's exec has it, not kept: then a session's conversation is

@@ -10,7 +10,8 @@
 //! - [`acp`]: `mapping` (a turn's events → `session/update`, history, tool calls),
 //!   `handlers` (the SDK's agent builder and the methods) and `transport` (lines ⇄ the
 //!   SDK's frames, knowing no method names).
-//! - [`coverage`]: how each mapping accounts for every `AgentEvent` variant.
+//! - Every mapping (`acp::mapping::AcpMapping`, `zcode::mapping::ZcodeMapping`) implements
+//!   `agent_host::turn::Mapping` and accounts for every `AgentEvent` variant with its `Coverage`.
 //!
 //! # The binary
 //!
@@ -48,7 +49,6 @@
 #![warn(missing_docs)]
 
 pub mod acp;
-pub mod coverage;
 pub mod zcode;
 
 /// How a session's agent is built (the session host's

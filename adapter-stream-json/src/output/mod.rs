@@ -76,7 +76,12 @@ impl RunId {
 /// Appends `line` redacted, with its keys sorted ([`Redacted`], the one place that happens),
 /// serialised and Go-escaped to `out`; on error `out` is left as it was.
 fn append_json<T: Serialize + ?Sized>(line: &T, out: &mut Vec<u8>) -> io::Result<()> {
-    append_raw(&Redacted(line), out)
+    let start = out.len();
+    // Straight into `out` (no second pass through serde_json as a raw value); on error the
+    // writer has already cut `out` back to `start`.
+    Redacted(line).write_json(out).map_err(io::Error::other)?;
+    escape_json_tail(out, start, JsonEscapes::Go);
+    Ok(())
 }
 
 /// Appends `line` serialised as it is and Go-escaped to `out`; on error `out` is left as it

@@ -22,10 +22,10 @@
 //!   agent-host's line writer.
 //! - [`session`]: sessions on disk in Zero's layout, with resume and fork.
 //! - [`cli`]: the `exec` command line, errors in Zero's words.
-//! - [`exec`]: [`run_exec`], one run from arguments to exit code, driven by agent-host's turn
-//!   driver.
+//! - [`exec`]: [`run_exec`], one run from arguments to exit code: a one-turn host, its prompt
+//!   the one turn of a standalone agent-host `Session`.
 //!
-//! Host machinery (session files, provider flags, line writer, turn driver, text helpers,
+//! Host machinery (session files, provider flags, line writer, the session host, text helpers,
 //! the capability layer) comes from `agent-host`; this crate keeps Zero's wire types, its
 //! mapping and its `exec`.
 //!

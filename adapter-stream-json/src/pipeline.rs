@@ -71,7 +71,7 @@ impl ZeroFold {
         self.status().is_some()
     }
 
-    /// Takes one event, as the turn driver lends it, and renders the lines now due.
+    /// Takes one event, as the session's turn lends it, and renders the lines now due.
     ///
     /// Text and reasoning deltas, nearly every event of a run, are rendered straight from the
     /// borrowed event: [`ZeroOrder`] passes them through at once and releases nothing with

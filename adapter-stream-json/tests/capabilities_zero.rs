@@ -177,6 +177,10 @@ fn session_hooks_run_around_the_run_with_zero_s_payload() {
     assert_eq!(payloads.len(), 2, "{text}");
     assert_eq!(payloads[0]["event"], "sessionStart");
     assert_eq!(payloads[1]["event"], "sessionEnd");
+    // Zero's `turns` are the run's model calls; one answer, no tool call.
+    assert_eq!(payloads[1]["turns"], 1, "{}", payloads[1]);
+    assert_eq!(payloads[1]["finishReason"], "stop", "{}", payloads[1]);
+    assert_eq!(payloads[1]["incomplete"], false, "{}", payloads[1]);
     for payload in &payloads {
         assert_eq!(payload["sessionId"], session.as_str(), "{payload}");
     }

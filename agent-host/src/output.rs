@@ -14,7 +14,7 @@
 //!
 //! **Back-pressure.** Every message is counted on the [`OutputGate`] when it is queued and
 //! again when it is written; a turn waits for [`OutputGate::ready`] before taking more events
-//! from the agent (the [`driver`](crate::driver) does), so a client that stops reading stalls
+//! from the agent (a [`Session`](crate::session::Session)'s turn does), so a client that stops reading stalls
 //! the turn instead of growing memory. When the output fails the gate is closed (nobody waits
 //! any more), later sends fail with [`Closed`], and [`LineWriter::run`] returns the error.
 //!

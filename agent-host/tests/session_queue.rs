@@ -10,7 +10,9 @@ use std::time::Duration;
 use agent_core::{
     async_trait,
     event::{RequestScope, RunKind},
-    hooks::{HookContext, Hooks, SessionSource, StartDecision},
+    hooks::{HookContext, Hooks, SessionEnd, SessionEndReason, SessionSource, StartDecision},
+    provider::OutputSchema,
+    structured::OutputSpec,
     Agent, AgentEvent,
 };
 use agent_host::session::{
@@ -402,4 +404,107 @@ async fn memory_storage_keeps_the_event_log_contract() {
         Err(StoreError::NotFound(_))
     ));
     assert!(store.list_meta().await.expect("list").is_empty());
+}
+
+/// Records what the `session_end` hooks were told, and stalls `session_start` when asked.
+struct Ending {
+    log: Log,
+    stall_start: bool,
+}
+
+#[async_trait]
+impl Hooks for Ending {
+    fn name(&self) -> &str {
+        "ending"
+    }
+    async fn session_start(&self, _ctx: &HookContext, _source: SessionSource) -> StartDecision {
+        push(&self.log, "session_start entered".into());
+        if self.stall_start {
+            std::future::pending::<()>().await;
+        }
+        StartDecision::Keep
+    }
+    async fn session_end(&self, _ctx: &HookContext, end: &SessionEnd) {
+        push(
+            &self.log,
+            format!("session_end {:?} turns={:?}", end.last_status, end.turns),
+        );
+    }
+}
+
+fn ending_session(provider: ScriptedProvider, log: &Log, stall_start: bool) -> Arc<Session> {
+    let hook = Ending {
+        log: log.clone(),
+        stall_start,
+    };
+    let agent = Agent::builder(provider).hook(hook).build();
+    Session::standalone(
+        agent,
+        "/work/ws",
+        Arc::new(MemoryStorage::new()),
+        McpManager::empty(),
+    )
+}
+
+#[tokio::test]
+async fn a_dropped_begin_lets_the_queue_go() {
+    let log = new_log();
+    let session = ending_session(ScriptedProvider::new([Turn::new().text("hi")]), &log, true);
+    session
+        .enqueue_prompt("go", None, Logged::boxed("p1", &log))
+        .expect("queued");
+    // The host stops waiting for a `session_start` hook that never ends.
+    tokio::select! {
+        _ = session.begin(SessionSource::Startup) => panic!("the hook never ends"),
+        _ = logged(&log, "session_start entered") => {}
+    }
+    idle(&session).await;
+    assert_eq!(
+        entries(&log)[1..],
+        [
+            "p1 started prompt busy=true",
+            "p1 request",
+            "p1 run_finished busy=false",
+            "p1 finished Success",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_structured_turn_asks_for_the_schema_and_session_end_counts_the_last_run_s_model_calls() {
+    let log = new_log();
+    let provider =
+        ScriptedProvider::new([Turn::new().text("plain"), Turn::new().text("{\"a\":1}")]);
+    let session = ending_session(provider.clone(), &log, false);
+    session.begin(SessionSource::Startup).await;
+    session
+        .enqueue_prompt("first", None, Logged::boxed("p1", &log))
+        .expect("started");
+    let schema = OutputSchema {
+        name: "answer".into(),
+        schema: serde_json::json!({"type": "object"}),
+        strict: false,
+    };
+    let spec = OutputSpec::new(schema, |answer| match answer.starts_with('{') {
+        true => Ok(()),
+        false => Err("not an object".into()),
+    });
+    session
+        .enqueue_structured("second", spec, Logged::boxed("p2", &log))
+        .expect("queued");
+    idle(&session).await;
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].output_schema.is_none());
+    assert_eq!(
+        requests[1].output_schema.as_ref().map(|s| s.name.as_str()),
+        Some("answer")
+    );
+    assert_eq!(session.meta().turn_count, 2);
+    session.close(SessionEndReason::Exit).await;
+    // The last run made one model call; the session took two prompts.
+    assert_eq!(
+        entries(&log).last().map(String::as_str),
+        Some("session_end Some(Success) turns=Some(1)")
+    );
 }

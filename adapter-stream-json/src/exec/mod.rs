@@ -215,41 +215,45 @@ fn list_tools(out: &mut Output, plan: &setup::Plan) -> i32 {
     finished(written, exit::SUCCESS)
 }
 
-/// The steps of `exec` after the arguments are parsed; returns the exit code.
+/// The steps of `exec` after the arguments are parsed; returns the exit code and `out`.
 async fn exec(
     parsed: Result<Parsed, UsageError>,
-    out: &mut Output,
+    mut out: Output,
     hooks: &ExecHooks,
     stdin: &mut dyn Read,
-) -> i32 {
+) -> (i32, Output) {
     let options = match parsed {
         Ok(Parsed::Run(o)) => *o,
         Ok(Parsed::Help) => {
             let help = out.renderer.stdout_line(HELP.trim_end(), &mut out.frames);
-            return finished(help, exit::SUCCESS);
+            return (finished(help, exit::SUCCESS), out);
         }
-        Err(err) => return report(out, Failure::Usage(err.message)),
+        Err(err) => return (report(&mut out, Failure::Usage(err.message)), out),
     };
     let plan = match setup::plan(&options, hooks).await {
         Ok(plan) => plan,
-        Err(failure) => return report(out, failure),
+        Err(failure) => return (report(&mut out, failure), out),
     };
     out.renderer.set_permission_mode(plan.mode.name);
     if options.list_tools {
-        let code = list_tools(out, &plan);
+        let code = list_tools(&mut out, &plan);
         plan.shutdown().await;
-        return code;
+        return (code, out);
     }
-    let mcp = plan.mcp.clone();
-    let code = match setup::ready(&options, hooks, plan, stdin).await {
-        Ok(ready) => run::run(ready, out, &hooks.interrupt).await,
-        Err(failure) => report(out, failure),
+    let mcp = plan.mcp.as_ref().map(|mcp| mcp.inner.clone());
+    let (code, out) = match setup::ready(&options, hooks, plan, stdin).await {
+        Ok(ready) => {
+            let servers = mcp.clone().unwrap_or_default();
+            run::run(ready, servers, out, &hooks.interrupt).await
+        }
+        Err(failure) => (report(&mut out, failure), out),
     };
-    // No MCP server outlives the run.
+    // No MCP server outlives the run (the session shut them down, unless a signalled run's
+    // `session_end` hooks took too long).
     if let Some(mcp) = mcp {
-        mcp.inner.shutdown().await;
+        mcp.shutdown().await;
     }
-    code
+    (code, out)
 }
 
 /// Runs `exec` with the arguments after the word `exec`; returns the exit code.
@@ -265,7 +269,7 @@ pub async fn run_exec(args: &[String], io: ExecIo, hooks: ExecHooks) -> i32 {
         Ok(Parsed::Help) => OutputFormat::Text,
         Err(err) => err.format,
     };
-    let mut out = Output::start(format, stdout, stderr);
-    let code = exec(parsed, &mut out, &hooks, &mut *stdin).await;
+    let out = Output::start(format, stdout, stderr);
+    let (code, out) = exec(parsed, out, &hooks, &mut *stdin).await;
     finished(out.close().await, code)
 }

@@ -487,8 +487,6 @@ pub(super) struct Ready {
     pub(super) trust_notice: Option<&'static str>,
     /// Lines for stderr about what was skipped while loading.
     pub(super) notices: Vec<String>,
-    /// The run has hooks: `session_start` and `session_end` are called around it.
-    pub(super) has_hooks: bool,
     /// The session was resumed (`session_start`'s source).
     pub(super) resumed: bool,
 }
@@ -623,7 +621,6 @@ pub(super) async fn ready(
         .unwrap_or_default();
     let warnings = plan.mcp_warnings();
     let trust_notice = plan.trust.notice();
-    let has_hooks = !plan.caps.hooks.is_empty();
     let notices = plan.notices.clone();
     let output = plan.output.clone();
     // Zero's exec keeps no transcript: the recorder writes the session from the events.
@@ -688,7 +685,6 @@ pub(super) async fn ready(
         warnings,
         trust_notice,
         notices,
-        has_hooks,
         resumed,
     })
 }

@@ -61,7 +61,7 @@ impl Stdout {
         Self { sender, task }
     }
 
-    /// The sender the turn driver writes through.
+    /// The sender the run's turn writes through.
     pub fn sender(&self) -> &LineSender {
         &self.sender
     }

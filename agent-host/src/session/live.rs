@@ -42,6 +42,8 @@ pub(super) struct Data {
     pub(super) sandbox: Option<SandboxReport>,
     /// How the last run ended.
     pub(super) last_status: Option<RunStatus>,
+    /// Model calls (steps) of the last run: the `session_end` hooks' `turns`.
+    pub(super) last_steps: u32,
     /// The context window the last `ContextUsage` event reported.
     pub(super) context_window: Option<u64>,
     /// Why the running compaction started.
@@ -154,6 +156,7 @@ impl Session {
                 children: Vec::new(),
                 sandbox: None,
                 last_status: None,
+                last_steps: 0,
                 context_window: None,
                 compacting: None,
                 queue: std::collections::VecDeque::new(),
@@ -428,7 +431,7 @@ impl Session {
             None => {
                 let (last_status, turns) = {
                     let data = self.data();
-                    (data.last_status, data.meta.turn_count)
+                    (data.last_status, data.last_steps)
                 };
                 let end = SessionEnd {
                     reason,

@@ -27,7 +27,7 @@
 
 use std::sync::{Arc, Weak};
 
-use agent_core::{event::RunKind, UserInput};
+use agent_core::{event::RunKind, structured::OutputSpec, UserInput};
 
 use super::live::Session;
 use super::turn::{StartError, TurnObserver};
@@ -39,6 +39,8 @@ pub(super) struct Queued {
     pub(super) kind: RunKind,
     pub(super) input: UserInput,
     pub(super) input_id: Option<String>,
+    /// The answer must pass this ([`Session::enqueue_structured`]).
+    pub(super) output: Option<OutputSpec>,
     pub(super) observer: Box<dyn TurnObserver>,
     /// An abort was asked for before it started: it starts aborted.
     pub(super) aborted: bool,
@@ -56,6 +58,7 @@ impl Queued {
             kind,
             input,
             input_id,
+            output: None,
             observer,
             aborted: false,
         }
@@ -132,6 +135,20 @@ impl Session {
             input_id,
             observer,
         ))
+    }
+
+    /// Queues a prompt turn whose answer must pass `output` (its run is
+    /// [`Agent::prompt_structured`](agent_core::Agent::prompt_structured)'s), like
+    /// [`enqueue_prompt`](Self::enqueue_prompt).
+    pub fn enqueue_structured(
+        self: &Arc<Self>,
+        input: impl Into<UserInput>,
+        output: OutputSpec,
+        observer: Box<dyn TurnObserver>,
+    ) -> Result<QueuedTurn, StartError> {
+        let mut turn = Queued::new(RunKind::Prompt, input.into(), None, observer);
+        turn.output = Some(output);
+        self.enqueue(turn)
     }
 
     /// Queues a compaction of the transcript, like [`enqueue_prompt`](Self::enqueue_prompt).

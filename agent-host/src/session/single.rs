@@ -82,20 +82,13 @@ impl Session {
     /// Runs the `session_start` hooks (`source`), then lets the queue go: the first turn
     /// queued meanwhile starts. Commands that start no turn may be served while this runs;
     /// the hooks' context lands before the first model call. Returns the hooks' reports.
+    ///
+    /// Cancel-safe: dropping the future before the hooks are done (a host that stops
+    /// waiting for them, on a signal say) lets the queue go too.
     pub async fn begin(self: &Arc<Self>, source: SessionSource) -> Vec<HookReport> {
+        let release = Release(self);
         let reports = self.agent.session_start(source).await;
-        let gate = self.gate();
-        let next = {
-            let mut data = self.data();
-            data.held = false;
-            match data.active {
-                Some(_) => None,
-                None => data.queue.pop_front(),
-            }
-        };
-        if let Some(next) = next {
-            self.launch(&gate, next);
-        }
+        drop(release);
         reports
     }
 
@@ -104,5 +97,27 @@ impl Session {
     pub async fn clear(&self) -> Result<(), SessionError> {
         self.agent.clear().await?;
         self.update_meta(|meta| meta.todos.clear()).await
+    }
+}
+
+/// Lets a standalone session's queue go when dropped ([`Session::begin`]).
+struct Release<'a>(&'a Arc<Session>);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        let session = self.0;
+        let gate = session.gate();
+        let next = {
+            let mut data = session.data();
+            data.held = false;
+            match data.active {
+                Some(_) => None,
+                None => data.queue.pop_front(),
+            }
+        };
+        // A future dropped outside a runtime (at its shutdown) starts nothing.
+        if let Some(next) = next.filter(|_| tokio::runtime::Handle::try_current().is_ok()) {
+            session.launch(&gate, next);
+        }
     }
 }

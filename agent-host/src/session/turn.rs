@@ -160,6 +160,7 @@ impl Session {
             kind,
             input,
             input_id,
+            output,
             mut observer,
             aborted,
         } = turn;
@@ -179,9 +180,10 @@ impl Session {
             // Set before the run starts: its first permission prompt may come at once, and
             // it names the turn.
             self.set_turn(Some(turn_id.clone()));
-            let run = match kind {
-                RunKind::Prompt => self.agent.prompt(input),
-                RunKind::Compact => self.agent.compact(),
+            let run = match (kind, output) {
+                (RunKind::Prompt, Some(output)) => self.agent.prompt_structured(input, output),
+                (RunKind::Prompt, None) => self.agent.prompt(input),
+                (RunKind::Compact, _) => self.agent.compact(),
             };
             // A queued turn aborted before it started starts aborted: its run ends at once.
             if aborted {
@@ -280,6 +282,7 @@ impl Session {
             let now = now_ms();
             data.meta.updated_at = now;
             data.last_status = Some(outcome.status);
+            data.last_steps = state.step();
             if outcome.status == RunStatus::Error {
                 data.meta.last_error = outcome.error.as_ref().map(|(_, m)| m.clone());
             }

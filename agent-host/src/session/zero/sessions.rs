@@ -1,9 +1,10 @@
 //! [`ZeroSessions`]: create, list, read, append and fork sessions in Zero's layout.
 
+use std::cmp::Reverse;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use chrono::{SecondsFormat, Utc};
+use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::records::{Appended, ForkRecord, Metadata, SessionEvent, SessionEventLine};
@@ -137,6 +138,11 @@ impl NewLine {
     }
 }
 
+/// A session's `updatedAt` as a time; `None` when it is not RFC 3339.
+fn updated_at(meta: &Metadata) -> Option<DateTime<FixedOffset>> {
+    DateTime::parse_from_rfc3339(&meta.updated_at).ok()
+}
+
 fn last_sequence_of(line: &[u8]) -> u64 {
     serde_json::from_slice::<SessionEvent>(line)
         .map(|e| e.sequence)
@@ -195,7 +201,8 @@ impl ZeroSessions {
         self.read_metadata(id)
     }
 
-    /// All sessions, newest `updatedAt` first.
+    /// All sessions, newest `updatedAt` first (by time: `…:05Z` is older than `…:05.250Z`;
+    /// a time that does not parse counts as oldest), then by id.
     pub fn list(&self) -> Result<Vec<Metadata>, ZeroError> {
         let entries = match fs::read_dir(&self.root) {
             Ok(entries) => entries,
@@ -212,11 +219,7 @@ impl ZeroSessions {
                 sessions.push(meta);
             }
         }
-        sessions.sort_by(|a, b| {
-            b.updated_at
-                .cmp(&a.updated_at)
-                .then_with(|| a.session_id.cmp(&b.session_id))
-        });
+        sessions.sort_by_cached_key(|meta| (Reverse(updated_at(meta)), meta.session_id.clone()));
         Ok(sessions)
     }
 
@@ -547,6 +550,37 @@ mod tests {
         let events = store.read_events("w").expect("read");
         let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
         assert_eq!(kinds, ["message", "error"]);
+    }
+
+    /// Whole-second and millisecond times of the same second sort by time, not as text
+    /// (where `…00Z` comes after `…00.500Z`).
+    #[test]
+    fn list_sorts_by_the_time_updated() {
+        let (_dir, store) = store();
+        for (id, updated_at) in [
+            ("whole", "2026-01-01T00:00:00Z"),
+            ("later", "2026-01-01T00:00:00.500Z"),
+            ("earlier", "2025-12-31T23:59:59.999Z"),
+            ("bad", "yesterday"),
+        ] {
+            let mut meta = store
+                .create(CreateInput {
+                    session_id: Some(id.into()),
+                    ..Default::default()
+                })
+                .expect("create");
+            meta.updated_at = updated_at.into();
+            store.write_metadata(&meta).expect("write");
+        }
+        let ids: Vec<String> = store
+            .list()
+            .expect("list")
+            .into_iter()
+            .map(|meta| meta.session_id)
+            .collect();
+        assert_eq!(ids, ["later", "whole", "earlier", "bad"]);
+        let latest = store.latest_resumable().expect("latest").expect("one");
+        assert_eq!(latest.session_id, "later");
     }
 
     #[cfg(unix)]

@@ -1,7 +1,5 @@
 //! Run and session identifiers.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use chrono::{DateTime, Utc};
 
 /// `run_<UTC yyyyMMddHHmmss>_<6 lowercase hex>`.
@@ -13,19 +11,9 @@ pub fn run_id(now: DateTime<Utc>) -> String {
     )
 }
 
-/// `zero_<UTC yyyyMMddHHmmss>_<UnixNano>_<per-process counter from 1>`.
-pub fn session_id(now: DateTime<Utc>) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed) + 1;
-    let nanos = now.timestamp_nanos_opt().unwrap_or_default();
-    format!("zero_{}_{nanos}_{n}", now.format("%Y%m%d%H%M%S"))
-}
-
-/// `^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$` after trimming, as Zero checks it: agent-host's one
-/// session-id rule ([`agent_host::fs::valid_session_id`]) on the trimmed id.
-pub fn valid_session_id(id: &str) -> bool {
-    agent_host::fs::valid_session_id(id.trim())
-}
+// Zero's session ids (`zero_<UTC yyyyMMddHHmmss>_<UnixNano>_<counter>`, and Zero's check, which
+// trims first) are agent-host's, beside the layout they name.
+pub use agent_host::session::zero::{new_session_id as session_id, valid_session_id};
 
 /// `^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`: the check every output line's `runId` passes.
 pub fn valid_run_id(id: &str) -> bool {
@@ -58,18 +46,5 @@ mod tests {
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         assert!(valid_run_id(&id));
         assert_ne!(run_id(now), run_id(now), "ids are random");
-    }
-
-    #[test]
-    fn session_ids_validate() {
-        let now = Utc::now();
-        let a = session_id(now);
-        let b = session_id(now);
-        assert!(a.starts_with("zero_"));
-        assert_ne!(a, b);
-        assert!(valid_session_id(&a));
-        assert!(!valid_session_id("../escape"));
-        assert!(!valid_session_id("_x"));
-        assert!(!valid_session_id(&"a".repeat(129)));
     }
 }

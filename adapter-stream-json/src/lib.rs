@@ -20,7 +20,8 @@
 //! - [`pipeline`]: order, turn fold, recorder and rendering in one step per event.
 //! - [`output`]: the `stream-json`, `json` and `text` renderers, and stdout through
 //!   agent-host's line writer.
-//! - [`session`]: sessions on disk in Zero's layout, with resume and fork.
+//! - [`session`]: exec's sessions (resume, fork, the payloads it records) in Zero's layout,
+//!   which is agent-host's `session::zero`.
 //! - [`cli`]: the `exec` command line, errors in Zero's words.
 //! - [`exec`]: [`run_exec`], one run from arguments to exit code: a one-turn host, its prompt
 //!   the one turn of a standalone agent-host `Session`.

@@ -1,11 +1,9 @@
 //! How an exec run uses its session: preflight checks, creating, resuming or forking it, and
 //! the prior context a resumed run's prompt carries.
 
+use agent_host::session::zero::{CreateInput, Metadata, SessionEvent, ZeroError, ZeroSessions};
 use agent_host::text::cut_utf8;
 use serde_json::Value;
-
-use super::records::{Metadata, SessionEvent};
-use super::store::{CreateInput, SessionError, ZeroSessions};
 
 /// How the run uses its session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,8 +45,8 @@ pub struct SessionRequest {
 #[error("{0}")]
 pub struct PreflightError(pub String);
 
-impl From<SessionError> for PreflightError {
-    fn from(err: SessionError) -> Self {
+impl From<ZeroError> for PreflightError {
+    fn from(err: ZeroError) -> Self {
         Self(err.to_string())
     }
 }

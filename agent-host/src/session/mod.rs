@@ -19,6 +19,8 @@
 //!   [`QueuedTurn`]); [`single`]: the session of a one-session host
 //!   ([`Session::standalone`], [`Session::begin`]).
 //! - [`memory`]: a storage in memory ([`MemoryStorage`]), for a host that keeps no files.
+//! - [`zero`]: a storage in Zero's on-disk layout ([`ZeroStorage`], over [`zero::ZeroSessions`]),
+//!   so a host's sessions are ones `zero exec --resume` finds.
 //! - [`subagent`]: sub-agent sessions (a `Task` call's child as a session of its own).
 //! - [`tools`]: the session-bound tools that ask the user (`ask_user`, `exit_plan_mode`).
 //! - [`journal`]: a session's numbered event log over the storage ([`EventJournal`]):
@@ -27,7 +29,7 @@
 //! - [`claim`]: one writer per session among processes sharing a storage
 //!   ([`SessionManager::claim_turn`], [`TurnClaim`]).
 //!
-//! Imports run one way: `types` ← `storage` ← `store`, `journal`, `factory` (with `tool_filter`) ← `live` (with
+//! Imports run one way: `types` ← `storage` ← `store`, `zero`, `journal`, `factory` (with `tool_filter`) ← `live` (with
 //! `interaction`, which finds sub-agent sessions in the live registry) ← `subagent`, `turn`,
 //! `tools` ← `manager`.
 //!
@@ -77,6 +79,7 @@ pub mod tool_filter;
 pub mod tools;
 pub mod turn;
 pub mod types;
+pub mod zero;
 
 pub use claim::{TurnClaim, WriterClaim};
 pub use factory::{
@@ -101,3 +104,4 @@ pub use types::{
     SubagentMeta, SubagentStatus, ToolCallState, ToolCallStatus, TurnInfo, TurnOutcome,
     UserInputAnswer, UserInputRequest, DEFAULT_CONTEXT_WINDOW,
 };
+pub use zero::ZeroStorage;

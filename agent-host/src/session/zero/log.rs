@@ -1,5 +1,5 @@
-//! `events.jsonl` as agent-host's event log: a stored event is one line of the file, its
-//! `sequence` the event's seq.
+//! `events.jsonl` as the event log of a [`SessionStorage`](crate::session::SessionStorage):
+//! a stored event is one line of the file, its `sequence` the event's seq.
 //!
 //! An event that is itself a Zero line (`{id, sessionId, sequence, type, createdAt,
 //! payload?}` with this session's id and the event's seq, what [`ZeroSessions::append`]
@@ -8,15 +8,15 @@
 //! read back from it byte for byte. Lines are appended through
 //! `ZeroSessions::append_lines`, the one writer of the file.
 
-use agent_host::fs::{parse_jsonl, write_atomic, FileLock};
-use agent_host::session::{EventBounds, StoreError, StoredEvent};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::records::SessionEventLine;
-use super::store::{io, NewLine, SessionError, ZeroSessions};
+use super::sessions::{io, now_rfc3339, NewLine, ZeroError, ZeroSessions};
 use super::{EVENTS_FILE, LOCK_FILE};
+use crate::fs::{parse_jsonl, write_atomic, FileLock};
+use crate::session::storage::{EventBounds, StoreError, StoredEvent};
 
 /// The type of a line holding another front end's event as its payload.
 pub const HOST_EVENT: &str = "host_event";
@@ -66,13 +66,13 @@ impl Line {
     }
 }
 
-fn corrupt(id: &str, message: impl std::fmt::Display) -> SessionError {
-    SessionError::Corrupt(format!("zero session {id} {EVENTS_FILE}: {message}"))
+fn corrupt(id: &str, message: impl std::fmt::Display) -> ZeroError {
+    ZeroError::Corrupt(format!("zero session {id} {EVENTS_FILE}: {message}"))
 }
 
 /// Every whole line of a session's file, in order; a torn last line is dropped (the rule of
 /// [`ZeroSessions::read_events`]).
-fn lines(sessions: &ZeroSessions, id: &str) -> Result<Vec<Line>, SessionError> {
+fn lines(sessions: &ZeroSessions, id: &str) -> Result<Vec<Line>, ZeroError> {
     let data = match std::fs::read(sessions.session_dir(id).join(EVENTS_FILE)) {
         Ok(data) => data,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -179,7 +179,7 @@ pub(super) fn append(
                 pair[0].seq, pair[1].seq
             )));
         }
-        let created_at = super::store::now_rfc3339();
+        let created_at = now_rfc3339();
         events
             .iter()
             .map(|event| encode(id, event, &created_at))

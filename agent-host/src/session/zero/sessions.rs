@@ -1,25 +1,24 @@
-//! The session store: create, list, read, append and fork sessions in Zero's layout.
+//! [`ZeroSessions`]: create, list, read, append and fork sessions in Zero's layout.
 
+use std::cmp::Reverse;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use agent_host::fs::{
-    create_dir_all_private, create_dir_private, parse_jsonl, private_options, write_atomic,
-    FileLock, JsonlFile,
-};
-use chrono::{SecondsFormat, Utc};
+use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::records::{Appended, ForkRecord, Metadata, SessionEvent, SessionEventLine};
-use super::{BLOBS_DIR, EVENTS_FILE, LOCK_FILE, METADATA_FILE};
-use crate::ids::{session_id, valid_session_id};
-use crate::input::go_quote;
+use super::{new_session_id, valid_session_id, BLOBS_DIR, EVENTS_FILE, LOCK_FILE, METADATA_FILE};
+use crate::fs::{
+    create_dir_all_private, create_dir_private, parse_jsonl, private_options, write_atomic,
+    FileLock, JsonlFile,
+};
 
-/// A session store failure. `Display` is the message shown to users.
+/// A failure of [`ZeroSessions`]. `Display` is the message shown to users (Zero's words).
 #[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// The id does not match `^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`.
-    #[error("invalid zero session id {}", go_quote(.0))]
+pub enum ZeroError {
+    /// The id does not match `^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$` (after trimming).
+    #[error("invalid zero session id {}", quoted(.0))]
     InvalidId(String),
     /// `--init-session-id` names an existing session.
     #[error("zero session already exists: {0}")]
@@ -40,10 +39,16 @@ pub enum SessionError {
     Corrupt(String),
 }
 
-pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> SessionError {
-    let context = context.into();
-    move |source| SessionError::Io { context, source }
+/// `s` as a JSON string, as Go's `%q` shows it for the ids Zero accepts.
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
+
+pub(super) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ZeroError {
+    let context = context.into();
+    move |source| ZeroError::Io { context, source }
+}
+
 /// What a new session is created with.
 #[derive(Debug, Clone, Default)]
 pub struct CreateInput {
@@ -81,15 +86,15 @@ pub struct CreateInput {
     pub spawned_from_sequence: u64,
 }
 
-pub(crate) fn now_rfc3339() -> String {
+pub(super) fn now_rfc3339() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 /// Zero's sessions on disk: the directory `…/zero/sessions` in Zero's layout
 /// (`<sessionId>/metadata.json`, `events.jsonl`, `session.lock`, `blobs/`), with create,
 /// append, read and fork: the files Zero itself reads and writes, synchronously. A host keeps
-/// its sessions in them through [`ZeroStorage`](super::ZeroStorage), agent-host's
-/// `SessionStorage` over this store.
+/// its sessions in them through [`ZeroStorage`](super::ZeroStorage), the host's
+/// `SessionStorage` over this directory.
 #[derive(Debug, Clone)]
 pub struct ZeroSessions {
     root: PathBuf,
@@ -97,11 +102,11 @@ pub struct ZeroSessions {
 
 /// Parses `events.jsonl`, dropping a torn last line (agent-host's rule, which the append's
 /// repair follows too).
-fn parse_events(id: &str, data: &[u8]) -> Result<Vec<SessionEvent>, SessionError> {
+fn parse_events(id: &str, data: &[u8]) -> Result<Vec<SessionEvent>, ZeroError> {
     parse_jsonl::<SessionEvent>(data)
         .map(|jsonl| jsonl.records)
         .map_err(|err| {
-            SessionError::Corrupt(format!(
+            ZeroError::Corrupt(format!(
                 "invalid json in zero session {id} {EVENTS_FILE} at line {}: {}",
                 err.line, err.message
             ))
@@ -111,20 +116,18 @@ fn parse_events(id: &str, data: &[u8]) -> Result<Vec<SessionEvent>, SessionError
 /// One line for [`ZeroSessions::append_lines`]: its sequence, type and time (for the
 /// metadata) and its bytes, newline included.
 #[derive(Debug, Clone)]
-pub(crate) struct NewLine {
-    pub(crate) sequence: u64,
-    pub(crate) kind: String,
-    pub(crate) created_at: String,
-    pub(crate) bytes: Vec<u8>,
+pub(super) struct NewLine {
+    pub(super) sequence: u64,
+    pub(super) kind: String,
+    pub(super) created_at: String,
+    pub(super) bytes: Vec<u8>,
 }
 
 impl NewLine {
     /// The line of `event`.
-    pub(crate) fn encode<P: Serialize>(
-        event: &SessionEventLine<'_, P>,
-    ) -> Result<Self, SessionError> {
+    pub(super) fn encode<P: Serialize>(event: &SessionEventLine<'_, P>) -> Result<Self, ZeroError> {
         let mut bytes = serde_json::to_vec(event)
-            .map_err(|err| SessionError::Corrupt(format!("encode zero session event: {err}")))?;
+            .map_err(|err| ZeroError::Corrupt(format!("encode zero session event: {err}")))?;
         bytes.push(b'\n');
         Ok(Self {
             sequence: event.sequence,
@@ -133,6 +136,11 @@ impl NewLine {
             bytes,
         })
     }
+}
+
+/// A session's `updatedAt` as a time; `None` when it is not RFC 3339.
+fn updated_at(meta: &Metadata) -> Option<DateTime<FixedOffset>> {
+    DateTime::parse_from_rfc3339(&meta.updated_at).ok()
 }
 
 fn last_sequence_of(line: &[u8]) -> u64 {
@@ -157,28 +165,28 @@ impl ZeroSessions {
         self.root.join(id)
     }
 
-    pub(crate) fn check_id(id: &str) -> Result<(), SessionError> {
+    pub(super) fn check_id(id: &str) -> Result<(), ZeroError> {
         match valid_session_id(id) {
             true => Ok(()),
-            false => Err(SessionError::InvalidId(id.to_string())),
+            false => Err(ZeroError::InvalidId(id.to_string())),
         }
     }
 
-    pub(crate) fn read_metadata(&self, id: &str) -> Result<Option<Metadata>, SessionError> {
+    pub(super) fn read_metadata(&self, id: &str) -> Result<Option<Metadata>, ZeroError> {
         let path = self.session_dir(id).join(METADATA_FILE);
         let data = match fs::read_to_string(&path) {
             Ok(data) => data,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(io("read zero session metadata")(err)),
         };
-        serde_json::from_str(&data).map(Some).map_err(|err| {
-            SessionError::Corrupt(format!("invalid zero session metadata {id}: {err}"))
-        })
+        serde_json::from_str(&data)
+            .map(Some)
+            .map_err(|err| ZeroError::Corrupt(format!("invalid zero session metadata {id}: {err}")))
     }
 
-    pub(crate) fn write_metadata(&self, meta: &Metadata) -> Result<(), SessionError> {
+    pub(super) fn write_metadata(&self, meta: &Metadata) -> Result<(), ZeroError> {
         let mut data = serde_json::to_vec_pretty(meta)
-            .map_err(|err| SessionError::Corrupt(format!("encode zero session metadata: {err}")))?;
+            .map_err(|err| ZeroError::Corrupt(format!("encode zero session metadata: {err}")))?;
         data.push(b'\n');
         write_atomic(
             &self.session_dir(&meta.session_id).join(METADATA_FILE),
@@ -188,13 +196,14 @@ impl ZeroSessions {
     }
 
     /// A session's metadata; `Ok(None)` when it does not exist.
-    pub fn get(&self, id: &str) -> Result<Option<Metadata>, SessionError> {
+    pub fn get(&self, id: &str) -> Result<Option<Metadata>, ZeroError> {
         Self::check_id(id)?;
         self.read_metadata(id)
     }
 
-    /// All sessions, newest `updatedAt` first.
-    pub fn list(&self) -> Result<Vec<Metadata>, SessionError> {
+    /// All sessions, newest `updatedAt` first (by time: `…:05Z` is older than `…:05.250Z`;
+    /// a time that does not parse counts as oldest), then by id.
+    pub fn list(&self) -> Result<Vec<Metadata>, ZeroError> {
         let entries = match fs::read_dir(&self.root) {
             Ok(entries) => entries,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -210,24 +219,20 @@ impl ZeroSessions {
                 sessions.push(meta);
             }
         }
-        sessions.sort_by(|a, b| {
-            b.updated_at
-                .cmp(&a.updated_at)
-                .then_with(|| a.session_id.cmp(&b.session_id))
-        });
+        sessions.sort_by_cached_key(|meta| (Reverse(updated_at(meta)), meta.session_id.clone()));
         Ok(sessions)
     }
 
     /// The newest resumable session.
-    pub fn latest_resumable(&self) -> Result<Option<Metadata>, SessionError> {
+    pub fn latest_resumable(&self) -> Result<Option<Metadata>, ZeroError> {
         Ok(self.list()?.into_iter().find(Metadata::is_resumable))
     }
 
     /// Creates a session: directory, metadata and an empty events file.
-    pub fn create(&self, input: CreateInput) -> Result<Metadata, SessionError> {
+    pub fn create(&self, input: CreateInput) -> Result<Metadata, ZeroError> {
         let id = match input.session_id.as_deref().map(str::trim) {
             Some(id) if !id.is_empty() => id.to_string(),
-            _ => session_id(Utc::now()),
+            _ => new_session_id(Utc::now()),
         };
         Self::check_id(&id)?;
         let now = now_rfc3339();
@@ -256,7 +261,7 @@ impl ZeroSessions {
         let dir = self.session_dir(&id);
         if let Err(err) = create_dir_private(&dir) {
             return Err(match err.kind() {
-                std::io::ErrorKind::AlreadyExists => SessionError::Exists(id),
+                std::io::ErrorKind::AlreadyExists => ZeroError::Exists(id),
                 _ => io("create zero session directory")(err),
             });
         }
@@ -271,7 +276,7 @@ impl ZeroSessions {
     }
 
     /// Every complete event of a session, in order.
-    pub fn read_events(&self, id: &str) -> Result<Vec<SessionEvent>, SessionError> {
+    pub fn read_events(&self, id: &str) -> Result<Vec<SessionEvent>, ZeroError> {
         Self::check_id(id)?;
         match fs::read(self.session_dir(id).join(EVENTS_FILE)) {
             Ok(data) => parse_events(id, &data),
@@ -288,7 +293,7 @@ impl ZeroSessions {
         id: &str,
         kind: &str,
         payload: Option<P>,
-    ) -> Result<Appended, SessionError> {
+    ) -> Result<Appended, ZeroError> {
         let mut appended = None;
         self.append_lines(id, true, |sequence| {
             let created_at = now_rfc3339();
@@ -305,9 +310,9 @@ impl ZeroSessions {
                 id: event.id,
                 sequence,
             });
-            Ok::<_, SessionError>(vec![line])
+            Ok::<_, ZeroError>(vec![line])
         })?;
-        appended.ok_or_else(|| SessionError::Corrupt(format!("no event appended to {id}")))
+        appended.ok_or_else(|| ZeroError::Corrupt(format!("no event appended to {id}")))
     }
 
     /// Appends the lines `make` gives for the next sequence (the last whole event's, or the
@@ -315,7 +320,7 @@ impl ZeroSessions {
     /// of them, under the session's lock, after cutting off a torn last line; fsynced when
     /// `sync`. The one way events are written: [`append`](Self::append)'s and the event log
     /// of [`ZeroStorage`](super::ZeroStorage).
-    pub(crate) fn append_lines<E: From<SessionError>>(
+    pub(super) fn append_lines<E: From<ZeroError>>(
         &self,
         id: &str,
         sync: bool,
@@ -326,7 +331,7 @@ impl ZeroSessions {
         let _lock = FileLock::exclusive(&dir.join(LOCK_FILE)).map_err(io("lock zero session"))?;
         let mut meta = self
             .read_metadata(id)?
-            .ok_or_else(|| SessionError::NotFound(id.to_string()))?;
+            .ok_or_else(|| ZeroError::NotFound(id.to_string()))?;
         let mut file =
             JsonlFile::open(&dir.join(EVENTS_FILE)).map_err(io("append zero session event"))?;
         let tail = file
@@ -349,7 +354,7 @@ impl ZeroSessions {
     }
 
     /// Stores a checkpoint blob `name` (atomically, fsynced).
-    pub fn write_blob(&self, id: &str, name: &str, data: &[u8]) -> Result<(), SessionError> {
+    pub fn write_blob(&self, id: &str, name: &str, data: &[u8]) -> Result<(), ZeroError> {
         Self::check_id(id)?;
         let dir = self.session_dir(id).join(BLOBS_DIR);
         create_dir_all_private(&dir).map_err(io("create zero session blobs"))?;
@@ -366,10 +371,10 @@ impl ZeroSessions {
         cwd: String,
         model_id: String,
         provider: String,
-    ) -> Result<Metadata, SessionError> {
+    ) -> Result<Metadata, ZeroError> {
         let parent = self
             .get(parent_id)?
-            .ok_or_else(|| SessionError::NotFound(parent_id.to_string()))?;
+            .ok_or_else(|| ZeroError::NotFound(parent_id.to_string()))?;
         let events = self.read_events(parent_id)?;
         let last = events.last();
         let title = title.filter(|t| !t.trim().is_empty()).unwrap_or_else(|| {
@@ -423,14 +428,13 @@ impl ZeroSessions {
             }),
         )?;
         self.get(&fork.session_id)?
-            .ok_or_else(|| SessionError::NotFound(fork.session_id.clone()))
+            .ok_or_else(|| ZeroError::NotFound(fork.session_id.clone()))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::default_root;
     use serde_json::{json, Value};
     use std::io::Write;
 
@@ -438,21 +442,6 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = ZeroSessions::new(dir.path().join("zero").join("sessions"));
         (dir, store)
-    }
-
-    #[test]
-    fn default_root_honours_xdg_data_home() {
-        let env = |k: &str| match k {
-            "XDG_DATA_HOME" => Some("/data".to_string()),
-            "HOME" => Some("/home/u".to_string()),
-            _ => None,
-        };
-        assert_eq!(default_root(&env), PathBuf::from("/data/zero/sessions"));
-        let env = |k: &str| (k == "HOME").then(|| "/home/u".to_string());
-        assert_eq!(
-            default_root(&env),
-            PathBuf::from("/home/u/.local/share/zero/sessions")
-        );
     }
 
     #[test]
@@ -561,6 +550,37 @@ mod tests {
         let events = store.read_events("w").expect("read");
         let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
         assert_eq!(kinds, ["message", "error"]);
+    }
+
+    /// Whole-second and millisecond times of the same second sort by time, not as text
+    /// (where `…00Z` comes after `…00.500Z`).
+    #[test]
+    fn list_sorts_by_the_time_updated() {
+        let (_dir, store) = store();
+        for (id, updated_at) in [
+            ("whole", "2026-01-01T00:00:00Z"),
+            ("later", "2026-01-01T00:00:00.500Z"),
+            ("earlier", "2025-12-31T23:59:59.999Z"),
+            ("bad", "yesterday"),
+        ] {
+            let mut meta = store
+                .create(CreateInput {
+                    session_id: Some(id.into()),
+                    ..Default::default()
+                })
+                .expect("create");
+            meta.updated_at = updated_at.into();
+            store.write_metadata(&meta).expect("write");
+        }
+        let ids: Vec<String> = store
+            .list()
+            .expect("list")
+            .into_iter()
+            .map(|meta| meta.session_id)
+            .collect();
+        assert_eq!(ids, ["later", "whole", "earlier", "bad"]);
+        let latest = store.latest_resumable().expect("latest").expect("one");
+        assert_eq!(latest.session_id, "later");
     }
 
     #[cfg(unix)]

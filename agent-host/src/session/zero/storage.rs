@@ -1,6 +1,6 @@
-//! [`ZeroStorage`]: agent-host's [`SessionStorage`] in Zero's layout, so a host keeps its
+//! [`ZeroStorage`]: the host's [`SessionStorage`] in Zero's layout, so a host keeps its
 //! sessions where Zero keeps its own (and `zero exec --resume` finds them), beside the files
-//! ([`FileStore`](agent_host::session::FileStore)) and PostgreSQL backends.
+//! ([`FileStore`](crate::session::FileStore)) and PostgreSQL backends.
 //!
 //! - **Metadata** is `metadata.json`: the fields both know are Zero's (`sessionId`, `cwd`,
 //!   `parentSessionId`, `title`, `provider`, `modelId`, `createdAt`/`updatedAt` in RFC 3339,
@@ -24,20 +24,18 @@ use agent_core::{
     session::{SessionError as CoreError, SessionRecord, SessionStore},
     Message,
 };
-use agent_host::fs::{
-    append_jsonl, create_dir_all_private, create_dir_private, parse_jsonl, private_options,
-    Durability as FileDurability, FileLock,
-};
-use agent_host::session::{
-    Durability, EventBounds, SessionMeta, SessionStorage, StoreError, StoredEvent,
-};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 
 use super::records::Metadata;
-use super::store::{io, SessionError, ZeroSessions};
-use super::{log, EVENTS_FILE, LOCK_FILE};
-use crate::ids::valid_session_id;
+use super::sessions::{io, ZeroError, ZeroSessions};
+use super::{log, valid_session_id, EVENTS_FILE, LOCK_FILE};
+use crate::fs::{
+    append_jsonl, create_dir_all_private, create_dir_private, parse_jsonl, private_options,
+    Durability as FileDurability, FileLock,
+};
+use crate::session::storage::{Durability, EventBounds, SessionStorage, StoreError, StoredEvent};
+use crate::session::types::SessionMeta;
 
 /// The file of the agent's records beside Zero's (with [`Transcripts::Kept`]).
 pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
@@ -70,23 +68,23 @@ pub enum Transcripts {
     FromEvents,
 }
 
-/// agent-host's [`SessionStorage`] over [`ZeroSessions`] (see the [module docs](self)).
+/// The host's [`SessionStorage`] over [`ZeroSessions`] (see the [module docs](self)).
 #[derive(Debug, Clone)]
 pub struct ZeroStorage {
     sessions: ZeroSessions,
     transcripts: Transcripts,
 }
 
-impl From<SessionError> for StoreError {
-    fn from(err: SessionError) -> Self {
+impl From<ZeroError> for StoreError {
+    fn from(err: ZeroError) -> Self {
         match err {
-            SessionError::InvalidId(id) | SessionError::NotFound(id) => Self::NotFound(id),
-            SessionError::Exists(id) => Self::Conflict {
+            ZeroError::InvalidId(id) | ZeroError::NotFound(id) => Self::NotFound(id),
+            ZeroError::Exists(id) => Self::Conflict {
                 message: format!("zero session already exists: {id}"),
                 session_id: id,
             },
-            SessionError::Io { context, source } => Self::Io { context, source },
-            SessionError::Corrupt(message) => Self::Corrupt {
+            ZeroError::Io { context, source } => Self::Io { context, source },
+            ZeroError::Corrupt(message) => Self::Corrupt {
                 context: "zero session".to_string(),
                 message,
             },
@@ -235,7 +233,7 @@ impl ZeroStorage {
     }
 
     /// The directory of session `id`, checked to be a session id.
-    fn dir(&self, id: &str) -> Result<PathBuf, SessionError> {
+    fn dir(&self, id: &str) -> Result<PathBuf, ZeroError> {
         ZeroSessions::check_id(id)?;
         Ok(self.sessions.session_dir(id))
     }

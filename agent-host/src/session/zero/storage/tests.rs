@@ -1,9 +1,8 @@
-use agent_host::session::storage::contract::{self, event, events, meta};
 use serde_json::json;
 
 use super::*;
-use crate::session::records::SessionEvent;
-use crate::session::CreateInput;
+use crate::session::storage::contract::{self, event, events, meta};
+use crate::session::zero::{CreateInput, SessionEvent};
 
 fn storage(transcripts: Transcripts) -> (tempfile::TempDir, ZeroStorage) {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -1,25 +1,31 @@
 //! [`Redacted`](super::Redacted)'s writer: any `Serialize` type straight to JSON bytes, redacted
 //! and with the keys of every object sorted, without building a `serde_json::Value` first.
 //!
-//! It writes exactly what `serde_json::to_value`, [`super::redact_in_place`] and
-//! `serde_json::to_writer` write in turn (the tests compare the two on every line kind):
+//! It is serde_json's own serializer with a [`Formatter`] that writes into the line itself
+//! (the serializer's writer is a sink): serde_json decides what every value is and how it is
+//! escaped, the formatter sees each piece and writes exactly what `serde_json::to_value`,
+//! [`super::redact_in_place`] and `serde_json::to_writer` write in turn (the tests compare the
+//! two on every line kind):
 //!
-//! - every string value passes through [`redact_str`] (keys are checked, not redacted);
-//! - an entry whose key [`is_sensitive_key`] gets the string `"[REDACTED]"` as its value,
-//!   and its value is not serialised at all;
+//! - every string value passes through [`redact_string`] when [`may_hold_secret`] says it
+//!   may (keys are checked, not redacted);
+//! - an entry whose key [`is_sensitive_key`] gets the string `"[REDACTED]"` as its value, and
+//!   its value's pieces are dropped;
 //! - an object's entries are written as they come, each entry's start noted; when the keys did
 //!   not come in byte order, the object's bytes are put in key order at its end (one copy of
 //!   the object; a repeated key keeps its last value, as a map would);
 //! - what `to_value` treats specially (serde_json's raw values and arbitrary-precision
-//!   numbers, 128-bit integers, map keys that are not strings or integers) stops the writer
-//!   with [`WriteError::NotPlain`], and the caller takes the `Value` path instead.
+//!   numbers, 128-bit integers) stops the writer with [`WriteError::NotPlain`], and the caller
+//!   takes the `Value` path instead.
 
 use std::cell::Cell;
 use std::fmt::{self, Display};
+use std::io;
 
-use serde::ser::{self, Impossible, Serialize, Serializer};
+use serde::Serialize;
+use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
 
-use super::{is_sensitive_key, redact_str, REDACTED};
+use super::{is_sensitive_key, may_hold_secret, redact_string, REDACTED};
 
 /// Why the writer stopped.
 #[derive(Debug)]
@@ -41,29 +47,40 @@ impl Display for WriteError {
 
 impl std::error::Error for WriteError {}
 
-impl ser::Error for WriteError {
-    fn custom<T: Display>(msg: T) -> Self {
-        Self::Custom(msg.to_string())
-    }
-}
-
-type Result<T = ()> = std::result::Result<T, WriteError>;
-
 /// Appends `value` to `out` as redacted JSON with sorted keys; on error `out` may hold part
 /// of it (the caller truncates).
-pub(crate) fn write<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Result {
-    let mut writer = Writer {
+pub(crate) fn write<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Result<(), WriteError> {
+    let mut line = Line {
         out,
         work: WORK.take(),
+        skip: 0,
+        string_start: 0,
+        in_key: false,
+        sensitive: false,
+        not_plain: false,
     };
-    let result = value.serialize(&mut writer);
-    let mut work = writer.work;
-    if work.scratch.capacity() <= super::KEEP_CAPACITY {
+    let result = value.serialize(&mut serde_json::Serializer::with_formatter(
+        io::sink(),
+        Redacting(&mut line),
+    ));
+    let Line {
+        mut work,
+        not_plain,
+        ..
+    } = line;
+    if work.scratch.capacity() <= super::KEEP_CAPACITY
+        && work.text.capacity() <= super::KEEP_CAPACITY
+    {
         work.keys.clear();
         work.entries.clear();
+        work.objects.clear();
         WORK.set(work);
     }
-    result
+    match result {
+        Ok(()) => Ok(()),
+        Err(_) if not_plain => Err(WriteError::NotPlain),
+        Err(err) => Err(WriteError::Custom(err.to_string())),
+    }
 }
 
 thread_local! {
@@ -73,632 +90,394 @@ thread_local! {
         Cell::new(Work {
             keys: String::new(),
             entries: Vec::new(),
+            objects: Vec::new(),
+            text: String::new(),
             scratch: Vec::new(),
         })
     };
 }
 
-/// What a [`Writer`] works in besides its output.
+/// What a [`Line`] works in besides its output.
 #[derive(Debug, Default)]
 struct Work {
-    /// The copied map keys of the open objects.
+    /// The keys of the open objects' entries, one after the other.
     keys: String,
     /// The entries of the open objects, innermost last.
     entries: Vec<Entry>,
+    /// The open objects, innermost last.
+    objects: Vec<Object>,
+    /// The text of the string value being written (unescaped).
+    text: String,
     /// Where an unsorted object's bytes are copied while they are put in order.
     scratch: Vec<u8>,
 }
 
-/// An object key: a struct field's name, or a map key copied into [`Work::keys`].
-#[derive(Debug, Clone, Copy)]
-enum Key {
-    Static(&'static str),
-    Copied(usize, usize),
-}
-
-/// One entry of an open object: its key and where its `"key":value` starts in the output
-/// (and, once the object is put in order, where it ends).
+/// One entry of an open object: its key (`keys[from..to]`) and where its `"key":value`
+/// starts in the output (and, once the object is put in order, where it ends).
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    key: Key,
+    from: usize,
+    to: usize,
     start: usize,
     end: usize,
 }
 
-struct Writer<'o> {
-    out: &'o mut Vec<u8>,
-    work: Work,
-}
-
-impl Writer<'_> {
-    fn key_str(&self, key: Key) -> &str {
-        match key {
-            Key::Static(s) => s,
-            Key::Copied(from, to) => &self.work.keys[from..to],
-        }
-    }
-
-    /// A JSON string, escaped as serde_json escapes it (`s` is already redacted or a key).
-    fn string(&mut self, s: &str) -> Result {
-        serde_json::to_writer(&mut *self.out, s).map_err(|e| WriteError::Custom(e.to_string()))
-    }
-
-    /// A number or other scalar, as serde_json writes it.
-    fn scalar<T: Serialize>(&mut self, value: T) -> Result {
-        serde_json::to_writer(&mut *self.out, &value).map_err(|e| WriteError::Custom(e.to_string()))
-    }
-
-    fn open(&mut self) -> Object {
-        self.out.push(b'{');
-        Object {
-            start: self.out.len(),
-            first_entry: self.work.entries.len(),
-            first_key: self.work.keys.len(),
-            sorted: true,
-            redact_value: false,
-        }
-    }
-
-    /// `{"variant":` of an externally tagged variant: an object of one entry.
-    fn open_variant(&mut self, variant: &'static str) -> Result<Object> {
-        let mut object = self.open();
-        object.key(self, Key::Static(variant))?;
-        Ok(object)
-    }
-}
-
 /// An open object: its entries are `entries[first_entry..]`, its bytes `out[start..]`.
+#[derive(Debug, Clone, Copy)]
 struct Object {
     start: usize,
     first_entry: usize,
     first_key: usize,
     /// The keys so far came in strictly increasing byte order.
     sorted: bool,
-    /// The pending value is a sensitive key's: write `"[REDACTED]"` instead.
-    redact_value: bool,
 }
 
-impl Object {
-    /// Writes `,"key":` and notes the entry; the value follows.
-    fn key(&mut self, w: &mut Writer<'_>, key: Key) -> Result {
-        if w.work.entries.len() > self.first_entry {
-            w.out.push(b',');
+/// The line being written and where the writer is in it.
+struct Line<'o> {
+    out: &'o mut Vec<u8>,
+    work: Work,
+    /// Inside a sensitive key's value when > 0: its nesting depth + 1 (its pieces are dropped).
+    skip: usize,
+    /// Where the string value being written starts in the output.
+    string_start: usize,
+    /// Between `begin_object_key` and `end_object_key`: the pieces are the key's.
+    in_key: bool,
+    /// The last key was sensitive: its value is `"[REDACTED]"`.
+    sensitive: bool,
+    /// Stopped at what `to_value` treats specially.
+    not_plain: bool,
+}
+
+impl Line<'_> {
+    /// Writes a scalar as serde_json does, into the key being read when in one.
+    fn scalar(&mut self, write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> io::Result<()> {
+        if self.skip > 0 {
+            return Ok(());
         }
-        if let Some(last) = w
-            .work
-            .entries
-            .last()
-            .filter(|_| w.work.entries.len() > self.first_entry)
-        {
-            if w.key_str(last.key) >= w.key_str(key) {
-                self.sorted = false;
-            }
+        if !self.in_key {
+            return write(self.out);
         }
-        w.work.entries.push(Entry {
-            key,
-            start: w.out.len(),
-            end: 0,
-        });
-        let name = match key {
-            Key::Static(s) => s,
-            Key::Copied(from, to) => &w.work.keys[from..to],
-        };
-        let written = serde_json::to_writer(&mut *w.out, name);
-        self.redact_value = is_sensitive_key(name);
-        written.map_err(|e| WriteError::Custom(e.to_string()))?;
-        w.out.push(b':');
+        // An integer (or other scalar) map key: serde_json writes it inside the key's quotes.
+        let mut digits = Vec::new();
+        write(&mut digits)?;
+        self.work.keys.push_str(&String::from_utf8_lossy(&digits));
         Ok(())
     }
 
-    fn value<T: Serialize + ?Sized>(&mut self, w: &mut Writer<'_>, value: &T) -> Result {
-        match std::mem::take(&mut self.redact_value) {
-            true => w.string(REDACTED),
-            false => value.serialize(&mut *w),
-        }
+    fn stop(&mut self) -> io::Result<()> {
+        self.not_plain = true;
+        Err(io::Error::other("not a plain value"))
     }
 
-    /// Closes the object, putting its entries in key order when they did not come in it.
-    fn end(self, w: &mut Writer<'_>) -> Result {
-        if !self.sorted {
-            self.reorder(w);
-        }
-        w.work.entries.truncate(self.first_entry);
-        w.work.keys.truncate(self.first_key);
-        w.out.push(b'}');
-        Ok(())
-    }
-
-    fn reorder(&self, w: &mut Writer<'_>) {
-        let end = w.out.len();
-        let entries = &mut w.work.entries[self.first_entry..];
+    /// Puts the entries of the object ending at the output's end in key order.
+    fn reorder(&mut self, object: Object) {
+        let end = self.out.len();
+        let Work {
+            keys,
+            entries,
+            scratch,
+            ..
+        } = &mut self.work;
+        let entries = &mut entries[object.first_entry..];
         // Each entry's bytes run to the comma before the next one (or to the object's end).
         for i in 0..entries.len() {
             entries[i].end = entries.get(i + 1).map_or(end, |next| next.start - 1);
         }
-        let keys = &w.work.keys;
-        let name = |key: Key| match key {
-            Key::Static(s) => s,
-            Key::Copied(from, to) => &keys[from..to],
-        };
+        let name = |e: &Entry| &keys[e.from..e.to];
         // Stable, so of equal keys the last written is the last of its run: that one is kept.
-        entries.sort_by(|a, b| name(a.key).cmp(name(b.key)));
-        w.work.scratch.clear();
-        w.work.scratch.extend_from_slice(&w.out[self.start..end]);
-        w.out.truncate(self.start);
+        entries.sort_by(|a, b| name(a).cmp(name(b)));
+        scratch.clear();
+        scratch.extend_from_slice(&self.out[object.start..end]);
+        self.out.truncate(object.start);
         let mut first = true;
         for (i, entry) in entries.iter().enumerate() {
             if entries
                 .get(i + 1)
-                .is_some_and(|next| name(next.key) == name(entry.key))
+                .is_some_and(|next| name(next) == name(entry))
             {
                 continue;
             }
-            if !first {
-                w.out.push(b',');
+            if !std::mem::replace(&mut first, false) {
+                self.out.push(b',');
             }
-            first = false;
-            w.out.extend_from_slice(
-                &w.work.scratch[entry.start - self.start..entry.end - self.start],
-            );
+            self.out
+                .extend_from_slice(&scratch[entry.start - object.start..entry.end - object.start]);
         }
     }
 }
 
-/// A sequence being written: whether an element was written yet.
-struct Seq {
-    empty: bool,
-}
-
-impl Seq {
-    fn element<T: Serialize + ?Sized>(&mut self, w: &mut Writer<'_>, value: &T) -> Result {
-        if !std::mem::replace(&mut self.empty, false) {
-            w.out.push(b',');
-        }
-        value.serialize(&mut *w)
+/// The char a JSON escape stands for.
+fn unescaped(escape: &CharEscape) -> char {
+    match escape {
+        CharEscape::Quote => '"',
+        CharEscape::ReverseSolidus => '\\',
+        CharEscape::Solidus => '/',
+        CharEscape::Backspace => '\u{8}',
+        CharEscape::FormFeed => '\u{c}',
+        CharEscape::LineFeed => '\n',
+        CharEscape::CarriageReturn => '\r',
+        CharEscape::Tab => '\t',
+        CharEscape::AsciiControl(byte) => char::from(*byte),
     }
 }
 
-impl<'a, 'o> Serializer for &'a mut Writer<'o> {
-    type Ok = ();
-    type Error = WriteError;
-    type SerializeSeq = SeqWriter<'a, 'o>;
-    type SerializeTuple = SeqWriter<'a, 'o>;
-    type SerializeTupleStruct = SeqWriter<'a, 'o>;
-    type SerializeTupleVariant = VariantSeqWriter<'a, 'o>;
-    type SerializeMap = MapWriter<'a, 'o>;
-    type SerializeStruct = MapWriter<'a, 'o>;
-    type SerializeStructVariant = VariantMapWriter<'a, 'o>;
+/// serde_json's [`Formatter`] over a [`Line`] (the serializer's own writer is a sink).
+struct Redacting<'l, 'o>(&'l mut Line<'o>);
 
-    fn serialize_bool(self, v: bool) -> Result {
-        self.out
-            .extend_from_slice(if v { b"true" } else { b"false" });
+/// A scalar written as [`CompactFormatter`] writes it.
+macro_rules! scalars {
+    ($($method:ident: $ty:ty),* $(,)?) => {$(
+        fn $method<W: ?Sized + io::Write>(&mut self, _: &mut W, value: $ty) -> io::Result<()> {
+            self.0.scalar(|out| CompactFormatter.$method(out, value))
+        }
+    )*};
+}
+
+impl Formatter for Redacting<'_, '_> {
+    scalars!(
+        write_bool: bool,
+        write_i8: i8,
+        write_i16: i16,
+        write_i32: i32,
+        write_i64: i64,
+        write_u8: u8,
+        write_u16: u16,
+        write_u32: u32,
+        write_u64: u64,
+        write_f64: f64,
+    );
+
+    fn write_null<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        self.0.scalar(|out| CompactFormatter.write_null(out))
+    }
+
+    /// A JSON value holds an f32 as the f64 it converts to.
+    fn write_f32<W: ?Sized + io::Write>(&mut self, _: &mut W, value: f32) -> io::Result<()> {
+        self.0
+            .scalar(|out| CompactFormatter.write_f64(out, f64::from(value)))
+    }
+
+    fn write_i128<W: ?Sized + io::Write>(&mut self, _: &mut W, _: i128) -> io::Result<()> {
+        self.0.stop()
+    }
+
+    fn write_u128<W: ?Sized + io::Write>(&mut self, _: &mut W, _: u128) -> io::Result<()> {
+        self.0.stop()
+    }
+
+    fn write_number_str<W: ?Sized + io::Write>(&mut self, _: &mut W, _: &str) -> io::Result<()> {
+        self.0.stop()
+    }
+
+    fn write_raw_fragment<W: ?Sized + io::Write>(&mut self, _: &mut W, _: &str) -> io::Result<()> {
+        self.0.stop()
+    }
+
+    fn begin_string<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        let line = &mut *self.0;
+        if line.skip == 0 && !line.in_key {
+            line.work.text.clear();
+            line.string_start = line.out.len();
+            line.out.push(b'"');
+        }
         Ok(())
     }
-    fn serialize_i8(self, v: i8) -> Result {
-        self.scalar(v)
-    }
-    fn serialize_i16(self, v: i16) -> Result {
-        self.scalar(v)
-    }
-    fn serialize_i32(self, v: i32) -> Result {
-        self.scalar(v)
-    }
-    fn serialize_i64(self, v: i64) -> Result {
-        self.scalar(v)
-    }
-    fn serialize_i128(self, _: i128) -> Result {
-        Err(WriteError::NotPlain)
-    }
-    fn serialize_u8(self, v: u8) -> Result {
-        self.scalar(v)
-    }
-    fn serialize_u16(self, v: u16) -> Result {
-        self.scalar(v)
-    }
-    fn serialize_u32(self, v: u32) -> Result {
-        self.scalar(v)
-    }
-    fn serialize_u64(self, v: u64) -> Result {
-        self.scalar(v)
-    }
-    fn serialize_u128(self, _: u128) -> Result {
-        Err(WriteError::NotPlain)
-    }
-    fn serialize_f32(self, v: f32) -> Result {
-        // A JSON value holds an f32 as the f64 it converts to.
-        self.scalar(f64::from(v))
-    }
-    fn serialize_f64(self, v: f64) -> Result {
-        self.scalar(v)
-    }
-    fn serialize_char(self, v: char) -> Result {
-        self.serialize_str(v.encode_utf8(&mut [0; 4]))
-    }
-    fn serialize_str(self, v: &str) -> Result {
-        let v = redact_str(v);
-        self.string(&v)
-    }
-    fn serialize_bytes(self, v: &[u8]) -> Result {
-        let mut seq = Seq { empty: true };
-        self.out.push(b'[');
-        for b in v {
-            seq.element(self, b)?;
+
+    fn end_string<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        let line = &mut *self.0;
+        if line.skip > 0 || line.in_key {
+            return Ok(());
         }
-        self.out.push(b']');
-        Ok(())
-    }
-    fn serialize_none(self) -> Result {
-        self.serialize_unit()
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result {
-        value.serialize(self)
-    }
-    fn serialize_unit(self) -> Result {
-        self.out.extend_from_slice(b"null");
-        Ok(())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result {
-        self.serialize_unit()
-    }
-    fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result {
-        self.serialize_str(variant)
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, value: &T) -> Result {
-        value.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-        value: &T,
-    ) -> Result {
-        let mut object = self.open_variant(variant)?;
-        object.value(self, value)?;
-        object.end(self)
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<SeqWriter<'a, 'o>> {
-        self.out.push(b'[');
-        Ok(SeqWriter {
-            w: self,
-            seq: Seq { empty: true },
-        })
-    }
-    fn serialize_tuple(self, len: usize) -> Result<SeqWriter<'a, 'o>> {
-        self.serialize_seq(Some(len))
-    }
-    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<SeqWriter<'a, 'o>> {
-        self.serialize_seq(Some(len))
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-        _: usize,
-    ) -> Result<VariantSeqWriter<'a, 'o>> {
-        let object = self.open_variant(variant)?;
-        // A sensitive variant name: its value is the one string.
-        let redact = object.redact_value;
-        if redact {
-            self.string(REDACTED)?;
-        } else {
-            self.out.push(b'[');
-        }
-        Ok(VariantSeqWriter {
-            w: self,
-            object,
-            seq: Seq { empty: true },
-            redact,
-        })
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<MapWriter<'a, 'o>> {
-        let object = self.open();
-        Ok(MapWriter { w: self, object })
-    }
-    fn serialize_struct(self, name: &'static str, _: usize) -> Result<MapWriter<'a, 'o>> {
-        // serde_json's raw values and arbitrary-precision numbers are structs by these names.
-        if name.starts_with("$serde_json::") {
-            return Err(WriteError::NotPlain);
-        }
-        self.serialize_map(None)
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-        _: usize,
-    ) -> Result<VariantMapWriter<'a, 'o>> {
-        let outer = self.open_variant(variant)?;
-        let redact = outer.redact_value;
-        let inner = match redact {
-            true => {
-                self.string(REDACTED)?;
-                None
+        line.out.push(b'"');
+        let text = &line.work.text;
+        if may_hold_secret(text) {
+            let redacted = redact_string(text);
+            if redacted != *text {
+                line.out.truncate(line.string_start);
+                serde_json::to_writer(&mut *line.out, &redacted).map_err(io::Error::other)?;
             }
-            false => Some(self.open()),
+        }
+        Ok(())
+    }
+
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        _: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let line = &mut *self.0;
+        match (line.skip > 0, line.in_key) {
+            (true, _) => {}
+            (false, true) => line.work.keys.push_str(fragment),
+            (false, false) => {
+                line.out.extend_from_slice(fragment.as_bytes());
+                line.work.text.push_str(fragment);
+            }
+        }
+        Ok(())
+    }
+
+    fn write_char_escape<W: ?Sized + io::Write>(
+        &mut self,
+        _: &mut W,
+        escape: CharEscape,
+    ) -> io::Result<()> {
+        let line = &mut *self.0;
+        match (line.skip > 0, line.in_key) {
+            (true, _) => Ok(()),
+            (false, true) => {
+                line.work.keys.push(unescaped(&escape));
+                Ok(())
+            }
+            (false, false) => {
+                line.work.text.push(unescaped(&escape));
+                CompactFormatter.write_char_escape(line.out, escape)
+            }
+        }
+    }
+
+    fn begin_array<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        let line = &mut *self.0;
+        match line.skip {
+            0 => line.out.push(b'['),
+            _ => line.skip += 1,
+        }
+        Ok(())
+    }
+
+    fn end_array<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        let line = &mut *self.0;
+        match line.skip {
+            0 => line.out.push(b']'),
+            _ => line.skip -= 1,
+        }
+        Ok(())
+    }
+
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        _: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        let line = &mut *self.0;
+        if line.skip == 0 && !first {
+            line.out.push(b',');
+        }
+        Ok(())
+    }
+
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        let line = &mut *self.0;
+        if line.skip > 0 {
+            line.skip += 1;
+            return Ok(());
+        }
+        line.out.push(b'{');
+        line.work.objects.push(Object {
+            start: line.out.len(),
+            first_entry: line.work.entries.len(),
+            first_key: line.work.keys.len(),
+            sorted: true,
+        });
+        Ok(())
+    }
+
+    fn end_object<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        let line = &mut *self.0;
+        if line.skip > 0 {
+            line.skip -= 1;
+            return Ok(());
+        }
+        if let Some(object) = line.work.objects.pop() {
+            if !object.sorted {
+                line.reorder(object);
+            }
+            line.work.entries.truncate(object.first_entry);
+            line.work.keys.truncate(object.first_key);
+        }
+        line.out.push(b'}');
+        Ok(())
+    }
+
+    /// Writes the comma, notes where the entry starts; the key's pieces follow.
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        _: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        let line = &mut *self.0;
+        if line.skip > 0 {
+            return Ok(());
+        }
+        if !first {
+            line.out.push(b',');
+        }
+        let from = line.work.keys.len();
+        line.work.entries.push(Entry {
+            from,
+            to: from,
+            start: line.out.len(),
+            end: 0,
+        });
+        line.in_key = true;
+        Ok(())
+    }
+
+    /// Writes the key read, notes whether the keys are still in order and whether the key
+    /// is sensitive.
+    fn end_object_key<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        let line = &mut *self.0;
+        if line.skip > 0 {
+            return Ok(());
+        }
+        line.in_key = false;
+        let Work {
+            keys,
+            entries,
+            objects,
+            ..
+        } = &mut line.work;
+        let to = keys.len();
+        let Some((entry, earlier)) = entries.split_last_mut() else {
+            return Ok(());
         };
-        Ok(VariantMapWriter {
-            w: self,
-            outer,
-            inner,
-        })
-    }
-}
-
-/// A sequence, tuple or tuple struct.
-pub(crate) struct SeqWriter<'a, 'o> {
-    w: &'a mut Writer<'o>,
-    seq: Seq,
-}
-
-impl SeqWriter<'_, '_> {
-    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.seq.element(self.w, value)
-    }
-    fn close(self) -> Result {
-        self.w.out.push(b']');
-        Ok(())
-    }
-}
-
-impl ser::SerializeSeq for SeqWriter<'_, '_> {
-    type Ok = ();
-    type Error = WriteError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeTuple for SeqWriter<'_, '_> {
-    type Ok = ();
-    type Error = WriteError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for SeqWriter<'_, '_> {
-    type Ok = ();
-    type Error = WriteError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-/// `{"variant":[…]}`.
-pub(crate) struct VariantSeqWriter<'a, 'o> {
-    w: &'a mut Writer<'o>,
-    object: Object,
-    seq: Seq,
-    /// The variant name is a sensitive key: its value was written as `"[REDACTED]"`.
-    redact: bool,
-}
-
-impl ser::SerializeTupleVariant for VariantSeqWriter<'_, '_> {
-    type Ok = ();
-    type Error = WriteError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        match self.redact {
-            true => Ok(()),
-            false => self.seq.element(self.w, value),
-        }
-    }
-    fn end(self) -> Result {
-        if !self.redact {
-            self.w.out.push(b']');
-        }
-        self.object.end(self.w)
-    }
-}
-
-/// A map or struct.
-pub(crate) struct MapWriter<'a, 'o> {
-    w: &'a mut Writer<'o>,
-    object: Object,
-}
-
-impl ser::SerializeMap for MapWriter<'_, '_> {
-    type Ok = ();
-    type Error = WriteError;
-    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result {
-        let from = self.w.work.keys.len();
-        key.serialize(KeyWriter(&mut self.w.work.keys))?;
-        let to = self.w.work.keys.len();
-        self.object.key(self.w, Key::Copied(from, to))
-    }
-    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.object.value(self.w, value)
-    }
-    fn end(self) -> Result {
-        self.object.end(self.w)
-    }
-}
-
-impl ser::SerializeStruct for MapWriter<'_, '_> {
-    type Ok = ();
-    type Error = WriteError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result {
-        self.object.key(self.w, Key::Static(key))?;
-        self.object.value(self.w, value)
-    }
-    fn end(self) -> Result {
-        self.object.end(self.w)
-    }
-}
-
-/// `{"variant":{…}}`.
-pub(crate) struct VariantMapWriter<'a, 'o> {
-    w: &'a mut Writer<'o>,
-    outer: Object,
-    /// The variant's own object; `None` when the variant name is a sensitive key.
-    inner: Option<Object>,
-}
-
-impl ser::SerializeStructVariant for VariantMapWriter<'_, '_> {
-    type Ok = ();
-    type Error = WriteError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result {
-        match &mut self.inner {
-            Some(inner) => {
-                inner.key(self.w, Key::Static(key))?;
-                inner.value(self.w, value)
+        entry.to = to;
+        let key = &keys[entry.from..to];
+        if let Some(object) = objects.last_mut() {
+            let previous = earlier
+                .last()
+                .filter(|_| earlier.len() > object.first_entry);
+            if previous.is_some_and(|p| &keys[p.from..p.to] >= key) {
+                object.sorted = false;
             }
-            None => Ok(()),
         }
+        line.sensitive = is_sensitive_key(key);
+        serde_json::to_writer(&mut *line.out, key).map_err(io::Error::other)
     }
-    fn end(self) -> Result {
-        if let Some(inner) = self.inner {
-            inner.end(self.w)?;
+
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        let line = &mut *self.0;
+        if line.skip > 0 {
+            return Ok(());
         }
-        self.outer.end(self.w)
-    }
-}
-
-/// Writes a map key into the key arena, as `serde_json::to_value` turns keys into strings.
-struct KeyWriter<'k>(&'k mut String);
-
-impl KeyWriter<'_> {
-    fn push(self, s: &str) -> Result {
-        self.0.push_str(s);
+        line.out.push(b':');
+        if std::mem::take(&mut line.sensitive) {
+            serde_json::to_writer(&mut *line.out, REDACTED).map_err(io::Error::other)?;
+            line.skip = 1;
+        }
         Ok(())
     }
-    fn int(self, n: impl Display) -> Result {
-        use std::fmt::Write;
-        // Writing to a String cannot fail.
-        let _ = write!(self.0, "{n}");
+
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        let line = &mut *self.0;
+        if line.skip == 1 {
+            line.skip = 0;
+        }
         Ok(())
-    }
-}
-
-macro_rules! not_plain {
-    ($($method:ident($($ty:ty),*);)*) => {
-        $(fn $method(self, $(_: $ty),*) -> Result {
-            Err(WriteError::NotPlain)
-        })*
-    };
-}
-
-impl Serializer for KeyWriter<'_> {
-    type Ok = ();
-    type Error = WriteError;
-    type SerializeSeq = Impossible<(), WriteError>;
-    type SerializeTuple = Impossible<(), WriteError>;
-    type SerializeTupleStruct = Impossible<(), WriteError>;
-    type SerializeTupleVariant = Impossible<(), WriteError>;
-    type SerializeMap = Impossible<(), WriteError>;
-    type SerializeStruct = Impossible<(), WriteError>;
-    type SerializeStructVariant = Impossible<(), WriteError>;
-
-    fn serialize_str(self, v: &str) -> Result {
-        self.push(v)
-    }
-    fn serialize_char(self, v: char) -> Result {
-        self.push(v.encode_utf8(&mut [0; 4]))
-    }
-    fn serialize_bool(self, v: bool) -> Result {
-        self.push(if v { "true" } else { "false" })
-    }
-    fn serialize_i8(self, v: i8) -> Result {
-        self.int(v)
-    }
-    fn serialize_i16(self, v: i16) -> Result {
-        self.int(v)
-    }
-    fn serialize_i32(self, v: i32) -> Result {
-        self.int(v)
-    }
-    fn serialize_i64(self, v: i64) -> Result {
-        self.int(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result {
-        self.int(v)
-    }
-    fn serialize_u16(self, v: u16) -> Result {
-        self.int(v)
-    }
-    fn serialize_u32(self, v: u32) -> Result {
-        self.int(v)
-    }
-    fn serialize_u64(self, v: u64) -> Result {
-        self.int(v)
-    }
-    fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result {
-        self.push(variant)
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, value: &T) -> Result {
-        value.serialize(self)
-    }
-
-    not_plain! {
-        serialize_i128(i128);
-        serialize_u128(u128);
-        serialize_f32(f32);
-        serialize_f64(f64);
-        serialize_bytes(&[u8]);
-        serialize_none();
-        serialize_unit();
-        serialize_unit_struct(&'static str);
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result {
-        Err(WriteError::NotPlain)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result {
-        Err(WriteError::NotPlain)
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq> {
-        Err(WriteError::NotPlain)
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple> {
-        Err(WriteError::NotPlain)
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
-        Err(WriteError::NotPlain)
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
-        Err(WriteError::NotPlain)
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
-        Err(WriteError::NotPlain)
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct> {
-        Err(WriteError::NotPlain)
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant> {
-        Err(WriteError::NotPlain)
     }
 }
 

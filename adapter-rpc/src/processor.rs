@@ -16,7 +16,7 @@ use agent_core::{
 
 use agent_core::sandbox::{Enforcement, SandboxReport};
 use agent_host::output::Frames;
-use agent_host::turn::{Coverage, Fold, Mapping, TurnState};
+use agent_host::turn::{Coverage, Mapping, TurnState};
 use agent_mcp::{ServerState, ServerStatus};
 
 use crate::wire::{
@@ -379,54 +379,6 @@ impl Mapping for RpcMapping {
             }
             Shown::Not => Coverage::NotShown,
             Shown::Unknown(coverage) => coverage,
-        }
-    }
-}
-
-/// The mapping of one run with its own [`TurnState`]: [`RpcMapping`] in a [`Fold`], for a
-/// caller that drives a run without a session (benches, tests).
-#[derive(Debug, Clone)]
-pub struct EventProcessor {
-    fold: Fold<RpcMapping>,
-}
-
-impl EventProcessor {
-    /// A processor recording usage into `meter`.
-    pub fn new(meter: SharedMeter) -> Self {
-        Self {
-            fold: Fold::new(RpcMapping::new(meter)),
-        }
-    }
-
-    /// The RPC event for `event`, borrowing its text, if it has one (see [`NOT_SHOWN`]);
-    /// `RunFinished` gives `done`.
-    pub fn map<'a>(&mut self, event: &'a AgentEvent) -> Option<Event<'a>> {
-        let mut frame = None;
-        self.fold.feed(event, |event| frame = Some(event));
-        frame
-    }
-
-    /// [`map`](Self::map) for an event the caller gives away: the frame owns its text.
-    /// The streaming deltas move their strings into the frame (no copy; they change nothing
-    /// in the turn's state); other events are mapped by [`map`](Self::map) and detached.
-    pub fn process(&mut self, event: AgentEvent) -> Option<Event<'static>> {
-        match event {
-            AgentEvent::TextDelta { delta } => Some(Event::TextDelta {
-                delta: delta.into(),
-            }),
-            AgentEvent::ToolUseArgsDelta { id, delta } => Some(Event::ToolUseArgs {
-                id: id.into(),
-                delta: delta.into(),
-            }),
-            other => self.map(&other).map(Event::into_owned),
-        }
-    }
-
-    /// Appends the line of `event`'s frame, if it has one, to `frames` (a frame that cannot
-    /// be serialised is reported on stderr and left out).
-    pub fn map_into(&mut self, event: &AgentEvent, frames: &mut Frames) {
-        if let Some(event) = self.map(event) {
-            push_frame(frames, event);
         }
     }
 }

@@ -4,14 +4,15 @@
 use std::io::Write;
 
 use adapter_rpc::framing::to_line;
-use adapter_rpc::processor::{EventProcessor as RpcProcessor, SharedMeter, UsageMeter};
-use adapter_rpc::wire::Frame;
+use adapter_rpc::processor::{RpcMapping, SharedMeter, UsageMeter};
+use adapter_rpc::wire::{Frame, FrameRef};
 use adapter_stream_json::cli::OutputFormat;
 use adapter_stream_json::mapping::MappingConfig;
 use adapter_stream_json::output::{Frames, Renderer};
 use adapter_stream_json::pipeline::{bodies, ZeroFold};
 use adapter_stream_json::wire::OutputEvent;
 use agent_core::AgentEvent;
+use agent_host::turn::Fold;
 
 use crate::CountingSink;
 
@@ -19,8 +20,8 @@ use crate::CountingSink;
 pub const RUN_ID: &str = "run_20260101000000_abcdef";
 
 /// stream-json: order → mapping → `Renderer` (stream-json format) → sink: each event lent
-/// to the pipeline the way agent-host's turn driver lends it, the lines handed to the sink
-/// every 64 KiB and at the end (the driver's batching).
+/// to the pipeline the way a session's turn lends it, the lines handed to the sink
+/// every 64 KiB and at the end (the turn's batching).
 pub fn zero_pipeline(events: Vec<AgentEvent>, sink: &CountingSink) {
     let mut pipeline = ZeroFold::new(MappingConfig::default(), None);
     let mut renderer = Renderer::new(
@@ -55,26 +56,30 @@ pub fn zero_frames(events: &[AgentEvent]) -> Vec<OutputEvent> {
         .collect()
 }
 
-/// zut RPC: processor → line serialiser → sink.
+fn rpc_fold() -> Fold<RpcMapping> {
+    Fold::new(RpcMapping::new(SharedMeter::new(UsageMeter::new("openai"))))
+}
+
+/// zut RPC: the turn fold with its mapping (each event lent, as a session's turn lends it)
+/// → line serialiser → sink.
 pub fn rpc_pipeline(events: Vec<AgentEvent>, sink: &mut CountingSink) {
-    let mut processor = RpcProcessor::new(SharedMeter::new(UsageMeter::new("openai")));
-    for event in events {
-        if let Some(event) = processor.process(event) {
-            let line = to_line(&Frame::Event(event)).expect("serialisable");
+    let mut fold = rpc_fold();
+    for event in &events {
+        fold.feed(event, |event| {
+            let line = to_line(&FrameRef::Event(event)).expect("serialisable");
             sink.write_all(&line).expect("sink never fails");
-        }
+        });
     }
 }
 
 /// The zut RPC frames of `events`, for the baseline.
 pub fn rpc_frames(events: &[AgentEvent]) -> Vec<Frame> {
-    let mut processor = RpcProcessor::new(SharedMeter::new(UsageMeter::new("openai")));
-    events
-        .iter()
-        .cloned()
-        .filter_map(|e| processor.process(e))
-        .map(Frame::Event)
-        .collect()
+    let mut fold = rpc_fold();
+    let mut frames = Vec::new();
+    for event in events {
+        fold.feed(event, |event| frames.push(Frame::Event(event.into_owned())));
+    }
+    frames
 }
 
 /// Serialise-only: each frame with plain serde_json into one reused buffer, then the sink.

@@ -4,8 +4,31 @@ use super::*;
 use agent_core::{message::ToolCall, RunStatus};
 use serde_json::json;
 
-fn processor(provider: &str) -> EventProcessor {
-    EventProcessor::new(SharedMeter::new(UsageMeter::new(provider)))
+/// The mapping over its own turn state, as a session's turn feeds it.
+struct Processor(agent_host::turn::Fold<RpcMapping>);
+
+impl Processor {
+    fn map<'a>(&mut self, event: &'a AgentEvent) -> Option<Event<'a>> {
+        let mut frame = None;
+        self.0.feed(event, |event| frame = Some(event));
+        frame
+    }
+
+    fn process(&mut self, event: AgentEvent) -> Option<Event<'static>> {
+        self.map(&event).map(Event::into_owned)
+    }
+
+    fn map_into(&mut self, event: &AgentEvent, frames: &mut Frames) {
+        if let Some(event) = self.map(event) {
+            push_frame(frames, event);
+        }
+    }
+}
+
+fn processor(provider: &str) -> Processor {
+    Processor(agent_host::turn::Fold::new(RpcMapping::new(
+        SharedMeter::new(UsageMeter::new(provider)),
+    )))
 }
 
 #[test]
@@ -253,7 +276,7 @@ fn sub_agent_events_are_progress_of_the_task_call_never_top_level_text() {
             event: Box::new(event),
         }),
     };
-    let progress = |p: &mut EventProcessor, event: &AgentEvent| match p.map(event) {
+    let progress = |p: &mut Processor, event: &AgentEvent| match p.map(event) {
         Some(Event::ToolProgress { id, text }) => Some((id.into_owned(), text.into_owned())),
         None => None,
         Some(other) => panic!("not progress: {other:?}"),

@@ -69,23 +69,11 @@ fn run(name: &str) {
 fn exec(runs: &Runs, scenario: &Scenario, prompt: &str, interrupt: Option<&Prompt>) -> Run {
     let url = runs.model.v1();
     let key = scenario.api_key.clone().unwrap_or_else(|| KEY.into());
-    let mut args: Vec<String> = [
-        "exec",
-        "-o",
-        "stream-json",
-        "--provider",
-        "openai",
-        "--base-url",
-        &url,
-        "--api-key",
-        &key,
-        "--model",
-        "gpt-test",
-    ]
-    .iter()
-    .chain(autonomy(scenario.name))
-    .map(|s| s.to_string())
-    .collect();
+    let mut args: Vec<String> = common::openai_exec(&url, Some(&key))
+        .iter()
+        .chain(autonomy(scenario.name))
+        .map(|s| s.to_string())
+        .collect();
     if scenario.write_hooks(&runs.paths.ws, "hooks.json").is_some() {
         args.extend(["--hooks".into(), "hooks.json".into()]);
     }

@@ -4,30 +4,12 @@
 
 mod common;
 
-use common::{assert_consecutive, types, Env};
+use common::{assert_consecutive, message_text, text, types, usage, Env};
 use serde_json::{json, Value};
 
 fn write_call(id: &str, path: &str, content: &str) -> Value {
     let args = json!({"path": path, "content": content}).to_string();
     json!({"tool_call": {"id": id, "name": "write_file", "args": [args]}})
-}
-
-fn text(t: &str) -> Value {
-    json!({"text": t})
-}
-
-fn usage(input: u64, output: u64) -> Value {
-    json!({"usage": {"input": input, "output": output}})
-}
-
-fn message_text(message: &Value) -> String {
-    message["parts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|p| p["type"] == "text")
-        .map(|p| p["text"].as_str().unwrap_or_default())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,14 +15,7 @@ use serde_json::{json, Value};
 
 fn scripted(env: &Env, turns: Value) -> Vec<String> {
     let script = common::write_script(env.root.path(), turns);
-    vec![
-        "--provider".into(),
-        "scripted".into(),
-        "--script".into(),
-        script.display().to_string(),
-        "--data-dir".into(),
-        env.data().display().to_string(),
-    ]
+    env.scripted(&script)
 }
 
 fn zcode(env: &Env, turns: Value) -> Client {
@@ -257,12 +250,7 @@ async fn tool_paths_stay_in_the_workspace_in_every_mode_but_yolo() {
             json!({"sessionId": sid, "modeId": mode}),
         )
         .await;
-        let id = acp
-            .request(
-                "session/prompt",
-                json!({"sessionId": sid, "prompt": [{"type": "text", "text": "escape"}]}),
-            )
-            .await;
+        let id = acp.request_prompt(&sid, "escape").await;
         let reply = acp.reply_answering(id, "reject_once").await;
         assert!(reply.get("result").is_some(), "{reply}");
         let escaped = outside.exists() || relative.exists();

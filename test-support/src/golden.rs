@@ -94,6 +94,18 @@ pub fn request_started() -> Value {
            "attempt": 1, "max_attempts": 6})
 }
 
+/// A model call that starts: `request_started`, `assistant_started`, the reasoning "Look
+/// first." and the text "I will " then an empty delta.
+pub fn first_words() -> Vec<Value> {
+    vec![
+        request_started(),
+        json!({"type": "assistant_started"}),
+        json!({"type": "reasoning_delta", "delta": "Look first."}),
+        json!({"type": "text_delta", "delta": "I will "}),
+        json!({"type": "text_delta", "delta": ""}),
+    ]
+}
+
 /// A `tool_result` of call `id` with one text block, nothing truncated, redacted or changed.
 pub fn tool_result(id: &str, name: &str, status: &str, text: &str, duration_ms: u64) -> Value {
     json!({"type": "tool_result", "id": id, "name": name, "status": status,

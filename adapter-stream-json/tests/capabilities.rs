@@ -8,9 +8,8 @@
 
 mod common;
 
-use std::process::Stdio;
 
-use common::{session_events, session_meta, Run, Sandbox, RUN_TIMEOUT};
+use common::{session_events, session_meta, Piped, Run, Sandbox, RUN_TIMEOUT};
 use serde_json::Value;
 use test_support::scenarios::{self, Observed, Paths, Prompt, Said, Scenario, ToolOutcome, Turn};
 use test_support::MockModel;
@@ -87,12 +86,7 @@ fn exec(runs: &Runs, scenario: &Scenario, prompt: &str, interrupt: Option<&Promp
         run.assert_framing();
         return run;
     };
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let child = cmd.spawn_piped();
     interrupt.running_blocking(&runs.paths);
     // SAFETY: signalling the process this test spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

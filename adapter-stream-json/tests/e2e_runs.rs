@@ -5,10 +5,9 @@
 mod common;
 
 use std::io::Write;
-use std::process::Stdio;
 
 use common::{
-    answer_script, session_events, session_meta, tool_script, wait_output, Run, Sandbox,
+    answer_script, session_events, session_meta, tool_script, wait_output, Piped, Run, Sandbox,
     RUN_TIMEOUT,
 };
 use serde_json::{json, Value};
@@ -93,13 +92,7 @@ fn sigterm_mid_stream_exits_130() {
         "slow.json",
         &json!({"turns": [{"steps": [{"text": "started"}, {"delay_ms": 60000}, {"text": "never"}]}]}),
     );
-    let mut child = sb
-        .script_command(&script, &["go"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let mut child = sb.script_command(&script, &["go"]).spawn_piped();
     let lines = common::line_reader(child.stdout.take().expect("stdout"));
     let mut seen = Vec::new();
     loop {
@@ -442,11 +435,7 @@ fn closed_stdout_does_not_panic() {
     let sb = Sandbox::new();
     let mut child = sb
         .command(&["exec", "-o", "stream-json", "hi"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+        .spawn_piped();
     drop(child.stdout.take());
     let output = wait_output(child, RUN_TIMEOUT);
     let run = Run::from(output);

@@ -53,12 +53,8 @@ fn a_turn() -> Vec<AgentEvent> {
                 false,
                 message(Message::user_text("fix it")),
             ),
+            golden::first_words(),
             vec![
-                golden::request_started(),
-                json!({"type": "assistant_started"}),
-                json!({"type": "reasoning_delta", "delta": "Look first."}),
-                json!({"type": "text_delta", "delta": "I will "}),
-                json!({"type": "text_delta", "delta": ""}),
                 json!({"type": "usage", "turn": usage, "cumulative": usage}),
                 json!({"type": "text_delta", "delta": "fix it."}),
                 json!({"type": "tool_use_started", "id": "r1", "name": "read_file"}),

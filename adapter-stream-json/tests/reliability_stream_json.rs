@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use adapter_stream_json::input::parse_input;
 use adapter_stream_json::session::ZeroSessions;
-use common::{line_reader, wait_output, Run, Sandbox, RUN_TIMEOUT};
+use common::{line_reader, wait_output, Piped, Run, Sandbox, RUN_TIMEOUT};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use test_support::prop::{cases, runner};
@@ -425,11 +425,7 @@ fn random_keys_never_reach_stdout_stderr_or_session_files() {
             .command(&args)
             .env("OPENAI_API_KEY", &key)
             .env("AGENT_SDK_MAX_RETRIES", "0")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
+            .spawn_piped();
         let _ = child.stdin.take();
         let run = Run::from(wait_output(child, RUN_TIMEOUT));
         run.assert_framing();
@@ -496,11 +492,7 @@ fn signal_during_a_long_bash_call(signal: i32) {
     );
     let mut child = sb
         .script_command(&script, &["--skip-permissions-unsafe", "go"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+        .spawn_piped();
     let lines = line_reader(child.stdout.take().expect("stdout"));
     let pgid = procs::pid_in_blocking(&pid_file, RUN_TIMEOUT);
     assert!(!procs::group(pgid).is_empty(), "the bash group is running");
@@ -536,13 +528,7 @@ fn a_stdout_closed_mid_run_ends_the_process_with_exit_1_and_no_panic() {
         }
     }
     let script = sb.script("many.json", &json!({"turns": [{"steps": steps}]}));
-    let mut child = sb
-        .script_command(&script, &["go"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let mut child = sb.script_command(&script, &["go"]).spawn_piped();
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut first = String::new();
     stdout.read_line(&mut first).expect("run_start");
@@ -551,19 +537,6 @@ fn a_stdout_closed_mid_run_ends_the_process_with_exit_1_and_no_panic() {
     let run = Run::from(wait_output(child, RUN_TIMEOUT));
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-}
-
-/// Resident set size of `pid` in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 #[test]
@@ -580,20 +553,16 @@ fn a_client_that_stops_reading_does_not_grow_memory() {
         .command(&args)
         .env("AGENT_SDK_MAX_RETRIES", "0")
         .env("ZERO_CHECKPOINTS", "off")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+        .spawn_piped();
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut first = String::new();
     stdout.read_line(&mut first).expect("run_start");
-    let baseline = rss_kib(child.id());
+    let baseline = procs::rss_kib(child.id());
     // Stop reading: the pipe fills, the writer blocks, and so must everything behind it.
     // Stalled: no frame went out for two seconds.
     let stalled_at =
         server.wait_for_flood_stall(Duration::from_secs(2), TOTAL / CHUNK, RUN_TIMEOUT) * CHUNK;
-    let rss = rss_kib(child.id());
+    let rss = procs::rss_kib(child.id());
     eprintln!("stalled after {stalled_at} of {TOTAL} bytes; RSS {baseline} -> {rss} KiB");
     assert!(
         stalled_at < TOTAL / 4 * 3,

@@ -324,3 +324,19 @@ pub fn openai_exec<'a>(url: &'a str, key: Option<&'a str>) -> Vec<&'a str> {
     }
     args
 }
+
+/// Spawning a [`Sandbox::command`] whose output a test reads as it comes.
+pub trait Piped {
+    /// Spawns with stdin closed and stdout and stderr piped.
+    fn spawn_piped(&mut self) -> Child;
+}
+
+impl Piped for Command {
+    fn spawn_piped(&mut self) -> Child {
+        self.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    }
+}

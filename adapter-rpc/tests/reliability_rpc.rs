@@ -575,18 +575,6 @@ async fn a_closed_stdout_ends_the_server_with_exit_1_and_no_panic() {
     assert!(stderr.contains("writing frames"), "{stderr}");
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 #[tokio::test]
 async fn a_client_that_stops_reading_does_not_grow_memory() {
     // Up to 1024 frames wait for the writer (8 MiB of 8 KiB deltas), plus the pipe and the
@@ -624,11 +612,11 @@ async fn a_client_that_stops_reading_does_not_grow_memory() {
     let mut first = String::new();
     std::io::BufRead::read_line(&mut stdout, &mut first).expect("response");
     assert!(first.contains("\"started\":true"), "{first}");
-    let baseline = rss_kib(pid);
+    let baseline = procs::rss_kib(pid);
     // Stalled: no frame went out for two seconds.
     let stalled_at =
         server.wait_for_flood_stall(Duration::from_secs(2), TOTAL / CHUNK, WAIT) * CHUNK;
-    let rss = rss_kib(pid);
+    let rss = procs::rss_kib(pid);
     eprintln!("stalled after {stalled_at} of {TOTAL} bytes; RSS {baseline} -> {rss} KiB");
     assert!(
         stalled_at < TOTAL / 4 * 3,

@@ -26,12 +26,8 @@ fn a_turn() -> Vec<AgentEvent> {
     golden::events(
         [
             golden::prompt_opening("none", None, true, message(Message::user_text("fix it"))),
+            golden::first_words(),
             vec![
-                golden::request_started(),
-                json!({"type": "assistant_started"}),
-                json!({"type": "reasoning_delta", "delta": "Look first."}),
-                json!({"type": "text_delta", "delta": "I will "}),
-                json!({"type": "text_delta", "delta": ""}),
                 json!({"type": "text_delta", "delta": "edit a.rs."}),
                 json!({"type": "tool_use_started", "id": "e1", "name": "edit_file"}),
                 json!({"type": "tool_use_args_delta", "id": "e1", "delta": "{}"}),

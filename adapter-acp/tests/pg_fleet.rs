@@ -207,12 +207,7 @@ async fn a_session_moves_between_nodes_with_its_history_and_seq() {
         .to_string();
     assert_ne!(fork_id, sid);
     let listed = a.call("session/list", json!({})).await;
-    let ids: Vec<&str> = listed["sessions"]
-        .as_array()
-        .expect("sessions")
-        .iter()
-        .filter_map(|s| s["sessionId"].as_str())
-        .collect();
+    let ids = common::session_ids(&listed);
     assert!(
         ids.contains(&fork_id.as_str()) && ids.contains(&sid.as_str()),
         "{listed}"

@@ -113,12 +113,7 @@ async fn zcode_refuses_sessions_it_did_not_create_or_resume() {
     }
     // The listing shows the stored session, never the planted one.
     let listed = c.call("session/list", json!({})).await;
-    let ids: Vec<&str> = listed["sessions"]
-        .as_array()
-        .expect("sessions")
-        .iter()
-        .filter_map(|s| s["sessionId"].as_str())
-        .collect();
+    let ids = common::session_ids(&listed);
     assert_eq!(ids, [sid.as_str()]);
     assert_eq!(snapshot(env.root.path()), before, "nothing on disk changed");
     // Once resumed, it is usable.
@@ -170,12 +165,7 @@ async fn acp_refuses_sessions_it_did_not_create_or_load() {
         assert!(load["error"]["code"].is_i64(), "{id:?}: {load}");
     }
     let listed = acp.call("session/list", json!({})).await;
-    let ids: Vec<&str> = listed["sessions"]
-        .as_array()
-        .expect("sessions")
-        .iter()
-        .filter_map(|s| s["sessionId"].as_str())
-        .collect();
+    let ids = common::session_ids(&listed);
     assert_eq!(ids, [sid.as_str()]);
     assert_eq!(snapshot(env.root.path()), before, "nothing on disk changed");
     acp.call(

@@ -349,6 +349,16 @@ pub async fn subscribe(c: &mut Client, sid: &str, after: Option<u64>) -> Value {
     c.call("session/subscribe", params).await
 }
 
+/// The ids in a `session/list` result (either protocol's).
+pub fn session_ids(listed: &Value) -> Vec<&str> {
+    listed["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter_map(|s| s["sessionId"].as_str())
+        .collect()
+}
+
 /// The `seq` of every event.
 pub fn seqs(events: &[Value]) -> Vec<u64> {
     events

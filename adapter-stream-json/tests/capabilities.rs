@@ -8,7 +8,6 @@
 
 mod common;
 
-
 use common::{session_events, session_meta, Piped, Run, Sandbox, RUN_TIMEOUT};
 use serde_json::Value;
 use test_support::scenarios::{self, Observed, Paths, Prompt, Said, Scenario, ToolOutcome, Turn};

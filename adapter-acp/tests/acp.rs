@@ -1,129 +1,19 @@
 //! `adapter-acp acp` over pipes with raw JSON-RPC lines (no Node needed): the handshake,
 //! a prompt whose tool call asks permission (the `tool_call` comes first), cancel
 //! mid-stream, and bad input answered in JSON-RPC's own form. The official-SDK client test
-//! is `acp_node.rs`. Every read is bounded by [`WAIT`].
+//! is `acp_node.rs`. Every read is bounded by `common::WAIT`.
 
-use std::collections::VecDeque;
+mod common;
+
 use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
 
-use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use common::acp_client::Acp;
+use common::write_script;
+use serde_json::json;
 
-const WAIT: Duration = Duration::from_secs(20);
-
-struct Acp {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Lines<BufReader<ChildStdout>>,
-    backlog: VecDeque<Value>,
-    next_id: i64,
-}
-
-impl Acp {
-    fn spawn(script: &Path, data: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_adapter-acp"))
-            .args(["acp", "--provider", "scripted", "--script"])
-            .arg(script)
-            .arg("--data-dir")
-            .arg(data)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn adapter-acp acp");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout");
-        Self {
-            child,
-            stdin,
-            lines: BufReader::new(stdout).lines(),
-            backlog: VecDeque::new(),
-            next_id: 1,
-        }
-    }
-
-    async fn send_raw(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        tokio::time::timeout(WAIT, async {
-            stdin.write_all(line.as_bytes()).await.expect("write");
-            stdin.write_all(b"\n").await.expect("write");
-            stdin.flush().await.expect("flush");
-        })
-        .await
-        .expect("write timed out");
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut message = message;
-        message["jsonrpc"] = json!("2.0");
-        self.send_raw(&message.to_string()).await;
-    }
-
-    async fn next_matching(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
-        if let Some(pos) = self.backlog.iter().position(&pred) {
-            return self.backlog.remove(pos).expect("valid position");
-        }
-        loop {
-            let line = tokio::time::timeout(WAIT, self.lines.next_line())
-                .await
-                .expect("timed out waiting for a line")
-                .expect("read stdout")
-                .expect("the agent closed its output");
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-            if pred(&message) {
-                return message;
-            }
-            self.backlog.push_back(message);
-        }
-    }
-
-    /// Sends a request; returns its id.
-    async fn request(&mut self, method: &str, params: Value) -> i64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"id": id, "method": method, "params": params}))
-            .await;
-        id
-    }
-
-    async fn reply(&mut self, id: i64) -> Value {
-        self.next_matching(|m| m["id"] == json!(id) && m.get("method").is_none())
-            .await
-    }
-
-    async fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.request(method, params).await;
-        let reply = self.reply(id).await;
-        assert!(reply.get("error").is_none(), "{method} failed: {reply}");
-        reply["result"].clone()
-    }
-
-    async fn update(&mut self) -> Value {
-        self.next_matching(|m| m["method"] == "session/update")
-            .await["params"]["update"]
-            .clone()
-    }
-
-    async fn shutdown(mut self) -> bool {
-        self.stdin = None;
-        let status = tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("the agent did not exit after stdin closed")
-            .expect("wait");
-        status.success()
-    }
-}
-
-fn write_script(dir: &Path, turns: Value) -> std::path::PathBuf {
-    let path = dir.join("script.json");
-    let script = json!({"model": "scripted-test", "turns": turns});
-    std::fs::write(&path, script.to_string()).expect("write script");
-    path
+/// `adapter-acp acp` playing `script` with its data in `data`.
+fn spawn(script: &Path, data: &Path) -> Acp {
+    Acp::spawn(&common::scripted_args(script, data), &[], None)
 }
 
 #[tokio::test]
@@ -143,10 +33,10 @@ async fn prompt_with_permission_cancel_and_bad_input() {
             {"steps": [{"text": "slow"}, {"delay_ms": 60000}, {"text": " never"}]}
         ]),
     );
-    let mut acp = Acp::spawn(&script, &root.path().join("data"));
+    let mut acp = spawn(&script, &root.path().join("data"));
 
     // Bad input first: it is answered, and the agent keeps serving.
-    acp.send_raw("{not json").await;
+    acp.send_raw(b"{not json").await;
     let parse = acp
         .next_matching(|m| m["error"]["code"] == json!(-32700))
         .await;
@@ -204,12 +94,7 @@ async fn prompt_with_permission_cancel_and_bad_input() {
     assert_eq!(audio["error"]["code"], -32602, "{audio}");
 
     // A prompt whose bash call asks permission.
-    let prompt = acp
-        .request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "echo please"}]}),
-        )
-        .await;
+    let prompt = acp.request_prompt(&session, "echo please").await;
     let ask = acp
         .next_matching(|m| m["method"] == "session/request_permission")
         .await;
@@ -256,12 +141,7 @@ async fn prompt_with_permission_cancel_and_bad_input() {
     assert_eq!(thought, "Plan: echo.");
 
     // Cancel mid-stream.
-    let slow = acp
-        .request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go slow"}]}),
-        )
-        .await;
+    let slow = acp.request_prompt(&session, "go slow").await;
     let first = acp.update().await;
     assert_eq!(first["sessionUpdate"], "agent_message_chunk");
     assert_eq!(first["content"]["text"], "slow");
@@ -286,7 +166,7 @@ async fn requests_pipelined_behind_initialize_are_served_in_order() {
     let ws = root.path().join("ws");
     std::fs::create_dir_all(&ws).expect("ws");
     let script = write_script(root.path(), json!([{"steps": [{"text": "Hi."}]}]));
-    let mut acp = Acp::spawn(&script, &root.path().join("data"));
+    let mut acp = spawn(&script, &root.path().join("data"));
 
     // A request before initialize is still refused, with its own id.
     let early = acp.request("session/list", json!({})).await;
@@ -339,7 +219,7 @@ async fn requests_pipelined_behind_initialize_are_served_in_order() {
 async fn a_request_whose_params_are_not_an_object_is_answered_with_its_own_id() {
     let root = tempfile::tempdir().expect("tempdir");
     let script = write_script(root.path(), json!([{"steps": [{"text": "Hi."}]}]));
-    let mut acp = Acp::spawn(&script, &root.path().join("data"));
+    let mut acp = spawn(&script, &root.path().join("data"));
     acp.call(
         "initialize",
         json!({"protocolVersion": 1, "clientCapabilities": {}}),

@@ -12,7 +12,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::acp_client::{content_text, of_call, Acp};
-use common::write_script;
+use common::{scenario_stderr, write_script};
 use serde_json::{json, Value};
 use test_support::scenarios::{self, Observed, Paths, Said, ToolOutcome, Turn};
 use test_support::MockModel;
@@ -55,20 +55,8 @@ fn spawn(paths: &Paths, args: Vec<String>, retries: bool) -> Acp {
     )
 }
 
-fn stderr(paths: &Paths) -> String {
-    std::fs::read_to_string(paths.root.join("stderr.log")).unwrap_or_default()
-}
-
 async fn run(name: &str) {
-    let root = tempfile::tempdir().expect("tempdir");
-    let paths = Paths::new(
-        root.path(),
-        &root.path().join("ws"),
-        &root.path().join("home"),
-    );
-    let mut scenario = scenarios::build(name, &paths);
-    scenario.write_files(&paths);
-    let model = MockModel::start(std::mem::take(&mut scenario.model));
+    let (root, paths, scenario, model) = common::scenario(name);
     let key = scenario
         .api_key
         .clone()
@@ -88,13 +76,17 @@ async fn run(name: &str) {
         let status = acp.wait_exit().await;
         assert!(!status.success(), "{status:?}");
         assert!(acp.raw.is_empty(), "nothing on stdout: {:?}", acp.raw);
-        seen.refusal = Some(stderr(&paths));
+        seen.refusal = Some(scenario_stderr(&paths));
         // The message names the flag.
         let flag = match name.starts_with("sandbox") {
             true => "--sandbox",
             false => "--hooks",
         };
-        assert!(stderr(&paths).contains(flag), "{}", stderr(&paths));
+        assert!(
+            scenario_stderr(&paths).contains(flag),
+            "{}",
+            scenario_stderr(&paths)
+        );
         seen.requests = model.requests();
         scenario.check(&paths, &seen);
         return;
@@ -137,7 +129,7 @@ async fn run(name: &str) {
     }
     expect(name, &mut run).await;
     assert!(run.acp.shutdown_keep_raw().await, "{name}: unclean exit");
-    seen.stderr = stderr(&run.paths);
+    seen.stderr = scenario_stderr(&run.paths);
     seen.requests = run.model.requests();
     scenario.check(&run.paths, &seen);
     if name == "api_key_redacted_from_a_tool_error" {

@@ -312,12 +312,7 @@ async fn a_server_killed_mid_call_fails_the_call_and_the_run_goes_on() {
     let (sid, status) =
         session_with(&mut acp, &f.ws(), json!([everything_stdio("everything")])).await;
     let pid = pid_of(&status, "everything");
-    let id = acp
-        .request(
-            "session/prompt",
-            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "wait"}]}),
-        )
-        .await;
+    let id = acp.request_prompt(&sid, "wait").await;
     until_running(&mut acp, "l1").await;
     // SAFETY: killing the MCP server our child started (its pid, from the session).
     assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
@@ -348,12 +343,7 @@ async fn cancel_mid_call_answers_cancelled_and_the_server_keeps_serving() {
     let (sid, status) =
         session_with(&mut acp, &f.ws(), json!([everything_stdio("everything")])).await;
     let pid = pid_of(&status, "everything");
-    let id = acp
-        .request(
-            "session/prompt",
-            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "wait"}]}),
-        )
-        .await;
+    let id = acp.request_prompt(&sid, "wait").await;
     until_running(&mut acp, "l1").await;
     acp.send(json!({"method": "session/cancel", "params": {"sessionId": sid}}))
         .await;

@@ -28,31 +28,11 @@ fn script(env: &Env) -> std::path::PathBuf {
 async fn signal_mid_turn(signal: i32) {
     let env = Env::new();
     let script = script(&env);
-    let args = |s: &Path| -> Vec<String> {
-        vec![
-            "--provider".into(),
-            "scripted".into(),
-            "--script".into(),
-            s.display().to_string(),
-            "--data-dir".into(),
-            env.data().display().to_string(),
-        ]
-    };
+    let args = |s: &Path| env.scripted(s);
     let stderr = env.root.path().join("stderr.log");
     let mut acp = Acp::spawn(&args(&script), &[], Some(&stderr));
-    acp.initialize().await;
-    let sid = acp.new_session(&env.workspace()).await;
-    acp.call(
-        "session/set_mode",
-        json!({"sessionId": sid, "modeId": "yolo"}),
-    )
-    .await;
-    let prompt = acp
-        .request(
-            "session/prompt",
-            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "run it"}]}),
-        )
-        .await;
+    let sid = acp.yolo_session(&env.workspace()).await;
+    let prompt = acp.request_prompt(&sid, "run it").await;
     let group = common::bash_pids(&env.workspace()).await;
     let pid = i32::try_from(acp.pid()).expect("pid");
     // SAFETY: sending a signal to our own child process.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_consecutive, types, Env};
+use common::{assert_consecutive, message_text, text, types, usage, Env};
 use serde_json::{json, Value};
 
 fn write_call(id: &str, path: &str, content: &str) -> Value {
@@ -12,22 +12,13 @@ fn write_call(id: &str, path: &str, content: &str) -> Value {
     json!({"tool_call": {"id": id, "name": "write_file", "args": [args]}})
 }
 
-fn text(t: &str) -> Value {
-    json!({"text": t})
-}
-
-fn usage(input: u64, output: u64) -> Value {
-    json!({"usage": {"input": input, "output": output}})
-}
-
-fn message_text(message: &Value) -> String {
-    message["parts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|p| p["type"] == "text")
-        .map(|p| p["text"].as_str().unwrap_or_default())
-        .collect()
+/// Asserts that `err` has `code` and a message containing `words`.
+fn assert_error(err: &Value, code: i64, words: &str) {
+    assert_eq!(err["code"], code, "{err}");
+    assert!(
+        err["message"].as_str().unwrap_or("").contains(words),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -335,14 +326,7 @@ async fn stop_mid_turn_completes_cancelled_and_second_send_is_refused() {
             json!({"sessionId": sid, "content": "again"}),
         )
         .await;
-    assert_eq!(err["code"], -32010);
-    assert!(
-        err["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("prompt is running"),
-        "{err}"
-    );
+    assert_error(&err, -32010, "prompt is running");
     // goal show mid-turn reports the prompt lock.
     let err = c
         .call_err("session/goal", json!({"sessionId": sid, "action": "show"}))
@@ -430,31 +414,16 @@ async fn protocol_errors_use_the_documented_codes_and_texts() {
     let err = c
         .call_err("session/create", json!({"workspace": {"workspacePath": 7}}))
         .await;
-    assert_eq!(err["code"], -32602);
-    assert!(
-        err["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("workspace.workspacePath"),
-        "{err}"
-    );
+    assert_error(&err, -32602, "workspace.workspacePath");
     let err = c
         .call_err(
             "session/create",
             json!({"workspace": {"workspacePath": ws}, "mode": "turbo"}),
         )
         .await;
-    assert_eq!(err["code"], -32602);
-    assert!(
-        err["message"].as_str().unwrap_or("").contains("mode"),
-        "{err}"
-    );
+    assert_error(&err, -32602, "mode");
     let err = c.call_err("session/read", json!({})).await;
-    assert_eq!(err["code"], -32602);
-    assert!(
-        err["message"].as_str().unwrap_or("").contains("sessionId"),
-        "{err}"
-    );
+    assert_error(&err, -32602, "sessionId");
     // Sessions not created or resumed in this process → -32004 with the exact texts.
     for method in ["session/read", "session/messages", "session/subscribe"] {
         let err = c.call_err(method, json!({"sessionId": "sess_nope"})).await;

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{types, Client};
+use common::{message_texts, outcome_of, scenario_stderr, tool_part, types, Client};
 use serde_json::{json, Value};
 use test_support::scenarios::{self, Observed, Paths, Prompt, Said, ToolOutcome, Turn};
 use test_support::MockModel;
@@ -25,20 +25,8 @@ struct Run {
     _root: tempfile::TempDir,
 }
 
-fn stderr(paths: &Paths) -> String {
-    std::fs::read_to_string(paths.root.join("stderr.log")).unwrap_or_default()
-}
-
 async fn run(name: &str) {
-    let root = tempfile::tempdir().expect("tempdir");
-    let paths = Paths::new(
-        root.path(),
-        &root.path().join("ws"),
-        &root.path().join("home"),
-    );
-    let mut scenario = scenarios::build(name, &paths);
-    scenario.write_files(&paths);
-    let model = MockModel::start(std::mem::take(&mut scenario.model));
+    let (root, paths, scenario, model) = common::scenario(name);
     let mut args: Vec<String> = ["app-server", "--stdio", "--provider", "openai"]
         .iter()
         .map(|s| s.to_string())
@@ -74,9 +62,13 @@ async fn run(name: &str) {
     if scenario.refused() {
         assert_eq!(c.wait_exit().await.code(), Some(2), "a usage error");
         assert!(c.raw.is_empty(), "nothing on stdout: {:?}", c.raw);
-        seen.refusal = Some(stderr(&paths));
+        seen.refusal = Some(scenario_stderr(&paths));
         if name.starts_with("sandbox") {
-            assert!(stderr(&paths).contains("--sandbox"), "{}", stderr(&paths));
+            assert!(
+                scenario_stderr(&paths).contains("--sandbox"),
+                "{}",
+                scenario_stderr(&paths)
+            );
         }
         seen.requests = model.requests();
         scenario.check(&paths, &seen);
@@ -100,7 +92,7 @@ async fn run(name: &str) {
     }
     expect(name, &mut run).await;
     assert!(run.c.shutdown_keep().await, "{name}: unclean exit");
-    seen.stderr = stderr(&run.paths);
+    seen.stderr = scenario_stderr(&run.paths);
     seen.requests = run.model.requests();
     scenario.check(&run.paths, &seen);
     if name == "api_key_redacted_from_a_tool_error" {
@@ -167,18 +159,6 @@ async fn turn_allowing(run: &mut Run, prompt: &Prompt) -> (Vec<Value>, Vec<Value
     }
 }
 
-/// The `tool.updated` `result` or `error` of call `id`.
-fn outcome_of<'a>(events: &'a [Value], id: &str) -> &'a Value {
-    events
-        .iter()
-        .find(|e| {
-            e["type"] == "tool.updated"
-                && e["payload"]["toolCallId"] == id
-                && (e["payload"]["kind"] == "result" || e["payload"]["kind"] == "error")
-        })
-        .unwrap_or_else(|| panic!("no outcome of {id} in {:?}", types(events)))
-}
-
 fn turn(events: &[Value], requests: usize) -> Turn {
     let tools = events
         .iter()
@@ -227,31 +207,6 @@ fn turn(events: &[Value], requests: usize) -> Turn {
         cancelled: done["resultType"] == "cancelled",
         requests,
     }
-}
-
-/// The tool part of call `id` in `session/messages`.
-async fn tool_part(c: &mut Client, sid: &str, id: &str) -> Value {
-    let messages = c.call("session/messages", json!({"sessionId": sid})).await;
-    messages["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
-        .find(|p| p["callId"] == id)
-        .unwrap_or_else(|| panic!("no tool part {id} in {messages}"))
-}
-
-/// Every text of the messages of a session.
-async fn message_texts(c: &mut Client, sid: &str) -> Vec<String> {
-    let messages = c.call("session/messages", json!({"sessionId": sid})).await;
-    messages["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
-        .filter(|p| p["type"] == "text")
-        .filter_map(|p| p["text"].as_str().map(str::to_string))
-        .collect()
 }
 
 /// The sub-agent progress event of call `id`.

@@ -11,7 +11,10 @@
 
 mod common;
 
-use common::{types, wait_gone, write_script, Client, Env, WAIT};
+use common::{
+    message_texts, outcome_of, send_turn, text, tool_part, types, wait_gone, write_script, Client,
+    Env, WAIT,
+};
 use serde_json::{json, Value};
 use test_support::mcp::{node, script, HttpEverything};
 use test_support::{sse, MockModel, Reply, Script};
@@ -66,10 +69,6 @@ fn tool_call(id: &str, name: &str, args: Value) -> Value {
     json!({"tool_call": {"id": id, "name": name, "args": [args.to_string()]}})
 }
 
-fn text(t: &str) -> Value {
-    json!({"text": t})
-}
-
 /// A chat stream calling several tools.
 fn chat_calls(calls: &[(&str, &str, Value)]) -> Reply {
     let mut stream = sse::chat::Stream::new();
@@ -95,47 +94,7 @@ async fn create(c: &mut Client, ws: &str, mode: &str, extra: Value) -> String {
 /// Subscribes, sends `prompt` and returns the turn's events up to its end.
 async fn turn(c: &mut Client, sid: &str, prompt: &str) -> Vec<Value> {
     c.call("session/subscribe", json!({"sessionId": sid})).await;
-    c.call("session/send", json!({"sessionId": sid, "content": prompt}))
-        .await;
-    c.events_until(sid, &["turn.completed", "turn.failed"])
-        .await
-}
-
-/// The `tool.updated` `result` or `error` of call `id`.
-fn outcome_of<'a>(events: &'a [Value], id: &str) -> &'a Value {
-    events
-        .iter()
-        .find(|e| {
-            e["type"] == "tool.updated"
-                && e["payload"]["toolCallId"] == id
-                && (e["payload"]["kind"] == "result" || e["payload"]["kind"] == "error")
-        })
-        .unwrap_or_else(|| panic!("no outcome of {id} in {:?}", types(events)))
-}
-
-/// The tool part of call `id` in `session/messages`.
-async fn tool_part(c: &mut Client, sid: &str, id: &str) -> Value {
-    let messages = c.call("session/messages", json!({"sessionId": sid})).await;
-    messages["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
-        .find(|p| p["callId"] == id)
-        .unwrap_or_else(|| panic!("no tool part {id} in {messages}"))
-}
-
-/// Every text of the messages of a session.
-async fn message_texts(c: &mut Client, sid: &str) -> Vec<String> {
-    let messages = c.call("session/messages", json!({"sessionId": sid})).await;
-    messages["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
-        .filter(|p| p["type"] == "text")
-        .filter_map(|p| p["text"].as_str().map(str::to_string))
-        .collect()
+    send_turn(c, sid, prompt).await
 }
 
 fn signal(pid: i32, signal: i32) {

@@ -5,26 +5,8 @@
 
 mod common;
 
-use common::{assert_consecutive, types, Env};
+use common::{assert_consecutive, message_text, text, types, usage, Env};
 use serde_json::{json, Value};
-
-fn text(t: &str) -> Value {
-    json!({"text": t})
-}
-
-fn usage(input: u64, output: u64) -> Value {
-    json!({"usage": {"input": input, "output": output}})
-}
-
-fn message_text(message: &Value) -> String {
-    message["parts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|p| p["type"] == "text")
-        .map(|p| p["text"].as_str().unwrap_or_default())
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_before_subscribing_are_replayed_and_resubscribe_fills_the_gap() {

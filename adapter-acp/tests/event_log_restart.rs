@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{assert_consecutive, Client, Env};
+use common::{assert_consecutive, events_of, send_turn, seqs, subscribe, Client, Env};
 use serde_json::{json, Value};
 
 /// Spawns the app-server on `env`'s data directory playing `turns`, with the event-log
@@ -50,33 +50,6 @@ fn turns(turns: usize, deltas: usize) -> Value {
     Value::Array((0..turns).map(turn).collect())
 }
 
-/// Sends a prompt and returns the turn's events up to its terminal one.
-async fn turn(c: &mut Client, sid: &str, prompt: &str) -> Vec<Value> {
-    c.call("session/send", json!({"sessionId": sid, "content": prompt}))
-        .await;
-    c.events_until(sid, &["turn.completed", "turn.failed"])
-        .await
-}
-
-fn seqs(events: &[Value]) -> Vec<u64> {
-    events
-        .iter()
-        .map(|e| e["seq"].as_u64().expect("seq"))
-        .collect()
-}
-
-fn events_of(result: &Value) -> Vec<Value> {
-    result["events"].as_array().expect("events").clone()
-}
-
-async fn subscribe(c: &mut Client, sid: &str, after: Option<u64>) -> Value {
-    let mut params = json!({"sessionId": sid, "deliveryKind": "desktop-continuous"});
-    if let Some(after) = after {
-        params["afterSeq"] = json!(after);
-    }
-    c.call("session/subscribe", params).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seq_continues_and_after_seq_replays_exactly_across_a_restart() {
     let env = Env::new();
@@ -84,8 +57,8 @@ async fn seq_continues_and_after_seq_replays_exactly_across_a_restart() {
     let mut a = spawn(&env, &script, None, None);
     let sid = a.create(&env.workspace_str(), "yolo").await;
     subscribe(&mut a, &sid, None).await;
-    let mut seen = turn(&mut a, &sid, "one").await;
-    seen.extend(turn(&mut a, &sid, "two").await);
+    let mut seen = send_turn(&mut a, &sid, "one").await;
+    seen.extend(send_turn(&mut a, &sid, "two").await);
     assert_eq!(seqs(&seen), (1..=seen.len() as u64).collect::<Vec<_>>());
     assert!(a.shutdown().await);
     let last = seen.len() as u64;
@@ -130,7 +103,7 @@ async fn seq_continues_and_after_seq_replays_exactly_across_a_restart() {
     );
     assert_eq!(mode["runtime"]["eventSeq"], last + 1);
     let mut next = vec![updated];
-    next.extend(turn(&mut b, &sid, "three").await);
+    next.extend(send_turn(&mut b, &sid, "three").await);
     assert_eq!(next[1]["type"], "turn.started");
     assert_consecutive(&next);
     let read = b.call("session/read", json!({"sessionId": sid})).await;
@@ -198,7 +171,7 @@ async fn sigkill_mid_turn_then_restart_keeps_every_seen_seq_once() {
             "a torn line is left"
         );
         // The next turn continues right after the stored events.
-        let next = turn(&mut b, &sid, "again").await;
+        let next = send_turn(&mut b, &sid, "again").await;
         assert_eq!(next[0]["seq"], stored.len() as u64 + 1);
         assert_consecutive(&next);
         assert!(b.shutdown().await);
@@ -213,7 +186,7 @@ async fn a_session_with_more_events_than_the_window_replays_from_disk() {
     let mut a = spawn(&env, &script, Some(window), None);
     let sid = a.create(&env.workspace_str(), "yolo").await;
     subscribe(&mut a, &sid, None).await;
-    let seen = turn(&mut a, &sid, "long").await;
+    let seen = send_turn(&mut a, &sid, "long").await;
     assert!(seen.len() as u64 > 10 * window);
     // In the same process: all of it, most from disk.
     let replay = subscribe(&mut a, &sid, Some(0)).await;
@@ -248,7 +221,7 @@ async fn a_replay_from_before_the_retained_log_gets_the_snapshot_form() {
     subscribe(&mut a, &sid, None).await;
     let mut seen = Vec::new();
     for prompt in ["one", "two", "three"] {
-        seen.extend(turn(&mut a, &sid, prompt).await);
+        seen.extend(send_turn(&mut a, &sid, prompt).await);
     }
     let last = seen.len() as u64;
     assert!(last > 3 * retention);

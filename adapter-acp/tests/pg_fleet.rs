@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use agent_store_postgres::testing::fresh_database;
 use common::acp_client::Acp;
-use common::{assert_consecutive, Client, WAIT};
+use common::{assert_consecutive, events_of, send_turn, seqs, subscribe, texts_of, Client, WAIT};
 use serde_json::{json, Value};
 use test_support::pg::{server_url, PrivateServer};
 
@@ -98,48 +98,9 @@ fn slow(text: &str) -> Value {
            {"steps": [{"text": "after"}]}])
 }
 
-async fn subscribe(c: &mut Client, sid: &str, after: Option<u64>) -> Value {
-    let mut params = json!({"sessionId": sid, "deliveryKind": "desktop-continuous"});
-    if let Some(after) = after {
-        params["afterSeq"] = json!(after);
-    }
-    c.call("session/subscribe", params).await
-}
-
-/// Sends a prompt and returns the turn's events up to its terminal one.
-async fn turn(c: &mut Client, sid: &str, prompt: &str) -> Vec<Value> {
-    c.call("session/send", json!({"sessionId": sid, "content": prompt}))
-        .await;
-    c.events_until(sid, &["turn.completed", "turn.failed"])
-        .await
-}
-
-fn events_of(result: &Value) -> Vec<Value> {
-    result["events"].as_array().expect("events").clone()
-}
-
-fn seqs(events: &[Value]) -> Vec<u64> {
-    events
-        .iter()
-        .map(|e| e["seq"].as_u64().expect("seq"))
-        .collect()
-}
-
 /// The text of every message of a `session/messages` or `session/read` result.
 fn texts(result: &Value) -> String {
     result.to_string()
-}
-
-/// The text parts of a `session/messages` result, in order.
-fn message_texts(result: &Value) -> Vec<String> {
-    result["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
-        .filter(|p| p["type"] == "text")
-        .filter_map(|p| p["text"].as_str().map(str::to_string))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -151,7 +112,7 @@ async fn a_session_moves_between_nodes_with_its_history_and_seq() {
     let mut b = fleet.node("b", answers(&["bravo-two"]));
     let sid = a.create(&fleet.workspace(), "yolo").await;
     subscribe(&mut a, &sid, None).await;
-    let seen_a = turn(&mut a, &sid, "first prompt").await;
+    let seen_a = send_turn(&mut a, &sid, "first prompt").await;
     assert_consecutive(&seen_a);
     assert_eq!(seen_a.last().expect("events")["type"], "turn.completed");
     let last_a = seen_a.len() as u64;
@@ -182,7 +143,7 @@ async fn a_session_moves_between_nodes_with_its_history_and_seq() {
     assert_eq!(none["eventSeq"], last_a);
 
     // B continues: the seq goes on after A's.
-    let seen_b = turn(&mut b, &sid, "second prompt").await;
+    let seen_b = send_turn(&mut b, &sid, "second prompt").await;
     assert_consecutive(&seen_b);
     assert_eq!(seen_b[0]["seq"], last_a + 1, "{}", seen_b[0]);
     let messages = b.call("session/messages", json!({"sessionId": sid})).await;
@@ -218,7 +179,7 @@ async fn a_session_moves_between_nodes_with_its_history_and_seq() {
     // provider plays its script from the start again).
     let messages = a.call("session/messages", json!({"sessionId": sid})).await;
     assert_eq!(
-        message_texts(&messages),
+        texts_of(&messages),
         [
             "first prompt",
             "alpha-one",
@@ -246,12 +207,7 @@ async fn a_session_moves_between_nodes_with_its_history_and_seq() {
         .to_string();
     assert_ne!(fork_id, sid);
     let listed = a.call("session/list", json!({})).await;
-    let ids: Vec<&str> = listed["sessions"]
-        .as_array()
-        .expect("sessions")
-        .iter()
-        .filter_map(|s| s["sessionId"].as_str())
-        .collect();
+    let ids = common::session_ids(&listed);
     assert!(
         ids.contains(&fork_id.as_str()) && ids.contains(&sid.as_str()),
         "{listed}"
@@ -262,8 +218,8 @@ async fn a_session_moves_between_nodes_with_its_history_and_seq() {
         .call("session/messages", json!({"sessionId": fork_id}))
         .await;
     assert_eq!(
-        message_texts(&fork_messages),
-        message_texts(&messages),
+        texts_of(&fork_messages),
+        texts_of(&messages),
         "the fork on B has A's last turn"
     );
     assert!(a.shutdown().await);
@@ -408,7 +364,7 @@ async fn a_stopped_database_is_a_clear_error_and_the_node_recovers() {
     let mut a = fleet.node("a", answers(&["before", "after"]));
     let sid = a.create(&fleet.workspace(), "yolo").await;
     subscribe(&mut a, &sid, None).await;
-    let before = turn(&mut a, &sid, "one").await;
+    let before = send_turn(&mut a, &sid, "one").await;
     assert_eq!(before.last().expect("events")["type"], "turn.completed");
 
     server.pause();
@@ -449,7 +405,7 @@ async fn a_stopped_database_is_a_clear_error_and_the_node_recovers() {
         assert!(tokio::time::Instant::now() < deadline, "{listed}");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    let after = turn(&mut a, &sid, "two").await;
+    let after = send_turn(&mut a, &sid, "two").await;
     assert_eq!(after.last().expect("events")["type"], "turn.completed");
     assert_eq!(
         after[0]["seq"],
@@ -502,12 +458,7 @@ async fn acp_sessions_list_load_and_prompt_across_nodes() {
     assert!(replayed.contains("answer-from-one"), "{replayed}");
 
     // A prompt running on one: two's prompt is refused as busy.
-    let running = one
-        .request(
-            "session/prompt",
-            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "long"}]}),
-        )
-        .await;
+    let running = one.request_prompt(&sid, "long").await;
     one.next_matching(|m| m.to_string().contains("\"slow\""))
         .await;
     let refused = two.prompt(&sid, "meanwhile").await;

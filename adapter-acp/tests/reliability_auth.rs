@@ -15,14 +15,7 @@ use serde_json::{json, Value};
 
 fn scripted(env: &Env, turns: Value) -> Vec<String> {
     let script = common::write_script(env.root.path(), turns);
-    vec![
-        "--provider".into(),
-        "scripted".into(),
-        "--script".into(),
-        script.display().to_string(),
-        "--data-dir".into(),
-        env.data().display().to_string(),
-    ]
+    env.scripted(&script)
 }
 
 fn zcode(env: &Env, turns: Value) -> Client {
@@ -120,12 +113,7 @@ async fn zcode_refuses_sessions_it_did_not_create_or_resume() {
     }
     // The listing shows the stored session, never the planted one.
     let listed = c.call("session/list", json!({})).await;
-    let ids: Vec<&str> = listed["sessions"]
-        .as_array()
-        .expect("sessions")
-        .iter()
-        .filter_map(|s| s["sessionId"].as_str())
-        .collect();
+    let ids = common::session_ids(&listed);
     assert_eq!(ids, [sid.as_str()]);
     assert_eq!(snapshot(env.root.path()), before, "nothing on disk changed");
     // Once resumed, it is usable.
@@ -177,12 +165,7 @@ async fn acp_refuses_sessions_it_did_not_create_or_load() {
         assert!(load["error"]["code"].is_i64(), "{id:?}: {load}");
     }
     let listed = acp.call("session/list", json!({})).await;
-    let ids: Vec<&str> = listed["sessions"]
-        .as_array()
-        .expect("sessions")
-        .iter()
-        .filter_map(|s| s["sessionId"].as_str())
-        .collect();
+    let ids = common::session_ids(&listed);
     assert_eq!(ids, [sid.as_str()]);
     assert_eq!(snapshot(env.root.path()), before, "nothing on disk changed");
     acp.call(
@@ -257,12 +240,7 @@ async fn tool_paths_stay_in_the_workspace_in_every_mode_but_yolo() {
             json!({"sessionId": sid, "modeId": mode}),
         )
         .await;
-        let id = acp
-            .request(
-                "session/prompt",
-                json!({"sessionId": sid, "prompt": [{"type": "text", "text": "escape"}]}),
-            )
-            .await;
+        let id = acp.request_prompt(&sid, "escape").await;
         let reply = acp.reply_answering(id, "reject_once").await;
         assert!(reply.get("result").is_some(), "{reply}");
         let escaped = outside.exists() || relative.exists();

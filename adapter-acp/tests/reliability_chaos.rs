@@ -75,30 +75,42 @@ fn count(errors: &[Value], code: i64, needle: &str) -> usize {
         .count()
 }
 
+/// A script of `turns` turns that each answer "ok".
+fn ok_script(env: &Env, turns: usize) -> std::path::PathBuf {
+    let turns: Vec<Value> = (0..turns)
+        .map(|_| json!({"steps": [{"text": "ok"}]}))
+        .collect();
+    common::write_script(env.root.path(), json!(turns))
+}
+
+/// Counts `line` as over the limit or not UTF-8 (or neither).
+fn tally(line: &[u8], too_long: &mut usize, not_utf8: &mut usize) {
+    if line.len() > LIMIT {
+        *too_long += 1;
+    } else if std::str::from_utf8(line).is_err() {
+        *not_utf8 += 1;
+    }
+}
+
+/// One clear error per over-long line and per line that is not UTF-8, and the seed made some.
+fn assert_errors(errors: &[Value], too_long: usize, not_utf8: usize) {
+    assert_eq!(
+        count(errors, -32600, &format!("limit of {LIMIT} bytes")),
+        too_long,
+        "one clear error per over-long line"
+    );
+    assert_eq!(count(errors, -32700, "not valid UTF-8"), not_utf8);
+    assert!(not_utf8 >= 1, "the seed produced non-UTF-8 lines");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zcode_answers_every_valid_request_between_garbage() {
     let env = Env::new();
-    let script = common::write_script(
-        env.root.path(),
-        json!((0..20)
-            .map(|_| json!({"steps": [{"text": "ok"}]}))
-            .collect::<Vec<_>>()),
-    );
+    let script = ok_script(&env, 20);
     let limit = LIMIT.to_string();
-    let mut c = Client::spawn_with(
-        &[
-            "app-server".into(),
-            "--stdio".into(),
-            "--provider".into(),
-            "scripted".into(),
-            "--script".into(),
-            script.display().to_string(),
-            "--data-dir".into(),
-            env.data().display().to_string(),
-        ],
-        &[("ADAPTER_ACP_MAX_LINE_BYTES", &limit)],
-        None,
-    );
+    let mut args = vec!["app-server".to_string(), "--stdio".to_string()];
+    args.extend(env.scripted(&script));
+    let mut c = Client::spawn_with(&args, &[("ADAPTER_ACP_MAX_LINE_BYTES", &limit)], None);
     let sid = c.create(&env.workspace_str(), "plan").await;
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut expected: Vec<String> = Vec::new();
@@ -107,11 +119,7 @@ async fn zcode_answers_every_valid_request_between_garbage() {
     for round in 0..10 {
         for n in 0..20 {
             let line = garbage(&mut rng, false);
-            if line.len() > LIMIT {
-                too_long += 1;
-            } else if std::str::from_utf8(&line).is_err() {
-                not_utf8 += 1;
-            }
+            tally(&line, &mut too_long, &mut not_utf8);
             c.send_bytes(&line).await;
             let id = format!("valid-{round}-{n}");
             let (method, params) = match n % 4 {
@@ -142,35 +150,17 @@ async fn zcode_answers_every_valid_request_between_garbage() {
     assert!(errors
         .iter()
         .all(|m| [-32700, -32600].contains(&m["error"]["code"].as_i64().unwrap_or_default())));
-    assert_eq!(
-        count(&errors, -32600, &format!("limit of {LIMIT} bytes")),
-        too_long,
-        "one clear error per over-long line"
-    );
-    assert_eq!(count(&errors, -32700, "not valid UTF-8"), not_utf8);
-    assert!(not_utf8 >= 1, "the seed produced non-UTF-8 lines");
+    assert_errors(&errors, too_long, not_utf8);
     assert!(c.shutdown().await, "clean exit at end of input");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acp_answers_every_valid_request_between_garbage() {
     let env = Env::new();
-    let script = common::write_script(
-        env.root.path(),
-        json!((0..40)
-            .map(|_| json!({"steps": [{"text": "ok"}]}))
-            .collect::<Vec<_>>()),
-    );
+    let script = ok_script(&env, 40);
     let limit = LIMIT.to_string();
     let mut acp = Acp::spawn(
-        &[
-            "--provider".into(),
-            "scripted".into(),
-            "--script".into(),
-            script.display().to_string(),
-            "--data-dir".into(),
-            env.data().display().to_string(),
-        ],
+        &env.scripted(&script),
         &[("ADAPTER_ACP_MAX_LINE_BYTES", &limit)],
         None,
     );
@@ -183,11 +173,7 @@ async fn acp_answers_every_valid_request_between_garbage() {
         let mut ids: HashMap<i64, &str> = HashMap::new();
         for n in 0..20 {
             let line = garbage(&mut rng, true);
-            if line.len() > LIMIT {
-                too_long += 1;
-            } else if std::str::from_utf8(&line).is_err() {
-                not_utf8 += 1;
-            }
+            tally(&line, &mut too_long, &mut not_utf8);
             acp.send_raw(&line).await;
             let (method, params) = match n % 3 {
                 0 => ("session/list", json!({})),
@@ -221,11 +207,6 @@ async fn acp_answers_every_valid_request_between_garbage() {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|m| m["id"].is_null() && m.get("error").is_some())
         .collect();
-    assert_eq!(
-        count(&errors, -32600, &format!("limit of {LIMIT} bytes")),
-        too_long
-    );
-    assert_eq!(count(&errors, -32700, "not valid UTF-8"), not_utf8);
-    assert!(not_utf8 >= 1, "the seed produced non-UTF-8 lines");
+    assert_errors(&errors, too_long, not_utf8);
     assert!(acp.shutdown().await, "clean exit at end of input");
 }

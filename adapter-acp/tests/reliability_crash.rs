@@ -42,14 +42,7 @@ fn script(env: &Env) -> std::path::PathBuf {
 }
 
 fn args(env: &Env, script: &std::path::Path) -> Vec<String> {
-    vec![
-        "--provider".into(),
-        "scripted".into(),
-        "--script".into(),
-        script.display().to_string(),
-        "--data-dir".into(),
-        env.data().display().to_string(),
-    ]
+    env.scripted(script)
 }
 
 /// User prompts in a ZCode messages list.
@@ -106,21 +99,10 @@ async fn sigkill_at_random_points_leaves_every_session_readable() {
             let _ = c.wait_exit().await;
         } else {
             let mut acp = Acp::spawn(&args(&env, &script), &[], None);
-            acp.initialize().await;
-            let sid = acp.new_session(&env.workspace()).await;
-            acp.call(
-                "session/set_mode",
-                json!({"sessionId": sid, "modeId": "yolo"}),
-            )
-            .await;
+            let sid = acp.yolo_session(&env.workspace()).await;
             let kill_after = rng.below(40);
             let mut seen = 0;
-            let mut prompt = acp
-                .request(
-                    "session/prompt",
-                    json!({"sessionId": sid, "prompt": [{"type": "text", "text": "look"}]}),
-                )
-                .await;
+            let mut prompt = acp.request_prompt(&sid, "look").await;
             while seen < kill_after {
                 let message = acp
                     .next_matching(|m| m["method"] == "session/update" || m["id"] == json!(prompt))

@@ -157,13 +157,7 @@ async fn acp_fault_matrix_answers_every_prompt_and_keeps_serving() {
     let server = FaultServer::start(by_case(matrix));
     let stderr = env.root.path().join("stderr.log");
     let mut acp = Acp::spawn(&provider_args(&server.v1(), &env), &FAST, Some(&stderr));
-    acp.initialize().await;
-    let sid = acp.new_session(&env.workspace()).await;
-    acp.call(
-        "session/set_mode",
-        json!({"sessionId": sid, "modeId": "yolo"}),
-    )
-    .await;
+    let sid = acp.yolo_session(&env.workspace()).await;
     for (n, (case, completes)) in CASES.iter().enumerate() {
         let id = acp
             .request(

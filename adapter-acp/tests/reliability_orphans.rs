@@ -27,14 +27,7 @@ fn long_bash(env: &Env) -> PathBuf {
 }
 
 fn args(env: &Env, script: &Path) -> Vec<String> {
-    vec![
-        "--provider".into(),
-        "scripted".into(),
-        "--script".into(),
-        script.display().to_string(),
-        "--data-dir".into(),
-        env.data().display().to_string(),
-    ]
+    env.scripted(script)
 }
 
 fn sigterm(pid: u32) {
@@ -98,19 +91,8 @@ async fn acp_case(ending: Ending) {
     let script = long_bash(&env);
     let stderr = env.root.path().join("stderr.log");
     let mut acp = Acp::spawn(&args(&env, &script), &[], Some(&stderr));
-    acp.initialize().await;
-    let sid = acp.new_session(&env.workspace()).await;
-    acp.call(
-        "session/set_mode",
-        json!({"sessionId": sid, "modeId": "yolo"}),
-    )
-    .await;
-    let prompt = acp
-        .request(
-            "session/prompt",
-            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "run it"}]}),
-        )
-        .await;
+    let sid = acp.yolo_session(&env.workspace()).await;
+    let prompt = acp.request_prompt(&sid, "run it").await;
     let group = common::bash_pids(&env.workspace()).await;
     match ending {
         Ending::Stop => {

@@ -77,13 +77,7 @@ fn run_both(key: &str) {
         // ACP.
         let stderr_a = env.root.path().join("acp.stderr");
         let mut acp = Acp::spawn(&common_args, &envs, Some(&stderr_a));
-        acp.initialize().await;
-        let sid = acp.new_session(&env.workspace()).await;
-        acp.call(
-            "session/set_mode",
-            json!({"sessionId": sid, "modeId": "yolo"}),
-        )
-        .await;
+        let sid = acp.yolo_session(&env.workspace()).await;
         let failed = acp.prompt(&sid, "case-echo").await;
         assert!(failed["error"]["code"].is_i64(), "{failed}");
         let ran = acp.prompt(&sid, "case-env").await;

@@ -8,14 +8,16 @@ use adapter_acp::zcode::mapping::{Totals, ZcodeMapping};
 use agent_core::{event::RunKind, AgentEvent, Message};
 use agent_host::turn::{Fold, TurnState};
 use serde_json::{json, Value};
+use test_support::golden;
 
 /// The tests' clock: every call starts and ends at this instant.
 fn clock() -> i64 {
     1_750_000_000_000
 }
 
-fn events(values: Vec<Value>) -> Vec<AgentEvent> {
-    test_support::golden::events(values)
+/// An event of the sub-agent `task_1` (started by call `t1`).
+fn child(event: Value) -> Value {
+    golden::subagent("task_1", "t1", event)
 }
 
 fn message(message: Message) -> Value {
@@ -23,14 +25,11 @@ fn message(message: Message) -> Value {
 }
 
 fn usage(input: u64, output: u64) -> Value {
-    json!({"input": input, "output": output, "reasoning": null, "cache_read": 0,
-           "cache_write": 0, "cost_usd": null})
+    golden::usage(input, output, 0, None)
 }
 
 fn result(id: &str, name: &str, status: &str, text: &str) -> Value {
-    json!({"type": "tool_result", "id": id, "name": name, "status": status,
-           "content": [{"type": "text", "text": text}], "truncated": false,
-           "redacted": false, "changed_files": [], "duration_ms": 7})
+    golden::tool_result(id, name, status, text, 7)
 }
 
 fn permission(id: &str, name: &str, args: Value, action: &str, granted: bool) -> Value {
@@ -39,93 +38,83 @@ fn permission(id: &str, name: &str, args: Value, action: &str, granted: bool) ->
            "risk": {"level": "low"}, "block": null, "action": action, "granted": granted})
 }
 
-fn wrap(task_id: &str, call_id: &str, event: Value) -> Value {
-    json!({"type": "subagent", "task_id": task_id, "name": "explorer", "call_id": call_id,
-           "event": event})
-}
-
 /// A prompt: reasoning and text, usage and context, a plan, the sandbox report, and four
 /// calls of one step: a write that succeeds (a hook noted it), a `bash` call the user
 /// refused, a `bash` call the sandbox blocked (progress on stdout, stderr and a status
 /// line) and a read a hook vetoed; then their batch, a compaction and the final answer.
 fn a_turn() -> Vec<AgentEvent> {
-    let block = json!({"code": "sandbox", "tool_name": "bash", "action": "deny",
-                       "risk": {"level": "medium"}, "path": "/etc/x",
-                       "reason": "the sandbox refused a write outside the workspace",
-                       "recoverable": true});
-    events(vec![
-        json!({"type": "run_started", "kind": "prompt"}),
-        json!({"type": "sandbox_report", "mode": "workspace-write", "network": "deny",
-               "enforced": "full", "landlock_abi": 6, "network_filter": "none",
-               "fallback": "prompt", "fallback_active": false}),
-        json!({"type": "user_message", "message": message(Message::user_text("fix it"))}),
-        json!({"type": "turn_started", "step": 1}),
-        json!({"type": "reasoning_delta", "delta": "Look first."}),
-        json!({"type": "text_delta", "delta": "I will "}),
-        json!({"type": "text_delta", "delta": "fix it."}),
-        json!({"type": "usage", "turn": usage(100, 20), "cumulative": usage(100, 20)}),
-        json!({"type": "assistant_message",
-               "message": message(Message::assistant_text("I will fix it."))}),
-        json!({"type": "context_usage", "used": 120, "window": 200000, "percent": 0.1}),
-        json!({"type": "tool_call", "id": "w1", "name": "write_file",
-               "args": {"path": "a.txt", "content": "x"}, "side_effect": "write"}),
-        json!({"type": "tool_call", "id": "b1", "name": "bash", "args": {"command": "rm -rf /"},
-               "side_effect": "shell"}),
-        json!({"type": "tool_call", "id": "b2", "name": "bash", "args": {"command": "make"},
-               "side_effect": "shell"}),
-        json!({"type": "tool_call", "id": "r1", "name": "read_file", "args": {"path": ".env"},
-               "side_effect": "none"}),
-        json!({"type": "turn_ended", "step": 1, "stop": "tool_use"}),
-        permission("w1", "write_file", json!({"path": "a.txt"}), "allow", true),
-        json!({"type": "tool_execution_started", "id": "w1", "name": "write_file"}),
-        json!({"type": "hook_decided", "hook": "audit", "event": "after_tool",
-               "outcome": "append", "reason": "logged", "call_id": "w1"}),
-        json!({"type": "tool_result", "id": "w1", "name": "write_file", "status": "ok",
-               "content": [{"type": "text", "text": "wrote a.txt"}], "truncated": false,
-               "redacted": false, "changed_files": ["a.txt"], "duration_ms": 3}),
-        json!({"type": "permission_requested", "id": "b1", "name": "bash",
-               "args": {"command": "rm -rf /"}, "mode": "auto", "permission": "prompt",
-               "side_effect": "shell", "reason": null, "risk": {"level": "high"},
-               "block": null}),
-        permission("b1", "bash", json!({"command": "rm -rf /"}), "deny", false),
-        result("b1", "bash", "error", "The user refused the call."),
-        json!({"type": "tool_execution_started", "id": "b2", "name": "bash"}),
-        json!({"type": "tool_progress", "id": "b2", "stream": "stdout", "text": "cc a.c\n"}),
-        json!({"type": "tool_progress", "id": "b2", "stream": "stderr", "text": "warning\n"}),
-        json!({"type": "tool_progress", "id": "b2", "stream": "status", "text": "running"}),
-        json!({"type": "tool_blocked", "id": "b2", "name": "bash", "block": block}),
-        result("b2", "bash", "error", "Permission denied"),
-        json!({"type": "hook_decided", "hook": "guard", "event": "before_tool",
-               "outcome": "deny", "reason": "secrets", "call_id": "r1"}),
-        result("r1", "read_file", "error", "Blocked by hook guard: secrets"),
-        json!({"type": "plan_updated", "id": "p", "explanation": null,
-               "plan": [{"step": "read", "status": "completed"},
-                        {"step": "write", "status": "in_progress"},
-                        {"step": "test", "status": "pending"}]}),
-        json!({"type": "turn_started", "step": 2}),
-        json!({"type": "compaction_started", "reason": "overflow"}),
-        json!({"type": "compaction_finished", "summary": "s", "before": 170000,
-               "after": 2100}),
-        json!({"type": "text_delta", "delta": "Done."}),
-        json!({"type": "usage", "turn": usage(50, 5), "cumulative": usage(150, 25)}),
-        json!({"type": "turn_ended", "step": 2, "stop": "end"}),
-        json!({"type": "error", "code": "provider", "message": "slow", "recoverable": true}),
-        json!({"type": "run_finished", "status": "success", "final_text": "Done."}),
-    ])
+    let block = golden::sandbox_block("bash", "medium");
+    golden::events(
+        [
+            golden::prompt_opening("full", Some(6), false, message(Message::user_text("fix it"))),
+            vec![
+                json!({"type": "reasoning_delta", "delta": "Look first."}),
+                json!({"type": "text_delta", "delta": "I will "}),
+                json!({"type": "text_delta", "delta": "fix it."}),
+                json!({"type": "usage", "turn": usage(100, 20), "cumulative": usage(100, 20)}),
+                json!({"type": "assistant_message",
+                       "message": message(Message::assistant_text("I will fix it."))}),
+                json!({"type": "context_usage", "used": 120, "window": 200000, "percent": 0.1}),
+                json!({"type": "tool_call", "id": "w1", "name": "write_file",
+                       "args": {"path": "a.txt", "content": "x"}, "side_effect": "write"}),
+                json!({"type": "tool_call", "id": "b1", "name": "bash", "args": {"command": "rm -rf /"},
+                       "side_effect": "shell"}),
+                json!({"type": "tool_call", "id": "b2", "name": "bash", "args": {"command": "make"},
+                       "side_effect": "shell"}),
+                json!({"type": "tool_call", "id": "r1", "name": "read_file", "args": {"path": ".env"},
+                       "side_effect": "none"}),
+                json!({"type": "turn_ended", "step": 1, "stop": "tool_use"}),
+                permission("w1", "write_file", json!({"path": "a.txt"}), "allow", true),
+                json!({"type": "tool_execution_started", "id": "w1", "name": "write_file"}),
+                json!({"type": "hook_decided", "hook": "audit", "event": "after_tool",
+                       "outcome": "append", "reason": "logged", "call_id": "w1"}),
+                json!({"type": "tool_result", "id": "w1", "name": "write_file", "status": "ok",
+                       "content": [{"type": "text", "text": "wrote a.txt"}], "truncated": false,
+                       "redacted": false, "changed_files": ["a.txt"], "duration_ms": 3}),
+                json!({"type": "permission_requested", "id": "b1", "name": "bash",
+                       "args": {"command": "rm -rf /"}, "mode": "auto", "permission": "prompt",
+                       "side_effect": "shell", "reason": null, "risk": {"level": "high"},
+                       "block": null}),
+                permission("b1", "bash", json!({"command": "rm -rf /"}), "deny", false),
+                result("b1", "bash", "error", "The user refused the call."),
+                json!({"type": "tool_execution_started", "id": "b2", "name": "bash"}),
+                json!({"type": "tool_progress", "id": "b2", "stream": "stdout", "text": "cc a.c\n"}),
+                json!({"type": "tool_progress", "id": "b2", "stream": "stderr", "text": "warning\n"}),
+                json!({"type": "tool_progress", "id": "b2", "stream": "status", "text": "running"}),
+                json!({"type": "tool_blocked", "id": "b2", "name": "bash", "block": block}),
+                result("b2", "bash", "error", "Permission denied"),
+                json!({"type": "hook_decided", "hook": "guard", "event": "before_tool",
+                       "outcome": "deny", "reason": "secrets", "call_id": "r1"}),
+                result("r1", "read_file", "error", "Blocked by hook guard: secrets"),
+                json!({"type": "plan_updated", "id": "p", "explanation": null,
+                       "plan": [{"step": "read", "status": "completed"},
+                                {"step": "write", "status": "in_progress"},
+                                {"step": "test", "status": "pending"}]}),
+                json!({"type": "turn_started", "step": 2}),
+                json!({"type": "compaction_started", "reason": "overflow"}),
+                json!({"type": "compaction_finished", "summary": "s", "before": 170000,
+                       "after": 2100}),
+                json!({"type": "text_delta", "delta": "Done."}),
+                json!({"type": "usage", "turn": usage(50, 5), "cumulative": usage(150, 25)}),
+                json!({"type": "turn_ended", "step": 2, "stop": "end"}),
+                json!({"type": "error", "code": "provider", "message": "slow", "recoverable": true}),
+                json!({"type": "run_finished", "status": "success", "final_text": "Done."}),
+            ],
+        ]
+        .concat(),
+    )
 }
 
 /// Sub-agents: a foreground `Task` child with text, a call, usage, a compaction and a
 /// grandchild of its own that fails; a background child that finishes after the call.
 fn subagents() -> Vec<AgentEvent> {
     let grandchild = |event: Value| {
-        wrap(
-            "task_1",
-            "t1",
+        child(
             json!({"type": "subagent", "task_id": "task_2", "name": "reader",
                    "call_id": "k2", "event": event}),
         )
     };
-    events(vec![
+    golden::events(vec![
         json!({"type": "run_started", "kind": "prompt"}),
         json!({"type": "turn_started", "step": 1}),
         json!({"type": "tool_call", "id": "t1", "name": "Task",
@@ -137,75 +126,33 @@ fn subagents() -> Vec<AgentEvent> {
         json!({"type": "tool_execution_started", "id": "t1", "name": "Task"}),
         json!({"type": "subagent_started", "task_id": "task_1", "name": "explorer",
                "call_id": "t1", "description": "find the tests", "model": "m", "depth": 1}),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "run_started", "kind": "prompt"}),
-        ),
-        wrap("task_1", "t1", json!({"type": "turn_started", "step": 1})),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "text_delta", "delta": "Looking."}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "usage", "turn": usage(10, 2), "cumulative": usage(10, 2)}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "tool_call", "id": "k1", "name": "grep",
-                   "args": {"pattern": "fn test"}}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "tool_call", "id": "k2", "name": "Task",
-                   "args": {"name": "reader", "prompt": "read"}}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "tool_execution_started", "id": "k1", "name": "grep"}),
-        ),
-        wrap("task_1", "t1", result("k1", "grep", "ok", "tests/a.rs")),
-        wrap(
-            "task_1",
-            "t1",
+        child(json!({"type": "run_started", "kind": "prompt"})),
+        child(json!({"type": "turn_started", "step": 1})),
+        child(json!({"type": "text_delta", "delta": "Looking."})),
+        child(json!({"type": "usage", "turn": usage(10, 2), "cumulative": usage(10, 2)})),
+        child(json!({"type": "tool_call", "id": "k1", "name": "grep",
+                   "args": {"pattern": "fn test"}})),
+        child(json!({"type": "tool_call", "id": "k2", "name": "Task",
+                   "args": {"name": "reader", "prompt": "read"}})),
+        child(json!({"type": "tool_execution_started", "id": "k1", "name": "grep"})),
+        child(result("k1", "grep", "ok", "tests/a.rs")),
+        child(
             json!({"type": "subagent_started", "task_id": "task_2", "name": "reader",
                    "call_id": "k2", "description": "read", "model": "m", "depth": 2}),
         ),
         grandchild(json!({"type": "text_delta", "delta": "Reading"})),
-        wrap(
-            "task_1",
-            "t1",
+        child(
             json!({"type": "subagent_finished", "task_id": "task_2", "name": "reader",
                    "call_id": "k2", "status": "error", "error": "no such file",
                    "usage": usage(0, 0), "duration_ms": 4}),
         ),
-        wrap(
-            "task_1",
-            "t1",
-            result("k2", "Task", "error", "no such file"),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "compaction_started", "reason": "auto"}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
+        child(result("k2", "Task", "error", "no such file")),
+        child(json!({"type": "compaction_started", "reason": "auto"})),
+        child(
             json!({"type": "compaction_finished", "summary": "s", "before": 900,
                    "after": 100}),
         ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "text_delta", "delta": " Found them."}),
-        ),
+        child(json!({"type": "text_delta", "delta": " Found them."})),
         json!({"type": "subagent_finished", "task_id": "task_1", "name": "explorer",
                "call_id": "t1", "status": "success", "usage": usage(10, 2),
                "duration_ms": 40}),
@@ -215,7 +162,7 @@ fn subagents() -> Vec<AgentEvent> {
                "call_id": "t2", "model": "m", "background": true, "depth": 1}),
         result("t2", "Task", "ok", "started task_3"),
         json!({"type": "turn_ended", "step": 1, "stop": "tool_use"}),
-        wrap(
+        golden::subagent(
             "task_3",
             "t2",
             json!({"type": "text_delta", "delta": "Watching."}),
@@ -229,7 +176,7 @@ fn subagents() -> Vec<AgentEvent> {
 
 /// A run that streamed some text and failed at the step limit.
 fn a_failure() -> Vec<AgentEvent> {
-    events(vec![
+    golden::events(vec![
         json!({"type": "run_started", "kind": "prompt"}),
         json!({"type": "turn_started", "step": 1}),
         json!({"type": "text_delta", "delta": "Trying"}),
@@ -241,7 +188,7 @@ fn a_failure() -> Vec<AgentEvent> {
 
 /// A run the client stopped mid-answer, a call cancelled at its approval.
 fn a_cancel() -> Vec<AgentEvent> {
-    events(vec![
+    golden::events(vec![
         json!({"type": "run_started", "kind": "prompt"}),
         json!({"type": "turn_started", "step": 1}),
         json!({"type": "tool_call", "id": "b1", "name": "bash", "args": {"command": "ls"},
@@ -257,7 +204,7 @@ fn a_cancel() -> Vec<AgentEvent> {
 
 /// A compaction turn (`session/compact`): only its usage and context show, then its end.
 fn a_compaction() -> Vec<AgentEvent> {
-    events(vec![
+    golden::events(vec![
         json!({"type": "run_started", "kind": "compact"}),
         json!({"type": "compaction_started", "reason": "manual"}),
         json!({"type": "text_delta", "delta": "the summary"}),
@@ -270,7 +217,7 @@ fn a_compaction() -> Vec<AgentEvent> {
 }
 
 fn golden(name: &str, lines: &[String]) {
-    test_support::golden::assert_golden(env!("CARGO_MANIFEST_DIR"), name, lines);
+    golden::assert_golden(env!("CARGO_MANIFEST_DIR"), name, lines);
 }
 
 /// The events of turn `turn_1` of `kind` through one mapping over its turn state (the

@@ -318,7 +318,7 @@ fn expect_after(name: &str, run: &Run, seen: &Observed) {
         }
         "api_key_redacted_from_a_tool_error" => {
             // Only the model's own words (its tool call) may carry the text it chose.
-            for line in &run.rpc.raw {
+            for line in &run.rpc.pipe.raw {
                 let frame: Value = serde_json::from_str(line).expect("json");
                 if matches!(frame["type"].as_str(), Some("tool_result" | "error")) {
                     assert!(!line.contains(scenarios::SECRET), "{line}");

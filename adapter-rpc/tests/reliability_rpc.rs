@@ -8,9 +8,8 @@
 mod common;
 
 use std::io::Write;
-use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use adapter_rpc::auth::Token;
 use adapter_rpc::{serve, ServerConfig};
@@ -18,49 +17,19 @@ use agent_core::Agent;
 use agent_providers::scripted::{ScriptedProvider, Turn};
 use common::{events, text_turn, Opts, Rpc, WAIT};
 use proptest::prelude::*;
-use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use secrecy::SecretString;
 use serde_json::{json, Value};
-use test_support::{sse, End, Fault, FaultServer};
+use test_support::prop::{cases, runner};
+use test_support::{procs, sse, End, Fault, FaultServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-fn cases() -> u32 {
-    std::env::var("AGENT_SDK_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(256)
-}
-
-fn runner(cases: u32) -> TestRunner {
-    TestRunner::new(ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })
-}
 
 // ---------------------------------------------------------------------------------------------
 // Every line answered
 // ---------------------------------------------------------------------------------------------
 
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        any::<f64>()
-            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
-        "\\PC{0,16}".prop_map(Value::String),
-        Just(json!("a\u{0}b\u{2028}c")),
-        Just(json!("x".repeat(5000))),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("\\PC{0,8}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
+/// Arbitrary JSON, a long string among the leaves.
+fn json_value() -> BoxedStrategy<Value> {
+    test_support::prop::json_value(vec![json!("x".repeat(5000))])
 }
 
 const COMMANDS: [&str; 13] = [
@@ -481,7 +450,7 @@ async fn the_fault_matrix_in_one_process_ends_every_prompt_with_done() {
         .iter()
         .all(|r| r.head().contains("sk-rpc-fault-key")));
     assert!(
-        !rpc.raw.iter().any(|l| l.contains("sk-rpc-fault-key")),
+        !rpc.pipe.raw.iter().any(|l| l.contains("sk-rpc-fault-key")),
         "the key never reaches stdout"
     );
     rpc.close();
@@ -507,59 +476,6 @@ async fn connection_refused_fails_the_prompt_and_the_server_stays_up() {
 // No orphans, no hangs
 // ---------------------------------------------------------------------------------------------
 
-/// Pids of live (non-zombie) processes whose process group is `pgid`.
-fn group_members(pgid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
-            out.push(pid);
-        }
-    }
-    out
-}
-
-async fn wait_for_pid(path: &Path) -> i32 {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(pid) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            return pid;
-        }
-        assert!(Instant::now() < deadline, "the bash call never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn assert_group_gone(pgid: i32) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let members = group_members(pgid);
-        if members.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "processes of group {pgid} outlived the call: {members:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 fn bash_turns(command: &str) -> Value {
     json!([
         {"steps": [{"tool_call": {"id": "b1", "name": "bash",
@@ -582,11 +498,15 @@ async fn abort_during_a_long_bash_call_leaves_no_process_behind() {
         ..Opts::default()
     });
     rpc.send(json!({"type": "prompt", "message": "go"})).await;
-    let pgid = wait_for_pid(&pid_file).await;
-    assert!(!group_members(pgid).is_empty(), "the bash group runs");
+    let pgid = procs::pid_in(&pid_file, WAIT).await;
+    assert!(!procs::group(pgid).is_empty(), "the bash group runs");
     rpc.send(json!({"id": "a", "type": "abort"})).await;
     rpc.until_type("done").await;
-    assert_group_gone(pgid).await;
+    let left = procs::wait_group_gone(pgid, Duration::from_secs(10)).await;
+    assert!(
+        left.is_empty(),
+        "processes of group {pgid} outlived the call: {left:?}"
+    );
     let pong = rpc.call(json!({"type": "ping"}), "after").await;
     assert_eq!(pong["success"], true);
 }
@@ -604,12 +524,16 @@ async fn stdin_eof_during_a_bash_call_finishes_it_and_leaves_no_process_behind()
         ..Opts::default()
     });
     rpc.send(json!({"type": "prompt", "message": "go"})).await;
-    let pgid = wait_for_pid(&pid_file).await;
+    let pgid = procs::pid_in(&pid_file, WAIT).await;
     rpc.close();
     let rest = rpc.rest().await;
     assert_eq!(rest.last().expect("frames")["type"], "done", "{rest:?}");
     assert!(rpc.exit().await.success());
-    assert_group_gone(pgid).await;
+    let left = procs::wait_group_gone(pgid, Duration::from_secs(10)).await;
+    assert!(
+        left.is_empty(),
+        "processes of group {pgid} outlived the call: {left:?}"
+    );
 }
 
 #[tokio::test]
@@ -651,18 +575,6 @@ async fn a_closed_stdout_ends_the_server_with_exit_1_and_no_panic() {
     assert!(stderr.contains("writing frames"), "{stderr}");
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 #[tokio::test]
 async fn a_client_that_stops_reading_does_not_grow_memory() {
     // Up to 1024 frames wait for the writer (8 MiB of 8 KiB deltas), plus the pipe and the
@@ -700,11 +612,11 @@ async fn a_client_that_stops_reading_does_not_grow_memory() {
     let mut first = String::new();
     std::io::BufRead::read_line(&mut stdout, &mut first).expect("response");
     assert!(first.contains("\"started\":true"), "{first}");
-    let baseline = rss_kib(pid);
+    let baseline = procs::rss_kib(pid);
     // Stalled: no frame went out for two seconds.
     let stalled_at =
         server.wait_for_flood_stall(Duration::from_secs(2), TOTAL / CHUNK, WAIT) * CHUNK;
-    let rss = rss_kib(pid);
+    let rss = procs::rss_kib(pid);
     eprintln!("stalled after {stalled_at} of {TOTAL} bytes; RSS {baseline} -> {rss} KiB");
     assert!(
         stalled_at < TOTAL / 4 * 3,

@@ -8,9 +8,11 @@ use adapter_rpc::wire::FrameRef;
 use agent_core::AgentEvent;
 use agent_host::turn::Fold;
 use serde_json::{json, Value};
+use test_support::golden;
 
-fn events(values: Vec<Value>) -> Vec<AgentEvent> {
-    test_support::golden::events(values)
+/// An event of the sub-agent `task_1` (started by call `t1`).
+fn child(event: Value) -> Value {
+    golden::subagent("task_1", "t1", event)
 }
 
 /// A transcript message at a fixed time.
@@ -19,145 +21,102 @@ fn message(role: &str, text: &str) -> Value {
            "time": "2026-04-19T11:30:00.123456789Z"})
 }
 
-fn wrap(task_id: &str, call_id: &str, event: Value) -> Value {
-    json!({"type": "subagent", "task_id": task_id, "name": "explorer", "call_id": call_id,
-           "event": event})
-}
-
 /// A whole prompt: framing, reasoning and text, streamed tool arguments, usage, a plan, a
 /// `bash` call a hook rewrites and the sandbox blocks (twice), a sub-agent with a tool call
 /// of its own and a grandchild, a compaction inside the prompt, a recovery, an aborted
 /// model call's end, a recoverable error and the end.
 fn a_prompt() -> Vec<AgentEvent> {
-    let usage = json!({"input": 100, "output": 20, "reasoning": null, "cache_read": 30,
-                       "cache_write": 0, "cost_usd": 0.25});
-    let block = json!({"code": "sandbox", "tool_name": "bash", "action": "deny",
-                       "risk": {"level": "medium"}, "path": "/etc/x",
-                       "reason": "the sandbox refused a write outside the workspace",
-                       "recoverable": true});
-    events(vec![
-        json!({"type": "run_started", "kind": "prompt"}),
-        json!({"type": "sandbox_report", "mode": "workspace-write", "network": "deny",
-               "enforced": "none", "landlock_abi": null, "network_filter": "none",
-               "fallback": "prompt", "fallback_active": true}),
-        json!({"type": "user_message", "message": message("user", "fix <it> & go")}),
-        json!({"type": "turn_started", "step": 1}),
-        json!({"type": "request_started", "scope": "agent", "provider": "p", "model": "m",
-               "attempt": 1, "max_attempts": 6}),
-        json!({"type": "retry_scheduled", "scope": "provider", "attempt": 1,
-               "max_attempts": 6, "delay_ms": 250}),
-        json!({"type": "assistant_started"}),
-        json!({"type": "reasoning_delta", "delta": "Look first."}),
-        json!({"type": "text_delta", "delta": "I will\u{2028}"}),
-        json!({"type": "text_delta", "delta": "edit a.rs."}),
-        json!({"type": "tool_use_started", "id": "b1", "name": "bash"}),
-        json!({"type": "tool_use_args_delta", "id": "b1", "delta": "{\"command\":"}),
-        json!({"type": "tool_use_args_delta", "id": "b1", "delta": "\"make\"}"}),
-        json!({"type": "tool_use_ended", "id": "b1"}),
-        json!({"type": "usage", "turn": usage, "cumulative": usage}),
-        json!({"type": "assistant_message", "message": message("assistant", "I will edit a.rs.")}),
-        json!({"type": "context_usage", "used": 120, "window": 128000, "percent": 0.1}),
-        json!({"type": "tool_call", "id": "b1", "name": "bash", "args": {"command": "make"},
-               "side_effect": "shell"}),
-        json!({"type": "tool_call", "id": "t1", "name": "Task",
-               "args": {"name": "explorer", "description": "find the tests", "prompt": "go"},
-               "side_effect": "none"}),
-        json!({"type": "turn_ended", "step": 1, "stop": "tool_use"}),
-        json!({"type": "hook_decided", "hook": "guard", "event": "before_tool",
-               "outcome": "rewrite", "reason": "normalised", "call_id": "b1"}),
-        json!({"type": "tool_execution_started", "id": "b1", "name": "bash"}),
-        json!({"type": "tool_progress", "id": "b1", "stream": "stdout", "text": "cc a.c\n"}),
-        json!({"type": "tool_blocked", "id": "b1", "name": "bash", "block": block}),
-        json!({"type": "tool_blocked", "id": "b1", "name": "bash",
-               "block": {"code": "network", "tool_name": "bash", "action": "deny",
-                         "risk": {"level": "high"}, "reason": "no network",
-                         "recoverable": false}}),
-        json!({"type": "tool_result", "id": "b1", "name": "bash", "status": "error",
-               "content": [{"type": "text", "text": "Permission denied"}], "truncated": false,
-               "redacted": false, "changed_files": [], "duration_ms": 9}),
-        json!({"type": "tool_execution_started", "id": "t1", "name": "Task"}),
-        json!({"type": "subagent_started", "task_id": "task_1", "name": "explorer",
-               "call_id": "t1", "description": "find the tests", "model": "m", "depth": 1}),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "run_started", "kind": "prompt"}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "text_delta", "delta": "Looking."}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "usage", "turn": usage, "cumulative": usage}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "tool_call", "id": "k1", "name": "grep",
-                                     "args": {"pattern": "fn test"}}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "tool_result", "id": "k1", "name": "grep",
-               "status": "error", "content": [{"type": "text", "text": "Error: bad\nmore"}],
-               "truncated": false, "redacted": false, "changed_files": [], "duration_ms": 1}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "subagent", "task_id": "task_2",
-               "name": "reader", "call_id": "k2", "event": {"type": "tool_result", "id": "g1",
-               "name": "read_file", "status": "ok", "content": [], "truncated": false,
-               "redacted": false, "changed_files": [], "duration_ms": 1}}),
-        ),
-        wrap(
-            "task_1",
-            "t1",
-            json!({"type": "error", "code": "provider", "message": "flaky",
-                                     "recoverable": true}),
-        ),
-        json!({"type": "subagent_finished", "task_id": "task_1", "name": "explorer",
-               "call_id": "t1", "status": "success", "final_text": "Tests are in tests/.",
-               "usage": usage, "duration_ms": 40}),
-        json!({"type": "tool_result", "id": "t1", "name": "Task", "status": "ok",
-               "content": [{"type": "text", "text": "Tests are in tests/."}],
-               "truncated": false, "redacted": false, "changed_files": [], "duration_ms": 41}),
-        json!({"type": "plan_updated", "id": "p", "explanation": "two steps",
-               "plan": [{"step": "read", "status": "completed"},
-                        {"step": "write", "status": "in_progress"}]}),
-        json!({"type": "compaction_started", "reason": "auto"}),
-        json!({"type": "compaction_finished", "summary": "  s  ", "before": 170000,
-               "after": 2100}),
-        json!({"type": "turn_started", "step": 2}),
-        json!({"type": "turn_recovery", "reason": "missing_answer", "attempt": 1}),
-        json!({"type": "hook_decided", "hook": "judge", "event": "stop",
-               "outcome": "continue", "reason": "check the tests"}),
-        json!({"type": "turn_ended", "step": 2, "stop": "aborted", "error": "cancelled"}),
-        json!({"type": "error", "code": "provider", "message": "slow", "recoverable": true}),
-        json!({"type": "run_finished", "status": "aborted"}),
-    ])
+    let usage = golden::usage(100, 20, 30, Some(0.25));
+    let block = golden::sandbox_block("bash", "medium");
+    golden::events(
+        [
+            golden::prompt_opening("none", None, true, message("user", "fix <it> & go")),
+            vec![
+                golden::request_started(),
+                json!({"type": "retry_scheduled", "scope": "provider", "attempt": 1,
+                       "max_attempts": 6, "delay_ms": 250}),
+                json!({"type": "assistant_started"}),
+                json!({"type": "reasoning_delta", "delta": "Look first."}),
+                json!({"type": "text_delta", "delta": "I will\u{2028}"}),
+                json!({"type": "text_delta", "delta": "edit a.rs."}),
+                json!({"type": "tool_use_started", "id": "b1", "name": "bash"}),
+                json!({"type": "tool_use_args_delta", "id": "b1", "delta": "{\"command\":"}),
+                json!({"type": "tool_use_args_delta", "id": "b1", "delta": "\"make\"}"}),
+                json!({"type": "tool_use_ended", "id": "b1"}),
+                json!({"type": "usage", "turn": usage, "cumulative": usage}),
+                json!({"type": "assistant_message", "message": message("assistant", "I will edit a.rs.")}),
+                json!({"type": "context_usage", "used": 120, "window": 128000, "percent": 0.1}),
+                json!({"type": "tool_call", "id": "b1", "name": "bash", "args": {"command": "make"},
+                       "side_effect": "shell"}),
+                json!({"type": "tool_call", "id": "t1", "name": "Task",
+                       "args": {"name": "explorer", "description": "find the tests", "prompt": "go"},
+                       "side_effect": "none"}),
+                json!({"type": "turn_ended", "step": 1, "stop": "tool_use"}),
+                json!({"type": "hook_decided", "hook": "guard", "event": "before_tool",
+                       "outcome": "rewrite", "reason": "normalised", "call_id": "b1"}),
+                json!({"type": "tool_execution_started", "id": "b1", "name": "bash"}),
+                json!({"type": "tool_progress", "id": "b1", "stream": "stdout", "text": "cc a.c\n"}),
+                json!({"type": "tool_blocked", "id": "b1", "name": "bash", "block": block}),
+                json!({"type": "tool_blocked", "id": "b1", "name": "bash",
+                       "block": {"code": "network", "tool_name": "bash", "action": "deny",
+                                 "risk": {"level": "high"}, "reason": "no network",
+                                 "recoverable": false}}),
+                golden::tool_result("b1", "bash", "error", "Permission denied", 9),
+                json!({"type": "tool_execution_started", "id": "t1", "name": "Task"}),
+                json!({"type": "subagent_started", "task_id": "task_1", "name": "explorer",
+                       "call_id": "t1", "description": "find the tests", "model": "m", "depth": 1}),
+                child(json!({"type": "run_started", "kind": "prompt"})),
+                child(json!({"type": "text_delta", "delta": "Looking."})),
+                child(json!({"type": "usage", "turn": usage, "cumulative": usage})),
+                child(json!({"type": "tool_call", "id": "k1", "name": "grep",
+                                             "args": {"pattern": "fn test"}})),
+                child(golden::tool_result("k1", "grep", "error", "Error: bad\nmore", 1)),
+                child(json!({"type": "subagent", "task_id": "task_2",
+                       "name": "reader", "call_id": "k2", "event": {"type": "tool_result", "id": "g1",
+                       "name": "read_file", "status": "ok", "content": [], "truncated": false,
+                       "redacted": false, "changed_files": [], "duration_ms": 1}})),
+                child(json!({"type": "error", "code": "provider", "message": "flaky",
+                                             "recoverable": true})),
+                json!({"type": "subagent_finished", "task_id": "task_1", "name": "explorer",
+                       "call_id": "t1", "status": "success", "final_text": "Tests are in tests/.",
+                       "usage": usage, "duration_ms": 40}),
+                golden::tool_result("t1", "Task", "ok", "Tests are in tests/.", 41),
+                json!({"type": "plan_updated", "id": "p", "explanation": "two steps",
+                       "plan": [{"step": "read", "status": "completed"},
+                                {"step": "write", "status": "in_progress"}]}),
+                json!({"type": "compaction_started", "reason": "auto"}),
+                json!({"type": "compaction_finished", "summary": "  s  ", "before": 170000,
+                       "after": 2100}),
+                json!({"type": "turn_started", "step": 2}),
+                json!({"type": "turn_recovery", "reason": "missing_answer", "attempt": 1}),
+                json!({"type": "hook_decided", "hook": "judge", "event": "stop",
+                       "outcome": "continue", "reason": "check the tests"}),
+                json!({"type": "turn_ended", "step": 2, "stop": "aborted", "error": "cancelled"}),
+                json!({"type": "error", "code": "provider", "message": "slow", "recoverable": true}),
+                json!({"type": "run_finished", "status": "aborted"}),
+            ],
+        ]
+        .concat(),
+    )
 }
 
 /// A prompt a `user_prompt` hook blocked, and a run a hook halted.
 fn a_blocked_prompt() -> Vec<AgentEvent> {
-    events(vec![
-        json!({"type": "run_started", "kind": "prompt"}),
-        json!({"type": "hook_decided", "hook": "guard", "event": "user_prompt",
-               "outcome": "block", "reason": "not here"}),
-        json!({"type": "hook_decided", "hook": "guard", "event": "before_tool",
-               "outcome": "deny", "reason": "no", "call_id": "c9"}),
-        json!({"type": "hook_decided", "hook": "stopper", "event": "before_tool",
+    golden::events(
+        [
+            golden::blocked_prompt(),
+            vec![
+                json!({"type": "hook_decided", "hook": "stopper", "event": "before_tool",
                "outcome": "halt", "reason": " "}),
-        json!({"type": "run_finished", "status": "success"}),
-    ])
+                json!({"type": "run_finished", "status": "success"}),
+            ],
+        ]
+        .concat(),
+    )
 }
 
 fn golden(name: &str, lines: &[String]) {
-    test_support::golden::assert_golden(env!("CARGO_MANIFEST_DIR"), name, lines);
+    golden::assert_golden(env!("CARGO_MANIFEST_DIR"), name, lines);
 }
 
 /// The frames of `events` through one mapping over its turn state (an OpenAI meter, so

@@ -4,7 +4,7 @@
 mod common;
 
 use base64::Engine;
-use common::{events, text_turn, types, Opts, Rpc};
+use common::{events, text_turn, Opts, Rpc};
 use serde_json::{json, Value};
 
 fn demo_turns() -> Value {
@@ -23,26 +23,7 @@ async fn full_prompt_follows_the_documented_order() {
         {"text": "lo"},
         {"usage": {"input": 100, "output": 7, "reasoning": 3, "cache_read": 50}}
     ]}]));
-    rpc.send(json!({"id": "1", "type": "prompt", "message": "say hello"}))
-        .await;
-    let frames = rpc.until_type("done").await;
-    assert_eq!(
-        types(&frames),
-        [
-            "response",
-            "user_message",
-            "turn_start",
-            "request_started",
-            "request_started",
-            "assistant_start",
-            "text_delta",
-            "text_delta",
-            "usage",
-            "assistant_message",
-            "turn_end",
-            "done"
-        ]
-    );
+    let frames = common::say_hello(&mut rpc).await;
     assert_eq!(
         frames[0],
         json!({"type": "response", "id": "1", "command": "prompt", "success": true, "data": {"started": true}})
@@ -185,7 +166,7 @@ async fn line_separators_never_split_a_frame() {
         .expect("text_delta");
     assert_eq!(delta["delta"], text);
     assert_eq!(frames[1]["content"][0]["text"], format!("q\u{2028}{text}"));
-    for raw in &rpc.raw {
+    for raw in &rpc.pipe.raw {
         assert!(!raw.contains('\u{2028}') && !raw.contains('\u{2029}'));
     }
 }
@@ -212,7 +193,7 @@ async fn images_are_reported_as_byte_counts() {
         messages["data"]["messages"][0]["content"][1],
         json!({"type": "image", "mime_type": "image/png", "bytes": png.len()})
     );
-    for raw in &rpc.raw {
+    for raw in &rpc.pipe.raw {
         assert!(!raw.contains(&data), "base64 echoed: {raw}");
     }
 

@@ -172,19 +172,7 @@ fn http_rpc(extra: &[&str]) -> (Rpc, MockModel) {
     let base = server.v1();
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("AGENTS.md"), "MARKER-agents-md-rules").expect("write");
-    let mut args: Vec<String> = [
-        "--provider",
-        "openai",
-        "--base-url",
-        &base,
-        "--api-key",
-        "sk-test-key",
-        "--model",
-        "gpt-test",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut args = common::openai_args(&base);
     args.extend(extra.iter().map(|s| s.to_string()));
     let rpc = Rpc::spawn(Opts {
         args,
@@ -204,26 +192,7 @@ async fn full_prompt_on_a_local_openai_compatible_server() {
     let hello = rpc.call(json!({"type": "hello"}), "h").await;
     assert_eq!(hello["data"]["provider"], "openai");
     assert_eq!(hello["data"]["model"], "gpt-test");
-    rpc.send(json!({"id": "1", "type": "prompt", "message": "say hello"}))
-        .await;
-    let frames = rpc.until_type("done").await;
-    assert_eq!(
-        types(&frames),
-        [
-            "response",
-            "user_message",
-            "turn_start",
-            "request_started",
-            "request_started",
-            "assistant_start",
-            "text_delta",
-            "text_delta",
-            "usage",
-            "assistant_message",
-            "turn_end",
-            "done"
-        ]
-    );
+    let frames = common::say_hello(&mut rpc).await;
     assert_eq!(frames[3]["scope"], "agent");
     assert_eq!(frames[3]["provider"], "openai");
     assert_eq!(frames[3]["model"], "gpt-test");
@@ -262,7 +231,7 @@ async fn full_prompt_on_a_local_openai_compatible_server() {
         "AGENTS.md is in the system prompt: {system}"
     );
     // The key never reaches stdout.
-    assert!(rpc.raw.iter().all(|l| !l.contains("sk-test-key")));
+    assert!(rpc.pipe.raw.iter().all(|l| !l.contains("sk-test-key")));
     rpc.close();
     assert!(rpc.exit().await.success());
 }

@@ -8,9 +8,7 @@
 
 mod common;
 
-use std::process::Stdio;
-
-use common::{session_events, session_meta, Run, Sandbox, RUN_TIMEOUT};
+use common::{session_events, session_meta, Piped, Run, Sandbox, RUN_TIMEOUT};
 use serde_json::Value;
 use test_support::scenarios::{self, Observed, Paths, Prompt, Said, Scenario, ToolOutcome, Turn};
 use test_support::MockModel;
@@ -69,23 +67,11 @@ fn run(name: &str) {
 fn exec(runs: &Runs, scenario: &Scenario, prompt: &str, interrupt: Option<&Prompt>) -> Run {
     let url = runs.model.v1();
     let key = scenario.api_key.clone().unwrap_or_else(|| KEY.into());
-    let mut args: Vec<String> = [
-        "exec",
-        "-o",
-        "stream-json",
-        "--provider",
-        "openai",
-        "--base-url",
-        &url,
-        "--api-key",
-        &key,
-        "--model",
-        "gpt-test",
-    ]
-    .iter()
-    .chain(autonomy(scenario.name))
-    .map(|s| s.to_string())
-    .collect();
+    let mut args: Vec<String> = common::openai_exec(&url, Some(&key))
+        .iter()
+        .chain(autonomy(scenario.name))
+        .map(|s| s.to_string())
+        .collect();
     if scenario.write_hooks(&runs.paths.ws, "hooks.json").is_some() {
         args.extend(["--hooks".into(), "hooks.json".into()]);
     }
@@ -99,12 +85,7 @@ fn exec(runs: &Runs, scenario: &Scenario, prompt: &str, interrupt: Option<&Promp
         run.assert_framing();
         return run;
     };
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let child = cmd.spawn_piped();
     interrupt.running_blocking(&runs.paths);
     // SAFETY: signalling the process this test spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

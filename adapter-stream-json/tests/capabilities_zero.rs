@@ -15,19 +15,7 @@ use test_support::{MockModel, Reply};
 /// `exec -o stream-json` against `model`, with `flags` before the prompt.
 fn exec(sb: &Sandbox, model: &MockModel, flags: &[&str]) -> Run {
     let url = model.v1();
-    let mut args = vec![
-        "exec",
-        "-o",
-        "stream-json",
-        "--provider",
-        "openai",
-        "--base-url",
-        &url,
-        "--api-key",
-        "sk-capability-tests-0123456789",
-        "--model",
-        "gpt-test",
-    ];
+    let mut args = common::openai_exec(&url, Some("sk-capability-tests-0123456789"));
     args.extend_from_slice(flags);
     args.push("Do the task.");
     let mut cmd = sb.command(&args);

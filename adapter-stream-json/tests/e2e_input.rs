@@ -12,17 +12,7 @@ use serde_json::{json, Value};
 fn happy_path_framing() {
     let sb = Sandbox::new();
     let script = sb.script("s.json", &answer_script("Hello there."));
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--script",
-            script.to_str().expect("path"),
-            "Say hi",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&script, &["Say hi"], "");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stderr, "", "clean stream-json runs keep stderr empty");
     run.assert_framing();
@@ -114,24 +104,10 @@ fn stdin_prompt_events_are_joined() {
         json!({"schemaVersion": 2, "type": "message", "role": "user", "content": "  Inspect this repo. "}),
         prompt_line("Return only blockers.")
     );
-    let run = sb.run(
-        &[
-            "exec",
-            "-i",
-            "stream-json",
-            "-o",
-            "stream-json",
-            "--script",
-            script.to_str().expect("p"),
-        ],
-        &input,
-    );
+    let run = sb.exec_script(&script, &["-i", "stream-json"], &input);
     assert_eq!(run.code, 0, "{}", run.stdout);
     run.assert_framing();
-    let id = run.events()[0]["sessionId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = run.session_id();
     let recorded = session_events(&sb.sessions(), &id);
     assert_eq!(
         recorded[0]["payload"]["content"],
@@ -159,10 +135,7 @@ fn blank_lines_and_crlf() {
     );
     let run = sb.run(&args, &good);
     assert_eq!(run.code, 0, "{}", run.stdout);
-    let id = run.events()[0]["sessionId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = run.session_id();
     assert_eq!(
         session_events(&sb.sessions(), &id)[0]["payload"]["content"],
         "a\n\nb"
@@ -298,18 +271,9 @@ fn images_are_accepted_from_input_and_files() {
     let input = json!({"schemaVersion": 2, "type": "message", "role": "user", "content": "",
         "images": [{"mediaType": "jpg", "data": data, "ignored": true}]})
     .to_string();
-    let run = sb.run(
-        &[
-            "exec",
-            "-i",
-            "stream-json",
-            "-o",
-            "stream-json",
-            "--image",
-            "pic.png",
-            "--script",
-            script.to_str().expect("p"),
-        ],
+    let run = sb.exec_script(
+        &script,
+        &["-i", "stream-json", "--image", "pic.png"],
         &input,
     );
     assert_eq!(run.code, 0, "{}", run.stdout);

@@ -5,10 +5,9 @@
 mod common;
 
 use std::io::Write;
-use std::process::Stdio;
 
 use common::{
-    answer_script, session_events, session_meta, tool_script, wait_output, Run, Sandbox,
+    answer_script, session_events, session_meta, tool_script, wait_output, Piped, Run, Sandbox,
     RUN_TIMEOUT,
 };
 use serde_json::{json, Value};
@@ -28,23 +27,9 @@ fn provider_error_exits_3() {
     let sb = Sandbox::new();
     let server = failing_server();
     let url = server.v1();
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--provider",
-            "openai",
-            "--base-url",
-            &url,
-            "--api-key",
-            "key-never-echoed",
-            "--model",
-            "gpt-test",
-            "hi",
-        ],
-        "",
-    );
+    let mut args = common::openai_exec(&url, Some("key-never-echoed"));
+    args.push("hi");
+    let run = sb.run(&args, "");
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
     run.assert_framing();
     assert_eq!(run.types(), ["run_start", "error", "run_end"]);
@@ -65,17 +50,7 @@ fn provider_error_exits_3() {
         "e.json",
         &json!({"turns": [{"steps": [{"text": "partial"}, {"error": {"message": "boom"}}]}]}),
     );
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--script",
-            script.to_str().expect("p"),
-            "hi",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&script, &["hi"], "");
     assert_eq!(run.code, 3);
     run.assert_framing();
     assert_eq!(run.types(), ["run_start", "text", "error", "run_end"]);
@@ -117,20 +92,7 @@ fn sigterm_mid_stream_exits_130() {
         "slow.json",
         &json!({"turns": [{"steps": [{"text": "started"}, {"delay_ms": 60000}, {"text": "never"}]}]}),
     );
-    let mut child = sb
-        .command(&[
-            "exec",
-            "-o",
-            "stream-json",
-            "--script",
-            script.to_str().expect("p"),
-            "go",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let mut child = sb.script_command(&script, &["go"]).spawn_piped();
     let lines = common::line_reader(child.stdout.take().expect("stdout"));
     let mut seen = Vec::new();
     loop {
@@ -165,36 +127,16 @@ fn sigterm_mid_stream_exits_130() {
 fn resume_and_fork_sessions() {
     let sb = Sandbox::new();
     let first = sb.script("1.json", &answer_script("The capital is Paris."));
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--init-session-id",
-            "s1",
-            "--script",
-            first.to_str().expect("p"),
-            "What is the capital of France?",
-        ],
+    let run = sb.exec_script(
+        &first,
+        &["--init-session-id", "s1", "What is the capital of France?"],
         "",
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert_eq!(run.events()[0]["sessionId"], "s1");
 
     let second = sb.script("2.json", &answer_script("Still Paris."));
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--resume",
-            "s1",
-            "--script",
-            second.to_str().expect("p"),
-            "Are you sure?",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&second, &["--resume", "s1", "Are you sure?"], "");
     assert_eq!(run.code, 0, "{}", run.stdout);
     run.assert_framing();
     assert_eq!(
@@ -217,19 +159,9 @@ fn resume_and_fork_sessions() {
 
     // Fork into a new id: events copied (no usage), lineage recorded.
     let third = sb.script("3.json", &answer_script("Forked answer."));
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--fork",
-            "s1",
-            "--init-session-id",
-            "f1",
-            "--script",
-            third.to_str().expect("p"),
-            "Branch off",
-        ],
+    let run = sb.exec_script(
+        &third,
+        &["--fork", "s1", "--init-session-id", "f1", "Branch off"],
         "",
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
@@ -261,6 +193,7 @@ fn resume_and_fork_sessions() {
     assert_eq!(session_events(&sb.sessions(), "s1").len(), recorded.len());
 
     // `--resume` alone picks the newest resumable session (the fork).
+    let path = second.to_str().expect("p");
     let run = sb.run(
         &[
             "exec",
@@ -268,7 +201,7 @@ fn resume_and_fork_sessions() {
             "stream-json",
             "--resume",
             "--script",
-            second.to_str().expect("p"),
+            path,
             "again",
         ],
         "",
@@ -284,19 +217,7 @@ fn resume_and_fork_sessions() {
     f.write_all(b"{\"id\":\"s1:99\",\"sessi")
         .expect("torn write");
     drop(f);
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--resume",
-            "s1",
-            "--script",
-            second.to_str().expect("p"),
-            "after crash",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&second, &["--resume", "s1", "after crash"], "");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(run.stderr, "");
     let recovered = session_events(&sb.sessions(), "s1");
@@ -514,11 +435,7 @@ fn closed_stdout_does_not_panic() {
     let sb = Sandbox::new();
     let mut child = sb
         .command(&["exec", "-o", "stream-json", "hi"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+        .spawn_piped();
     drop(child.stdout.take());
     let output = wait_output(child, RUN_TIMEOUT);
     let run = Run::from(output);
@@ -546,10 +463,7 @@ fn zero_style_prompt_flag_and_usage() {
         "",
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
-    let id = run.events()[0]["sessionId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = run.session_id();
     assert_eq!(
         session_events(&sb.sessions(), &id)[0]["payload"]["content"],
         "hello"

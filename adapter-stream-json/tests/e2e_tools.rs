@@ -22,17 +22,7 @@ fn tool_calls_pair_with_their_results_in_order() {
             "Done.",
         ),
     );
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--script",
-            script.to_str().expect("p"),
-            "go",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&script, &["go"], "");
     assert_eq!(run.code, 0, "{}", run.stdout);
     run.assert_framing();
     let events = run.events();
@@ -83,17 +73,7 @@ fn headless_prompt_gets_permission_request_then_error_result() {
             "I could not run it.",
         ),
     );
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--script",
-            script.to_str().expect("p"),
-            "go",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&script, &["go"], "");
     assert_eq!(run.code, 0, "{}", run.stdout);
     run.assert_framing();
     let types = run.types();
@@ -142,19 +122,7 @@ fn headless_prompt_gets_permission_request_then_error_result() {
             "ok",
         ),
     );
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--permission-mode",
-            "ask",
-            "--script",
-            script.to_str().expect("p"),
-            "go",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&script, &["--permission-mode", "ask", "go"], "");
     let request = &run.of("permission_request")[0];
     assert_eq!(request["permissionMode"], "ask");
     assert_eq!(request["sideEffect"], "write");
@@ -176,17 +144,7 @@ fn workspace_write_is_allowed_in_auto_with_a_checkpoint() {
             "Written.",
         ),
     );
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--script",
-            script.to_str().expect("p"),
-            "go",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&script, &["go"], "");
     assert_eq!(run.code, 0, "{}", run.stdout);
     let types = run.types();
     let at = types
@@ -289,18 +247,7 @@ fn secrets_are_redacted_in_args_output_and_text() {
             {"steps": [{"text": "Use Authorization: Bearer abcdefghijklmnopqrstuvwxyz please"}]}
         ]}),
     );
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--skip-permissions-unsafe",
-            "--script",
-            script.to_str().expect("p"),
-            "go",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&script, &["--skip-permissions-unsafe", "go"], "");
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(!run.stdout.contains(secret), "{}", run.stdout);
     assert!(!run.stdout.contains("plain-value"));
@@ -320,10 +267,7 @@ fn secrets_are_redacted_in_args_output_and_text() {
         "Use Authorization: Bearer [REDACTED] please"
     );
     // Session files carry no secret either.
-    let id = run.events()[0]["sessionId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = run.session_id();
     let raw = std::fs::read_to_string(sb.sessions().join(id).join("events.jsonl")).expect("events");
     assert!(!raw.contains(secret));
 }
@@ -339,17 +283,7 @@ fn tool_output_is_capped_at_10240_bytes() {
         "s.json",
         &tool_script(json!([["c1", "read_file", {"path": "big.txt"}]]), "ok"),
     );
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--script",
-            script.to_str().expect("p"),
-            "go",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&script, &["go"], "");
     assert_eq!(run.code, 0, "{}", run.stdout);
     let result = &run.of("tool_result")[0];
     let output = result["output"].as_str().expect("output");

@@ -11,26 +11,20 @@ use agent_core::provider::OutputSchema;
 use agent_core::structured::OutputSpec;
 use agent_core::{AgentEvent, Message};
 use serde_json::{json, Value};
+use test_support::golden;
 
 const RUN_ID: &str = "run_20260101000000_abcdef";
-
-fn events(values: Vec<Value>) -> Vec<AgentEvent> {
-    test_support::golden::events(values)
-}
 
 fn message(message: Message) -> Value {
     serde_json::to_value(message).expect("a message serialises")
 }
 
 fn wrap(event: Value) -> Value {
-    json!({"type": "subagent", "task_id": "task_1", "name": "explorer", "call_id": "t1",
-           "event": event})
+    golden::subagent("task_1", "t1", event)
 }
 
 fn result(id: &str, name: &str, status: &str, text: &str) -> Value {
-    json!({"type": "tool_result", "id": id, "name": name, "status": status,
-           "content": [{"type": "text", "text": text}], "truncated": false,
-           "redacted": false, "changed_files": [], "duration_ms": 1})
+    golden::tool_result(id, name, status, text, 1)
 }
 
 fn permission(kind: &str, id: &str, name: &str, extra: Value) -> Value {
@@ -49,106 +43,101 @@ fn permission(kind: &str, id: &str, name: &str, extra: Value) -> Value {
 /// secret in its output), a sub-agent with calls of its own, a recoverable error, a
 /// compaction, a second model call cut by the output limit, and the end.
 fn a_turn() -> Vec<AgentEvent> {
-    let usage = json!({"input": 100, "output": 20, "reasoning": null, "cache_read": 30,
-                       "cache_write": 0, "cost_usd": 0.25});
-    let block = json!({"code": "sandbox", "tool_name": "write_file", "action": "deny",
-                       "risk": {"level": "high"}, "path": "/etc/x",
-                       "reason": "the sandbox refused a write outside the workspace",
-                       "recoverable": true});
-    events(vec![
-        json!({"type": "run_started", "kind": "prompt"}),
-        json!({"type": "sandbox_report", "mode": "workspace-write", "network": "deny",
-               "enforced": "partial", "landlock_abi": null, "network_filter": "none",
-               "fallback": "prompt", "fallback_active": false}),
-        json!({"type": "user_message", "message": message(Message::user_text("fix it"))}),
-        json!({"type": "turn_started", "step": 1}),
-        json!({"type": "request_started", "scope": "agent", "provider": "p", "model": "m",
-               "attempt": 1, "max_attempts": 6}),
-        json!({"type": "assistant_started"}),
-        json!({"type": "reasoning_delta", "delta": "Look first."}),
-        json!({"type": "text_delta", "delta": "I will "}),
-        json!({"type": "text_delta", "delta": ""}),
-        json!({"type": "usage", "turn": usage, "cumulative": usage}),
-        json!({"type": "text_delta", "delta": "fix it."}),
-        json!({"type": "tool_use_started", "id": "r1", "name": "read_file"}),
-        json!({"type": "tool_use_args_delta", "id": "r1", "delta": "{}"}),
-        json!({"type": "tool_use_ended", "id": "r1"}),
-        json!({"type": "assistant_message",
+    let usage = golden::usage(100, 20, 30, Some(0.25));
+    let block = golden::sandbox_block("write_file", "high");
+    golden::events(
+        [
+            golden::prompt_opening(
+                "partial",
+                None,
+                false,
+                message(Message::user_text("fix it")),
+            ),
+            golden::first_words(),
+            vec![
+                json!({"type": "usage", "turn": usage, "cumulative": usage}),
+                json!({"type": "text_delta", "delta": "fix it."}),
+                json!({"type": "tool_use_started", "id": "r1", "name": "read_file"}),
+                json!({"type": "tool_use_args_delta", "id": "r1", "delta": "{}"}),
+                json!({"type": "tool_use_ended", "id": "r1"}),
+                json!({"type": "assistant_message",
                "message": message(Message::assistant_text("I will fix it."))}),
-        json!({"type": "context_usage", "used": 150, "window": 128000, "percent": 0.1}),
-        json!({"type": "tool_call", "id": "r1", "name": "read_file",
+                json!({"type": "context_usage", "used": 150, "window": 128000, "percent": 0.1}),
+                json!({"type": "tool_call", "id": "r1", "name": "read_file",
                "args": {"path": "src/a.rs"}, "side_effect": "read"}),
-        json!({"type": "tool_call", "id": "b1", "name": "bash", "args": {"command": "make"},
+                json!({"type": "tool_call", "id": "b1", "name": "bash", "args": {"command": "make"},
                "raw_args": "{\"command\": \"make\"}", "side_effect": "shell"}),
-        json!({"type": "tool_call", "id": "w1", "name": "write_file",
+                json!({"type": "tool_call", "id": "w1", "name": "write_file",
                "args": {"path": "/etc/x", "content": "x"}, "side_effect": "write"}),
-        json!({"type": "tool_call", "id": "t1", "name": "Task",
+                json!({"type": "tool_call", "id": "t1", "name": "Task",
                "args": {"name": "explorer", "description": "find the tests", "prompt": "go"}}),
-        json!({"type": "turn_ended", "step": 1, "stop": "tool_use"}),
-        json!({"type": "tool_execution_started", "id": "r1", "name": "read_file"}),
-        json!({"type": "tool_progress", "id": "r1", "stream": "status", "text": "reading"}),
-        result(
-            "r1",
-            "read_file",
-            "ok",
-            "key sk-abcdefghijklmnopqrstuv here",
-        ),
-        json!({"type": "hook_decided", "hook": "guard", "event": "before_tool",
+                json!({"type": "turn_ended", "step": 1, "stop": "tool_use"}),
+                json!({"type": "tool_execution_started", "id": "r1", "name": "read_file"}),
+                json!({"type": "tool_progress", "id": "r1", "stream": "status", "text": "reading"}),
+                result(
+                    "r1",
+                    "read_file",
+                    "ok",
+                    "key sk-abcdefghijklmnopqrstuv here",
+                ),
+                json!({"type": "hook_decided", "hook": "guard", "event": "before_tool",
                "outcome": "rewrite", "reason": "normalised", "call_id": "b1"}),
-        permission("permission_requested", "b1", "bash", json!({})),
-        permission(
-            "permission_decided",
-            "b1",
-            "bash",
-            json!({"action": "deny", "granted": false}),
-        ),
-        result("b1", "bash", "error", "Error: permission denied"),
-        json!({"type": "tool_execution_started", "id": "w1", "name": "write_file"}),
-        json!({"type": "tool_blocked", "id": "w1", "name": "write_file", "block": block}),
-        result(
-            "w1",
-            "write_file",
-            "error",
-            "Error: the sandbox refused the write",
-        ),
-        json!({"type": "tool_execution_started", "id": "t1", "name": "Task"}),
-        json!({"type": "subagent_started", "task_id": "task_1", "name": "explorer",
+                permission("permission_requested", "b1", "bash", json!({})),
+                permission(
+                    "permission_decided",
+                    "b1",
+                    "bash",
+                    json!({"action": "deny", "granted": false}),
+                ),
+                result("b1", "bash", "error", "Error: permission denied"),
+                json!({"type": "tool_execution_started", "id": "w1", "name": "write_file"}),
+                json!({"type": "tool_blocked", "id": "w1", "name": "write_file", "block": block}),
+                result(
+                    "w1",
+                    "write_file",
+                    "error",
+                    "Error: the sandbox refused the write",
+                ),
+                json!({"type": "tool_execution_started", "id": "t1", "name": "Task"}),
+                json!({"type": "subagent_started", "task_id": "task_1", "name": "explorer",
                "call_id": "t1", "description": "find the tests", "model": "m", "depth": 1}),
-        wrap(json!({"type": "text_delta", "delta": "Looking."})),
-        wrap(json!({"type": "usage", "turn": usage, "cumulative": usage})),
-        wrap(json!({"type": "tool_call", "id": "k1", "name": "grep",
+                wrap(json!({"type": "text_delta", "delta": "Looking."})),
+                wrap(json!({"type": "usage", "turn": usage, "cumulative": usage})),
+                wrap(json!({"type": "tool_call", "id": "k1", "name": "grep",
                     "args": {"pattern": "fn test"}})),
-        wrap(result("k1", "grep", "ok", "tests/a.rs")),
-        wrap(json!({"type": "run_finished", "status": "success",
+                wrap(result("k1", "grep", "ok", "tests/a.rs")),
+                wrap(json!({"type": "run_finished", "status": "success",
                     "final_text": "Tests are in tests/."})),
-        json!({"type": "subagent_finished", "task_id": "task_1", "name": "explorer",
+                json!({"type": "subagent_finished", "task_id": "task_1", "name": "explorer",
                "call_id": "t1", "status": "success", "final_text": "Tests are in tests/.",
                "usage": usage, "duration_ms": 40}),
-        result("t1", "Task", "ok", "Tests are in tests/."),
-        json!({"type": "plan_updated", "id": "p", "explanation": null,
+                result("t1", "Task", "ok", "Tests are in tests/."),
+                json!({"type": "plan_updated", "id": "p", "explanation": null,
                "plan": [{"step": "read", "status": "completed"}]}),
-        json!({"type": "error", "code": "provider", "message": "slow down",
+                json!({"type": "error", "code": "provider", "message": "slow down",
                "recoverable": true}),
-        json!({"type": "compaction_started", "reason": "overflow"}),
-        json!({"type": "compaction_finished", "summary": "s", "before": 170000,
+                json!({"type": "compaction_started", "reason": "overflow"}),
+                json!({"type": "compaction_finished", "summary": "s", "before": 170000,
                "after": 2100}),
-        json!({"type": "turn_started", "step": 2}),
-        json!({"type": "text_delta", "delta": "Done."}),
-        json!({"type": "usage", "turn": usage, "cumulative": usage}),
-        json!({"type": "turn_ended", "step": 2, "stop": "length"}),
-        json!({"type": "run_finished", "status": "success", "final_text": "Done."}),
-    ])
+                json!({"type": "turn_started", "step": 2}),
+                json!({"type": "text_delta", "delta": "Done."}),
+                json!({"type": "usage", "turn": usage, "cumulative": usage}),
+                json!({"type": "turn_ended", "step": 2, "stop": "length"}),
+                json!({"type": "run_finished", "status": "success", "final_text": "Done."}),
+            ],
+        ]
+        .concat(),
+    )
 }
 
 /// Runs that end otherwise: the step limit, a provider error, a prompt a hook blocked, a
 /// hook that halts, a stream cut off without its end, a compaction whose start was not
 /// seen.
 fn endings() -> Vec<(&'static str, Vec<AgentEvent>)> {
-    let usage = json!({"input": 1, "output": 1, "reasoning": null, "cache_read": 0,
-                       "cache_write": 0, "cost_usd": null});
+    let usage = golden::usage(1, 1, 0, None);
     let run = |mut body: Vec<Value>, end: Value| {
         body.push(end);
-        events(body)
+        golden::events(body)
     };
     vec![
         (
@@ -174,7 +163,7 @@ fn endings() -> Vec<(&'static str, Vec<AgentEvent>)> {
         ),
         (
             "error_without_message",
-            events(vec![json!({"type": "run_finished", "status": "error"})]),
+            golden::events(vec![json!({"type": "run_finished", "status": "error"})]),
         ),
         (
             "blocked_prompt",
@@ -198,7 +187,7 @@ fn endings() -> Vec<(&'static str, Vec<AgentEvent>)> {
         ),
         (
             "cut_off",
-            events(vec![
+            golden::events(vec![
                 json!({"type": "text_delta", "delta": "so far"}),
                 json!({"type": "tool_call", "id": "c1", "name": "list_dir", "args": {}}),
                 json!({"type": "usage", "turn": usage, "cumulative": usage}),
@@ -218,7 +207,7 @@ fn endings() -> Vec<(&'static str, Vec<AgentEvent>)> {
 }
 
 fn golden(name: &str, lines: &[String]) {
-    test_support::golden::assert_golden(env!("CARGO_MANIFEST_DIR"), name, lines);
+    golden::assert_golden(env!("CARGO_MANIFEST_DIR"), name, lines);
 }
 
 /// What a run of `events` writes in `format`, each event lent as the turn driver lends it,
@@ -302,7 +291,7 @@ fn the_output_schema_decides_a_successful_end() {
         }))
     };
     let end = |text: &str| {
-        events(vec![
+        golden::events(vec![
             json!({"type": "run_finished", "status": "success", "final_text": text}),
         ])
     };
@@ -312,7 +301,7 @@ fn the_output_schema_decides_a_successful_end() {
         ("valid", end("{}")),
         (
             "failed",
-            events(vec![json!({"type": "run_finished", "status": "error"})]),
+            golden::events(vec![json!({"type": "run_finished", "status": "error"})]),
         ),
     ] {
         lines.push(format!("# {name}"));
@@ -328,7 +317,7 @@ fn the_output_schema_decides_a_successful_end() {
 /// A signal ends the run `interrupted`, whatever its `RunFinished` said.
 #[test]
 fn an_interrupted_run_ends_interrupted() {
-    let end = events(vec![
+    let end = golden::events(vec![
         json!({"type": "run_finished", "status": "success", "final_text": "x"}),
     ]);
     let lines = run_ended(OutputFormat::StreamJson, &end, fold(), true);

@@ -31,20 +31,8 @@ fn fixture() -> Value {
 /// The arguments of `exec -o stream-json` against `model` (unsafe: MCP tools that are not
 /// read-only run without a prompt), then `flags`, then the prompt.
 fn args<'a>(url: &'a str, flags: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "exec",
-        "-o",
-        "stream-json",
-        "--provider",
-        "openai",
-        "--base-url",
-        url,
-        "--api-key",
-        "sk-mcp-tests-0123456789abcdef",
-        "--model",
-        "gpt-test",
-        "--skip-permissions-unsafe",
-    ];
+    let mut args = common::openai_exec(url, Some("sk-mcp-tests-0123456789abcdef"));
+    args.push("--skip-permissions-unsafe");
     args.extend_from_slice(flags);
     args.push("Use the tools.");
     args

@@ -13,20 +13,9 @@ use test_support::{sse, End, Fault, FaultServer};
 
 /// Runs one prompt against `url` with one retry, a 1 ms backoff and a 500 ms idle timeout.
 fn run_against(sb: &Sandbox, url: &str, extra_env: &[(&str, &str)]) -> Run {
-    let mut cmd = sb.command(&[
-        "exec",
-        "-o",
-        "stream-json",
-        "--provider",
-        "openai",
-        "--base-url",
-        url,
-        "--api-key",
-        "sk-fault-matrix-key-0123456789",
-        "--model",
-        "gpt-test",
-        "Say something.",
-    ]);
+    let mut args = common::openai_exec(url, Some("sk-fault-matrix-key-0123456789"));
+    args.push("Say something.");
+    let mut cmd = sb.command(&args);
     cmd.env("AGENT_SDK_MAX_RETRIES", "1")
         .env("AGENT_SDK_RETRY_BACKOFF_MS", "1")
         .env("AGENT_SDK_IDLE_TIMEOUT_MS", "500")

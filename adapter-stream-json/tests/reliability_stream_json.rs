@@ -10,30 +10,15 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use adapter_stream_json::input::parse_input;
 use adapter_stream_json::session::ZeroSessions;
-use common::{line_reader, wait_output, Run, Sandbox, RUN_TIMEOUT};
+use common::{line_reader, wait_output, Piped, Run, Sandbox, RUN_TIMEOUT};
 use proptest::prelude::*;
-use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use serde_json::{json, Value};
-use test_support::{sse, Fault, FaultServer};
-
-fn cases() -> u32 {
-    std::env::var("AGENT_SDK_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(256)
-}
-
-fn runner(cases: u32) -> TestRunner {
-    TestRunner::new(ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })
-}
+use test_support::prop::{cases, runner};
+use test_support::{procs, sse, Fault, FaultServer};
 
 fn prompt_line(content: &str) -> String {
     json!({"schemaVersion": 2, "type": "prompt", "content": content}).to_string()
@@ -43,27 +28,10 @@ fn prompt_line(content: &str) -> String {
 // The input parser
 // ---------------------------------------------------------------------------------------------
 
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        any::<f64>()
-            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
-        "\\PC{0,16}".prop_map(Value::String),
-        Just(json!("a\u{0}b\u{2028}c")),
-        Just(json!(2)),
-        Just(json!("prompt")),
-        Just(json!("message")),
-        Just(json!("user")),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("\\PC{0,8}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
+/// Arbitrary JSON, the input's own words among the leaves.
+fn json_value() -> BoxedStrategy<Value> {
+    let words = [json!(2), json!("prompt"), json!("message"), json!("user")];
+    test_support::prop::json_value(words.to_vec())
 }
 
 /// A valid input event, then mutated: a field dropped, added, or retyped.
@@ -195,15 +163,7 @@ fn nesting_past_serde_limits_is_a_plain_input_error() {
 
 fn run_input(sb: &Sandbox, script: &Path, stdin: &[u8]) -> Run {
     let mut child = sb
-        .command(&[
-            "exec",
-            "-i",
-            "stream-json",
-            "-o",
-            "stream-json",
-            "--script",
-            script.to_str().expect("path"),
-        ])
+        .script_command(script, &["-i", "stream-json"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -321,15 +281,7 @@ fn sessions_survive_sigkill_at_random_points() {
     let mut ids = Vec::new();
     for _ in 0..trials {
         let mut child = sb
-            .command(&[
-                "exec",
-                "-o",
-                "stream-json",
-                "--skip-permissions-unsafe",
-                "--script",
-                script.to_str().expect("p"),
-                "work",
-            ])
+            .script_command(&script, &["--skip-permissions-unsafe", "work"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -371,19 +323,7 @@ fn sessions_survive_sigkill_at_random_points() {
     );
     for meta in &listed {
         let before = assert_session_consistent(&store, &meta.session_id, true);
-        let run = sb.run(
-            &[
-                "exec",
-                "-o",
-                "stream-json",
-                "--resume",
-                &meta.session_id,
-                "--script",
-                script_ok.to_str().expect("p"),
-                "continue",
-            ],
-            "",
-        );
+        let run = sb.exec_script(&script_ok, &["--resume", &meta.session_id, "continue"], "");
         assert_eq!(
             run.code, 0,
             "{} does not resume: {}\n{}",
@@ -402,23 +342,9 @@ fn sessions_survive_sigkill_at_random_points() {
 fn a_torn_last_line_is_recovered_on_resume() {
     let sb = Sandbox::new();
     let script = sb.script("busy.json", &busy_script());
-    let run = sb.run(
-        &[
-            "exec",
-            "-o",
-            "stream-json",
-            "--skip-permissions-unsafe",
-            "--script",
-            script.to_str().expect("p"),
-            "work",
-        ],
-        "",
-    );
+    let run = sb.exec_script(&script, &["--skip-permissions-unsafe", "work"], "");
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let id = run.events()[0]["sessionId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = run.session_id();
     let path = sb.sessions().join(&id).join("events.jsonl");
     let whole = std::fs::read(&path).expect("events");
     let meta_path = sb.sessions().join(&id).join("metadata.json");
@@ -448,19 +374,7 @@ fn a_torn_last_line_is_recovered_on_resume() {
             expected,
             "cut {cut}: only the torn event is lost"
         );
-        let run = sb.run(
-            &[
-                "exec",
-                "-o",
-                "stream-json",
-                "--resume",
-                &id,
-                "--script",
-                ok.to_str().expect("p"),
-                "again",
-            ],
-            "",
-        );
+        let run = sb.exec_script(&ok, &["--resume", &id, "again"], "");
         assert_eq!(run.code, 0, "cut {cut}: {}\n{}", run.stdout, run.stderr);
         let data = std::fs::read_to_string(&path).expect("events");
         assert!(data.ends_with('\n'));
@@ -504,27 +418,14 @@ fn random_keys_never_reach_stdout_stderr_or_session_files() {
             )),
             Fault::EchoHeaders,
         ]);
+        let url = server.v1();
+        let mut args = common::openai_exec(&url, None);
+        args.extend(["--skip-permissions-unsafe", "Run env."]);
         let mut child = sb
-            .command(&[
-                "exec",
-                "-o",
-                "stream-json",
-                "--skip-permissions-unsafe",
-                "--provider",
-                "openai",
-                "--base-url",
-                &server.v1(),
-                "--model",
-                "gpt-test",
-                "Run env.",
-            ])
+            .command(&args)
             .env("OPENAI_API_KEY", &key)
             .env("AGENT_SDK_MAX_RETRIES", "0")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
+            .spawn_piped();
         let _ = child.stdin.take();
         let run = Run::from(wait_output(child, RUN_TIMEOUT));
         run.assert_framing();
@@ -560,62 +461,6 @@ fn random_keys_never_reach_stdout_stderr_or_session_files() {
 // No orphans, no hangs
 // ---------------------------------------------------------------------------------------------
 
-/// Pids of live (non-zombie) processes whose process group is `pgid`.
-fn group_members(pgid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid pgrp …; comm may hold spaces, so split after the last ')'.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
-            out.push(pid);
-        }
-    }
-    out
-}
-
-/// Waits (bounded) until `path` holds a pid.
-fn wait_for_pid(path: &Path) -> i32 {
-    let deadline = Instant::now() + RUN_TIMEOUT;
-    loop {
-        if let Some(pid) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            return pid;
-        }
-        assert!(Instant::now() < deadline, "the bash call never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Waits (bounded) until no process of group `pgid` is left.
-fn assert_group_gone(pgid: i32) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let members = group_members(pgid);
-        if members.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "processes of group {pgid} outlived the run: {members:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn sigterm_during_a_long_bash_call_leaves_no_process_behind() {
     signal_during_a_long_bash_call(libc::SIGTERM);
@@ -646,23 +491,11 @@ fn signal_during_a_long_bash_call(signal: i32) {
         ]}),
     );
     let mut child = sb
-        .command(&[
-            "exec",
-            "-o",
-            "stream-json",
-            "--skip-permissions-unsafe",
-            "--script",
-            script.to_str().expect("p"),
-            "go",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+        .script_command(&script, &["--skip-permissions-unsafe", "go"])
+        .spawn_piped();
     let lines = line_reader(child.stdout.take().expect("stdout"));
-    let pgid = wait_for_pid(&pid_file);
-    assert!(!group_members(pgid).is_empty(), "the bash group is running");
+    let pgid = procs::pid_in_blocking(&pid_file, RUN_TIMEOUT);
+    assert!(!procs::group(pgid).is_empty(), "the bash group is running");
     // SAFETY: signalling the child we spawned.
     unsafe { libc::kill(child.id() as i32, signal) };
     let mut seen = Vec::new();
@@ -677,7 +510,11 @@ fn signal_during_a_long_bash_call(signal: i32) {
     assert_eq!(tail[0]["type"], "run_end");
     assert_eq!(tail[0]["status"], "interrupted");
     assert_eq!(tail[0]["exitCode"], 130);
-    assert_group_gone(pgid);
+    let left = procs::wait_group_gone_blocking(pgid, Duration::from_secs(10));
+    assert!(
+        left.is_empty(),
+        "processes of group {pgid} outlived the run: {left:?}"
+    );
 }
 
 #[test]
@@ -691,20 +528,7 @@ fn a_stdout_closed_mid_run_ends_the_process_with_exit_1_and_no_panic() {
         }
     }
     let script = sb.script("many.json", &json!({"turns": [{"steps": steps}]}));
-    let mut child = sb
-        .command(&[
-            "exec",
-            "-o",
-            "stream-json",
-            "--script",
-            script.to_str().expect("p"),
-            "go",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let mut child = sb.script_command(&script, &["go"]).spawn_piped();
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut first = String::new();
     stdout.read_line(&mut first).expect("run_start");
@@ -715,19 +539,6 @@ fn a_stdout_closed_mid_run_ends_the_process_with_exit_1_and_no_panic() {
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }
 
-/// Resident set size of `pid` in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 #[test]
 fn a_client_that_stops_reading_does_not_grow_memory() {
     const TOTAL: usize = 32 << 20;
@@ -736,35 +547,22 @@ fn a_client_that_stops_reading_does_not_grow_memory() {
     // `TOTAL` bytes of text in `CHUNK`-byte deltas, then the finish chunk and `[DONE]`.
     let server = FaultServer::start([Fault::chat_flood(CHUNK, TOTAL / CHUNK)]);
     let url = server.v1();
+    let mut args = common::openai_exec(&url, None);
+    args.push("flood");
     let mut child = sb
-        .command(&[
-            "exec",
-            "-o",
-            "stream-json",
-            "--provider",
-            "openai",
-            "--base-url",
-            &url,
-            "--model",
-            "gpt-test",
-            "flood",
-        ])
+        .command(&args)
         .env("AGENT_SDK_MAX_RETRIES", "0")
         .env("ZERO_CHECKPOINTS", "off")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+        .spawn_piped();
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut first = String::new();
     stdout.read_line(&mut first).expect("run_start");
-    let baseline = rss_kib(child.id());
+    let baseline = procs::rss_kib(child.id());
     // Stop reading: the pipe fills, the writer blocks, and so must everything behind it.
     // Stalled: no frame went out for two seconds.
     let stalled_at =
         server.wait_for_flood_stall(Duration::from_secs(2), TOTAL / CHUNK, RUN_TIMEOUT) * CHUNK;
-    let rss = rss_kib(child.id());
+    let rss = procs::rss_kib(child.id());
     eprintln!("stalled after {stalled_at} of {TOTAL} bytes; RSS {baseline} -> {rss} KiB");
     assert!(
         stalled_at < TOTAL / 4 * 3,

@@ -96,6 +96,16 @@ pub const CLAUDE_PRICES: &str = "https://platform.claude.com/docs/en/about-claud
 /// Anthropic's model overview (context windows, output limits, snapshot ids).
 pub const CLAUDE_MODELS: &str = "https://platform.claude.com/docs/en/about-claude/models/overview";
 
+/// Where the figures of an entry whose prices are on `prices` and limits on `limits` come
+/// from.
+const fn source(prices: &'static str, limits: &'static str) -> Source {
+    Source {
+        prices,
+        limits,
+        checked: CHECKED,
+    }
+}
+
 const fn openai(
     id: &'static str,
     page: &'static str,
@@ -113,11 +123,7 @@ const fn openai(
         max_output,
         reasoning,
         pricing,
-        source: Source {
-            prices: page,
-            limits: page,
-            checked: CHECKED,
-        },
+        source: source(page, page),
     }
 }
 
@@ -129,19 +135,20 @@ const fn claude(
     pricing: Pricing,
 ) -> ModelSpec {
     ModelSpec {
-        id,
         family: Family::Anthropic,
-        snapshots,
         context_window: 200_000,
-        max_output,
-        reasoning,
-        pricing,
-        source: Source {
-            prices: CLAUDE_PRICES,
-            limits: CLAUDE_MODELS,
-            checked: CHECKED,
-        },
+        source: source(CLAUDE_PRICES, CLAUDE_MODELS),
+        // The rest as an OpenAI entry has it.
+        ..openai(id, "", snapshots, 0, max_output, reasoning, pricing)
     }
+}
+
+/// An OpenAI entry (`openai`) whose prices and limits are on the model's own page,
+/// `developers.openai.com/api/docs/models/<id>`.
+macro_rules! openai {
+    ($id:literal, $($rest:expr),+ $(,)?) => {
+        openai($id, concat!("https://developers.openai.com/api/docs/models/", $id), $($rest),+)
+    };
 }
 
 /// Every known model. OpenAI figures are from each model's page
@@ -149,208 +156,33 @@ const fn claude(
 /// output tokens, snapshots); Anthropic's from [`CLAUDE_PRICES`] (cache writes at the
 /// 5-minute rate) and [`CLAUDE_MODELS`] (the standard 200 000-token context window; the 1M
 /// beta and its long-context prices are not modelled).
+#[rustfmt::skip]
 pub const MODELS: &[ModelSpec] = &[
-    openai(
-        "gpt-5.2",
-        "https://developers.openai.com/api/docs/models/gpt-5.2",
-        &["gpt-5.2-2025-12-11"],
-        400_000,
-        128_000,
-        Reasoning::Effort(GPT52),
-        price(1.75, 14.0, 0.175, 0.0),
-    ),
-    openai(
-        "gpt-5.1",
-        "https://developers.openai.com/api/docs/models/gpt-5.1",
-        &["gpt-5.1-2025-11-13"],
-        400_000,
-        128_000,
-        Reasoning::Effort(GPT51),
-        price(1.25, 10.0, 0.125, 0.0),
-    ),
-    openai(
-        "gpt-5.1-codex",
-        "https://developers.openai.com/api/docs/models/gpt-5.1-codex",
-        &[],
-        400_000,
-        128_000,
-        Reasoning::Effort(O_SERIES),
-        price(1.25, 10.0, 0.125, 0.0),
-    ),
-    openai(
-        "gpt-5.1-codex-mini",
-        "https://developers.openai.com/api/docs/models/gpt-5.1-codex-mini",
-        &[],
-        400_000,
-        128_000,
-        Reasoning::Effort(O_SERIES),
-        price(0.25, 2.0, 0.025, 0.0),
-    ),
-    openai(
-        "gpt-5",
-        "https://developers.openai.com/api/docs/models/gpt-5",
-        &["gpt-5-2025-08-07"],
-        400_000,
-        128_000,
-        Reasoning::Effort(GPT5),
-        price(1.25, 10.0, 0.125, 0.0),
-    ),
-    openai(
-        "gpt-5-codex",
-        "https://developers.openai.com/api/docs/models/gpt-5-codex",
-        &[],
-        400_000,
-        128_000,
-        Reasoning::Effort(O_SERIES),
-        price(1.25, 10.0, 0.125, 0.0),
-    ),
-    openai(
-        "gpt-5-mini",
-        "https://developers.openai.com/api/docs/models/gpt-5-mini",
-        &["gpt-5-mini-2025-08-07"],
-        400_000,
-        128_000,
-        Reasoning::Effort(GPT5),
-        price(0.25, 2.0, 0.025, 0.0),
-    ),
-    openai(
-        "gpt-5-nano",
-        "https://developers.openai.com/api/docs/models/gpt-5-nano",
-        &["gpt-5-nano-2025-08-07"],
-        400_000,
-        128_000,
-        Reasoning::Effort(GPT5),
-        price(0.05, 0.40, 0.005, 0.0),
-    ),
-    openai(
-        "gpt-4.1",
-        "https://developers.openai.com/api/docs/models/gpt-4.1",
-        &["gpt-4.1-2025-04-14"],
-        1_047_576,
-        32_768,
-        Reasoning::None,
-        price(2.0, 8.0, 0.50, 0.0),
-    ),
-    openai(
-        "gpt-4.1-mini",
-        "https://developers.openai.com/api/docs/models/gpt-4.1-mini",
-        &["gpt-4.1-mini-2025-04-14"],
-        1_047_576,
-        32_768,
-        Reasoning::None,
-        price(0.40, 1.60, 0.10, 0.0),
-    ),
-    openai(
-        "gpt-4.1-nano",
-        "https://developers.openai.com/api/docs/models/gpt-4.1-nano",
-        &["gpt-4.1-nano-2025-04-14"],
-        1_047_576,
-        32_768,
-        Reasoning::None,
-        price(0.10, 0.40, 0.025, 0.0),
-    ),
+    openai!("gpt-5.2", &["gpt-5.2-2025-12-11"], 400_000, 128_000, Reasoning::Effort(GPT52), price(1.75, 14.0, 0.175, 0.0)),
+    openai!("gpt-5.1", &["gpt-5.1-2025-11-13"], 400_000, 128_000, Reasoning::Effort(GPT51), price(1.25, 10.0, 0.125, 0.0)),
+    openai!("gpt-5.1-codex", &[], 400_000, 128_000, Reasoning::Effort(O_SERIES), price(1.25, 10.0, 0.125, 0.0)),
+    openai!("gpt-5.1-codex-mini", &[], 400_000, 128_000, Reasoning::Effort(O_SERIES), price(0.25, 2.0, 0.025, 0.0)),
+    openai!("gpt-5", &["gpt-5-2025-08-07"], 400_000, 128_000, Reasoning::Effort(GPT5), price(1.25, 10.0, 0.125, 0.0)),
+    openai!("gpt-5-codex", &[], 400_000, 128_000, Reasoning::Effort(O_SERIES), price(1.25, 10.0, 0.125, 0.0)),
+    openai!("gpt-5-mini", &["gpt-5-mini-2025-08-07"], 400_000, 128_000, Reasoning::Effort(GPT5), price(0.25, 2.0, 0.025, 0.0)),
+    openai!("gpt-5-nano", &["gpt-5-nano-2025-08-07"], 400_000, 128_000, Reasoning::Effort(GPT5), price(0.05, 0.40, 0.005, 0.0)),
+    openai!("gpt-4.1", &["gpt-4.1-2025-04-14"], 1_047_576, 32_768, Reasoning::None, price(2.0, 8.0, 0.50, 0.0)),
+    openai!("gpt-4.1-mini", &["gpt-4.1-mini-2025-04-14"], 1_047_576, 32_768, Reasoning::None, price(0.40, 1.60, 0.10, 0.0)),
+    openai!("gpt-4.1-nano", &["gpt-4.1-nano-2025-04-14"], 1_047_576, 32_768, Reasoning::None, price(0.10, 0.40, 0.025, 0.0)),
     // gpt-4o-2024-05-13 is priced differently ($5 / $15 per million): not listed.
-    openai(
-        "gpt-4o",
-        "https://developers.openai.com/api/docs/models/gpt-4o",
-        &["gpt-4o-2024-08-06", "gpt-4o-2024-11-20"],
-        128_000,
-        16_384,
-        Reasoning::None,
-        price(2.50, 10.0, 1.25, 0.0),
-    ),
-    openai(
-        "gpt-4o-mini",
-        "https://developers.openai.com/api/docs/models/gpt-4o-mini",
-        &["gpt-4o-mini-2024-07-18"],
-        128_000,
-        16_384,
-        Reasoning::None,
-        price(0.15, 0.60, 0.075, 0.0),
-    ),
-    openai(
-        "o3",
-        "https://developers.openai.com/api/docs/models/o3",
-        &["o3-2025-04-16"],
-        200_000,
-        100_000,
-        Reasoning::Effort(O_SERIES),
-        price(2.0, 8.0, 0.50, 0.0),
-    ),
-    openai(
-        "o4-mini",
-        "https://developers.openai.com/api/docs/models/o4-mini",
-        &["o4-mini-2025-04-16"],
-        200_000,
-        100_000,
-        Reasoning::Effort(O_SERIES),
-        price(1.10, 4.40, 0.275, 0.0),
-    ),
-    openai(
-        "o3-mini",
-        "https://developers.openai.com/api/docs/models/o3-mini",
-        &["o3-mini-2025-01-31"],
-        200_000,
-        100_000,
-        Reasoning::Effort(O_SERIES),
-        price(1.10, 4.40, 0.55, 0.0),
-    ),
-    claude(
-        "claude-opus-4-5",
-        &["claude-opus-4-5-20251101"],
-        64_000,
-        Reasoning::BudgetAndEffort(CLAUDE_EFFORT),
-        price(5.0, 25.0, 0.50, 6.25),
-    ),
-    claude(
-        "claude-sonnet-4-5",
-        &["claude-sonnet-4-5-20250929"],
-        64_000,
-        Reasoning::Budget,
-        price(3.0, 15.0, 0.30, 3.75),
-    ),
-    claude(
-        "claude-haiku-4-5",
-        &["claude-haiku-4-5-20251001"],
-        64_000,
-        Reasoning::Budget,
-        price(1.0, 5.0, 0.10, 1.25),
-    ),
-    claude(
-        "claude-opus-4-1",
-        &["claude-opus-4-1-20250805"],
-        32_000,
-        Reasoning::Budget,
-        price(15.0, 75.0, 1.50, 18.75),
-    ),
-    claude(
-        "claude-opus-4-0",
-        &["claude-opus-4-20250514"],
-        32_000,
-        Reasoning::Budget,
-        price(15.0, 75.0, 1.50, 18.75),
-    ),
-    claude(
-        "claude-sonnet-4-0",
-        &["claude-sonnet-4-20250514"],
-        64_000,
-        Reasoning::Budget,
-        price(3.0, 15.0, 0.30, 3.75),
-    ),
-    claude(
-        "claude-3-7-sonnet",
-        &["claude-3-7-sonnet-20250219"],
-        64_000,
-        Reasoning::Budget,
-        price(3.0, 15.0, 0.30, 3.75),
-    ),
-    claude(
-        "claude-3-5-haiku",
-        &["claude-3-5-haiku-20241022"],
-        8_192,
-        Reasoning::None,
-        price(0.80, 4.0, 0.08, 1.0),
-    ),
+    openai!("gpt-4o", &["gpt-4o-2024-08-06", "gpt-4o-2024-11-20"], 128_000, 16_384, Reasoning::None, price(2.50, 10.0, 1.25, 0.0)),
+    openai!("gpt-4o-mini", &["gpt-4o-mini-2024-07-18"], 128_000, 16_384, Reasoning::None, price(0.15, 0.60, 0.075, 0.0)),
+    openai!("o3", &["o3-2025-04-16"], 200_000, 100_000, Reasoning::Effort(O_SERIES), price(2.0, 8.0, 0.50, 0.0)),
+    openai!("o4-mini", &["o4-mini-2025-04-16"], 200_000, 100_000, Reasoning::Effort(O_SERIES), price(1.10, 4.40, 0.275, 0.0)),
+    openai!("o3-mini", &["o3-mini-2025-01-31"], 200_000, 100_000, Reasoning::Effort(O_SERIES), price(1.10, 4.40, 0.55, 0.0)),
+    claude("claude-opus-4-5", &["claude-opus-4-5-20251101"], 64_000, Reasoning::BudgetAndEffort(CLAUDE_EFFORT), price(5.0, 25.0, 0.50, 6.25)),
+    claude("claude-sonnet-4-5", &["claude-sonnet-4-5-20250929"], 64_000, Reasoning::Budget, price(3.0, 15.0, 0.30, 3.75)),
+    claude("claude-haiku-4-5", &["claude-haiku-4-5-20251001"], 64_000, Reasoning::Budget, price(1.0, 5.0, 0.10, 1.25)),
+    claude("claude-opus-4-1", &["claude-opus-4-1-20250805"], 32_000, Reasoning::Budget, price(15.0, 75.0, 1.50, 18.75)),
+    claude("claude-opus-4-0", &["claude-opus-4-20250514"], 32_000, Reasoning::Budget, price(15.0, 75.0, 1.50, 18.75)),
+    claude("claude-sonnet-4-0", &["claude-sonnet-4-20250514"], 64_000, Reasoning::Budget, price(3.0, 15.0, 0.30, 3.75)),
+    claude("claude-3-7-sonnet", &["claude-3-7-sonnet-20250219"], 64_000, Reasoning::Budget, price(3.0, 15.0, 0.30, 3.75)),
+    claude("claude-3-5-haiku", &["claude-3-5-haiku-20241022"], 8_192, Reasoning::None, price(0.80, 4.0, 0.08, 1.0)),
 ];
 
 /// Ids that name a catalogue entry differently from its dated snapshot.

@@ -14,17 +14,10 @@ use agent_core::Provider;
 use agent_providers::{AnthropicProvider, OpenAiProvider, OpenAiResponsesProvider};
 use common::{client, err_of, ok_events, request, run, MockModel, Reply};
 use proptest::prelude::*;
-use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
+use test_support::prop::{cases, runner};
 use test_support::Script;
-
-fn cases() -> u32 {
-    std::env::var("AGENT_SDK_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(256)
-}
 
 #[derive(Debug, Clone, Copy)]
 enum Api {
@@ -260,11 +253,7 @@ fn check_with(api: Api, schema: Option<agent_core::provider::OutputSchema>) {
         .enable_all()
         .build()
         .expect("runtime");
-    let mut runner = TestRunner::new(ProptestConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    });
+    let mut runner = runner(cases());
     // One server for every case; each case sets the body it plays.
     let current: Arc<Mutex<Vec<bytes::Bytes>>> = Arc::default();
     let playing = current.clone();

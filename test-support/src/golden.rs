@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// `values` as events (any type that deserialises from them), every object's keys sorted.
 /// Panics with the offending value when one does not deserialise.
@@ -33,6 +33,84 @@ fn sort_keys(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(sort_keys),
         _ => {}
     }
+}
+
+/// A `subagent` event of the sub-agent `explorer` (task `task_id`, started by call
+/// `call_id`) carrying `event`.
+pub fn subagent(task_id: &str, call_id: &str, event: Value) -> Value {
+    json!({"type": "subagent", "task_id": task_id, "name": "explorer", "call_id": call_id,
+           "event": event})
+}
+
+/// A usage figure without reasoning tokens or cache writes.
+pub fn usage(input: u64, output: u64, cache_read: u64, cost_usd: Option<f64>) -> Value {
+    json!({"input": input, "output": output, "reasoning": null, "cache_read": cache_read,
+           "cache_write": 0, "cost_usd": cost_usd})
+}
+
+/// The sandbox's refusal of `tool`'s write to `/etc/x`, outside the workspace, at risk
+/// `level`.
+pub fn sandbox_block(tool: &str, level: &str) -> Value {
+    json!({"code": "sandbox", "tool_name": tool, "action": "deny",
+           "risk": {"level": level}, "path": "/etc/x",
+           "reason": "the sandbox refused a write outside the workspace",
+           "recoverable": true})
+}
+
+/// The opening of a prompt run: `run_started`, the `sandbox_report` of a workspace-write
+/// sandbox without network that enforces `enforced` (`landlock_abi`, `fallback_active`),
+/// the user's `message` and `turn_started` of step 1.
+pub fn prompt_opening(
+    enforced: &str,
+    landlock_abi: Option<u32>,
+    fallback_active: bool,
+    message: Value,
+) -> Vec<Value> {
+    vec![
+        json!({"type": "run_started", "kind": "prompt"}),
+        json!({"type": "sandbox_report", "mode": "workspace-write", "network": "deny",
+               "enforced": enforced, "landlock_abi": landlock_abi, "network_filter": "none",
+               "fallback": "prompt", "fallback_active": fallback_active}),
+        json!({"type": "user_message", "message": message}),
+        json!({"type": "turn_started", "step": 1}),
+    ]
+}
+
+/// A prompt a `user_prompt` hook blocked (`run_started`, the hook's `block`), then a call
+/// `c9` a `before_tool` hook denied.
+pub fn blocked_prompt() -> Vec<Value> {
+    vec![
+        json!({"type": "run_started", "kind": "prompt"}),
+        json!({"type": "hook_decided", "hook": "guard", "event": "user_prompt",
+               "outcome": "block", "reason": "not here"}),
+        json!({"type": "hook_decided", "hook": "guard", "event": "before_tool",
+               "outcome": "deny", "reason": "no", "call_id": "c9"}),
+    ]
+}
+
+/// `request_started` of the agent's first attempt at model `m` of provider `p`.
+pub fn request_started() -> Value {
+    json!({"type": "request_started", "scope": "agent", "provider": "p", "model": "m",
+           "attempt": 1, "max_attempts": 6})
+}
+
+/// A model call that starts: `request_started`, `assistant_started`, the reasoning "Look
+/// first." and the text "I will " then an empty delta.
+pub fn first_words() -> Vec<Value> {
+    vec![
+        request_started(),
+        json!({"type": "assistant_started"}),
+        json!({"type": "reasoning_delta", "delta": "Look first."}),
+        json!({"type": "text_delta", "delta": "I will "}),
+        json!({"type": "text_delta", "delta": ""}),
+    ]
+}
+
+/// A `tool_result` of call `id` with one text block, nothing truncated, redacted or changed.
+pub fn tool_result(id: &str, name: &str, status: &str, text: &str, duration_ms: u64) -> Value {
+    json!({"type": "tool_result", "id": id, "name": name, "status": status,
+           "content": [{"type": "text", "text": text}], "truncated": false,
+           "redacted": false, "changed_files": [], "duration_ms": duration_ms})
 }
 
 /// Asserts that `lines` are exactly `<manifest_dir>/tests/golden/<name>.jsonl`, line by line

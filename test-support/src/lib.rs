@@ -23,7 +23,10 @@
 //!   sandbox, sub-agents, the context budget, secrets), each a model script, setup and the
 //!   agent-level facts expected.
 //! - [`golden`]: golden files of the in-process mapping tests (events in, frames out).
+//! - [`pipe`]: a child process driven over its pipes one line at a time (the front ends'
+//!   end-to-end clients).
 //! - [`procs`]: processes through `/proc` (gone, children, bounded waits).
+//! - [`prop`]: the property tests' case count, runner and arbitrary JSON.
 //! - [`Request`] also reads what the agent sent in a Chat Completions request:
 //!   [`Request::offered_tools`], [`Request::tool_message`], [`Request::specialist_call`],
 //!   [`Request::earlier_calls`], [`Request::task_ids`]; [`Reply::chat_text`] and
@@ -150,7 +153,9 @@ pub mod mcp;
 pub mod mock;
 pub mod npm;
 pub mod pg;
+pub mod pipe;
 pub mod procs;
+pub mod prop;
 pub mod real_model;
 mod request;
 pub mod scenarios;

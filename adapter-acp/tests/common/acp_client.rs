@@ -3,23 +3,21 @@
 
 use std::collections::VecDeque;
 use std::path::Path;
-use std::process::Stdio;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use test_support::pipe::Pipe;
 
 use super::WAIT;
 
 pub struct Acp {
-    pub child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Lines<BufReader<ChildStdout>>,
+    /// The process and its pipes (also reached through `Deref`: `child`, `raw`, `pid`,
+    /// `close_stdin`, `wait_exit`).
+    pub pipe: Pipe,
     pub backlog: VecDeque<Value>,
     next_id: i64,
-    /// Every line read so far, raw.
-    pub raw: Vec<String>,
 }
+
+deref_to_pipe!(Acp);
 
 impl Acp {
     /// Spawns `adapter-acp acp` with `args` after `acp`, extra environment variables, and
@@ -35,53 +33,20 @@ impl Acp {
         envs: &[(&str, &str)],
         stderr: Option<&Path>,
     ) -> Self {
-        let stderr = match stderr {
-            Some(path) => Stdio::from(std::fs::File::create(path).expect("stderr file")),
-            None => Stdio::null(),
-        };
-        let mut command = Command::new(env!("CARGO_BIN_EXE_adapter-acp"));
+        let mut command = super::command(&[], envs, stderr);
+        command.arg("acp").args(args);
         if let Some(dir) = dir {
             command.current_dir(dir);
         }
-        let mut child = command
-            .arg("acp")
-            .args(args)
-            .env_remove("ADAPTER_ACP_PROVIDER")
-            .env_remove("ADAPTER_ACP_MODEL")
-            .env_remove("ADAPTER_ACP_SCRIPT")
-            .env_remove("ADAPTER_ACP_DATA_DIR")
-            .envs(envs.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn adapter-acp acp");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout");
         Self {
-            child,
-            stdin,
-            lines: BufReader::new(stdout).lines(),
+            pipe: Pipe::spawn(&mut command, WAIT),
             backlog: VecDeque::new(),
             next_id: 1,
-            raw: Vec::new(),
         }
     }
 
-    pub fn pid(&self) -> u32 {
-        self.child.id().expect("running")
-    }
-
     pub async fn send_raw(&mut self, line: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        tokio::time::timeout(WAIT, async {
-            stdin.write_all(line).await.expect("write");
-            stdin.write_all(b"\n").await.expect("write");
-            stdin.flush().await.expect("flush");
-        })
-        .await
-        .expect("write timed out");
+        self.pipe.send_line(line).await;
     }
 
     pub async fn send(&mut self, message: Value) {
@@ -95,12 +60,11 @@ impl Acp {
             return self.backlog.remove(pos).expect("valid position");
         }
         loop {
-            let line = tokio::time::timeout(WAIT, self.lines.next_line())
+            let line = self
+                .pipe
+                .next_line()
                 .await
-                .expect("timed out waiting for a line")
-                .expect("read stdout")
                 .expect("the agent closed its output");
-            self.raw.push(line.clone());
             let message: Value = serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
             assert_eq!(message["jsonrpc"], "2.0", "{line}");
@@ -136,6 +100,13 @@ impl Acp {
         reply["result"].clone()
     }
 
+    /// The next `session/update`'s `update`.
+    pub async fn update(&mut self) -> Value {
+        self.next_matching(|m| m["method"] == "session/update")
+            .await["params"]["update"]
+            .clone()
+    }
+
     pub async fn initialize(&mut self) {
         let init = self
             .call(
@@ -155,6 +126,27 @@ impl Acp {
             .as_str()
             .expect("sessionId")
             .to_string()
+    }
+
+    /// Initializes, creates a session in `cwd` and sets it to mode `yolo`; returns its id.
+    pub async fn yolo_session(&mut self, cwd: &Path) -> String {
+        self.initialize().await;
+        let sid = self.new_session(cwd).await;
+        self.call(
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": "yolo"}),
+        )
+        .await;
+        sid
+    }
+
+    /// Sends `session/prompt` with `text` to `session`; returns the request id.
+    pub async fn request_prompt(&mut self, session: &str, text: &str) -> i64 {
+        self.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+        .await
     }
 
     /// Prompts and returns the whole reply (result with stopReason, or error).
@@ -203,12 +195,7 @@ impl Acp {
         text: &str,
         option: &str,
     ) -> (Value, Vec<Value>, Vec<Value>) {
-        let id = self
-            .request(
-                "session/prompt",
-                json!({"sessionId": sid, "prompt": [{"type": "text", "text": text}]}),
-            )
-            .await;
+        let id = self.request_prompt(sid, text).await;
         self.turn(id, option).await
     }
 
@@ -232,30 +219,13 @@ impl Acp {
         }
     }
 
-    pub fn close_stdin(&mut self) {
-        self.stdin = None;
-    }
-
-    /// Reads the rest of stdout and waits (bounded) for the exit status.
-    pub async fn wait_exit(&mut self) -> std::process::ExitStatus {
-        let mut rest = String::new();
-        let _ = tokio::time::timeout(WAIT, self.lines.get_mut().read_to_string(&mut rest)).await;
-        self.raw.extend(rest.lines().map(str::to_string));
-        tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("the agent did not exit")
-            .expect("wait")
-    }
-
-    /// Closes stdin and waits for a clean exit; [`Acp::raw`] then holds all of stdout.
+    /// Closes stdin and waits for a clean exit; `raw` then holds all of stdout.
     pub async fn shutdown_keep_raw(&mut self) -> bool {
-        self.stdin = None;
-        self.wait_exit().await.success()
+        self.pipe.shutdown().await
     }
 
     pub async fn shutdown(mut self) -> bool {
-        self.stdin = None;
-        self.wait_exit().await.success()
+        self.pipe.shutdown().await
     }
 }
 

@@ -9,8 +9,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use test_support::pipe::Pipe;
+use test_support::scenarios::{Paths, Scenario};
+use tokio::process::Command;
 
 /// Bound on every single wait for a line or an exit.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -21,6 +22,19 @@ pub fn write_script(dir: &Path, turns: Value) -> PathBuf {
     let script = json!({"model": "scripted-test", "turns": turns});
     std::fs::write(&path, serde_json::to_vec(&script).expect("script")).expect("write script");
     path
+}
+
+/// The arguments that make the server play `script` (scripted provider) with its data in
+/// `data`.
+pub fn scripted_args(script: &Path, data: &Path) -> Vec<String> {
+    vec![
+        "--provider".into(),
+        "scripted".into(),
+        "--script".into(),
+        script.display().to_string(),
+        "--data-dir".into(),
+        data.display().to_string(),
+    ]
 }
 
 /// A workspace and a data directory that outlive one server process.
@@ -44,6 +58,11 @@ impl Env {
         self.root.path().join("data")
     }
 
+    /// [`scripted_args`] for `script` with this environment's data directory.
+    pub fn scripted(&self, script: &Path) -> Vec<String> {
+        scripted_args(script, &self.data())
+    }
+
     pub fn workspace_str(&self) -> String {
         self.workspace().display().to_string()
     }
@@ -51,31 +70,60 @@ impl Env {
     /// Spawns the server playing `turns`.
     pub fn spawn(&self, turns: Value) -> Client {
         let script = write_script(self.root.path(), turns);
-        Client::spawn(&[
-            "app-server".into(),
-            "--stdio".into(),
-            "--disallowed-tools".into(),
-            "CronCreate CronList CronUpdate CronDelete".into(),
-            "--provider".into(),
-            "scripted".into(),
-            "--script".into(),
-            script.display().to_string(),
-            "--data-dir".into(),
-            self.data().display().to_string(),
-        ])
+        let mut args: Vec<String> = ["app-server", "--stdio", "--disallowed-tools"]
+            .map(String::from)
+            .into();
+        args.push("CronCreate CronList CronUpdate CronDelete".into());
+        args.extend(self.scripted(&script));
+        Client::spawn(&args)
     }
 }
 
-pub mod acp_client;
-
 pub struct Client {
-    pub child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Lines<BufReader<ChildStdout>>,
+    /// The process and its pipes (also reached through `Deref`: `child`, `raw`, `pid`,
+    /// `close_stdin`, `wait_exit`).
+    pub pipe: Pipe,
     backlog: VecDeque<Value>,
     next_id: i64,
-    /// Every line read so far, raw.
-    pub raw: Vec<String>,
+}
+
+/// `Deref` and `DerefMut` of a client to its `pipe`.
+macro_rules! deref_to_pipe {
+    ($client:ty) => {
+        impl std::ops::Deref for $client {
+            type Target = Pipe;
+            fn deref(&self) -> &Pipe {
+                &self.pipe
+            }
+        }
+        impl std::ops::DerefMut for $client {
+            fn deref_mut(&mut self) -> &mut Pipe {
+                &mut self.pipe
+            }
+        }
+    };
+}
+
+deref_to_pipe!(Client);
+
+pub mod acp_client;
+
+/// A command for the built `adapter-acp` with `args`, `envs` and stderr to `stderr` (else
+/// discarded), none of the `ADAPTER_ACP_*` settings of this environment leaking in.
+pub fn command(args: &[String], envs: &[(&str, &str)], stderr: Option<&Path>) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_adapter-acp"));
+    let stderr = match stderr {
+        Some(path) => Stdio::from(std::fs::File::create(path).expect("stderr file")),
+        None => Stdio::null(),
+    };
+    cmd.args(args)
+        .env_remove("ADAPTER_ACP_PROVIDER")
+        .env_remove("ADAPTER_ACP_MODEL")
+        .env_remove("ADAPTER_ACP_SCRIPT")
+        .env_remove("ADAPTER_ACP_DATA_DIR")
+        .envs(envs.iter().copied())
+        .stderr(stderr);
+    cmd
 }
 
 impl Client {
@@ -85,49 +133,21 @@ impl Client {
 
     /// Spawns with extra environment variables, and stderr to `stderr` (else discarded).
     pub fn spawn_with(args: &[String], envs: &[(&str, &str)], stderr: Option<&Path>) -> Self {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_adapter-acp"));
-        let stderr = match stderr {
-            Some(path) => Stdio::from(std::fs::File::create(path).expect("stderr file")),
-            None => Stdio::null(),
-        };
-        cmd.args(args)
-            .envs(envs.iter().copied())
-            .env_remove("ADAPTER_ACP_PROVIDER")
-            .env_remove("ADAPTER_ACP_MODEL")
-            .env_remove("ADAPTER_ACP_SCRIPT")
-            .env_remove("ADAPTER_ACP_DATA_DIR")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .kill_on_drop(true);
-        let mut child = cmd.spawn().expect("spawn adapter-acp");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout");
         Self {
-            child,
-            stdin,
-            lines: BufReader::new(stdout).lines(),
+            pipe: Pipe::spawn(&mut command(args, envs, stderr), WAIT),
             backlog: VecDeque::new(),
             next_id: 1,
-            raw: Vec::new(),
         }
     }
 
     /// Sends one raw line.
     pub async fn send_raw(&mut self, line: &str) {
-        self.send_bytes(line.as_bytes()).await;
+        self.pipe.send_line(line.as_bytes()).await;
     }
 
     /// Sends one line of raw bytes (a newline is added).
     pub async fn send_bytes(&mut self, line: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        tokio::time::timeout(WAIT, async {
-            stdin.write_all(line).await.expect("write");
-            stdin.write_all(b"\n").await.expect("write");
-            stdin.flush().await.expect("flush");
-        })
-        .await
-        .expect("write timed out");
+        self.pipe.send_line(line).await;
     }
 
     pub async fn send(&mut self, message: Value) {
@@ -136,11 +156,7 @@ impl Client {
 
     /// The next line from the server, parsed; `None` at end of output.
     async fn read(&mut self) -> Option<Value> {
-        let line = tokio::time::timeout(WAIT, self.lines.next_line())
-            .await
-            .expect("timed out waiting for a line from the server")
-            .expect("read stdout")?;
-        self.raw.push(line.clone());
+        let line = self.pipe.next_line().await?;
         let value: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
         assert!(
@@ -243,44 +259,137 @@ impl Client {
             .to_string()
     }
 
-    /// The process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id().expect("running")
-    }
-
-    /// Closes stdin (the process sees end of input).
-    pub fn close_stdin(&mut self) {
-        self.stdin = None;
-    }
-
-    /// Reads the rest of stdout and waits (bounded) for the exit status.
-    pub async fn wait_exit(&mut self) -> std::process::ExitStatus {
-        let mut rest = String::new();
-        let _ = tokio::time::timeout(WAIT, self.lines.get_mut().read_to_string(&mut rest)).await;
-        self.raw.extend(rest.lines().map(str::to_string));
-        tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("the server did not exit")
-            .expect("wait")
-    }
-
-    /// Closes stdin and waits for the exit, keeping the client (and [`Self::raw`]).
+    /// Closes stdin and waits for the exit, keeping the client (and its `raw` lines).
     pub async fn shutdown_keep(&mut self) -> bool {
-        self.stdin = None;
-        self.wait_exit().await.success()
+        self.pipe.shutdown().await
     }
 
     /// Closes stdin and waits for the process to exit; returns whether it exited cleanly.
     pub async fn shutdown(mut self) -> bool {
-        self.stdin = None;
-        let mut rest = String::new();
-        let _ = tokio::time::timeout(WAIT, self.lines.get_mut().read_to_string(&mut rest)).await;
-        let status = tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("server did not exit after stdin closed")
-            .expect("wait");
-        status.success()
+        self.pipe.shutdown().await
     }
+}
+
+/// A scripted text step.
+pub fn text(t: &str) -> Value {
+    json!({"text": t})
+}
+
+/// A scripted usage step.
+pub fn usage(input: u64, output: u64) -> Value {
+    json!({"usage": {"input": input, "output": output}})
+}
+
+/// The text parts of one ZCode message, joined.
+pub fn message_text(message: &Value) -> String {
+    message["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["type"] == "text")
+        .map(|p| p["text"].as_str().unwrap_or_default())
+        .collect()
+}
+
+/// The text parts of a `session/messages` result, in order.
+pub fn texts_of(result: &Value) -> Vec<String> {
+    result["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| p["type"] == "text")
+        .filter_map(|p| p["text"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Every text of the messages of a session.
+pub async fn message_texts(c: &mut Client, sid: &str) -> Vec<String> {
+    texts_of(&c.call("session/messages", json!({"sessionId": sid})).await)
+}
+
+/// The tool part of call `id` in `session/messages`.
+pub async fn tool_part(c: &mut Client, sid: &str, id: &str) -> Value {
+    let messages = c.call("session/messages", json!({"sessionId": sid})).await;
+    messages["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .find(|p| p["callId"] == id)
+        .unwrap_or_else(|| panic!("no tool part {id} in {messages}"))
+}
+
+/// The `tool.updated` `result` or `error` of call `id`.
+pub fn outcome_of<'a>(events: &'a [Value], id: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| {
+            e["type"] == "tool.updated"
+                && e["payload"]["toolCallId"] == id
+                && (e["payload"]["kind"] == "result" || e["payload"]["kind"] == "error")
+        })
+        .unwrap_or_else(|| panic!("no outcome of {id} in {:?}", types(events)))
+}
+
+/// Sends a prompt and returns the turn's events up to its terminal one.
+pub async fn send_turn(c: &mut Client, sid: &str, prompt: &str) -> Vec<Value> {
+    c.call("session/send", json!({"sessionId": sid, "content": prompt}))
+        .await;
+    c.events_until(sid, &["turn.completed", "turn.failed"])
+        .await
+}
+
+/// `session/subscribe` as the desktop does, after `after` when given.
+pub async fn subscribe(c: &mut Client, sid: &str, after: Option<u64>) -> Value {
+    let mut params = json!({"sessionId": sid, "deliveryKind": "desktop-continuous"});
+    if let Some(after) = after {
+        params["afterSeq"] = json!(after);
+    }
+    c.call("session/subscribe", params).await
+}
+
+/// The ids in a `session/list` result (either protocol's).
+pub fn session_ids(listed: &Value) -> Vec<&str> {
+    listed["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter_map(|s| s["sessionId"].as_str())
+        .collect()
+}
+
+/// The `seq` of every event.
+pub fn seqs(events: &[Value]) -> Vec<u64> {
+    events
+        .iter()
+        .map(|e| e["seq"].as_u64().expect("seq"))
+        .collect()
+}
+
+/// The `events` of a `session/events` result.
+pub fn events_of(result: &Value) -> Vec<Value> {
+    result["events"].as_array().expect("events").clone()
+}
+
+/// Capability scenario `name` set up under a new root (workspace `ws`, home `home`): the
+/// root, its paths, the scenario with its files written, and the mock model playing it.
+pub fn scenario(name: &str) -> (tempfile::TempDir, Paths, Scenario, test_support::MockModel) {
+    let root = tempfile::tempdir().expect("tempdir");
+    let paths = Paths::new(
+        root.path(),
+        &root.path().join("ws"),
+        &root.path().join("home"),
+    );
+    let mut scenario = test_support::scenarios::build(name, &paths);
+    scenario.write_files(&paths);
+    let model = test_support::MockModel::start(std::mem::take(&mut scenario.model));
+    (root, paths, scenario, model)
+}
+
+/// The server's stderr in a capability scenario's root.
+pub fn scenario_stderr(paths: &Paths) -> String {
+    std::fs::read_to_string(paths.root.join("stderr.log")).unwrap_or_default()
 }
 
 /// From [`test_support::procs`] (not every test binary uses it).

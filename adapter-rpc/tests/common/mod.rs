@@ -7,20 +7,17 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use test_support::pipe::Pipe;
+use tokio::process::Command;
 
 /// Bound on every single wait for a line or an exit.
 pub const WAIT: Duration = Duration::from_secs(20);
 
 pub struct Rpc {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Lines<BufReader<ChildStdout>>,
+    /// The process and its pipes (`raw`: every line read so far).
+    pub pipe: Pipe,
     /// The workspace (also `--cwd`).
     pub dir: tempfile::TempDir,
-    /// Every line read so far, raw.
-    pub raw: Vec<String>,
 }
 
 #[derive(Default)]
@@ -72,31 +69,16 @@ impl Rpc {
         cmd.args(&opts.args)
             .env_remove("ZUTCORE_RPC_TOKEN")
             .envs(opts.env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = cmd.spawn().expect("spawn adapter-rpc");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout");
+            .stderr(Stdio::piped());
         Self {
-            child,
-            stdin,
-            lines: BufReader::new(stdout).lines(),
+            pipe: Pipe::spawn(&mut cmd, WAIT),
             dir,
-            raw: Vec::new(),
         }
     }
 
     /// Writes raw bytes (a line should end with `\n`).
     pub async fn write(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        tokio::time::timeout(WAIT, async {
-            stdin.write_all(bytes).await.expect("write");
-            stdin.flush().await.expect("flush");
-        })
-        .await
-        .expect("write timed out");
+        self.pipe.write(bytes).await;
     }
 
     /// Sends one raw line.
@@ -111,19 +93,15 @@ impl Rpc {
 
     /// Closes stdin.
     pub fn close(&mut self) {
-        self.stdin = None;
+        self.pipe.close_stdin();
     }
 
     /// The next line, parsed; `None` at end of output.
     pub async fn try_next(&mut self) -> Option<Value> {
-        let line = tokio::time::timeout(WAIT, self.lines.next_line())
-            .await
-            .expect("timed out waiting for a line")
-            .expect("read stdout")?;
+        let line = self.pipe.next_line().await?;
         let value: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
         assert!(value.is_object(), "frame is not an object: {line}");
-        self.raw.push(line);
         Some(value)
     }
 
@@ -174,15 +152,12 @@ impl Rpc {
 
     /// Waits for the process to exit.
     pub async fn exit(&mut self) -> ExitStatus {
-        tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("process did not exit")
-            .expect("wait")
+        self.pipe.exit().await
     }
 
     /// The process id.
     pub fn pid(&self) -> i32 {
-        self.child.id().expect("running") as i32
+        self.pipe.pid() as i32
     }
 
     /// Sends `signal` to the process.
@@ -196,7 +171,7 @@ impl Rpc {
     pub async fn stderr(&mut self) -> String {
         use tokio::io::AsyncReadExt;
         let mut text = String::new();
-        if let Some(mut err) = self.child.stderr.take() {
+        if let Some(mut err) = self.pipe.child.stderr.take() {
             let _ = tokio::time::timeout(WAIT, err.read_to_string(&mut text)).await;
         }
         text
@@ -223,6 +198,33 @@ pub fn events(frames: &[Value]) -> Vec<Value> {
 /// A scripted text turn.
 pub fn text_turn(text: &str) -> Value {
     json!({"steps": [{"text": text}, {"usage": {"input": 10, "output": 2}}]})
+}
+
+/// Sends the prompt "say hello" and returns its frames, asserting their types: one model
+/// call (its `request_started` of the agent, then of the provider) streaming two text
+/// deltas and a usage.
+pub async fn say_hello(rpc: &mut Rpc) -> Vec<Value> {
+    rpc.send(json!({"id": "1", "type": "prompt", "message": "say hello"}))
+        .await;
+    let frames = rpc.until_type("done").await;
+    assert_eq!(
+        types(&frames),
+        [
+            "response",
+            "user_message",
+            "turn_start",
+            "request_started",
+            "request_started",
+            "assistant_start",
+            "text_delta",
+            "text_delta",
+            "usage",
+            "assistant_message",
+            "turn_end",
+            "done"
+        ]
+    );
+    frames
 }
 
 /// Args for the openai provider against `base` (a mock model's `/v1`).

@@ -87,6 +87,20 @@ impl Sandbox {
         self.run_with(self.command(args), stdin)
     }
 
+    /// Runs `exec -o stream-json --script <script> <args…>` with `stdin`, waiting at most
+    /// [`RUN_TIMEOUT`].
+    pub fn exec_script(&self, script: &Path, args: &[&str], stdin: &str) -> Run {
+        self.run_with(self.script_command(script, args), stdin)
+    }
+
+    /// A [`Sandbox::command`] for `exec -o stream-json --script <script> <args…>`.
+    pub fn script_command(&self, script: &Path, args: &[&str]) -> Command {
+        let script = script.to_str().expect("script path");
+        let mut all = vec!["exec", "-o", "stream-json", "--script", script];
+        all.extend_from_slice(args);
+        self.command(&all)
+    }
+
     /// Runs `cmd` (from [`Sandbox::command`]) with `stdin`, waiting at most [`RUN_TIMEOUT`].
     pub fn run_with(&self, mut cmd: Command, stdin: &str) -> Run {
         cmd.stdin(Stdio::piped())
@@ -146,6 +160,14 @@ impl Run {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
             .collect()
+    }
+
+    /// The `sessionId` of the first event.
+    pub fn session_id(&self) -> String {
+        self.events()[0]["sessionId"]
+            .as_str()
+            .expect("sessionId")
+            .to_string()
     }
 
     pub fn types(&self) -> Vec<String> {
@@ -290,4 +312,31 @@ pub fn tool_script(calls: Value, answer: &str) -> Value {
         })
         .collect();
     serde_json::json!({"turns": [{"steps": steps}, {"steps": [{"text": answer}]}]})
+}
+
+/// `exec -o stream-json` against the OpenAI-compatible server at `url` (model `gpt-test`),
+/// with `--api-key key` when `key` is given.
+pub fn openai_exec<'a>(url: &'a str, key: Option<&'a str>) -> Vec<&'a str> {
+    let mut args = vec!["exec", "-o", "stream-json", "--provider", "openai"];
+    args.extend(["--base-url", url, "--model", "gpt-test"]);
+    if let Some(key) = key {
+        args.extend(["--api-key", key]);
+    }
+    args
+}
+
+/// Spawning a [`Sandbox::command`] whose output a test reads as it comes.
+pub trait Piped {
+    /// Spawns with stdin closed and stdout and stderr piped.
+    fn spawn_piped(&mut self) -> Child;
+}
+
+impl Piped for Command {
+    fn spawn_piped(&mut self) -> Child {
+        self.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    }
 }

@@ -262,11 +262,7 @@ async fn a_second_request_carries_thinking_tool_use_and_tool_results() {
                     opaque: None,
                 },
                 ContentBlock::text("Checking."),
-                ContentBlock::ToolCall(ToolCall {
-                    id: "toolu_a".into(),
-                    name: "get_weather".into(),
-                    args: json!({"city": "Paris"}),
-                }),
+                weather_call("toolu_a", "Paris"),
                 ContentBlock::ToolCall(ToolCall {
                     id: "toolu_b".into(),
                     name: "get_weather".into(),

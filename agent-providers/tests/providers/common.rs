@@ -3,8 +3,9 @@
 use std::time::Duration;
 
 use agent_core::{
+    message::ToolCall,
     provider::{ProviderError, ProviderEvent, ProviderRequest, ProviderStop, ToolSpec},
-    Message, Provider, ReasoningLevel, Usage,
+    ContentBlock, Message, Provider, ReasoningLevel, Usage,
 };
 use agent_providers::{ClientConfig, HttpConfig};
 use futures::StreamExt;
@@ -164,6 +165,24 @@ pub fn calls(events: &[ProviderEvent]) -> Vec<(String, String, String)> {
         }
     }
     out
+}
+
+/// The calls `call_a` and `call_b` of `get_weather` with the arguments `paris` and `oslo`,
+/// as [`calls`] lists them.
+pub fn weather_calls(paris: &str, oslo: &str) -> Vec<(String, String, String)> {
+    vec![
+        ("call_a".into(), "get_weather".into(), paris.into()),
+        ("call_b".into(), "get_weather".into(), oslo.into()),
+    ]
+}
+
+/// A `get_weather` call `id` for `city`, as a message holds it.
+pub fn weather_call(id: &str, city: &str) -> ContentBlock {
+    ContentBlock::ToolCall(ToolCall {
+        id: id.into(),
+        name: "get_weather".into(),
+        args: json!({ "city": city }),
+    })
 }
 
 /// The usage event, if any.

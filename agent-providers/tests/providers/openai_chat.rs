@@ -1,7 +1,7 @@
 //! OpenAI Chat Completions against recorded-shape streams.
 
 use agent_core::{
-    message::{Role, ToolCall},
+    message::Role,
     provider::{ProviderErrorKind, ProviderEvent, ProviderStop},
     ContentBlock, Message,
 };
@@ -168,18 +168,7 @@ async fn two_parallel_tool_calls_with_fragmented_arguments() {
     let events = ok_events(run(&provider, req).await);
     assert_eq!(
         calls(&events),
-        vec![
-            (
-                "call_a".into(),
-                "get_weather".into(),
-                r#"{"city": "Paris"}"#.into()
-            ),
-            (
-                "call_b".into(),
-                "get_weather".into(),
-                r#"{"city": "Oslo"}"#.into()
-            ),
-        ]
+        weather_calls(r#"{"city": "Paris"}"#, r#"{"city": "Oslo"}"#)
     );
     assert_eq!(stop(&events), ProviderStop::ToolUse);
     let sent = &server.requests()[0].json();
@@ -220,16 +209,8 @@ async fn a_second_request_carries_calls_and_results_in_openai_pairing() {
                     opaque: None,
                 },
                 ContentBlock::text("Checking."),
-                ContentBlock::ToolCall(ToolCall {
-                    id: "call_a".into(),
-                    name: "get_weather".into(),
-                    args: json!({"city": "Paris"}),
-                }),
-                ContentBlock::ToolCall(ToolCall {
-                    id: "call_b".into(),
-                    name: "get_weather".into(),
-                    args: json!({"city": "Oslo"}),
-                }),
+                weather_call("call_a", "Paris"),
+                weather_call("call_b", "Oslo"),
             ],
         ),
         Message::new(

@@ -1,7 +1,7 @@
 //! OpenAI Responses against recorded-shape streams.
 
 use agent_core::{
-    message::{Role, ToolCall},
+    message::Role,
     provider::{ProviderErrorKind, ProviderEvent, ProviderStop},
     ContentBlock, Message,
 };
@@ -136,18 +136,7 @@ async fn reasoning_text_function_calls_and_usage() {
     );
     assert_eq!(
         calls(&events),
-        vec![
-            (
-                "call_a".into(),
-                "get_weather".into(),
-                r#"{"city":"Paris"}"#.into()
-            ),
-            (
-                "call_b".into(),
-                "get_weather".into(),
-                r#"{"city":"Oslo"}"#.into()
-            ),
-        ]
+        weather_calls(r#"{"city":"Paris"}"#, r#"{"city":"Oslo"}"#)
     );
     assert_eq!(usage(&events), Some(usage_of(200, 80, 300, 0, Some(64))));
     assert_eq!(stop(&events), ProviderStop::ToolUse);
@@ -202,11 +191,7 @@ async fn a_second_request_carries_reasoning_calls_and_outputs() {
                     opaque: None,
                 },
                 ContentBlock::text("Checking."),
-                ContentBlock::ToolCall(ToolCall {
-                    id: "call_a".into(),
-                    name: "get_weather".into(),
-                    args: json!({"city": "Paris"}),
-                }),
+                weather_call("call_a", "Paris"),
             ],
         ),
         Message::new(

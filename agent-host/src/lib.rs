@@ -14,7 +14,8 @@
 //!   telemetry, loaded from the capability flags and applied to an agent builder.
 //! - [`lines`]: the bounded line reader (`tokio_util::codec`), SIGTERM as end of input.
 //! - [`output`] and [`backpressure`]: the one batching line writer, its flush policy and its
-//!   gate.
+//!   gate; [`stdout`]: that writer over a blocking output (a process's stdout) on a blocking
+//!   thread.
 //! - [`session`]: the session host every front end runs its turns on: [`session::Session`]
 //!   (its turn driver and queue), the agent factory, the storage backends.
 //! - [`turn`]: the one turn fold ([`turn::TurnState`]), the [`turn::Mapping`] trait every
@@ -84,5 +85,6 @@ pub mod lines;
 pub mod output;
 pub mod session;
 pub mod signals;
+pub mod stdout;
 pub mod text;
 pub mod turn;

@@ -23,10 +23,10 @@ use agent_host::output::Frames;
 use crate::cli::{parse_exec_args, OutputFormat, Parsed, UsageError, HELP};
 use crate::ids::run_id;
 use crate::mapping::exit;
-use crate::output::lines::Stdout;
 use crate::output::Renderer;
 use crate::wire::json::{JsonLine, JsonToolInfo, JsonTools};
 use crate::wire::{ErrorEvent, EventBody, FinalEvent, RunEnd, RunStart};
+use agent_host::stdout::Stdout;
 
 mod capabilities;
 mod run;

@@ -4,7 +4,7 @@
 //! A [`Renderer`] turns output events into lines: the typed structs of [`crate::wire`] and
 //! [`crate::wire::json`], serialised with their keys sorted and their fields redacted, then
 //! Go-escaped ([`agent_host::text::escape_json_tail`] with [`JsonEscapes::Go`]) so the bytes
-//! equal Zero's. The lines go into agent-host [`Frames`]; [`lines::Stdout`] hands them to
+//! equal Zero's. The lines go into agent-host [`Frames`]; [`agent_host::stdout::Stdout`] hands them to
 //! agent-host's batching line writer. The text format is not lines: it writes the answer to
 //! stdout as it streams.
 
@@ -19,8 +19,6 @@ use crate::ids::valid_run_id;
 use crate::redact::{redact_str, Redacted};
 use crate::wire::json::JsonLine;
 use crate::wire::{EventBody, Line, OutputEvent, SCHEMA_VERSION};
-
-pub mod lines;
 
 /// Serialises one stream-json line (without the newline): keys sorted, fields redacted,
 /// Go-style escaping.

@@ -1,13 +1,14 @@
-//! Exec's stdout for the line formats: agent-host's batching line writer (one write and one
-//! flush per burst), run on a blocking thread over the process's blocking stdout.
+//! A blocking output (a process's stdout, any [`Write`]) under the batching line writer (one
+//! write and one flush per burst), run on a blocking thread so that a full pipe blocks
+//! nothing else: [`Stdout`].
 
 use std::io::{self, Write};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use agent_host::backpressure::OutputGate;
-use agent_host::output::{line_writer, Frames, LineSender};
+use crate::backpressure::OutputGate;
+use crate::output::{line_writer, Frames, LineSender};
 use tokio::io::AsyncWrite;
 use tokio::task::JoinHandle;
 
@@ -34,7 +35,7 @@ impl AsyncWrite for BlockingWrite {
     }
 }
 
-/// The line writer over a run's stdout.
+/// The line writer over a blocking output (see the [module docs](self)).
 #[derive(Debug)]
 pub struct Stdout {
     sender: LineSender,
@@ -61,7 +62,7 @@ impl Stdout {
         Self { sender, task }
     }
 
-    /// The sender the run's turn writes through.
+    /// The sender of the lines (its gate is the writer's).
     pub fn sender(&self) -> &LineSender {
         &self.sender
     }

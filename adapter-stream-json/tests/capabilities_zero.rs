@@ -356,3 +356,36 @@ fn an_output_schema_that_is_not_a_schema_is_a_usage_error() {
         .expect("message")
         .starts_with(&format!("invalid output schema {}", path.display())));
 }
+
+#[test]
+fn a_signal_while_a_session_start_hook_runs_interrupts_the_run_without_a_model_call() {
+    use common::Piped as _;
+    let sb = Sandbox::new();
+    let pid = sb.work().join("hook.pid");
+    sb.zero_config(
+        "hooks.json",
+        &json!({"enabled": true, "hooks": [
+            {"id": "start", "event": "sessionStart", "command": "sh",
+             "args": ["-c", format!("echo $$ > {}; exec sleep 60", pid.display())]}
+        ]}),
+    );
+    let model = MockModel::start(vec![Reply::chat_text("never")]);
+    let url = model.v1();
+    let mut args = common::openai_exec(&url, Some("sk-capability-tests-0123456789"));
+    args.push("Do the task.");
+    let mut cmd = sb.command(&args);
+    cmd.env("AGENT_SDK_MAX_RETRIES", "0");
+    let child = cmd.spawn_piped();
+    let hook = test_support::procs::pid_in_blocking(&pid, common::RUN_TIMEOUT);
+    // SAFETY: signalling the process this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let run = Run::from(common::wait_output(child, common::RUN_TIMEOUT));
+    run.assert_framing();
+    assert_eq!(run.code, 130, "{}", run.stdout);
+    let end = run.of("run_end");
+    assert_eq!(end[0]["status"], "interrupted", "{}", run.stdout);
+    assert_eq!(run.of("error")[0]["code"], "interrupted");
+    assert_eq!(model.request_count(), 0, "the prompt never reached the model");
+    let left = test_support::procs::wait_gone_blocking(&[hook], common::RUN_TIMEOUT);
+    assert!(left.is_empty(), "the hook's process was left running");
+}

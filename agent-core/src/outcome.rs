@@ -41,7 +41,8 @@ impl RunOutcome {
     }
 }
 
-/// The error that ended a run (the run's last fatal [`AgentEvent::Error`]).
+/// The error that ended a run (the run's last fatal
+/// [`AgentEvent::Error`](crate::AgentEvent::Error)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunError {
     /// Machine-readable code.
@@ -50,8 +51,8 @@ pub struct RunError {
     pub message: String,
 }
 
-/// Why a call that returns a result ([`Agent::prompt_as`], [`RunOutcome::into_result`])
-/// has none.
+/// Why a call that returns a result ([`Agent::prompt_as`](crate::Agent::prompt_as),
+/// [`RunOutcome::into_result`]) has none.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentError {

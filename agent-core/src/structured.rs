@@ -7,6 +7,10 @@
 //! the run's check, the loop gives it one repair turn (a synthetic user message quoting the
 //! error); a second failure ends the run with that answer, and [`Agent::prompt_as`] fails
 //! with [`AgentError::InvalidOutput`].
+//!
+//! [`Agent::prompt_as`]: crate::Agent::prompt_as
+//! [`Agent::prompt_structured`]: crate::Agent::prompt_structured
+//! [`AgentError::InvalidOutput`]: crate::AgentError::InvalidOutput
 
 use std::fmt;
 use std::sync::Arc;

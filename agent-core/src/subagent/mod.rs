@@ -10,7 +10,8 @@
 //! What the child has of its own: the agent's transcript (usually empty), system prompt,
 //! tools, model, reasoning level and step limit, and a transcript recorded to the parent's
 //! session store under the child's `task_id` when the parent records to one. What it takes
-//! from the parent run: the approver (asked through [`Approver::approve_subagent`]), the
+//! from the parent run: the approver (asked through
+//! [`Approver::approve_subagent`](crate::Approver::approve_subagent)), the
 //! permission mode and standing grants, the hooks (with `subagent_start` and
 //! `subagent_stop` in place of `user_prompt` and `stop`) and the sandbox policy.
 //!

@@ -25,15 +25,17 @@ use std::sync::Arc;
 use futures::StreamExt;
 
 use crate::context::{usage_now, BYTES_PER_TOKEN};
-use crate::emit::Emitter;
+use crate::emit::{record, Emitter};
 use crate::event::{AgentEvent, CompactionReason, ErrorCode, RunStatus};
 use crate::hooks::CompactTrigger;
 use crate::inner::{error_event, Inner};
 use crate::message::{ContentBlock, Message, Role};
+use crate::model_call::{stream_call, CallEnd};
 use crate::provider::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderRequest};
-pub use crate::run::COMPACTION_PREFIX;
-use crate::run::{record, stream_call, CallEnd};
 use crate::session::SessionRecord;
+
+/// Prefix of the synthetic user message that replaces a compacted transcript.
+pub const COMPACTION_PREFIX: &str = "## Context Summary (compacted)\n\n";
 
 /// The default summary prompt (the system prompt of the summary call).
 pub const DEFAULT_COMPACTION_PROMPT: &str = "You summarise coding-agent conversations so that \
@@ -276,7 +278,7 @@ pub(crate) async fn compact(
         CompactionReason::Manual => CompactTrigger::Manual,
         CompactionReason::Auto | CompactionReason::Overflow => CompactTrigger::Auto,
     };
-    crate::hooks::pre_compact(inner, em, trigger).await;
+    crate::hook_points::pre_compact(inner, em, trigger).await;
     if em.cancel.is_cancelled() {
         return Err(Failure::Aborted);
     }

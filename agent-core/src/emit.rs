@@ -5,9 +5,11 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::event::AgentEvent;
+use crate::event::{AgentEvent, ErrorCode};
+use crate::inner::Inner;
 use crate::message::Message;
-use crate::subagent::RunScope;
+use crate::run_scope::RunScope;
+use crate::session::SessionRecord;
 
 /// What travels on a run's event channel: one event, or a burst the loop had ready at once.
 #[derive(Debug)]
@@ -152,5 +154,21 @@ impl<'a> Burst<'a> {
             )),
         };
         self.em.send(batch).await;
+    }
+}
+
+/// Appends `record` to the agent's session, if it records to one; a failure is reported
+/// and the run goes on.
+pub(crate) async fn record(inner: &Inner, em: &Emitter, record: SessionRecord) {
+    if let Some((store, id)) = &inner.session {
+        if let Err(err) = store.append(id, &record).await {
+            tracing::warn!(session = %id, error = %err, "session append failed");
+            em.emit(AgentEvent::Error {
+                code: ErrorCode::Session,
+                message: err.to_string(),
+                recoverable: true,
+            })
+            .await;
+        }
     }
 }

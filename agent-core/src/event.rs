@@ -103,10 +103,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::hooks::{HookEvent, HookOutcome};
+use crate::hooks::{HookEvent, HookOutcome, HookReport};
 use crate::message::{ContentBlock, Message};
 use crate::permission::{Block, PermissionAction, PermissionMode, Risk};
-use crate::sandbox::SandboxReport;
+pub use crate::run_status::RunStatus;
+use crate::sandbox::report::SandboxReport;
 use crate::tool::{Permission, PlanItem, ProgressStream, SideEffect};
 use crate::usage::Usage;
 
@@ -118,18 +119,6 @@ pub enum RunKind {
     Prompt,
     /// A compaction of the transcript.
     Compact,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// The model finished (or the compaction succeeded).
-    Success,
-    /// An error ended the run; an [`AgentEvent::Error`] preceded this.
-    Error,
-    /// The run was aborted.
-    Aborted,
 }
 
 /// Why one model call (a turn) ended.
@@ -576,5 +565,19 @@ impl AgentEvent {
             event = inner;
         }
         event
+    }
+}
+
+// The hook report's event lives here, beside the event, so hooks need not know events.
+impl HookReport {
+    /// The report as an event.
+    pub fn into_event(self) -> AgentEvent {
+        AgentEvent::HookDecided {
+            hook: self.hook,
+            event: self.event,
+            outcome: self.outcome,
+            reason: self.reason,
+            call_id: self.call_id,
+        }
     }
 }

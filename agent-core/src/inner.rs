@@ -32,11 +32,11 @@ pub(crate) struct Inner {
     pub(crate) compact_keep_tail: usize,
     pub(crate) session: Option<(Arc<dyn SessionStore>, String)>,
     /// The OS sandbox policy for commands, and whether it was reported.
-    pub(crate) sandbox: crate::sandbox::AgentSandbox,
+    pub(crate) sandbox: crate::agent_sandbox::AgentSandbox,
     /// Lifecycle hooks (none: nothing is consulted).
-    pub(crate) hooks: crate::hooks::AgentHooks,
+    pub(crate) hooks: crate::hook_points::AgentHooks,
     /// Set when this agent is a sub-agent: which one, and where it was started from.
-    pub(crate) subagent: Option<Arc<crate::subagent::SubagentInfo>>,
+    pub(crate) subagent: Option<Arc<crate::subagent_info::SubagentInfo>>,
     /// Context settings fixed at build time: summary prompt, tool-output budget, spill dir.
     pub(crate) ctx: Arc<crate::context::ContextSettings>,
     /// Serialises runs: a second prompt waits here, in FIFO order.

@@ -102,21 +102,27 @@
 #![warn(missing_docs)]
 
 mod agent;
+mod agent_sandbox;
 pub mod compaction;
 pub mod context;
 mod emit;
 pub mod event;
+mod hook_points;
 pub mod hooks;
 pub mod ids;
 mod inner;
 mod into_arc;
 pub mod message;
+mod model_call;
 pub mod notes;
 mod outcome;
+mod parent_run;
 pub mod permission;
 pub mod progress;
 pub mod provider;
 mod run;
+mod run_scope;
+mod run_status;
 pub mod sandbox;
 pub mod schema;
 pub mod secrets;
@@ -124,11 +130,13 @@ pub mod session;
 pub mod spill;
 pub mod structured;
 pub mod subagent;
+mod subagent_info;
 pub mod telemetry;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 pub mod tool;
 mod tool_fn;
+mod tool_output;
 pub mod tool_source;
 mod tool_wrapper;
 pub mod usage;

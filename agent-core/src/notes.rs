@@ -92,7 +92,7 @@ pub(crate) async fn pin_from_call(inner: &Inner, em: &Emitter, call: &ToolCall) 
         state.ctx.notes.push(text.to_string());
         state.ctx.notes.clone()
     };
-    crate::run::record(inner, em, SessionRecord::Notes { notes: all }).await;
+    crate::emit::record(inner, em, SessionRecord::Notes { notes: all }).await;
 }
 
 #[cfg(test)]

@@ -3,10 +3,13 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::subagent_info::SubagentInfo;
 
 /// What a tool does to the world; drives permissions and protocol metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -439,12 +442,42 @@ pub trait Approver: Send + Sync + 'static {
     /// host that shows where a request comes from overrides it.
     async fn approve_subagent(
         &self,
-        subagent: &crate::subagent::SubagentInfo,
+        subagent: &crate::subagent_info::SubagentInfo,
         request: ApprovalRequest,
     ) -> Approval {
         let _ = subagent;
         self.approve(request).await
     }
+}
+
+/// A child's approver: its parent's, asked through [`Approver::approve_subagent`].
+struct ChildApprover {
+    parent: Arc<dyn Approver>,
+    info: Arc<SubagentInfo>,
+}
+
+#[async_trait]
+impl Approver for ChildApprover {
+    async fn approve(&self, request: ApprovalRequest) -> Approval {
+        self.parent.approve_subagent(&self.info, request).await
+    }
+
+    async fn approve_subagent(
+        &self,
+        subagent: &SubagentInfo,
+        request: ApprovalRequest,
+    ) -> Approval {
+        // A grandchild's request reaches the top-level approver with its own identity.
+        self.parent.approve_subagent(subagent, request).await
+    }
+}
+
+/// The approver a sub-agent asks: `parent`'s, told which child asks.
+pub(crate) fn child_approver(
+    parent: Arc<dyn Approver>,
+    info: Arc<SubagentInfo>,
+) -> Arc<dyn Approver> {
+    Arc::new(ChildApprover { parent, info })
 }
 
 #[cfg(test)]

@@ -183,7 +183,7 @@ pub fn scrub_known_values(text: &str) -> Cow<'_, str> {
 /// quote a path, a command line or a server's error body; so may the reason and path of a
 /// sandbox block. Successful output is left to the
 /// tool (the built-in tools scrub their own).
-pub(crate) fn scrub_error_output(output: &mut crate::tool::ToolOutput) {
+pub(crate) fn scrub_error_output(output: &mut crate::tool_output::ToolOutput) {
     // A sandbox block quotes what the command did (a path, its stderr): scrubbed whatever
     // the result's status.
     if let Some(block) = &mut output.block {

@@ -7,6 +7,10 @@
 //! the run's check, the loop gives it one repair turn (a synthetic user message quoting the
 //! error); a second failure ends the run with that answer, and [`Agent::prompt_as`] fails
 //! with [`AgentError::InvalidOutput`].
+//!
+//! [`Agent::prompt_as`]: crate::Agent::prompt_as
+//! [`Agent::prompt_structured`]: crate::Agent::prompt_structured
+//! [`AgentError::InvalidOutput`]: crate::AgentError::InvalidOutput
 
 use std::fmt;
 use std::sync::Arc;
@@ -15,10 +19,6 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::agent::{Agent, Run};
-use crate::event::RunStatus;
-use crate::message::UserInput;
-use crate::outcome::AgentError;
 use crate::provider::OutputSchema;
 use crate::schema::{SchemaError, StrictSchema};
 
@@ -46,7 +46,7 @@ impl OutputSpec {
         Self::from_strict::<T>(Arc::new(StrictSchema::of::<T>()))
     }
 
-    fn from_strict<T: DeserializeOwned + JsonSchema>(strict: Arc<StrictSchema>) -> Self {
+    pub(crate) fn from_strict<T: DeserializeOwned + JsonSchema>(strict: Arc<StrictSchema>) -> Self {
         let schema = OutputSchema {
             name: schema_name(&T::schema_name()),
             schema: strict.schema.clone(),
@@ -134,61 +134,6 @@ fn strip_fence(text: &str) -> &str {
     match body.split_once('\n') {
         Some((info, body)) if !info.contains('{') && !info.contains('[') => body.trim(),
         _ => body.trim(),
-    }
-}
-
-impl Agent {
-    /// Sends a prompt whose answer must be JSON matching `T`, and returns it parsed.
-    ///
-    /// The run's model calls carry `T`'s schema (made strict, see [`StrictSchema`]) as the
-    /// requested output format; tools stay available. An answer that does not parse as `T`
-    /// gets one repair turn quoting the error; a second failure returns
-    /// [`AgentError::InvalidOutput`].
-    ///
-    /// ```
-    /// use agent_core::Agent;
-    /// use agent_providers::scripted::{ScriptedProvider, Turn};
-    /// use schemars::JsonSchema;
-    /// use serde::Deserialize;
-    ///
-    /// #[derive(Debug, Deserialize, JsonSchema, PartialEq)]
-    /// struct City {
-    ///     name: String,
-    ///     population: u64,
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let provider = ScriptedProvider::new([Turn::new().text(r#"{"name":"Paris","population":2102650}"#)]);
-    /// let agent = Agent::builder(provider.clone()).build();
-    /// let city: City = agent.prompt_as("The capital of France?").await.unwrap();
-    /// assert_eq!(city, City { name: "Paris".into(), population: 2_102_650 });
-    /// let asked = provider.requests()[0].output_schema.clone().unwrap();
-    /// assert_eq!(asked.name, "City");
-    /// assert_eq!(asked.schema["additionalProperties"], false);
-    /// # }
-    /// ```
-    pub async fn prompt_as<T: DeserializeOwned + JsonSchema>(
-        &self,
-        input: impl Into<UserInput>,
-    ) -> Result<T, AgentError> {
-        let strict = Arc::new(StrictSchema::of::<T>());
-        let spec = OutputSpec::from_strict::<T>(strict.clone());
-        let outcome = self.prompt_structured(input, spec).finish().await;
-        match outcome.status {
-            RunStatus::Success => {}
-            RunStatus::Aborted => return Err(AgentError::Aborted),
-            RunStatus::Error => return Err(AgentError::from_run_error(outcome.error)),
-        }
-        let answer = outcome.text.ok_or(AgentError::NoAnswer)?;
-        parse_answer(&strict, &answer).map_err(|error| AgentError::InvalidOutput { error, answer })
-    }
-
-    /// Sends a prompt whose answer must pass `output`; the [`Run`] streams as usual. The
-    /// run ends `success` with the last answer even when it still fails the check after
-    /// the repair turn: the caller checks it again and decides.
-    pub fn prompt_structured(&self, input: impl Into<UserInput>, output: OutputSpec) -> Run {
-        self.prompt_with(input.into(), Some(Arc::new(output)))
     }
 }
 

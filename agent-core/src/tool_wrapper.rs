@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::permission::{Assessment, Permission, SideEffect};
 use crate::provider::ToolSpec;
-use crate::sandbox::{SandboxEscalation, SandboxSupport};
+use crate::sandbox::policy::SandboxEscalation;
+use crate::sandbox::report::SandboxSupport;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// A tool that wraps another: every method defaults to the wrapped tool's, so a wrapper

@@ -23,7 +23,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::presence::PRESENCE_CLASS;
-use crate::store::Inner;
+use crate::shared::Inner;
 
 /// Takes the lease of `$1` for the token `$2`, holder `$3`, presence key `$4` and
 /// `$5` milliseconds, when it is free, expired, held by this node (a lease it failed to give

@@ -11,6 +11,7 @@ mod error;
 pub mod lease;
 pub mod migrate;
 mod presence;
+mod shared;
 mod spec;
 mod store;
 #[cfg(feature = "test-util")]

@@ -21,7 +21,7 @@ pub struct AgentBuilder {
     compact_keep_tail: usize,
     sandbox: Option<SandboxPolicy>,
     sandbox_support: Option<SandboxSupport>,
-    hooks: crate::hooks::HookSetup,
+    hooks: crate::hook_points::HookSetup,
     context: ContextOptions,
 }
 
@@ -282,7 +282,7 @@ impl AgentBuilder {
                 session: self.session,
                 ctx,
                 sandbox: AgentSandbox::new(self.sandbox, self.sandbox_support),
-                hooks: crate::hooks::AgentHooks::new(self.hooks),
+                hooks: crate::hook_points::AgentHooks::new(self.hooks),
                 subagent: None,
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
@@ -327,7 +327,7 @@ impl Agent {
             context: ContextOptions::default(),
             sandbox: None,
             sandbox_support: None,
-            hooks: crate::hooks::HookSetup::default(),
+            hooks: crate::hook_points::HookSetup::default(),
         }
     }
 }

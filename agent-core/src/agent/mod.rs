@@ -11,6 +11,7 @@ use futures::Stream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent_sandbox::AgentSandbox;
 use crate::context::{AutoCompact, ContextSettings, ContextState, ContextUsage};
 use crate::emit::{Batch, Emitter, MessageLog};
 use crate::event::{AgentEvent, RunKind, RunStatus};
@@ -20,7 +21,8 @@ use crate::into_arc::IntoArc;
 use crate::message::{Message, UserInput};
 use crate::permission::{Approver, PermissionMode};
 use crate::provider::{ModelInfo, Provider, ReasoningLevel, ToolSpec};
-use crate::sandbox::{AgentSandbox, SandboxPolicy, SandboxReport, SandboxSupport};
+use crate::sandbox::policy::SandboxPolicy;
+use crate::sandbox::report::{SandboxReport, SandboxSupport};
 use crate::session::{SessionError, SessionRecord, SessionStore};
 use crate::spill::{OutputBudget, Spill};
 use crate::structured::OutputSpec;
@@ -29,6 +31,7 @@ use crate::tool_source::{DynamicTools, ToolSource};
 use crate::usage::Usage;
 
 mod builder;
+mod finish;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -373,7 +376,7 @@ impl Agent {
     /// lands before the next model call. Returns the hooks' reports (there is no run
     /// to carry them as events).
     pub async fn session_start(&self, source: SessionSource) -> Vec<HookReport> {
-        let (reports, context) = crate::hooks::session_start(&self.inner, source).await;
+        let (reports, context) = crate::hook_points::session_start(&self.inner, source).await;
         if let Some(text) = context {
             let message = Message::user_text(text).synthetic();
             self.inner.state().steering.push(message);
@@ -384,7 +387,7 @@ impl Agent {
     /// Runs the `session_end` hooks (advisory). A host calls this when a session ends
     /// (its input closed, the session was cleared or closed). Returns the hooks' reports.
     pub async fn session_end(&self, end: SessionEnd) -> Vec<HookReport> {
-        crate::hooks::session_end(&self.inner, &end).await
+        crate::hook_points::session_end(&self.inner, &end).await
     }
 
     /// Drops the whole transcript (and the plan and the pinned notes), recording the clear
@@ -434,7 +437,7 @@ impl Agent {
     pub(crate) fn fork_inner(
         &self,
         session: Option<(Arc<dyn SessionStore>, String)>,
-        child: Option<(&Inner, Arc<crate::subagent::SubagentInfo>)>,
+        child: Option<(&Inner, Arc<crate::subagent_info::SubagentInfo>)>,
     ) -> Agent {
         let inner = &self.inner;
         // Read the parent first: it may be this very agent (its lock is not reentrant).
@@ -443,7 +446,7 @@ impl Agent {
             let approver = state
                 .approver
                 .clone()
-                .map(|a| crate::subagent::child_approver(a, info.clone()));
+                .map(|a| crate::permission::child_approver(a, info.clone()));
             (approver, state.mode, state.granted.clone())
         });
         let state = inner.state();

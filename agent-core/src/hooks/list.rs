@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::message::{ContentBlock, ToolCall};
-use crate::tool::ToolOutput;
+use crate::tool_output::ToolOutput;
 
 use super::types::{
     CompactTrigger, HookContext, HookOutcome, PromptDecision, ResultDecision, SessionEnd,

@@ -70,18 +70,13 @@
 use async_trait::async_trait;
 
 use crate::message::ToolCall;
-use crate::tool::ToolOutput;
+use crate::tool_output::ToolOutput;
 
-mod agent;
 mod list;
 #[cfg(test)]
 mod tests;
-mod types;
+pub(crate) mod types;
 
-pub(crate) use agent::{
-    after_tool, before_tool, force_prompt, pre_compact, session_end, session_start, stop,
-    user_prompt, AgentHooks, BeforeTool, HookSetup, UserPrompt,
-};
 pub use list::{append_to_output, HookList};
 pub use types::{
     CompactTrigger, HookContext, HookEvent, HookOutcome, HookReport, PromptDecision,

@@ -6,12 +6,12 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::{AgentEvent, RunStatus};
 use crate::permission::PermissionMode;
-use crate::sandbox::SandboxContext;
+use crate::run_status::RunStatus;
+use crate::sandbox::report::SandboxContext;
 use crate::secrets::scrub_known_values;
-use crate::subagent::SubagentInfo;
-use crate::tool::ToolOutput;
+use crate::subagent_info::SubagentInfo;
+use crate::tool_output::ToolOutput;
 
 use super::Hooks;
 
@@ -109,7 +109,7 @@ impl HookOutcome {
     }
 }
 
-/// One reported hook decision; the payload of [`AgentEvent::HookDecided`].
+/// One reported hook decision; the payload of [`AgentEvent::HookDecided`](crate::AgentEvent::HookDecided).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookReport {
     /// The hook that decided ([`Hooks::name`], or the name given to [`HookContext::report`]).
@@ -122,19 +122,6 @@ pub struct HookReport {
     pub reason: Option<String>,
     /// The tool call, for tool events.
     pub call_id: Option<String>,
-}
-
-impl HookReport {
-    /// The report as an event.
-    pub fn into_event(self) -> AgentEvent {
-        AgentEvent::HookDecided {
-            hook: self.hook,
-            event: self.event,
-            outcome: self.outcome,
-            reason: self.reason,
-            call_id: self.call_id,
-        }
-    }
 }
 
 /// [`Hooks::before_tool`]'s answer.
@@ -335,7 +322,7 @@ pub struct HookContext {
     /// The OS sandbox in force for the agent's commands (policy and kernel view), which
     /// command hooks run under as well; off in a context made with [`HookContext::new`].
     pub sandbox: SandboxContext,
-    pub(super) reports: Mutex<Vec<HookReport>>,
+    pub(crate) reports: Mutex<Vec<HookReport>>,
 }
 
 impl HookContext {
@@ -370,7 +357,7 @@ impl HookContext {
     }
 
     /// The same context with no reports, for asking one member of a list.
-    pub(super) fn fork(&self) -> Self {
+    pub(crate) fn fork(&self) -> Self {
         Self {
             session_id: self.session_id.clone(),
             cwd: self.cwd.clone(),
@@ -405,13 +392,13 @@ impl HookContext {
         std::mem::take(&mut *self.lock())
     }
 
-    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Vec<HookReport>> {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Vec<HookReport>> {
         self.reports.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Adds `member`'s reports to this context, plus one for its `answer` unless it
     /// reported a decision itself.
-    pub(super) fn absorb(
+    pub(crate) fn absorb(
         &self,
         member: &dyn Hooks,
         sub: HookContext,
@@ -436,6 +423,6 @@ impl HookContext {
 }
 
 /// `text` scrubbed of known secrets.
-pub(super) fn scrub(text: &str) -> String {
+pub(crate) fn scrub(text: &str) -> String {
     scrub_known_values(text).into_owned()
 }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
+use crate::emit::record;
 use crate::emit::Emitter;
 use crate::event::{AgentEvent, ErrorCode, RecoveryReason, RunStatus, StopReason};
 use crate::inner::{error_event, Inner};
@@ -13,37 +14,19 @@ use crate::session::SessionRecord;
 use crate::structured::OutputSpec;
 use crate::telemetry;
 
-mod stream;
 mod tools;
 
-pub(crate) use stream::{stream_call, CallEnd};
+use crate::model_call::{stream_call, CallEnd};
 use tools::run_tools;
 
 /// Text of the one bounded continuation added when the model stops without an answer.
 pub const RECOVERY_PROMPT: &str =
     "Your previous reply ended without an answer. Continue and give your final answer now.";
 
-/// Prefix of the synthetic user message that replaces a compacted transcript.
-pub const COMPACTION_PREFIX: &str = "## Context Summary (compacted)\n\n";
-
 pub(crate) async fn push_message(inner: &Inner, em: &Emitter, message: Message) {
     inner.state().messages.push(message.clone());
     em.log_message(&message);
     record(inner, em, SessionRecord::Message { message }).await;
-}
-
-pub(crate) async fn record(inner: &Inner, em: &Emitter, record: SessionRecord) {
-    if let Some((store, id)) = &inner.session {
-        if let Err(err) = store.append(id, &record).await {
-            tracing::warn!(session = %id, error = %err, "session append failed");
-            em.emit(AgentEvent::Error {
-                code: ErrorCode::Session,
-                message: err.to_string(),
-                recoverable: true,
-            })
-            .await;
-        }
-    }
 }
 
 /// Runs one prompt to completion.
@@ -59,12 +42,12 @@ pub(crate) async fn prompt(
         return (RunStatus::Error, None);
     }
     let message = input.into_message();
-    let context = match crate::hooks::user_prompt(&inner, &em, &message).await {
-        crate::hooks::UserPrompt::Proceed(context) => context,
-        crate::hooks::UserPrompt::Stop if em.cancel.is_cancelled() => {
+    let context = match crate::hook_points::user_prompt(&inner, &em, &message).await {
+        crate::hook_points::UserPrompt::Proceed(context) => context,
+        crate::hook_points::UserPrompt::Stop if em.cancel.is_cancelled() => {
             return (RunStatus::Aborted, None)
         }
-        crate::hooks::UserPrompt::Stop => return (RunStatus::Success, None),
+        crate::hook_points::UserPrompt::Stop => return (RunStatus::Success, None),
     };
     push_message(&inner, &em, message.clone()).await;
     em.emit(AgentEvent::UserMessage { message }).await;
@@ -221,8 +204,12 @@ pub(crate) async fn prompt(
                     em.emit(turn_end(StopReason::Continue, None)).await;
                     continue;
                 }
-                let stop =
-                    crate::hooks::stop(&inner, &em, final_text.as_deref(), &mut continuations);
+                let stop = crate::hook_points::stop(
+                    &inner,
+                    &em,
+                    final_text.as_deref(),
+                    &mut continuations,
+                );
                 if let Some(reason) = stop.await {
                     em.emit(turn_end(StopReason::Continue, None)).await;
                     push_message(&inner, &em, Message::user_text(reason).synthetic()).await;

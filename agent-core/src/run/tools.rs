@@ -30,7 +30,7 @@ struct Ready {
     /// Permission event to emit before execution, if the decision is reported.
     decided: Option<AgentEvent>,
     /// The sandbox escalation the approver allowed for this call.
-    escalation: Option<crate::sandbox::SandboxEscalation>,
+    escalation: Option<crate::sandbox::policy::SandboxEscalation>,
 }
 
 /// The gate's outcome for one call.
@@ -151,10 +151,10 @@ async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<Stri
     }
     let mut hook_ask = None;
     if let Some(hooks) = inner.hooks.active() {
-        match crate::hooks::before_tool(inner, em, &hooks, &mut call).await {
-            crate::hooks::BeforeTool::Proceed { ask } => hook_ask = ask,
-            crate::hooks::BeforeTool::Refuse(text) => return Gate::Refuse(call, text),
-            crate::hooks::BeforeTool::Aborted => return Gate::Aborted(call),
+        match crate::hook_points::before_tool(inner, em, &hooks, &mut call).await {
+            crate::hook_points::BeforeTool::Proceed { ask } => hook_ask = ask,
+            crate::hook_points::BeforeTool::Refuse(text) => return Gate::Refuse(call, text),
+            crate::hook_points::BeforeTool::Aborted => return Gate::Aborted(call),
         }
     }
     let escalation = inner.sandbox.escalation(&*tool, &call.args);
@@ -172,11 +172,11 @@ async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<Stri
     let side_effect = tool.side_effect();
     let mut verdict = match escalation {
         // Running outside the sandbox is the approver's call in every mode.
-        Some(_) => crate::sandbox::decide_escalation(mode, permission, &assessment),
+        Some(_) => crate::agent_sandbox::decide_escalation(mode, permission, &assessment),
         None => decide(mode, permission, side_effect, &assessment, granted),
     };
     if let Some(reason) = hook_ask {
-        crate::hooks::force_prompt(&mut verdict, reason);
+        crate::hook_points::force_prompt(&mut verdict, reason);
     }
     let info = PermissionInfo {
         id: call.id.clone(),
@@ -283,7 +283,7 @@ struct Running {
     handle: JoinHandle<(Result<ToolOutput, crate::tool::ToolError>, Duration)>,
     progress: ProgressReceiver,
     /// The events of sub-agents the call runs, and the signal that its result went out.
-    link: crate::subagent::CallLink,
+    link: crate::parent_run::CallLink,
     span: tracing::Span,
 }
 
@@ -310,7 +310,7 @@ async fn execute(
         .map(|ready| {
             let (sink, progress) = ProgressSink::channel();
             let (parent, link) =
-                crate::subagent::ParentRun::for_call(inner.clone(), em, &ready.call.id);
+                crate::parent_run::ParentRun::for_call(inner.clone(), em, &ready.call.id);
             let ctx = ToolContext {
                 call_id: ready.call.id.clone(),
                 cwd: inner.cwd.clone(),
@@ -441,7 +441,7 @@ async fn execute(
             })
             .await;
         }
-        let mut output = crate::hooks::after_tool(inner, em, &call, output).await;
+        let mut output = crate::hook_points::after_tool(inner, em, &call, output).await;
         // Again, in case a hook made the result longer (a no-op otherwise).
         crate::spill::apply(&inner.ctx.spill, &call, &mut output).await;
         em.emit(AgentEvent::ToolResult {

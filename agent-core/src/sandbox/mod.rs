@@ -44,14 +44,12 @@
 //! assert!(SandboxPolicy::from_flags(Some("everything"), None, [""; 0], None).is_err());
 //! ```
 
-mod agent;
-mod policy;
-mod report;
+pub(crate) mod policy;
+pub(crate) mod report;
 #[cfg(test)]
 mod tests;
 
-pub use agent::decide_escalation;
-pub(crate) use agent::AgentSandbox;
+pub use crate::agent_sandbox::decide_escalation;
 pub use policy::{
     NetworkAccess, ParseSandboxError, SandboxEscalation, SandboxFallback, SandboxMode,
     SandboxPolicy,

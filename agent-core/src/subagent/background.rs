@@ -1,20 +1,15 @@
-//! Background sub-agents: [`BackgroundChild`], and the per-run [`RunScope`] that stops them
-//! when the run ends.
+//! Background sub-agents: [`BackgroundChild`], stopped when the run that started it ends
+//! (`RunScope`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::{lock, Observed, SubagentInfo, SubagentOutcome};
 use crate::event::RunStatus;
 use crate::usage::Usage;
-
-/// How long the end of a run waits for its stopped background children to report their
-/// end before it drops them.
-const SCOPE_CLOSE_GRACE: Duration = Duration::from_secs(5);
 
 /// What a background sub-agent has done so far.
 #[derive(Debug, Clone, PartialEq)]
@@ -138,58 +133,16 @@ impl BackgroundChild {
     }
 }
 
-/// A background child and its forwarder.
-type Entry = (BackgroundChild, JoinHandle<()>);
-
-/// The background children of one run.
-#[derive(Default)]
-pub(crate) struct RunScope {
-    children: Mutex<Option<Vec<Entry>>>,
-    closed: std::sync::atomic::AtomicBool,
-}
-
-impl RunScope {
-    /// Runs `task` (`child`'s forwarder) until the run ends.
-    pub(crate) fn spawn(
-        &self,
-        child: BackgroundChild,
-        task: impl std::future::Future<Output = ()> + Send + 'static,
-    ) {
-        let mut children = self.children.lock().unwrap_or_else(|e| e.into_inner());
-        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
-            // The run is over: the child is dropped (which aborts it) unreported.
-            child.shared.stop.cancel();
-            child.finish_unreported();
-            return;
-        }
-        let handle = tokio::spawn(task);
-        children.get_or_insert_with(Vec::new).push((child, handle));
+impl crate::run_scope::ScopedChild for BackgroundChild {
+    fn task_id(&self) -> &str {
+        &self.shared.info.task_id
     }
 
-    /// Stops every child still running and waits (bounded) for each to report its end.
-    pub(crate) async fn close(&self) {
-        let children = {
-            let mut children = self.children.lock().unwrap_or_else(|e| e.into_inner());
-            self.closed
-                .store(true, std::sync::atomic::Ordering::Release);
-            children.take().unwrap_or_default()
-        };
-        if children.is_empty() {
-            return;
-        }
-        for (child, _) in &children {
-            child.shared.stop.cancel();
-        }
-        let deadline = tokio::time::Instant::now() + SCOPE_CLOSE_GRACE;
-        for (child, mut handle) in children {
-            if tokio::time::timeout_at(deadline, &mut handle)
-                .await
-                .is_err()
-            {
-                tracing::warn!(task_id = %child.task_id(), "a background sub-agent did not stop in time; dropped");
-                handle.abort();
-                child.finish_unreported();
-            }
-        }
+    fn cancel(&self) {
+        self.shared.stop.cancel();
+    }
+
+    fn finish_unreported(&self) {
+        BackgroundChild::finish_unreported(self);
     }
 }

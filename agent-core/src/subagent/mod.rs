@@ -10,7 +10,8 @@
 //! What the child has of its own: the agent's transcript (usually empty), system prompt,
 //! tools, model, reasoning level and step limit, and a transcript recorded to the parent's
 //! session store under the child's `task_id` when the parent records to one. What it takes
-//! from the parent run: the approver (asked through [`Approver::approve_subagent`]), the
+//! from the parent run: the approver (asked through
+//! [`Approver::approve_subagent`](crate::Approver::approve_subagent)), the
 //! permission mode and standing grants, the hooks (with `subagent_start` and
 //! `subagent_stop` in place of `user_prompt` and `stop`) and the sandbox policy.
 //!
@@ -31,63 +32,34 @@
 mod background;
 mod tool;
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, Run};
-use crate::emit::{Batch, WeakEmitter};
+use crate::emit::Batch;
 use crate::event::{AgentEvent, RunStatus};
 use crate::inner::Inner;
 use crate::message::UserInput;
 use crate::outcome::RunError;
-use crate::permission::{Approval, ApprovalRequest, Approver, PermissionMode};
-use crate::provider::{Provider, ReasoningLevel};
 use crate::session::SessionRecord;
-use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::tool::{ToolContext, ToolError, ToolOutput};
 use crate::usage::Usage;
 
-pub(crate) use background::RunScope;
+pub use crate::parent_run::ParentRun;
+pub use crate::subagent_info::SubagentInfo;
 pub use background::{BackgroundChild, ChildSnapshot};
 pub use tool::AgentTool;
 
 /// The deepest a sub-agent may be nested, whatever a request allows.
 pub const MAX_SUBAGENT_DEPTH: u32 = 8;
 
-/// Batches of a child's events one call's channel holds before the child waits for the
-/// parent's loop.
-const CALL_BUFFER: usize = 16;
 /// Most events the forwarder takes from a child's stream at once.
 const FORWARD_BURST: usize = 64;
 /// Most bytes of a child's current answer kept for [`ChildSnapshot::text`].
 const TEXT_CAP: usize = 64 * 1024;
-
-/// Which sub-agent an agent is, and where it was started from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SubagentInfo {
-    /// The child's id; also its session id when it records to the parent's store.
-    pub task_id: String,
-    /// The sub-agent's name (a specialist's, or an `as_tool` tool's).
-    pub name: String,
-    /// The caller's short label for the task.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The parent's tool call that started it.
-    pub call_id: String,
-    /// The parent's session id, when the child records to the parent's session store.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_session_id: Option<String>,
-    /// 1 for a child of a top-level agent, 2 for a grandchild, …
-    pub depth: u32,
-    /// The child runs in the background.
-    #[serde(default)]
-    pub background: bool,
-}
 
 /// What to run as a sub-agent.
 #[derive(Debug, Clone)]
@@ -235,122 +207,6 @@ impl From<SubagentError> for ToolError {
 /// `specialist_…` form); valid as a session id of every front end.
 pub fn new_task_id(prefix: &str) -> String {
     crate::ids::prefixed_hex(prefix, 24)
-}
-
-/// The agent run that made a tool call: what a tool needs to run a sub-agent under it.
-/// Found in [`ToolContext::parent`]; cheap to clone.
-#[derive(Clone)]
-pub struct ParentRun {
-    inner: Arc<Inner>,
-    em: WeakEmitter,
-    call_id: String,
-    /// The call's channel for its children's events, drained by the loop while the call
-    /// runs (so they stay inside the call's events).
-    events: mpsc::Sender<Vec<AgentEvent>>,
-    /// Fired once the call's result went out: background children report from then on.
-    released: CancellationToken,
-}
-
-impl std::fmt::Debug for ParentRun {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParentRun")
-            .field("call_id", &self.call_id)
-            .field("depth", &self.depth())
-            .finish_non_exhaustive()
-    }
-}
-
-/// The loop's side of a call's [`ParentRun`].
-pub(crate) struct CallLink {
-    pub(crate) events: mpsc::Receiver<Vec<AgentEvent>>,
-    pub(crate) released: CancellationToken,
-}
-
-impl ParentRun {
-    /// The link for one call of the run `em` belongs to, and the loop's side of it.
-    pub(crate) fn for_call(
-        inner: Arc<Inner>,
-        em: &crate::emit::Emitter,
-        call_id: &str,
-    ) -> (Self, CallLink) {
-        let (tx, rx) = mpsc::channel(CALL_BUFFER);
-        let released = CancellationToken::new();
-        let parent = Self {
-            inner,
-            em: em.downgrade(),
-            call_id: call_id.to_string(),
-            events: tx,
-            released: released.clone(),
-        };
-        (
-            parent,
-            CallLink {
-                events: rx,
-                released,
-            },
-        )
-    }
-
-    /// The id of the call.
-    pub fn call_id(&self) -> &str {
-        &self.call_id
-    }
-
-    /// How deep the calling agent is nested: 0 for a top-level agent.
-    pub fn depth(&self) -> u32 {
-        self.inner.subagent.as_ref().map_or(0, |s| s.depth)
-    }
-
-    /// The calling agent's own sub-agent identity, when it is a sub-agent.
-    pub fn subagent(&self) -> Option<&SubagentInfo> {
-        self.inner.subagent.as_deref()
-    }
-
-    /// The calling agent's provider.
-    pub fn provider(&self) -> Arc<dyn Provider> {
-        self.inner.provider.clone()
-    }
-
-    /// The calling agent's current model.
-    pub fn model(&self) -> String {
-        self.inner.state().model.clone()
-    }
-
-    /// The calling agent's current reasoning level.
-    pub fn reasoning(&self) -> ReasoningLevel {
-        self.inner.state().reasoning
-    }
-
-    /// The calling agent's current permission mode.
-    pub fn permission_mode(&self) -> PermissionMode {
-        self.inner.state().mode
-    }
-
-    /// The calling agent's own tools.
-    pub fn tools(&self) -> &[Arc<dyn Tool>] {
-        &self.inner.tools
-    }
-
-    /// The calling agent's workspace directory.
-    pub fn cwd(&self) -> PathBuf {
-        self.inner.cwd.clone()
-    }
-
-    /// The calling agent's session id, if it records to a session.
-    pub fn session_id(&self) -> Option<&str> {
-        self.inner.session.as_ref().map(|(_, id)| id.as_str())
-    }
-
-    /// True once the calling run was aborted.
-    pub fn is_aborted(&self) -> bool {
-        self.em.cancel.is_cancelled()
-    }
-
-    /// Sends events into the call's window of the parent's stream.
-    async fn send(&self, events: Vec<AgentEvent>) {
-        // The loop stopped listening only when it gave up on the call.
-        let _ = self.events.send(events).await;
-    }
 }
 
 /// A child agent made for one request, its run started.
@@ -676,34 +532,4 @@ impl Observed {
             usage: self.usage,
         }
     }
-}
-
-/// A child's approver: its parent's, asked through [`Approver::approve_subagent`].
-struct ChildApprover {
-    parent: Arc<dyn Approver>,
-    info: Arc<SubagentInfo>,
-}
-
-#[async_trait]
-impl Approver for ChildApprover {
-    async fn approve(&self, request: ApprovalRequest) -> Approval {
-        self.parent.approve_subagent(&self.info, request).await
-    }
-
-    async fn approve_subagent(
-        &self,
-        subagent: &SubagentInfo,
-        request: ApprovalRequest,
-    ) -> Approval {
-        // A grandchild's request reaches the top-level approver with its own identity.
-        self.parent.approve_subagent(subagent, request).await
-    }
-}
-
-/// The approver a sub-agent asks: `parent`'s, told which child asks.
-pub(crate) fn child_approver(
-    parent: Arc<dyn Approver>,
-    info: Arc<SubagentInfo>,
-) -> Arc<dyn Approver> {
-    Arc::new(ChildApprover { parent, info })
 }

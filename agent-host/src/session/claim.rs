@@ -9,31 +9,14 @@
 //! [`observe`](TurnClaim::observe) wraps the turn's observer so the claim is held until the
 //! turn finished and the turn stops if the claim is lost.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use super::live::Session;
 use super::manager::{ManagerError, SessionManager};
+pub use super::storage::{BoxFuture, WriterClaim};
 use super::turn::TurnObserver;
 use super::types::{Busy, TurnInfo, TurnOutcome};
 use crate::backpressure::OutputGate;
-
-/// A boxed future that owns what it needs.
-pub type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
-
-/// A claim on a session for one writer, from a storage shared by several processes.
-/// Dropping it gives it back.
-pub trait WriterClaim: Send + Sync + 'static {
-    /// Whether the stored session changed (transcript, event log or metadata written by
-    /// another process) since this process last read or wrote it: the session must be
-    /// loaded again before it is written.
-    fn stale(&self) -> bool;
-
-    /// Resolves when the claim is lost (it could not be renewed, or another process took
-    /// it over): whatever writes under it must stop.
-    fn lost(&self) -> BoxFuture;
-}
 
 /// A session claimed for one turn ([`SessionManager::claim_turn`]).
 pub struct TurnClaim {

@@ -32,6 +32,9 @@
 //! - [`Durability::Buffered`] appends survive a crash of the process once the call
 //!   returned; [`Durability::Sync`] ones survive a crash of the machine too.
 
+use std::future::Future;
+use std::pin::Pin;
+
 use agent_core::{
     async_trait,
     session::{SessionError, SessionStore},
@@ -40,12 +43,28 @@ use serde_json::value::RawValue;
 
 pub use crate::fs::Durability;
 
-use super::claim::WriterClaim;
 use super::types::SessionMeta;
 
 /// The contract as one test suite every backend runs (feature `test-util`).
 #[cfg(any(test, feature = "test-util"))]
 pub mod contract;
+
+/// A boxed future that owns what it needs.
+pub type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// A claim on a session for one writer, from a storage shared by several processes
+/// ([`SessionStorage::claim_writer`]; the turn side is in [`claim`](super::claim)).
+/// Dropping it gives it back.
+pub trait WriterClaim: Send + Sync + 'static {
+    /// Whether the stored session changed (transcript, event log or metadata written by
+    /// another process) since this process last read or wrote it: the session must be
+    /// loaded again before it is written.
+    fn stale(&self) -> bool;
+
+    /// Resolves when the claim is lost (it could not be renewed, or another process took
+    /// it over): whatever writes under it must stop.
+    fn lost(&self) -> BoxFuture;
+}
 
 /// A boxed error of a storage backend (a database driver's, a pool's).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;

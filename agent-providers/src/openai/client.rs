@@ -1,5 +1,6 @@
 //! The one OpenAI client behind both OpenAI APIs: base URL, credentials, HTTP settings and
-//! connection pool, model resolution and the catalogue.
+//! connection pool, model resolution and the catalogue. Its providers are made where they
+//! live: [`OpenAiClient::chat`] in `chat`, [`OpenAiClient::responses`] in `responses`.
 
 use std::sync::Arc;
 
@@ -10,8 +11,6 @@ use agent_core::{
 use reqwest::header::HeaderMap;
 use serde::Serialize;
 
-use super::chat::OpenAiProvider;
-use super::responses::OpenAiResponsesProvider;
 use crate::catalog::{self, Family, Reasoning};
 use crate::http::{secret_header, ClientConfig, HttpClient, PreparedRequest};
 use crate::sse::{drive, Decoder};
@@ -56,16 +55,6 @@ impl OpenAiClient {
     /// The configuration.
     pub fn config(&self) -> &ClientConfig {
         &self.config
-    }
-
-    /// The Chat Completions provider of this client.
-    pub fn chat(&self) -> OpenAiProvider {
-        OpenAiProvider::from_client(self.clone())
-    }
-
-    /// The Responses provider of this client.
-    pub fn responses(&self) -> OpenAiResponsesProvider {
-        OpenAiResponsesProvider::from_client(self.clone())
     }
 
     /// Whether this is OpenAI's own API rather than a compatible server.

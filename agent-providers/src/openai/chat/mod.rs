@@ -30,6 +30,13 @@ pub struct OpenAiProvider {
     client: OpenAiClient,
 }
 
+impl OpenAiClient {
+    /// The Chat Completions provider of this client.
+    pub fn chat(&self) -> OpenAiProvider {
+        OpenAiProvider::from_client(self.clone())
+    }
+}
+
 impl OpenAiProvider {
     /// A provider talking to `config.base_url`.
     pub fn new(config: ClientConfig) -> Self {
@@ -37,7 +44,7 @@ impl OpenAiProvider {
     }
 
     /// The Chat Completions provider of `client` (see [`OpenAiClient::chat`]).
-    pub(crate) fn from_client(client: OpenAiClient) -> Self {
+    fn from_client(client: OpenAiClient) -> Self {
         Self { client }
     }
 

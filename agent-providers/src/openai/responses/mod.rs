@@ -35,6 +35,13 @@ pub struct OpenAiResponsesProvider {
     client: OpenAiClient,
 }
 
+impl OpenAiClient {
+    /// The Responses provider of this client.
+    pub fn responses(&self) -> OpenAiResponsesProvider {
+        OpenAiResponsesProvider::from_client(self.clone())
+    }
+}
+
 impl OpenAiResponsesProvider {
     /// A provider talking to `config.base_url`.
     pub fn new(config: ClientConfig) -> Self {
@@ -42,7 +49,7 @@ impl OpenAiResponsesProvider {
     }
 
     /// The Responses provider of `client` (see [`OpenAiClient::responses`]).
-    pub(crate) fn from_client(client: OpenAiClient) -> Self {
+    fn from_client(client: OpenAiClient) -> Self {
         Self { client }
     }
 

@@ -9,13 +9,12 @@ use crate::message::{ContentBlock, Message, ToolCall};
 use crate::permission::{PermissionAction, Verdict};
 use crate::tool::ToolOutput;
 
-use super::list::{append_to_output, HookList};
-use super::types::{
+use crate::hooks::types::{
     scrub, CompactTrigger, HookContext, HookEvent, HookOutcome, HookReport, PromptDecision,
     ResultDecision, SessionEnd, SessionSource, StartDecision, StopDecision, StopRequest,
     ToolDecision, DEFAULT_MAX_STOP_CONTINUATIONS,
 };
-use super::Hooks;
+use crate::hooks::{append_to_output, HookList, Hooks};
 
 /// Hook settings collected by the builder.
 #[derive(Clone)]

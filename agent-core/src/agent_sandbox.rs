@@ -12,8 +12,8 @@ use crate::permission::{
 };
 use crate::tool::Tool;
 
-use super::policy::{NetworkAccess, SandboxEscalation, SandboxFallback, SandboxPolicy};
-use super::report::{SandboxContext, SandboxReport, SandboxSupport};
+use crate::sandbox::policy::{NetworkAccess, SandboxEscalation, SandboxFallback, SandboxPolicy};
+use crate::sandbox::report::{SandboxContext, SandboxReport, SandboxSupport};
 
 /// The sandbox state of one agent: policy, kernel view, whether the report went out.
 pub(crate) struct AgentSandbox {

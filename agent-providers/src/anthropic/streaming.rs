@@ -277,7 +277,8 @@ impl AnthropicDecoder {
                         .retryable(false));
                     }
                 }
-                self.next_index = self.next_index.max(index + 1);
+                // An index is the server's: the largest one must not overflow.
+                self.next_index = self.next_index.max(index.saturating_add(1));
                 self.start(index, content_block, out);
             }
             StreamEvent::ContentBlockDelta { index, delta } => {

@@ -504,3 +504,40 @@ async fn reasoning_levels_map_to_thinking_budgets_and_effort() {
         (None, None)
     );
 }
+
+/// A block index at the top of the range (what the stream property test once found) is a
+/// block like any other: no overflow, its text comes through.
+#[tokio::test]
+async fn the_largest_block_index_does_not_overflow() {
+    let body = frames(&[
+        ev(
+            "message_start",
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 5}}}),
+        ),
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": u64::MAX, "content_block": {"type": "text", "text": ""}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": u64::MAX, "delta": {"type": "text_delta", "text": "Edge"}}),
+        ),
+        ev(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": u64::MAX}),
+        ),
+        ev(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}}),
+        ),
+        ev("message_stop", json!({"type": "message_stop"})),
+    ]);
+    let server = MockModel::start(vec![sse(&body)]);
+    let provider = AnthropicProvider::new(client(&server.url(), "claude-haiku-4-5"));
+    let items = run(&provider, request("claude-haiku-4-5")).await;
+    assert!(
+        items.contains(&Ok(ProviderEvent::TextDelta("Edge".into()))),
+        "{items:?}"
+    );
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+}

@@ -60,17 +60,19 @@ pub fn parse_input(input: &str) -> Result<Vec<InputEvent>, InputError> {
     Ok(events)
 }
 
-/// Rejects keys outside the allowed set; `role` and `images` only on `message` events.
+/// Rejects keys outside the allowed set; `role` and `images` only on `message` events. Of
+/// several unknown keys the first in byte order is named (Zero names whichever its map
+/// yields first; here it does not depend on the map's order either).
 fn check_fields(map: &Map<String, Value>) -> Result<(), String> {
     let is_message = map.get("type").and_then(Value::as_str) == Some("message");
-    for key in map.keys() {
-        let allowed = matches!(key.as_str(), "schemaVersion" | "type" | "content")
-            || (is_message && matches!(key.as_str(), "role" | "images"));
-        if !allowed {
-            return Err(key.clone());
-        }
+    let unknown = map.keys().filter(|key| {
+        !(matches!(key.as_str(), "schemaVersion" | "type" | "content")
+            || (is_message && matches!(key.as_str(), "role" | "images")))
+    });
+    match unknown.min() {
+        Some(key) => Err(key.clone()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// A string field as Go decodes it: absent or `null` is empty, anything but a string fails.
@@ -255,6 +257,11 @@ mod tests {
         );
         assert_eq!(
             err(r#"{"schemaVersion":2,"type":"prompt","content":"x","role":"user"}"#),
+            "Invalid stream-json input at line 1: unknown field role"
+        );
+        // Of several, the first in byte order, whatever order they came in.
+        assert_eq!(
+            err(r#"{"schemaVersion":2,"type":"prompt","zeta":1,"role":"user","content":"x"}"#),
             "Invalid stream-json input at line 1: unknown field role"
         );
         assert_eq!(

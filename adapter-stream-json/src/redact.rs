@@ -147,10 +147,15 @@ fn keep_label(caps: &Captures<'_>, labels: &[&str]) -> String {
 /// True when `value` may hold a secret-shaped substring (a superset test: every string
 /// [`redact_string`] would change passes it).
 pub fn may_hold_secret(value: &str) -> bool {
+    may_hold_secret_bytes(value.as_bytes())
+}
+
+/// [`may_hold_secret`] of UTF-8 bytes (or of a string's JSON escaping: an escape never
+/// splits `sk-`, `api` or `bearer`, so the test stays a superset).
+pub(crate) fn may_hold_secret_bytes(bytes: &[u8]) -> bool {
     // Equivalent to the regex `sk-|(?i:api|bearer)` (none of these letters has a
     // non-ASCII case variant), without the regex engine's per-call setup, which dominated
     // for the short strings of text deltas.
-    let bytes = value.as_bytes();
     let at = |i: usize, lit: &[u8]| {
         bytes
             .get(i..i + lit.len())

@@ -385,7 +385,11 @@ fn a_signal_while_a_session_start_hook_runs_interrupts_the_run_without_a_model_c
     let end = run.of("run_end");
     assert_eq!(end[0]["status"], "interrupted", "{}", run.stdout);
     assert_eq!(run.of("error")[0]["code"], "interrupted");
-    assert_eq!(model.request_count(), 0, "the prompt never reached the model");
+    assert_eq!(
+        model.request_count(),
+        0,
+        "the prompt never reached the model"
+    );
     let left = test_support::procs::wait_gone_blocking(&[hook], common::RUN_TIMEOUT);
     assert!(left.is_empty(), "the hook's process was left running");
 }

@@ -198,7 +198,9 @@ fn take(slot: &Slot) -> Streaming {
 
 /// The run's turn as exec shows it: every event through the [`ZeroFold`], the lines handed
 /// to stdout's writer in bursts (the session flushes before every wait: for the next
-/// events, for the writer).
+/// events, for the writer). It holds nothing against the gate (the default
+/// [`TurnObserver::held`]): its one burst is handed over before every wait, so the writer
+/// has at most one queued, its gate's limit.
 struct ExecTurn {
     slot: Slot,
     /// Stdout's gate: it admits one burst, so a client that stops reading stalls the run.
@@ -242,25 +244,13 @@ impl TurnObserver for ExecTurn {
 
     fn flush(&mut self) {
         let mut slot = lock(&self.slot);
-        if let Some(streaming) = slot.as_mut().filter(|s| !s.frames_empty()) {
+        if let Some(streaming) = slot.as_mut().filter(|s| !s.out.frames.is_empty()) {
             // A failed write shows as a closed stdout at the next event.
             let _ = streaming.out.stdout.send(&mut streaming.out.frames);
         }
     }
 
-    /// None held against the gate: the one burst held is handed over before every wait,
-    /// so the writer has at most one queued, its gate's limit.
-    fn held(&self) -> usize {
-        0
-    }
-
     fn output_gate(&self) -> Option<Arc<OutputGate>> {
         Some(self.gate.clone())
-    }
-}
-
-impl Streaming {
-    fn frames_empty(&self) -> bool {
-        self.out.frames.is_empty()
     }
 }

@@ -7,8 +7,10 @@
 //! [`super::redact_in_place`] and `serde_json::to_writer` write in turn (the tests compare the
 //! two on every line kind):
 //!
-//! - every string value passes through [`redact_string`] when [`may_hold_secret`] says it
-//!   may (keys are checked, not redacted);
+//! - every string value is written as serde_json escapes it, then checked in place
+//!   ([`super::may_hold_secret`] of its escaped bytes): one that may hold a secret is read
+//!   back, passed through [`redact_string`] and written again when that changed it (keys are
+//!   checked, not redacted);
 //! - an entry whose key [`is_sensitive_key`] gets the string `"[REDACTED]"` as its value, and
 //!   its value's pieces are dropped;
 //! - an object's entries are written as they come, each entry's start noted; when the keys did
@@ -25,7 +27,7 @@ use std::io;
 use serde::Serialize;
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
 
-use super::{is_sensitive_key, may_hold_secret, redact_string, REDACTED};
+use super::{is_sensitive_key, may_hold_secret_bytes, redact_string, REDACTED};
 
 /// Why the writer stopped.
 #[derive(Debug)]
@@ -68,9 +70,7 @@ pub(crate) fn write<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Resu
         not_plain,
         ..
     } = line;
-    if work.scratch.capacity() <= super::KEEP_CAPACITY
-        && work.text.capacity() <= super::KEEP_CAPACITY
-    {
+    if work.scratch.capacity() <= super::KEEP_CAPACITY {
         work.keys.clear();
         work.entries.clear();
         work.objects.clear();
@@ -91,7 +91,6 @@ thread_local! {
             keys: String::new(),
             entries: Vec::new(),
             objects: Vec::new(),
-            text: String::new(),
             scratch: Vec::new(),
         })
     };
@@ -106,8 +105,6 @@ struct Work {
     entries: Vec<Entry>,
     /// The open objects, innermost last.
     objects: Vec<Object>,
-    /// The text of the string value being written (unescaped).
-    text: String,
     /// Where an unsorted object's bytes are copied while they are put in order.
     scratch: Vec<u8>,
 }
@@ -276,7 +273,6 @@ impl Formatter for Redacting<'_, '_> {
     fn begin_string<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
         let line = &mut *self.0;
         if line.skip == 0 && !line.in_key {
-            line.work.text.clear();
             line.string_start = line.out.len();
             line.out.push(b'"');
         }
@@ -289,10 +285,11 @@ impl Formatter for Redacting<'_, '_> {
             return Ok(());
         }
         line.out.push(b'"');
-        let text = &line.work.text;
-        if may_hold_secret(text) {
-            let redacted = redact_string(text);
-            if redacted != *text {
+        let json = &line.out[line.string_start..];
+        if may_hold_secret_bytes(json) {
+            let text: String = serde_json::from_slice(json).map_err(io::Error::other)?;
+            let redacted = redact_string(&text);
+            if redacted != text {
                 line.out.truncate(line.string_start);
                 serde_json::to_writer(&mut *line.out, &redacted).map_err(io::Error::other)?;
             }
@@ -309,10 +306,7 @@ impl Formatter for Redacting<'_, '_> {
         match (line.skip > 0, line.in_key) {
             (true, _) => {}
             (false, true) => line.work.keys.push_str(fragment),
-            (false, false) => {
-                line.out.extend_from_slice(fragment.as_bytes());
-                line.work.text.push_str(fragment);
-            }
+            (false, false) => line.out.extend_from_slice(fragment.as_bytes()),
         }
         Ok(())
     }
@@ -329,10 +323,7 @@ impl Formatter for Redacting<'_, '_> {
                 line.work.keys.push(unescaped(&escape));
                 Ok(())
             }
-            (false, false) => {
-                line.work.text.push(unescaped(&escape));
-                CompactFormatter.write_char_escape(line.out, escape)
-            }
+            (false, false) => CompactFormatter.write_char_escape(line.out, escape),
         }
     }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use agent_core::{
     hooks::{HookReport, SessionEndReason, SessionSource},
     session::SessionError,
-    Message, Usage,
+    Message,
 };
 use agent_mcp::{McpManager, McpServerConfig};
 use tokio::sync::mpsc;
@@ -22,9 +22,7 @@ use super::journal::{EventJournal, JournalOptions};
 use super::live::{lock_registry, Parts, Registry, Session};
 use super::storage::{SessionStorage, StoreError};
 use super::tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
-use super::types::{
-    new_id, now_ms, CreateOptions, InteractionRequest, ResumeOptions, SessionMeta, SubagentStatus,
-};
+use super::types::{CreateOptions, InteractionRequest, ResumeOptions, SessionMeta, SubagentStatus};
 
 /// Why a session could not be created, resumed or forked.
 #[derive(Debug, thiserror::Error)]
@@ -278,35 +276,19 @@ impl SessionManager {
     }
 
     fn new_meta(&self, options: &CreateOptions, model: String) -> SessionMeta {
-        let now = now_ms();
+        let provider_id = self.factory.provider_id().to_string();
         SessionMeta {
-            session_id: new_id("sess"),
             workspace_key: options
                 .workspace_key
                 .clone()
                 .filter(|k| !k.is_empty())
                 .unwrap_or_else(|| options.workspace_path.clone()),
-            workspace_path: options.workspace_path.clone(),
             parent_session_id: options.parent_session_id.clone(),
-            trace_id: new_id("trace"),
-            title: String::new(),
-            title_from_input: false,
             mode: options.mode.unwrap_or_default(),
-            provider_id: self.factory.provider_id().to_string(),
-            model,
             thought_level: options.thought_level.unwrap_or_default(),
-            created_at: now,
-            updated_at: now,
-            turn_count: 0,
-            usage: Usage::default(),
-            context_used: 0,
-            todos: Vec::new(),
-            goal: None,
-            last_error: None,
             tool_allowlist: options.tool_allowlist.clone(),
             tool_denylist: options.tool_denylist.clone(),
-            subagent: None,
-            last_compaction_auto: None,
+            ..SessionMeta::new(&options.workspace_path, provider_id, model)
         }
     }
 

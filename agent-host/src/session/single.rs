@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, Weak};
 use agent_core::{
     hooks::{HookReport, SessionSource},
     session::SessionError,
-    Agent, Usage,
+    Agent,
 };
 use agent_mcp::McpManager;
 use agent_specialists::BackgroundTasks;
@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use super::interaction::InteractionLink;
 use super::live::{Parts, Session};
 use super::storage::SessionStorage;
-use super::types::{new_id, now_ms, SessionMeta};
+use super::types::SessionMeta;
 
 impl Session {
     /// A session around `agent` (its provider, model and reasoning level become the
@@ -35,32 +35,8 @@ impl Session {
         mcp: McpManager,
     ) -> Arc<Self> {
         let state = agent.state();
-        let now = now_ms();
-        let meta = SessionMeta {
-            session_id: new_id("sess"),
-            workspace_path: workspace.to_string(),
-            workspace_key: workspace.to_string(),
-            parent_session_id: None,
-            trace_id: new_id("trace"),
-            title: String::new(),
-            title_from_input: false,
-            mode: Default::default(),
-            provider_id: state.provider,
-            model: state.model,
-            thought_level: state.reasoning,
-            created_at: now,
-            updated_at: now,
-            turn_count: 0,
-            usage: Usage::default(),
-            context_used: 0,
-            todos: Vec::new(),
-            goal: None,
-            last_error: None,
-            tool_allowlist: None,
-            tool_denylist: Vec::new(),
-            subagent: None,
-            last_compaction_auto: None,
-        };
+        let mut meta = SessionMeta::new(workspace, state.provider, state.model);
+        meta.thought_level = state.reasoning;
         let turn = Arc::new(Mutex::new(None));
         // Nobody receives: a request is cancelled at once.
         let (tx, _) = mpsc::unbounded_channel();

@@ -52,33 +52,19 @@ impl Session {
             return Some(existing);
         }
         let parent = self.meta();
-        let now = now_ms();
         let title = match new.description.map(str::trim).filter(|d| !d.is_empty()) {
             Some(description) => format!("{}: {description}", new.name),
             None => new.name.to_string(),
         };
         let meta = SessionMeta {
             session_id: new.task_id.to_string(),
-            workspace_path: parent.workspace_path.clone(),
             workspace_key: parent.workspace_key.clone(),
             parent_session_id: Some(parent.session_id.clone()),
             trace_id: parent.trace_id.clone(),
             title: title.chars().take(80).collect(),
-            title_from_input: false,
             mode: parent.mode,
-            provider_id: parent.provider_id.clone(),
-            model: new.model.to_string(),
             thought_level: parent.thought_level,
-            created_at: now,
-            updated_at: now,
             turn_count: 1,
-            usage: Usage::default(),
-            context_used: 0,
-            todos: Vec::new(),
-            goal: None,
-            last_error: None,
-            tool_allowlist: None,
-            tool_denylist: Vec::new(),
             subagent: Some(SubagentMeta {
                 name: new.name.to_string(),
                 description: new.description.map(str::to_string),
@@ -90,8 +76,13 @@ impl Session {
                 error: None,
                 duration_ms: None,
             }),
-            last_compaction_auto: None,
+            ..SessionMeta::new(
+                &parent.workspace_path,
+                parent.provider_id.clone(),
+                new.model.to_string(),
+            )
         };
+        let started_at = meta.created_at;
         // A stand-in agent for the settings and context window of the child's model; the
         // child's own agent runs inside the parent's run.
         let agent = Agent::builder(self.agent.provider().clone())
@@ -119,7 +110,7 @@ impl Session {
         child.data().active = Some(ActiveTurn {
             turn_id,
             kind: RunKind::Prompt,
-            started_at: now,
+            started_at,
             abort: None,
         });
         child.idle.send_replace(false);

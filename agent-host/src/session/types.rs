@@ -154,6 +154,37 @@ pub struct SessionMeta {
 }
 
 impl SessionMeta {
+    /// A new session's metadata: fresh session and trace ids, created and updated now, in
+    /// `workspace` (also its key), with `provider_id` and `model`; nothing else set yet.
+    pub fn new(workspace: &str, provider_id: String, model: String) -> Self {
+        let now = now_ms();
+        Self {
+            session_id: new_id("sess"),
+            workspace_path: workspace.to_string(),
+            workspace_key: workspace.to_string(),
+            parent_session_id: None,
+            trace_id: new_id("trace"),
+            title: String::new(),
+            title_from_input: false,
+            mode: Default::default(),
+            provider_id,
+            model,
+            thought_level: Default::default(),
+            created_at: now,
+            updated_at: now,
+            turn_count: 0,
+            usage: Usage::default(),
+            context_used: 0,
+            todos: Vec::new(),
+            goal: None,
+            last_error: None,
+            tool_allowlist: None,
+            tool_denylist: Vec::new(),
+            subagent: None,
+            last_compaction_auto: None,
+        }
+    }
+
     /// Whether this is a sub-agent's session.
     pub fn is_subagent(&self) -> bool {
         self.subagent.is_some()

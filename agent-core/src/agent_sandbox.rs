@@ -26,7 +26,7 @@ pub(crate) struct AgentSandbox {
 
 struct SandboxState {
     policy: SandboxPolicy,
-    /// The policy was set explicitly (builder or `set_sandbox`).
+    /// The policy was set explicitly (builder or `AgentUpdate::sandbox`).
     explicit: bool,
     /// The report for the current policy was emitted.
     reported: bool,

@@ -7,7 +7,7 @@
 //!   output tokens of the last call ([`crate::Usage::total_tokens`]), plus an estimate of
 //!   the messages added since (tool results); when the provider reports no usage, it is an
 //!   estimate of the whole request ([`estimate_request_tokens`]).
-//! - `window` is the per-agent override ([`crate::Agent::set_context_window`],
+//! - `window` is the per-agent override ([`crate::AgentUpdate::context_window`],
 //!   [`crate::AgentBuilder::context_window`]), else the model's catalogue entry
 //!   ([`crate::provider::ModelInfo::context_window`]), else [`DEFAULT_CONTEXT_WINDOW`].
 //!

@@ -7,7 +7,7 @@
 //! ```text
 //! RunStarted
 //! [SandboxReport]                        first prompt run of an agent that confines commands,
-//!                                        and the first one after `Agent::set_sandbox`
+//!                                        and the first one after `AgentUpdate::sandbox`
 //! [HookDecided{user_prompt}…]            a block ends the run here: RunFinished{success}
 //! UserMessage
 //! [UserMessage…]                         context added by user_prompt hooks (synthetic)

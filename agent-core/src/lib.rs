@@ -79,7 +79,9 @@
 //! [`ToolOutput`], [`ToolError`], [`SideEffect`], [`Permission`], [`tool_fn`] and
 //! [`macro@async_trait`] to implement it); [`Approver`] and [`PermissionMode`]; [`Message`],
 //! [`ContentBlock`], [`UserInput`] and [`Usage`]. Builder methods that keep a trait object
-//! take it owned or shared ([`IntoArc`]).
+//! take it owned or shared ([`IntoArc`]). A built agent's settings (model, reasoning,
+//! permission mode, approver, hooks, …) change between runs through one
+//! [`AgentUpdate`] ([`Agent::update`]).
 //!
 //! Everything else lives in the module of its area:
 //!
@@ -142,7 +144,8 @@ mod tool_wrapper;
 pub mod usage;
 
 pub use agent::{
-    AbortHandle, Agent, AgentBuilder, AgentState, Run, DEFAULT_COMPACT_KEEP_TAIL, DEFAULT_MAX_STEPS,
+    AbortHandle, Agent, AgentBuilder, AgentState, AgentUpdate, Run, DEFAULT_COMPACT_KEEP_TAIL,
+    DEFAULT_MAX_STEPS,
 };
 pub use async_trait::async_trait;
 pub use event::{AgentEvent, RunStatus};

@@ -94,7 +94,7 @@ async fn a_context_usage_event_follows_every_completed_call() {
     // The host sees the same figure; the window override applies at once.
     let now = agent.context_usage();
     assert_eq!((now.used, now.window), (60_500, WINDOW));
-    agent.set_context_window(Some(121_000));
+    agent.update().context_window(Some(121_000)).apply();
     assert_eq!(agent.context_usage().percent, 50.0);
     assert!(agent.state().usage.input == 100_000);
 }

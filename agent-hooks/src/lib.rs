@@ -148,7 +148,7 @@ pub enum HookFormat {
 pub struct LoadedHooks {
     /// Which format the file was in.
     pub format: HookFormat,
-    /// The hooks, for [`agent_core::AgentBuilder::hooks`] or [`agent_core::Agent::set_hooks`].
+    /// The hooks, for [`agent_core::AgentBuilder::hook`] or [`agent_core::AgentUpdate::hooks`].
     pub hooks: Arc<dyn Hooks>,
     /// Parts of the file that were skipped, and why.
     pub diagnostics: Vec<String>,

@@ -307,13 +307,13 @@ async fn zero_session_hooks_run_when_the_host_calls_them_but_not_in_plan_mode() 
     );
     let hooks = load_file(&file, &ws.options()).unwrap().hooks;
     let agent = agent(&ws, ScriptedProvider::new([Turn::new().text("hi")]), hooks);
-    agent.set_permission_mode(PermissionMode::Plan);
+    agent.update().permission_mode(PermissionMode::Plan).apply();
     agent.session_start(SessionSource::Startup).await;
     assert!(
         !ws.path("start.json").exists(),
         "advisory hooks are off in plan mode"
     );
-    agent.set_permission_mode(PermissionMode::Auto);
+    agent.update().permission_mode(PermissionMode::Auto).apply();
     agent.session_start(SessionSource::Startup).await;
     let events = collect(agent.prompt("hello")).await;
     let mut end_info =

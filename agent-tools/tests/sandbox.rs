@@ -399,7 +399,7 @@ async fn the_report_comes_once_after_run_started_and_again_after_a_change() {
     assert!(!report.fallback_active);
     assert_eq!(&agent.sandbox_report(), report);
     assert!(reports(&collect(agent.prompt("b")).await).is_empty());
-    agent.set_sandbox(SandboxPolicy::read_only());
+    agent.update().sandbox(SandboxPolicy::read_only()).apply();
     let third = reports(&collect(agent.prompt("c")).await);
     assert_eq!(third.len(), 1);
     assert_eq!(third[0].mode, agent_core::sandbox::SandboxMode::ReadOnly);

@@ -15,7 +15,7 @@ use crate::agent_sandbox::AgentSandbox;
 use crate::context::{AutoCompact, ContextSettings, ContextState, ContextUsage};
 use crate::emit::{Batch, Emitter, MessageLog};
 use crate::event::{AgentEvent, RunKind, RunStatus};
-use crate::hooks::{HookList, HookReport, Hooks, SessionEnd, SessionSource};
+use crate::hooks::{HookReport, Hooks, SessionEnd, SessionSource};
 use crate::inner::{Inner, State};
 use crate::into_arc::IntoArc;
 use crate::message::{Message, UserInput};
@@ -35,9 +35,11 @@ mod finish;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod update;
 
 pub use builder::AgentBuilder;
 pub use stream::{AbortHandle, Run};
+pub use update::AgentUpdate;
 
 /// Default number of model calls one prompt may make.
 pub const DEFAULT_MAX_STEPS: u32 = 50;
@@ -216,19 +218,9 @@ impl Agent {
         crate::context::window(&self.inner)
     }
 
-    /// Overrides the context window for later calls (`None` or 0: back to the catalogue).
-    pub fn set_context_window(&self, tokens: Option<u64>) {
-        self.inner.state().ctx.window = tokens.filter(|t| *t > 0);
-    }
-
     /// The auto-compact setting.
     pub fn auto_compact(&self) -> AutoCompact {
         self.inner.state().ctx.auto
-    }
-
-    /// Changes the auto-compact setting for later calls.
-    pub fn set_auto_compact(&self, auto: AutoCompact) {
-        self.inner.state().ctx.auto = auto;
     }
 
     /// The pinned notes, in the order they were pinned.
@@ -311,14 +303,11 @@ impl Agent {
         self.inner.session.as_ref().map(|(_, id)| id.as_str())
     }
 
-    /// Switches the model for later calls.
-    pub fn set_model(&self, model: impl Into<String>) {
-        self.inner.state().model = model.into();
-    }
-
-    /// Sets the reasoning level for later calls.
-    pub fn set_reasoning(&self, level: ReasoningLevel) {
-        self.inner.state().reasoning = level;
+    /// Changes settings for later model calls (model, reasoning, system prompt, approver,
+    /// permission mode, context window, auto-compact, sandbox, hooks), applied together by
+    /// [`AgentUpdate::apply`].
+    pub fn update(&self) -> AgentUpdate<'_> {
+        AgentUpdate::new(self)
     }
 
     /// The system prompt sent with every call.
@@ -326,49 +315,15 @@ impl Agent {
         self.inner.state().system.clone()
     }
 
-    /// Replaces the system prompt for later calls (e.g. to add a goal to it).
-    pub fn set_system_prompt(&self, prompt: Option<String>) {
-        self.inner.state().system = prompt.filter(|p| !p.is_empty());
-    }
-
-    /// Replaces the approver for later permission prompts; `None` denies them. A fork keeps
-    /// its parent's approver until this is called on it.
-    pub fn set_approver(&self, approver: Option<Arc<dyn Approver>>) {
-        self.inner.state().approver = approver;
-    }
-
-    /// Sets the permission mode for later calls.
-    pub fn set_permission_mode(&self, mode: PermissionMode) {
-        self.inner.state().mode = mode;
-    }
-
     /// The OS sandbox policy for commands.
     pub fn sandbox(&self) -> SandboxPolicy {
         self.inner.sandbox.policy()
-    }
-
-    /// Sets the OS sandbox policy for later calls; the next prompt run reports it.
-    pub fn set_sandbox(&self, policy: SandboxPolicy) {
-        self.inner.sandbox.set_policy(policy);
     }
 
     /// What the sandbox enforces for this agent's commands (the content of
     /// [`AgentEvent::SandboxReport`]), for front ends that show it in their state.
     pub fn sandbox_report(&self) -> SandboxReport {
         self.inner.sandbox.report(&self.inner.tools)
-    }
-
-    /// Replaces the lifecycle hooks (see [`crate::hooks`]) for later hook points; an empty
-    /// list removes them. A fork keeps its parent's hooks until this is called on it.
-    pub fn set_hooks(&self, hooks: impl IntoIterator<Item = Arc<dyn Hooks>>) {
-        self.inner
-            .hooks
-            .set(hooks.into_iter().collect::<HookList>());
-    }
-
-    /// Sets how many times per run a stop hook may make the model go on.
-    pub fn set_max_stop_continuations(&self, n: u32) {
-        self.inner.hooks.set_max_continuations(n);
     }
 
     /// Runs the `session_start` hooks. A host calls this when it starts, resumes or

@@ -107,7 +107,7 @@ pub use types::{
 /// # let _ = NoRmRf;
 /// ```
 ///
-/// Install it with [`crate::AgentBuilder::hook`] (or [`crate::Agent::set_hooks`]).
+/// Install it with [`crate::AgentBuilder::hook`] (or [`crate::AgentUpdate::hooks`]).
 #[async_trait]
 pub trait Hooks: Send + Sync + 'static {
     /// The name decisions are reported under.

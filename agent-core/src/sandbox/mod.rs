@@ -3,7 +3,7 @@
 //! A [`SandboxPolicy`] says what a confined command may do: write only under its writable
 //! roots (the workspace and a private temp dir by default, plus extra roots), read
 //! everywhere, and reach the network or not. The policy is set on the builder
-//! ([`crate::AgentBuilder::sandbox`]) and changed with [`crate::Agent::set_sandbox`]; tools
+//! ([`crate::AgentBuilder::sandbox`]) and changed with [`crate::AgentUpdate::sandbox`]; tools
 //! get it through [`crate::ToolContext::sandbox`] and enforce it when they start processes
 //! (the `agent-sandbox` crate does that on Linux with Landlock and seccomp); command hooks
 //! get it through [`crate::hooks::HookContext::sandbox`] and run under it too.

@@ -379,11 +379,13 @@ async fn system_prompt_and_approver_can_change_after_build() {
         .build();
     collect(agent.prompt("a")).await;
     let fork = agent.fork();
-    fork.set_system_prompt(Some("base\n\nGoal: ship it".into()));
-    fork.set_approver(Some(Arc::new(Scripted {
-        answers: std::sync::Mutex::new(vec![Some(Approval::AllowOnce)]),
-        asked: asked_tx,
-    })));
+    fork.update()
+        .system_prompt(Some("base\n\nGoal: ship it".into()))
+        .approver(Scripted {
+            answers: std::sync::Mutex::new(vec![Some(Approval::AllowOnce)]),
+            asked: asked_tx,
+        })
+        .apply();
     collect(fork.prompt("b")).await;
     let requests = provider.requests();
     assert_eq!(requests[0].system.as_deref(), Some("base"));

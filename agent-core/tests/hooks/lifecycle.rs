@@ -131,7 +131,7 @@ async fn stop_continuations_follow_the_configured_limit() {
     let agent = Agent::builder(provider.clone())
         .hook(Nag(AtomicU32::new(0)))
         .build();
-    agent.set_max_stop_continuations(0);
+    agent.update().max_stop_continuations(0).apply();
     let events = collect(agent.prompt("again")).await;
     assert_eq!(provider.requests().len(), 1);
     let outcomes: Vec<HookOutcome> = decided(&events).iter().map(|d| d.2).collect();
@@ -203,7 +203,7 @@ async fn a_forked_agent_keeps_its_parents_hooks_until_replaced() {
     let fork = agent.fork();
     let events = collect(fork.prompt("x")).await;
     assert_eq!(decided(&events).len(), 1);
-    fork.set_hooks([]);
+    fork.update().hooks([]).apply();
     let events = collect(fork.prompt("y")).await;
     assert!(decided(&events).is_empty());
     assert_eq!(provider.requests().len(), 1);

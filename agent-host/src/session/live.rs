@@ -333,19 +333,22 @@ impl Session {
 
     /// Changes the mode (and the agent's permission policy).
     pub async fn set_mode(&self, mode: SessionMode) -> Result<(), SessionError> {
-        self.agent.set_permission_mode(mode.permission_mode());
+        self.agent
+            .update()
+            .permission_mode(mode.permission_mode())
+            .apply();
         self.update_meta(|m| m.mode = mode).await
     }
 
     /// Changes the thought level.
     pub async fn set_thought_level(&self, level: ReasoningLevel) -> Result<(), SessionError> {
-        self.agent.set_reasoning(level);
+        self.agent.update().reasoning(level).apply();
         self.update_meta(|m| m.thought_level = level).await
     }
 
     /// Changes the model.
     pub async fn set_model(&self, model: String) -> Result<(), SessionError> {
-        self.agent.set_model(model.clone());
+        self.agent.update().model(model.clone()).apply();
         self.update_meta(|m| m.model = model).await
     }
 

@@ -9,7 +9,7 @@ use std::io;
 
 use agent_core::{structured::OutputSpec, AgentEvent, RunStatus};
 use agent_host::output::Frames;
-use agent_host::turn::{Fold, TurnOutcome, TurnState};
+use agent_host::turn::{Fold, Mapping, TurnOutcome, TurnState};
 
 use crate::mapping::{MappingConfig, Terminal, ZeroMapping};
 use crate::order::ZeroOrder;
@@ -113,13 +113,10 @@ impl ZeroFold {
             }
             let bodies = &mut self.bodies;
             self.fold.feed(&event, |body| bodies.push(body));
-            let state = self.fold.state();
-            if let Some(checkpoint) = self
-                .recorder
-                .as_mut()
-                .and_then(|r| r.observe(state, &event))
-            {
-                bodies.push(EventBody::Checkpoint(CheckpointEvent { checkpoint }));
+            if let Some(recorder) = &mut self.recorder {
+                recorder.map(self.fold.state(), &event, |checkpoint| {
+                    bodies.push(EventBody::Checkpoint(CheckpointEvent { checkpoint }))
+                });
             }
             for body in bodies.drain(..) {
                 renderer.render(&body, frames)?;

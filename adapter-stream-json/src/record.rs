@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use agent_core::{permission::PermissionAction, AgentEvent, RunStatus, Usage};
 use agent_host::text::text_of;
-use agent_host::turn::{SubagentNode, TurnOutcome, TurnState};
+use agent_host::turn::{Coverage, Mapping, SubagentNode, TurnOutcome, TurnState};
 use serde::Serialize;
 
 use crate::checkpoint::{changed_paths, FileSnapshot, Snapshots};
@@ -107,7 +107,7 @@ impl Child {
 
     fn record(&mut self, run: &TurnState, ordered: Vec<AgentEvent>) {
         for event in ordered {
-            self.recorder.observe(run, &event);
+            self.recorder.map(run, &event, |_| {});
             if matches!(event, AgentEvent::RunFinished { .. }) && !self.finished {
                 self.finished = true;
                 self.recorder.finish(&run.outcome(), None);
@@ -127,67 +127,21 @@ impl Child {
     }
 }
 
-impl SessionRecorder {
-    /// A recorder for session `id` of `store`.
-    pub fn new(store: ZeroSessions, id: impl Into<String>, config: RecorderConfig) -> Self {
-        Self {
-            store,
-            id: id.into(),
-            config,
-            failure: None,
-            children: HashMap::new(),
-        }
-    }
-
-    /// The session id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The first recording failure, if any (a child session's included).
-    pub fn failure(&self) -> Option<&str> {
-        self.failure.as_deref()
-    }
-
-    fn note_child(&mut self, child: &Child) {
-        if self.failure.is_none() {
-            self.failure = child.recorder.failure.clone();
-        }
-    }
-
-    fn note(&mut self, err: SessionError) {
-        if self.failure.is_none() {
-            self.failure = Some(err.to_string());
-        }
-    }
-
-    /// Appends one event, its payload redacted and its keys sorted ([`Redacted`], as every
-    /// output line); returns its sequence.
-    fn append<P: Serialize>(&mut self, kind: &str, payload: &P) -> Option<u64> {
-        match self.store.append(&self.id, kind, Some(Redacted(payload))) {
-            Ok(event) => Some(event.sequence),
-            Err(err) => {
-                self.note(err);
-                None
-            }
-        }
-    }
-
-    /// Records the user's prompt as given (without the resumed context), first.
-    pub fn user_message(&mut self, prompt: &str) {
-        self.append(
-            "message",
-            &MessageRecord {
-                content: prompt,
-                role: "user",
-            },
-        );
-    }
+/// The recorder is the session's view of a turn: its "frames" are the `checkpoint` lines
+/// of file-changing calls, and every variant is recorded or declared not recorded, as the
+/// coverage harness checks.
+impl Mapping for SessionRecorder {
+    type Frame<'e> = CheckpointInfo;
 
     /// Records one event, read with the turn's `state` (which already includes it). A
     /// file-changing call gets a checkpoint of its files, whose `checkpoint` line (right
-    /// after the call's `tool_call`) is returned.
-    pub fn observe(&mut self, state: &TurnState, event: &AgentEvent) -> Option<CheckpointInfo> {
+    /// after the call's `tool_call`) is handed to `out`.
+    fn map<'e>(
+        &mut self,
+        state: &TurnState,
+        event: &'e AgentEvent,
+        mut out: impl FnMut(Self::Frame<'e>),
+    ) -> Coverage {
         match event {
             AgentEvent::Usage { turn, .. } => {
                 let prompt = turn.prompt_tokens();
@@ -224,7 +178,9 @@ impl SessionRecorder {
                 );
                 let files = changed_paths(*side_effect, args);
                 if self.config.checkpoints && !files.is_empty() {
-                    return self.checkpoint(id, name, files);
+                    if let Some(checkpoint) = self.checkpoint(id, name, files) {
+                        out(checkpoint);
+                    }
                 }
             }
             AgentEvent::PermissionRequested(info) => {
@@ -294,11 +250,86 @@ impl SessionRecorder {
                     self.finish_child(node, *status, error.as_deref(), usage);
                 }
             }
-            // Not recorded by Zero's exec: the answer is recorded once, at the end; a
-            // call's sandbox block is recorded with its result (the state keeps it).
-            _ => {}
+            // Not recorded by Zero's exec: the answer is recorded once, at the end
+            // ([`SessionRecorder::finish`]); a call's sandbox block with its result (the
+            // state keeps it); the rest has no record in Zero's session.
+            AgentEvent::SandboxReport(_)
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::TurnEnded { .. }
+            | AgentEvent::HookDecided { .. }
+            | AgentEvent::ToolExecutionStarted { .. }
+            | AgentEvent::ToolProgress { .. }
+            | AgentEvent::PlanUpdated { .. }
+            | AgentEvent::ToolBlocked { .. }
+            | AgentEvent::ContextUsage { .. }
+            | AgentEvent::CompactionStarted { .. }
+            | AgentEvent::CompactionFinished { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::RunFinished { .. } => return Coverage::NotShown,
+            // The run's framing (the prompt is recorded first, by `user_message`), and
+            // variants added to agent-core later.
+            other => return Coverage::rest(other),
         }
-        None
+        Coverage::Shown
+    }
+}
+
+impl SessionRecorder {
+    /// A recorder for session `id` of `store`.
+    pub fn new(store: ZeroSessions, id: impl Into<String>, config: RecorderConfig) -> Self {
+        Self {
+            store,
+            id: id.into(),
+            config,
+            failure: None,
+            children: HashMap::new(),
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The first recording failure, if any (a child session's included).
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    fn note_child(&mut self, child: &Child) {
+        if self.failure.is_none() {
+            self.failure = child.recorder.failure.clone();
+        }
+    }
+
+    fn note(&mut self, err: SessionError) {
+        if self.failure.is_none() {
+            self.failure = Some(err.to_string());
+        }
+    }
+
+    /// Appends one event, its payload redacted and its keys sorted ([`Redacted`], as every
+    /// output line); returns its sequence.
+    fn append<P: Serialize>(&mut self, kind: &str, payload: &P) -> Option<u64> {
+        match self.store.append(&self.id, kind, Some(Redacted(payload))) {
+            Ok(event) => Some(event.sequence),
+            Err(err) => {
+                self.note(err);
+                None
+            }
+        }
+    }
+
+    /// Records the user's prompt as given (without the resumed context), first.
+    pub fn user_message(&mut self, prompt: &str) {
+        self.append(
+            "message",
+            &MessageRecord {
+                content: prompt,
+                role: "user",
+            },
+        );
     }
 
     /// Records how the run ended with `outcome`: the answer, or why there is none
@@ -491,5 +522,57 @@ impl SessionRecorder {
             entries.push(entry);
         }
         entries
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_host::turn::coverage::assert_covers;
+
+    use super::*;
+
+    /// Every variant is recorded or declared not recorded, and the recorded ones wrote
+    /// Zero's records.
+    #[test]
+    fn every_variant_is_recorded_or_declared_not_recorded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = ZeroSessions::new(dir.path().join("sessions"));
+        store
+            .create(CreateInput {
+                session_id: Some("s".into()),
+                ..Default::default()
+            })
+            .expect("create");
+        let recorder = SessionRecorder::new(store.clone(), "s", RecorderConfig::default());
+        let report = assert_covers(recorder);
+        let mut shown = report.shown();
+        shown.sort_unstable();
+        assert_eq!(
+            shown,
+            [
+                "permission_decided",
+                "permission_requested",
+                "subagent",
+                "subagent_finished",
+                "subagent_started",
+                "tool_call",
+                "tool_result",
+                "usage",
+            ]
+        );
+        let kinds: Vec<String> = store
+            .read_events("s")
+            .expect("events")
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        for kind in [
+            "provider_usage",
+            "tool_call",
+            "tool_result",
+            "permission_request",
+        ] {
+            assert!(kinds.iter().any(|k| k == kind), "{kind} not in {kinds:?}");
+        }
     }
 }

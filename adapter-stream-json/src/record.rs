@@ -127,6 +127,64 @@ impl Child {
     }
 }
 
+impl SessionRecorder {
+    /// A recorder for session `id` of `store`.
+    pub fn new(store: ZeroSessions, id: impl Into<String>, config: RecorderConfig) -> Self {
+        Self {
+            store,
+            id: id.into(),
+            config,
+            failure: None,
+            children: HashMap::new(),
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The first recording failure, if any (a child session's included).
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    fn note_child(&mut self, child: &Child) {
+        if self.failure.is_none() {
+            self.failure = child.recorder.failure.clone();
+        }
+    }
+
+    fn note(&mut self, err: SessionError) {
+        if self.failure.is_none() {
+            self.failure = Some(err.to_string());
+        }
+    }
+
+    /// Appends one event, its payload redacted and its keys sorted ([`Redacted`], as every
+    /// output line); returns its sequence.
+    fn append<P: Serialize>(&mut self, kind: &str, payload: &P) -> Option<u64> {
+        match self.store.append(&self.id, kind, Some(Redacted(payload))) {
+            Ok(event) => Some(event.sequence),
+            Err(err) => {
+                self.note(err);
+                None
+            }
+        }
+    }
+
+    /// Records the user's prompt as given (without the resumed context), first.
+    pub fn user_message(&mut self, prompt: &str) {
+        self.append(
+            "message",
+            &MessageRecord {
+                content: prompt,
+                role: "user",
+            },
+        );
+    }
+}
+
 /// The recorder is the session's view of a turn: its "frames" are the `checkpoint` lines
 /// of file-changing calls, and every variant is recorded or declared not recorded, as the
 /// coverage harness checks.
@@ -276,62 +334,6 @@ impl Mapping for SessionRecorder {
 }
 
 impl SessionRecorder {
-    /// A recorder for session `id` of `store`.
-    pub fn new(store: ZeroSessions, id: impl Into<String>, config: RecorderConfig) -> Self {
-        Self {
-            store,
-            id: id.into(),
-            config,
-            failure: None,
-            children: HashMap::new(),
-        }
-    }
-
-    /// The session id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The first recording failure, if any (a child session's included).
-    pub fn failure(&self) -> Option<&str> {
-        self.failure.as_deref()
-    }
-
-    fn note_child(&mut self, child: &Child) {
-        if self.failure.is_none() {
-            self.failure = child.recorder.failure.clone();
-        }
-    }
-
-    fn note(&mut self, err: SessionError) {
-        if self.failure.is_none() {
-            self.failure = Some(err.to_string());
-        }
-    }
-
-    /// Appends one event, its payload redacted and its keys sorted ([`Redacted`], as every
-    /// output line); returns its sequence.
-    fn append<P: Serialize>(&mut self, kind: &str, payload: &P) -> Option<u64> {
-        match self.store.append(&self.id, kind, Some(Redacted(payload))) {
-            Ok(event) => Some(event.sequence),
-            Err(err) => {
-                self.note(err);
-                None
-            }
-        }
-    }
-
-    /// Records the user's prompt as given (without the resumed context), first.
-    pub fn user_message(&mut self, prompt: &str) {
-        self.append(
-            "message",
-            &MessageRecord {
-                content: prompt,
-                role: "user",
-            },
-        );
-    }
-
     /// Records how the run ended with `outcome`: the answer, or why there is none
     /// (`invalid_output`: why the answer fails `--output-schema`).
     pub fn finish(&mut self, outcome: &TurnOutcome, invalid_output: Option<&str>) {

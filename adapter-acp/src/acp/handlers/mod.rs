@@ -11,7 +11,7 @@
 //! dispatch loop, and `session/cancel` is handled while a permission request is still open.
 //!
 //! The dispatch loop handles requests one at a time, in the order they arrived, and this
-//! agent keeps its own "initialize first" rule on that order (`Gate`): a request a client
+//! agent keeps its own "initialize first" rule on that order (`Shared::initialized`): a request a client
 //! pipelines right after `initialize` (before its response arrived) is served, after the
 //! `initialize`, instead of being refused because the response has not been written yet.
 
@@ -119,22 +119,6 @@ impl AcpAgent {
     }
 }
 
-/// The "initialize first" rule of an ACP agent, kept in the order requests are dispatched.
-#[derive(Debug, Default)]
-pub(crate) struct Gate {
-    initialized: AtomicBool,
-}
-
-impl Gate {
-    fn open(&self) {
-        self.initialized.store(true, Ordering::Release);
-    }
-
-    fn is_open(&self) -> bool {
-        self.initialized.load(Ordering::Acquire)
-    }
-}
-
 /// The state of one connection, shared by its handlers.
 pub(crate) struct Shared {
     pub(crate) manager: SessionManager,
@@ -147,7 +131,9 @@ pub(crate) struct Shared {
     pub(crate) announced: Announced,
     /// The sub-agents of running prompts, by task id.
     pub(crate) tasks: Tasks,
-    init: Gate,
+    /// `initialize` was answered: the "initialize first" rule, kept in the order requests
+    /// are dispatched.
+    initialized: AtomicBool,
     /// How many `session/prompt` requests are not answered yet.
     pub(crate) unanswered: tokio::sync::watch::Sender<usize>,
 }
@@ -280,14 +266,14 @@ fn gatekeeper(
         let responder = responder.cast::<InitializeResponse>();
         return match InitializeRequest::parse_message(request.method(), request.params()) {
             Ok(init) => {
-                s.init.open();
+                s.initialized.store(true, Ordering::Release);
                 responder.respond(sessions::initialize(&init))
             }
             Err(err) => responder.respond_with_error(err),
         }
         .map(|()| Handled::Yes);
     }
-    if !s.init.is_open() {
+    if !s.initialized.load(Ordering::Acquire) {
         return responder
             .respond_with_error(initialization_required(request.method()))
             .map(|()| Handled::Yes);
@@ -312,7 +298,7 @@ impl ConnectTo<Client> for AcpAgent {
             cancels: Mutex::new(HashMap::new()),
             announced: Announced::default(),
             tasks: Tasks::default(),
-            init: Gate::default(),
+            initialized: AtomicBool::new(false),
             unanswered: tokio::sync::watch::channel(0).0,
         });
         let s = shared.clone();

@@ -248,7 +248,7 @@ impl TurnObserver for AcpTurn {
         // The sub-agents this prompt starts, at any depth, for their permission requests.
         match event.innermost() {
             AgentEvent::SubagentStarted { task_id, .. } => {
-                self.shared.tasks.add(task_id, &self.session_id)
+                self.shared.tasks.add(task_id.clone(), &self.session_id)
             }
             AgentEvent::SubagentFinished { task_id, .. } => self.shared.tasks.remove(task_id),
             _ => {}

@@ -53,6 +53,7 @@ mod tools;
 mod values;
 
 pub use observer::ZcodeTurn;
+pub(crate) use values::subagent_status;
 use values::{compaction_reason, error_kind};
 pub use values::{emit, event_id, result_text, todos, tool_meta, wire_usage};
 

@@ -9,8 +9,8 @@ use agent_host::session::TurnOutcome;
 use agent_host::turn::{Coverage, SubagentNode, ToolCallStatus, TurnState};
 use serde_json::Value;
 
-use super::values::{subagent_status, OUTPUT_TAIL};
-use super::{completed, failed, result_text, session_updated, tool_meta};
+use super::values::OUTPUT_TAIL;
+use super::{completed, failed, result_text, session_updated, subagent_status, tool_meta};
 use super::{ZFrame, ZcodeMapping};
 use crate::zcode::wire::{
     EventBody, ExecutionKind, InputSource, ModelStreamingPayload, OriginSource,

@@ -37,7 +37,8 @@ pub(super) fn compaction_reason(reason: CompactionReason) -> WireCompactionReaso
     }
 }
 
-pub(super) fn subagent_status(status: RunStatus) -> TaskStatus {
+/// The wire status of a sub-agent (a background task) whose run ended with `status`.
+pub(crate) fn subagent_status(status: RunStatus) -> TaskStatus {
     match status {
         RunStatus::Success => TaskStatus::Completed,
         RunStatus::Error => TaskStatus::Failed,

@@ -317,12 +317,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
             }
             Err(LineError::Io(err)) => return Err(Error::into_internal_error(err)),
             Err(rejected) => {
-                let (code, kind) = match rejected {
-                    LineError::NotUtf8 => (-32700, "Parse error"),
-                    _ => (-32600, "Invalid request"),
-                };
-                let message = format!("{kind}: {rejected}");
-                tracing::warn!(%message, "rejected an input line");
+                let (code, message) = crate::rejected_line(&rejected);
                 if !discarding {
                     answer(RawJsonRpcId::Null, Err(RawJsonRpcError::new(code, message)));
                 }

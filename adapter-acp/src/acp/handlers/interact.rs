@@ -26,6 +26,8 @@ use tokio::sync::watch;
 use super::Shared;
 use crate::acp::mapping;
 
+use PermissionOptionKind::{AllowAlways, AllowOnce, RejectOnce};
+
 /// How long a permission request waits for the call's `tool_call` to be sent first.
 const ANNOUNCE_WAIT: Duration = Duration::from_secs(5);
 
@@ -211,23 +213,12 @@ pub(super) async fn interact(
                     &asker.cwd,
                     asker.mcp.as_ref(),
                 );
-                let options = vec![
-                    PermissionOption::new(
-                        option::ALLOW_ONCE,
-                        "Allow",
-                        PermissionOptionKind::AllowOnce,
-                    ),
-                    PermissionOption::new(
-                        option::ALLOW_ALWAYS,
-                        format!("Always allow {}", request.tool),
-                        PermissionOptionKind::AllowAlways,
-                    ),
-                    PermissionOption::new(
-                        option::REJECT,
-                        "Reject",
-                        PermissionOptionKind::RejectOnce,
-                    ),
-                ];
+                let always = format!("Always allow {}", request.tool);
+                let options = options([
+                    (option::ALLOW_ONCE, "Allow", AllowOnce),
+                    (option::ALLOW_ALWAYS, &always, AllowAlways),
+                    (option::REJECT, "Reject", RejectOnce),
+                ]);
                 let picked = ask(&cx, &asker.session_id, tool_call, options).await;
                 InteractionReply::Permission(match picked.as_deref() {
                     Some(option::ALLOW_ONCE) => Approval::AllowOnce,
@@ -254,6 +245,16 @@ pub(super) async fn interact(
         }
         _ = reply.closed() => {}
     }
+}
+
+/// The options of a request, from `(id, name, kind)`.
+fn options<const N: usize>(
+    options: [(&str, &str, PermissionOptionKind); N],
+) -> Vec<PermissionOption> {
+    let option = |(id, name, kind): (&str, &str, _)| {
+        PermissionOption::new(id.to_string(), name.to_string(), kind)
+    };
+    options.into_iter().map(option).collect()
 }
 
 /// Puts one `session/request_permission` to the client; the picked option id, or `None`
@@ -296,18 +297,10 @@ async fn user_input(
                     TextContent::new(plan.clone()),
                 ))]),
         );
-        let options = vec![
-            PermissionOption::new(
-                option::APPROVE_PLAN,
-                "Yes, start building",
-                PermissionOptionKind::AllowOnce,
-            ),
-            PermissionOption::new(
-                option::KEEP_PLANNING,
-                "No, keep planning",
-                PermissionOptionKind::RejectOnce,
-            ),
-        ];
+        let options = options([
+            (option::APPROVE_PLAN, "Yes, start building", AllowOnce),
+            (option::KEEP_PLANNING, "No, keep planning", RejectOnce),
+        ]);
         return match ask(cx, session_id, tool_call, options).await.as_deref() {
             Some(option::APPROVE_PLAN) => UserInputAnswer::Accepted(plan_approved()),
             Some(_) => UserInputAnswer::Declined(None),
@@ -338,13 +331,7 @@ async fn user_input(
         );
         let choices = options
             .iter()
-            .map(|(value, label)| {
-                PermissionOption::new(
-                    value.clone(),
-                    label.clone(),
-                    PermissionOptionKind::AllowOnce,
-                )
-            })
+            .map(|(value, label)| PermissionOption::new(value.clone(), label.clone(), AllowOnce))
             .collect();
         match ask(cx, session_id, tool_call, choices).await {
             Some(value) => {

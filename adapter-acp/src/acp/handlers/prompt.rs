@@ -174,7 +174,7 @@ pub(super) async fn start_prompt(
         Ok(_) => Ok(reply),
         Err(err) => {
             s.cancels().remove(&id);
-            s.unanswered.send_modify(|n| *n = n.saturating_sub(1));
+            s.answered();
             Err(invalid_request(err.to_string()))
         }
     }
@@ -279,10 +279,7 @@ impl TurnObserver for AcpTurn {
         self.shared.cancels().remove(&self.session_id);
         self.shared.announced.forget_session(&self.session_id);
         if turn.kind != RunKind::Prompt {
-            self.shared
-                .unanswered
-                .send_modify(|n| *n = n.saturating_sub(1));
-            return;
+            return self.shared.answered();
         }
         let error = outcome.error.as_ref().map(|(code, m)| (*code, m.as_str()));
         let end = mapping::turn_end(
@@ -296,8 +293,6 @@ impl TurnObserver for AcpTurn {
             TurnEnd::Failed(message) => Err(internal(message)),
         };
         self.reply.answer(answer);
-        self.shared
-            .unanswered
-            .send_modify(|n| *n = n.saturating_sub(1));
+        self.shared.answered();
     }
 }

@@ -19,7 +19,7 @@ use agent_mcp::McpManager;
 
 use super::meta::{self, BlockMeta, HookMeta, SubagentMeta};
 use super::subagent::ChildProgress;
-use super::tools::{self, block_text, plan_update, result_content, text_block, update};
+use super::tools::{self, plan_update, result_fields, text_block, update};
 
 /// The ACP mapping of a prompt turn: each event, read with the turn's
 /// [`TurnState`] (which holds the calls' arguments and sandbox blocks, the sub-agents, the
@@ -114,20 +114,10 @@ impl AcpMapping {
                 let ok = *status == ToolStatus::Ok;
                 let call = state.call(id);
                 let args = call.map(|call| tools::scrubbed_args(&call.args));
-                let mut content = result_content(name, args.as_deref(), ok, content, &self.cwd);
                 let blocks = call.map(|call| call.blocks.as_slice()).unwrap_or_default();
-                for block in blocks {
-                    content.push(text_block(block_text(block)).into());
-                }
+                let fields = result_fields(name, args.as_deref(), ok, content, blocks, &self.cwd);
                 self.children.remove(id);
-                let status = match ok {
-                    true => ToolCallStatus::Completed,
-                    false => ToolCallStatus::Failed,
-                };
-                let mut update = ToolCallUpdate::new(
-                    id.clone(),
-                    ToolCallUpdateFields::new().status(status).content(content),
-                );
+                let mut update = ToolCallUpdate::new(id.clone(), fields);
                 if let Some(block) = blocks.last() {
                     update = update.meta(meta::meta("block", BlockMeta::from(block)));
                 }

@@ -242,19 +242,10 @@ fn finishable(
     })
 }
 
-/// An id JSON-RPC can answer with: a number or a string (a `null` id, or one of another
-/// type, cannot be read).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum ReadableId {
-    Number(i64),
-    Str(String),
-}
-
 /// The shape of a call: an `id` and a `method` of any kind.
 #[derive(Deserialize)]
 struct CallShape {
-    id: ReadableId,
+    id: RawJsonRpcId,
     #[allow(dead_code)]
     method: serde::de::IgnoredAny,
 }
@@ -270,10 +261,9 @@ fn readable_call_id(frame: &TransportFrame) -> Option<RawJsonRpcId> {
     if error.code == agent_client_protocol::ErrorCode::PARSE_ERROR {
         return None;
     }
-    match serde_json::from_str::<CallShape>(raw).ok()?.id {
-        ReadableId::Number(n) => Some(RawJsonRpcId::Number(n)),
-        ReadableId::Str(s) => Some(RawJsonRpcId::Str(s)),
-    }
+    // A number or a string (a `null` id, or one of another type, cannot be read).
+    let id = serde_json::from_str::<CallShape>(raw).ok()?.id;
+    (!matches!(id, RawJsonRpcId::Null)).then_some(id)
 }
 
 /// Reads lines into frames for the SDK; rejected lines (and malformed calls whose id can be

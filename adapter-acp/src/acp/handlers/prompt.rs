@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_client_protocol::v1::schema::{
-    CurrentModeUpdate, PromptRequest, PromptResponse, SessionId, SessionUpdate,
+    CurrentModeUpdate, Meta, PromptRequest, PromptResponse, SessionId, SessionUpdate,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error, Responder, V1};
@@ -18,7 +18,6 @@ use agent_host::output::Frames;
 use agent_host::session::{Session, SessionMode, TurnInfo, TurnObserver, TurnOutcome};
 use agent_host::turn::{Mapping, TurnState};
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use super::sessions::active;
 use super::{
@@ -40,7 +39,7 @@ struct UsageMeta {
 }
 
 /// The `_meta` of a prompt's response: `{"usage": …}`.
-fn usage_meta(outcome: &TurnOutcome) -> Map<String, Value> {
+fn usage_meta(outcome: &TurnOutcome) -> Option<Meta> {
     let usage = &outcome.usage;
     let meta = UsageMeta {
         input_tokens: usage.prompt_tokens(),
@@ -50,11 +49,7 @@ fn usage_meta(outcome: &TurnOutcome) -> Map<String, Value> {
         model_calls: outcome.model_calls,
         tool_calls: outcome.tool_calls,
     };
-    let mut out = Map::new();
-    if let Ok(value) = serde_json::to_value(meta) {
-        out.insert("usage".to_string(), value);
-    }
-    out
+    mapping::meta::meta("usage", meta)
 }
 
 /// `session/cancel`: marks the running prompt cancelled and stops its turn.

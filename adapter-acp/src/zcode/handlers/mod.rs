@@ -334,8 +334,7 @@ impl Server {
             }
         };
         match (raw.id, raw.method) {
-            (Some(id), Some(method)) => self.handle(Some(id), &method, raw.params).await,
-            (None, Some(method)) => self.handle(None, &method, raw.params).await,
+            (id, Some(method)) => self.handle(id, &method, raw.params).await,
             (Some(id), None) if raw.result.is_some() || raw.error.is_some() => {
                 let reply = match raw.error {
                     Some(error) => Err(error),

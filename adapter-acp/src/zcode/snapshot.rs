@@ -188,8 +188,7 @@ pub fn snapshot(
     let running = view.active.is_some();
     let mut messages = messages(session, &view);
     if let Some(limit) = message_limit {
-        let skip = messages.len().saturating_sub(limit);
-        messages.drain(..skip);
+        messages.drain(..messages.len().saturating_sub(limit));
     }
     let mut active_tool_calls: Vec<ActiveToolCall> = view
         .active_tools
@@ -280,10 +279,8 @@ pub fn messages(session: &Session, view: &SessionView) -> Vec<MessageWithParts> 
     let transcript = session.messages();
     let meta = &view.meta;
     let mut results: HashMap<&str, ToolOutcome> = HashMap::new();
-    for message in &transcript {
-        if message.role != Role::Tool {
-            continue;
-        }
+    for message in transcript.iter().filter(|m| m.role == Role::Tool) {
+        let time = message.time.timestamp_millis();
         for block in &message.content {
             if let ContentBlock::ToolResult {
                 call_id,
@@ -291,12 +288,13 @@ pub fn messages(session: &Session, view: &SessionView) -> Vec<MessageWithParts> 
                 content,
             } = block
             {
+                let (is_error, text) = (*is_error, result_text(content));
                 results.insert(
-                    call_id.as_str(),
+                    call_id,
                     ToolOutcome {
-                        is_error: *is_error,
-                        text: result_text(content),
-                        time: message.time.timestamp_millis(),
+                        is_error,
+                        text,
+                        time,
                     },
                 );
             }

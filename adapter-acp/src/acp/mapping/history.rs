@@ -26,18 +26,17 @@ pub fn replay(messages: &[Message], cwd: &Path, mcp: Option<&McpManager>) -> Vec
     for message in messages.iter().filter(|m| !m.synthetic) {
         for block in &message.content {
             match (message.role, block) {
-                (Role::User, ContentBlock::Text { .. } | ContentBlock::Image { .. }) => {
-                    if let Some(block) = content_block(block) {
-                        out.push(SessionUpdate::UserMessageChunk(ContentChunk::new(block)));
-                    }
-                }
-                (Role::Assistant, ContentBlock::Text { text }) if !text.is_empty() => out.push(
-                    SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text.clone()))),
-                ),
-                (Role::Assistant, ContentBlock::Image { .. }) => {
-                    if let Some(block) = content_block(block) {
-                        out.push(SessionUpdate::AgentMessageChunk(ContentChunk::new(block)));
-                    }
+                // The agent's empty text is not replayed; the user's is.
+                (Role::Assistant, ContentBlock::Text { text }) if text.is_empty() => {}
+                (
+                    Role::User | Role::Assistant,
+                    ContentBlock::Text { .. } | ContentBlock::Image { .. },
+                ) => {
+                    let chunk = content_block(block).map(ContentChunk::new);
+                    out.extend(chunk.map(|chunk| match message.role {
+                        Role::User => SessionUpdate::UserMessageChunk(chunk),
+                        _ => SessionUpdate::AgentMessageChunk(chunk),
+                    }));
                 }
                 (Role::Assistant, ContentBlock::Reasoning { text, .. }) if !text.is_empty() => out
                     .push(SessionUpdate::AgentThoughtChunk(ContentChunk::new(

@@ -179,21 +179,15 @@ impl AcpMapping {
                     background: *background,
                     depth: *depth,
                 };
-                emit(SessionUpdate::ToolCallUpdate(
-                    ToolCallUpdate::new(
-                        call_id.clone(),
-                        ToolCallUpdateFields::new()
-                            .content(vec![text_block(child.render()).into()]),
-                    )
-                    .meta(meta::meta("subagent", subagent)),
-                ));
+                let update = progress(call_id, &child).meta(meta::meta("subagent", subagent));
+                emit(SessionUpdate::ToolCallUpdate(update));
                 self.children.insert(call_id.clone(), child);
             }
             AgentEvent::Subagent { call_id, event, .. } => {
                 let mcp = self.mcp.as_ref();
                 if let Some(child) = self.children.get_mut(call_id) {
                     if child.event(event.innermost(), mcp) {
-                        emit(progress(call_id, child));
+                        emit(SessionUpdate::ToolCallUpdate(progress(call_id, child)));
                     }
                 }
             }
@@ -206,7 +200,7 @@ impl AcpMapping {
             } => {
                 if let Some(child) = self.children.get_mut(call_id) {
                     child.finished(*status, final_text.as_deref(), error.as_deref());
-                    emit(progress(call_id, child));
+                    emit(SessionUpdate::ToolCallUpdate(progress(call_id, child)));
                 }
             }
             // The prompt's stop reason ([`turn_end`], from the state's last stop).
@@ -293,10 +287,11 @@ fn thought(text: String) -> SessionUpdate {
 }
 
 /// The progress of the sub-agent `call_id` runs.
-fn progress(call_id: &str, child: &ChildProgress) -> SessionUpdate {
-    update(
-        call_id,
-        ToolCallUpdateFields::new().content(vec![text_block(child.render()).into()]),
+fn progress(call_id: &str, child: &ChildProgress) -> ToolCallUpdate {
+    let content = vec![text_block(child.render()).into()];
+    ToolCallUpdate::new(
+        call_id.to_string(),
+        ToolCallUpdateFields::new().content(content),
     )
 }
 

@@ -76,10 +76,7 @@ impl Server {
             ));
         }
         let thought_level = p.thought_level.as_deref().map(thought_level).transpose()?;
-        let model = match p.model {
-            Some(model) => Some(self.check_model(&model)?),
-            None => None,
-        };
+        let model = p.model.map(|m| self.check_model(&m)).transpose()?;
         let mcp_servers = mcp_servers(p.mcp_servers)?;
         let session = self
             .manager
@@ -96,7 +93,7 @@ impl Server {
             })
             .await
             .map_err(manager_error)?;
-        let log = self.log_for(session.id());
+        let log = self.logs.get(session.id());
         tracing::info!(session = %session.id(), "session created");
         ok(self.snapshot(&session, &log, None))
     }
@@ -163,10 +160,10 @@ impl Server {
             tracing::info!(session = %session.id(), "session resumed");
         }
         let (session, log) = match loaded {
-            true => (session.clone(), self.open_log(session.id()).await?),
+            true => (session.clone(), self.logs.open(session.id()).await?),
             // Active here already: brought up to date if another node changed it.
             false => {
-                self.open_log(session.id()).await?;
+                self.logs.open(session.id()).await?;
                 self.current(session.id()).await?
             }
         };
@@ -189,8 +186,7 @@ impl Server {
             }
         }
         if let Some(limit) = p.limit {
-            let skip = messages.len().saturating_sub(limit);
-            messages.drain(..skip);
+            messages.drain(..messages.len().saturating_sub(limit));
         }
         ok(MessagesResult { messages })
     }
@@ -308,7 +304,7 @@ impl Server {
             .fork(&parent, messages)
             .await
             .map_err(manager_error)?;
-        let log = self.log_for(forked.id());
+        let log = self.logs.get(forked.id());
         ok(ForkResult {
             forked_session_id: forked.id().to_string(),
             parent_session_id: parent.id().to_string(),

@@ -151,17 +151,9 @@ pub fn default_data_dir() -> PathBuf {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    if let Some(dir) = env(DATA_DIR_ENV) {
-        return dir;
-    }
-    if let Some(base) = env("ZCODE_DATA_BASE_DIR") {
-        return base.join(".zcode").join("adapter-acp");
-    }
-    if let Some(xdg) = env("XDG_DATA_HOME") {
-        return xdg.join("adapter-acp");
-    }
-    if let Some(home) = env("HOME") {
-        return home.join(".local").join("share").join("adapter-acp");
-    }
-    PathBuf::from(".adapter-acp")
+    (env(DATA_DIR_ENV))
+        .or_else(|| env("ZCODE_DATA_BASE_DIR").map(|base| base.join(".zcode").join("adapter-acp")))
+        .or_else(|| env("XDG_DATA_HOME").map(|xdg| xdg.join("adapter-acp")))
+        .or_else(|| env("HOME").map(|home| home.join(".local").join("share").join("adapter-acp")))
+        .unwrap_or_else(|| PathBuf::from(".adapter-acp"))
 }

@@ -34,7 +34,9 @@ use agent_client_protocol::{
 };
 use agent_host::backpressure::OutputGate;
 use agent_host::lines::{LineError, LineReader};
-use agent_host::output::{line_writer, Closed, Encode, Frames, LineSender, LineWriter};
+use agent_host::output::{
+    line_writer, Closed, Encode, Frames, LineSender, LineWriter, SendJsonError,
+};
 use futures::channel::{mpsc, oneshot};
 use futures::future::{self, Either};
 use futures::{FutureExt, Stream, StreamExt};
@@ -98,10 +100,8 @@ impl Outbox {
         self.sender
             .send_json(message, None)
             .map_err(|err| match err {
-                agent_host::output::SendJsonError::Closed(Closed) => OutboxError::Closed,
-                agent_host::output::SendJsonError::Serialize(err) => {
-                    OutboxError::Serialize(err.to_string())
-                }
+                SendJsonError::Closed(Closed) => OutboxError::Closed,
+                SendJsonError::Serialize(err) => OutboxError::Serialize(err.to_string()),
             })
     }
 

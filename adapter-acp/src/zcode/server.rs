@@ -113,15 +113,9 @@ where
         Some(written) => written,
         None => join_writer(writer.await),
     };
-    match written {
-        Ok(()) => result,
-        Err(err) => Err(err),
-    }
+    written.and(result)
 }
 
 fn join_writer(done: Result<std::io::Result<()>, tokio::task::JoinError>) -> std::io::Result<()> {
-    match done {
-        Ok(result) => result,
-        Err(err) => Err(std::io::Error::other(err)),
-    }
+    done.unwrap_or_else(|err| Err(std::io::Error::other(err)))
 }

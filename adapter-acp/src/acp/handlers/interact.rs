@@ -7,9 +7,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock as AcpBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionId, TextContent, ToolCallContent, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
@@ -293,9 +292,7 @@ async fn user_input(
                 .title("Ready to code?".to_string())
                 .kind(ToolKind::SwitchMode)
                 .status(ToolCallStatus::Pending)
-                .content(vec![ToolCallContent::from(AcpBlock::Text(
-                    TextContent::new(plan.clone()),
-                ))]),
+                .content(vec![mapping::tools::text_block(plan.clone()).into()]),
         );
         let options = options([
             (option::APPROVE_PLAN, "Yes, start building", AllowOnce),

@@ -301,7 +301,7 @@ pub fn block_text(block: &Block) -> String {
     text
 }
 
-pub(super) fn text_block(text: impl Into<String>) -> AcpBlock {
+pub(crate) fn text_block(text: impl Into<String>) -> AcpBlock {
     AcpBlock::Text(TextContent::new(text))
 }
 
@@ -343,24 +343,17 @@ pub(super) fn result_fields(
     ToolCallUpdateFields::new().status(status).content(content)
 }
 
-fn plan_entries(plan: &[PlanItem]) -> Plan {
-    Plan::new(
-        plan.iter()
-            .map(|item| {
-                let status = match item.status {
-                    PlanStatus::Pending => PlanEntryStatus::Pending,
-                    PlanStatus::InProgress => PlanEntryStatus::InProgress,
-                    PlanStatus::Completed => PlanEntryStatus::Completed,
-                };
-                PlanEntry::new(item.step.clone(), PlanEntryPriority::Medium, status)
-            })
-            .collect(),
-    )
-}
-
 /// The `plan` update of a checklist.
 pub fn plan_update(plan: &[PlanItem]) -> SessionUpdate {
-    SessionUpdate::Plan(plan_entries(plan))
+    let entry = |item: &PlanItem| {
+        let status = match item.status {
+            PlanStatus::Pending => PlanEntryStatus::Pending,
+            PlanStatus::InProgress => PlanEntryStatus::InProgress,
+            PlanStatus::Completed => PlanEntryStatus::Completed,
+        };
+        PlanEntry::new(item.step.clone(), PlanEntryPriority::Medium, status)
+    };
+    SessionUpdate::Plan(Plan::new(plan.iter().map(entry).collect()))
 }
 
 pub(super) fn update(id: &str, fields: ToolCallUpdateFields) -> SessionUpdate {

@@ -20,7 +20,7 @@ use crate::zcode::wire::{
     SubagentsResult, SubscribeParams, SubscribeResult,
 };
 use agent_host::session::{
-    valid_session_id, CreateOptions, ManagerError, ResumeOptions, Session, SubagentStatus,
+    valid_session_id, CreateOptions, ResumeOptions, Session, SubagentStatus,
 };
 use agent_mcp::{McpServerConfig, McpServers};
 
@@ -145,10 +145,7 @@ impl Server {
             .manager
             .resume_with(&p.session_id, options)
             .await
-            .map_err(|e| match e {
-                ManagerError::NotFound(id) => RpcError::not_found(&id),
-                other => manager_error(other),
-            })?;
+            .map_err(manager_error)?;
         if loaded {
             if let Some(level) = p.thought_level {
                 let level = thought_level(&level)?;

@@ -63,6 +63,63 @@ pub mod backpressure {
 }
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_host::lines::LineError;
+use agent_host::session::{
+    AgentFactory, FileStore, InteractionRequest, SessionManager, SessionStorage,
+};
+
+/// What a front end (the ZCode app-server's [`ServerOptions`](zcode::ServerOptions), the ACP
+/// agent's [`AcpOptions`](acp::AcpOptions)) needs.
+pub struct Options {
+    /// Builds the sessions' agents.
+    pub factory: AgentFactory,
+    /// Where sessions are stored as files (the same for both front ends), when `storage`
+    /// is `None`.
+    pub data_dir: PathBuf,
+    /// The sessions' storage, when not the files under `data_dir`: e.g. a PostgreSQL store
+    /// shared by a fleet (`agent_store_postgres::StoreSpec::open_or_files`). Turns then take
+    /// the session's writer claim first, so one process at a time runs a turn on a session.
+    pub storage: Option<Arc<dyn SessionStorage>>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("factory", &self.factory)
+            .field("data_dir", &self.data_dir)
+            .field("storage", &self.storage.as_ref().map(|_| ".."))
+            .finish()
+    }
+}
+
+impl Options {
+    /// The session manager over the storage (the files under `data_dir` by default), its
+    /// interactions sent to `interactions`.
+    pub(crate) fn manager(
+        self,
+        interactions: tokio::sync::mpsc::UnboundedSender<InteractionRequest>,
+    ) -> SessionManager {
+        let storage = match self.storage {
+            Some(storage) => storage,
+            None => Arc::new(FileStore::new(self.data_dir)),
+        };
+        SessionManager::with_storage(self.factory, storage, interactions)
+    }
+}
+
+/// An input line the reader rejected (not UTF-8, or longer than the limit) as a JSON-RPC
+/// error: its code and message (logged).
+pub(crate) fn rejected_line(rejected: &LineError) -> (i32, String) {
+    let (code, kind) = match rejected {
+        LineError::NotUtf8 => (-32700, "Parse error"),
+        _ => (-32600, "Invalid request"),
+    };
+    let message = format!("{kind}: {rejected}");
+    tracing::warn!(%message, "rejected an input line");
+    (code, message)
+}
 
 /// Environment variable naming the data directory (sessions are stored under it).
 pub const DATA_DIR_ENV: &str = "ADAPTER_ACP_DATA_DIR";
@@ -94,17 +151,9 @@ pub fn default_data_dir() -> PathBuf {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    if let Some(dir) = env(DATA_DIR_ENV) {
-        return dir;
-    }
-    if let Some(base) = env("ZCODE_DATA_BASE_DIR") {
-        return base.join(".zcode").join("adapter-acp");
-    }
-    if let Some(xdg) = env("XDG_DATA_HOME") {
-        return xdg.join("adapter-acp");
-    }
-    if let Some(home) = env("HOME") {
-        return home.join(".local").join("share").join("adapter-acp");
-    }
-    PathBuf::from(".adapter-acp")
+    (env(DATA_DIR_ENV))
+        .or_else(|| env("ZCODE_DATA_BASE_DIR").map(|base| base.join(".zcode").join("adapter-acp")))
+        .or_else(|| env("XDG_DATA_HOME").map(|xdg| xdg.join("adapter-acp")))
+        .or_else(|| env("HOME").map(|home| home.join(".local").join("share").join("adapter-acp")))
+        .unwrap_or_else(|| PathBuf::from(".adapter-acp"))
 }

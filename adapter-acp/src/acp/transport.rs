@@ -34,7 +34,9 @@ use agent_client_protocol::{
 };
 use agent_host::backpressure::OutputGate;
 use agent_host::lines::{LineError, LineReader};
-use agent_host::output::{line_writer, Closed, Encode, Frames, LineSender, LineWriter};
+use agent_host::output::{
+    line_writer, Closed, Encode, Frames, LineSender, LineWriter, SendJsonError,
+};
 use futures::channel::{mpsc, oneshot};
 use futures::future::{self, Either};
 use futures::{FutureExt, Stream, StreamExt};
@@ -98,10 +100,8 @@ impl Outbox {
         self.sender
             .send_json(message, None)
             .map_err(|err| match err {
-                agent_host::output::SendJsonError::Closed(Closed) => OutboxError::Closed,
-                agent_host::output::SendJsonError::Serialize(err) => {
-                    OutboxError::Serialize(err.to_string())
-                }
+                SendJsonError::Closed(Closed) => OutboxError::Closed,
+                SendJsonError::Serialize(err) => OutboxError::Serialize(err.to_string()),
             })
     }
 
@@ -242,19 +242,10 @@ fn finishable(
     })
 }
 
-/// An id JSON-RPC can answer with: a number or a string (a `null` id, or one of another
-/// type, cannot be read).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum ReadableId {
-    Number(i64),
-    Str(String),
-}
-
 /// The shape of a call: an `id` and a `method` of any kind.
 #[derive(Deserialize)]
 struct CallShape {
-    id: ReadableId,
+    id: RawJsonRpcId,
     #[allow(dead_code)]
     method: serde::de::IgnoredAny,
 }
@@ -270,10 +261,9 @@ fn readable_call_id(frame: &TransportFrame) -> Option<RawJsonRpcId> {
     if error.code == agent_client_protocol::ErrorCode::PARSE_ERROR {
         return None;
     }
-    match serde_json::from_str::<CallShape>(raw).ok()?.id {
-        ReadableId::Number(n) => Some(RawJsonRpcId::Number(n)),
-        ReadableId::Str(s) => Some(RawJsonRpcId::Str(s)),
-    }
+    // A number or a string (a `null` id, or one of another type, cannot be read).
+    let id = serde_json::from_str::<CallShape>(raw).ok()?.id;
+    (!matches!(id, RawJsonRpcId::Null)).then_some(id)
 }
 
 /// Reads lines into frames for the SDK; rejected lines (and malformed calls whose id can be
@@ -317,12 +307,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
             }
             Err(LineError::Io(err)) => return Err(Error::into_internal_error(err)),
             Err(rejected) => {
-                let (code, kind) = match rejected {
-                    LineError::NotUtf8 => (-32700, "Parse error"),
-                    _ => (-32600, "Invalid request"),
-                };
-                let message = format!("{kind}: {rejected}");
-                tracing::warn!(%message, "rejected an input line");
+                let (code, message) = crate::rejected_line(&rejected);
                 if !discarding {
                     answer(RawJsonRpcId::Null, Err(RawJsonRpcError::new(code, message)));
                 }

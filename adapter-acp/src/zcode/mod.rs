@@ -50,7 +50,7 @@
 //!
 //! # Sessions shared by a fleet
 //!
-//! With `--session-store postgres://…` ([`ServerOptions::storage`]) `session/send` and
+//! With `--session-store postgres://…` ([`Options::storage`](crate::Options::storage)) `session/send` and
 //! `session/compact` take the session's writer claim first (another node's running turn:
 //! -32010 "prompt is running"), and a session another node changed is loaded again, with its
 //! event log, before it is read or continued (see the crate README).

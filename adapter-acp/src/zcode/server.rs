@@ -2,21 +2,20 @@
 //! loop that reads line-delimited requests and hands them to the dispatcher (`handlers`),
 //! answering through the `Outbox` (module `outbox`) of the writer's one ordered queue.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_host::backpressure::OutputGate;
 use agent_host::lines::{LineError, LineReader};
 use agent_host::output::line_writer;
-use agent_host::session::{new_id, AgentFactory, FileStore, SessionManager, SessionStorage};
+use agent_host::session::new_id;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 use super::handlers::Server;
 use super::outbox::Outbox;
-use super::wire::{codes, Outgoing, StorageStateParams, STORAGE_STATE};
 use super::wire::{DatabaseKind, StartupPhase};
+use super::wire::{Outgoing, StorageStateParams, STORAGE_STATE};
 use crate::max_line_bytes;
 
 /// How long shutdown waits for running turns to wind down (they were stopped: their tools'
@@ -29,27 +28,8 @@ const TURN_WIND_DOWN: Duration = Duration::from_millis(1500);
 /// drop (and by the kernel's parent-death signal).
 const SHUTDOWN_WAIT: Duration = Duration::from_millis(2500);
 
-/// What the server needs.
-pub struct ServerOptions {
-    /// Builds the sessions' agents.
-    pub factory: AgentFactory,
-    /// Where sessions are stored (as files, when `storage` is `None`).
-    pub data_dir: PathBuf,
-    /// The sessions' storage, when not the files under `data_dir`: e.g. a PostgreSQL store
-    /// shared by a fleet (`agent_store_postgres::StoreSpec::open_or_files`). Turns then take
-    /// the session's writer claim first, so one process at a time runs a turn on a session.
-    pub storage: Option<Arc<dyn SessionStorage>>,
-}
-
-impl std::fmt::Debug for ServerOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerOptions")
-            .field("factory", &self.factory)
-            .field("data_dir", &self.data_dir)
-            .field("storage", &self.storage.as_ref().map(|_| ".."))
-            .finish()
-    }
-}
+/// What the server needs: the sessions' factory and storage.
+pub type ServerOptions = crate::Options;
 
 /// Serves the ZCode app-server protocol on `input`/`output` until `input` ends or
 /// `output` fails (e.g. the client closed it: EPIPE), with the default output limit
@@ -79,12 +59,7 @@ where
     let (sender, writer) = line_writer(gate);
     let mut writer = tokio::spawn(writer.run(output));
     let (int_tx, int_rx) = mpsc::unbounded_channel();
-    let storage = match options.storage {
-        Some(storage) => storage,
-        None => Arc::new(FileStore::new(options.data_dir)),
-    };
-    let manager = SessionManager::with_storage(options.factory, storage, int_tx);
-    let server = Arc::new(Server::new(manager, Outbox { sender }));
+    let server = Arc::new(Server::new(options.manager(int_tx), Outbox { sender }));
     server.out.send(&Outgoing::Notification {
         method: STORAGE_STATE.to_string(),
         params: serde_json::to_value(StorageStateParams {
@@ -116,13 +91,8 @@ where
             Some(Ok(text)) => server.handle_line(&text).await,
             Some(Err(LineError::Io(err))) => break Err(err),
             Some(Err(rejected)) => {
-                let (code, kind) = match rejected {
-                    LineError::NotUtf8 => (codes::PARSE_ERROR, "Parse error"),
-                    _ => (codes::INVALID_REQUEST, "Invalid request"),
-                };
-                let message = format!("{kind}: {rejected}");
-                tracing::warn!(%message, "rejected an input line");
-                server.out.invalid(code, message);
+                let (code, message) = crate::rejected_line(&rejected);
+                server.out.invalid(code.into(), message);
             }
         }
     };
@@ -143,15 +113,9 @@ where
         Some(written) => written,
         None => join_writer(writer.await),
     };
-    match written {
-        Ok(()) => result,
-        Err(err) => Err(err),
-    }
+    written.and(result)
 }
 
 fn join_writer(done: Result<std::io::Result<()>, tokio::task::JoinError>) -> std::io::Result<()> {
-    match done {
-        Ok(result) => result,
-        Err(err) => Err(std::io::Error::other(err)),
-    }
+    done.unwrap_or_else(|err| Err(std::io::Error::other(err)))
 }

@@ -9,7 +9,7 @@ use agent_core::{
 };
 use serde_json::Value;
 
-use crate::zcode::mapping::{result_text, todos, tool_meta, wire_usage};
+use crate::zcode::mapping::{result_text, subagent_status, todos, tool_meta, wire_usage};
 use crate::zcode::wire::{
     ActiveToolCall, AssistantMessageInfo, BackgroundJob, ContextUsageInfo, Current, LevelOption,
     MessageInfo, MessagePath, MessageTime, MessageTokens, MessageWithParts, ModelOption,
@@ -21,9 +21,7 @@ use crate::zcode::wire::{
 use crate::zcode::wire::{
     ActiveToolStatus, FinishReason, JobKind, SessionKind, TaskStatus, TitleSource, TurnKind,
 };
-use agent_host::session::{
-    Session, SessionMeta, SessionMode, SessionView, SubagentStatus, ToolCallStatus,
-};
+use agent_host::session::{Session, SessionMeta, SessionMode, SessionView, ToolCallStatus};
 
 /// Session mode → wire mode.
 pub fn wire_mode(mode: SessionMode) -> WireMode {
@@ -44,6 +42,13 @@ pub fn session_mode(mode: WireMode) -> SessionMode {
         WireMode::Edit => SessionMode::Edit,
         WireMode::Yolo => SessionMode::Yolo,
         WireMode::Auto => SessionMode::Auto,
+    }
+}
+
+fn wire_status(running: bool) -> WireStatus {
+    match running {
+        true => WireStatus::Running,
+        false => WireStatus::Idle,
     }
 }
 
@@ -76,10 +81,7 @@ pub fn session_info(meta: &SessionMeta, running: bool) -> SessionInfo {
             false => TitleSource::Default,
         },
         mode: wire_mode(meta.mode),
-        status: match running {
-            true => WireStatus::Running,
-            false => WireStatus::Idle,
-        },
+        status: wire_status(running),
         model: model_ref(meta),
         created_at: meta.created_at,
         updated_at: meta.updated_at,
@@ -88,38 +90,27 @@ pub fn session_info(meta: &SessionMeta, running: bool) -> SessionInfo {
 
 fn settings(session: &Session, view: &SessionView) -> Settings {
     let meta = &view.meta;
+    let option = |model_id: String, context_window, max_output_tokens| ModelOption {
+        model_ref: ModelRef {
+            provider_id: meta.provider_id.clone(),
+            model_id: model_id.clone(),
+        },
+        label: model_id,
+        context_window,
+        max_output_tokens,
+        properties: ModelProperties {
+            input_format: vec!["text"],
+            output_format: vec!["text"],
+        },
+    };
+    let known = |n: u32| Some(u64::from(n)).filter(|n| *n > 0);
     let provider = session.agent().provider();
-    let mut available: Vec<ModelOption> = provider
-        .models()
-        .into_iter()
-        .map(|m| ModelOption {
-            model_ref: ModelRef {
-                provider_id: meta.provider_id.clone(),
-                model_id: m.id.clone(),
-            },
-            label: m.id,
-            context_window: Some(u64::from(m.context_window)).filter(|w| *w > 0),
-            max_output_tokens: Some(u64::from(m.max_output)).filter(|w| *w > 0),
-            properties: ModelProperties {
-                input_format: vec!["text"],
-                output_format: vec!["text"],
-            },
-        })
+    let mut available: Vec<ModelOption> = (provider.models().into_iter())
+        .map(|m| option(m.id, known(m.context_window), known(m.max_output)))
         .collect();
     if !available.iter().any(|m| m.model_ref.model_id == meta.model) {
-        available.insert(
-            0,
-            ModelOption {
-                model_ref: model_ref(meta),
-                label: meta.model.clone(),
-                context_window: Some(view.context_window),
-                max_output_tokens: None,
-                properties: ModelProperties {
-                    input_format: vec!["text"],
-                    output_format: vec!["text"],
-                },
-            },
-        );
+        let current = option(meta.model.clone(), Some(view.context_window), None);
+        available.insert(0, current);
     }
     Settings {
         model: ModelSetting {
@@ -157,17 +148,12 @@ pub fn subagent_entry(meta: &SessionMeta, running: bool) -> Option<SubagentEntry
         description: sub.description.clone(),
         tool_call_id: sub.call_id.clone(),
         background: sub.background,
-        status: subagent_status(sub.status),
+        status: sub.status.into(),
         final_text: sub.final_text.clone(),
         error: sub.error.clone(),
         usage: wire_usage(&meta.usage, None),
         duration_ms: sub.duration_ms,
     })
-}
-
-/// The wire name of a sub-agent's status.
-pub fn subagent_status(status: SubagentStatus) -> TaskStatus {
-    status.into()
 }
 
 fn background_jobs(session: &Session) -> Vec<BackgroundJob> {
@@ -183,12 +169,7 @@ fn background_jobs(session: &Session) -> Vec<BackgroundJob> {
                 agent_type: info.name.clone(),
                 description: info.description.clone(),
                 tool_call_id: info.call_id.clone(),
-                status: match child.snapshot().status {
-                    None => TaskStatus::Running,
-                    Some(agent_core::RunStatus::Success) => TaskStatus::Completed,
-                    Some(agent_core::RunStatus::Error) => TaskStatus::Failed,
-                    Some(agent_core::RunStatus::Aborted) => TaskStatus::Cancelled,
-                },
+                status: (child.snapshot().status).map_or(TaskStatus::Running, subagent_status),
             }
         })
         .collect()
@@ -207,8 +188,7 @@ pub fn snapshot(
     let running = view.active.is_some();
     let mut messages = messages(session, &view);
     if let Some(limit) = message_limit {
-        let skip = messages.len().saturating_sub(limit);
-        messages.drain(..skip);
+        messages.drain(..messages.len().saturating_sub(limit));
     }
     let mut active_tool_calls: Vec<ActiveToolCall> = view
         .active_tools
@@ -233,10 +213,7 @@ pub fn snapshot(
         settings: settings(session, &view),
         projection: Projection {
             session_id: meta.session_id.clone(),
-            status: match running {
-                true => WireStatus::Running,
-                false => WireStatus::Idle,
-            },
+            status: wire_status(running),
             mode: wire_mode(meta.mode),
             turn_count: meta.turn_count,
             total_token_count: meta.usage.total_tokens(),
@@ -287,11 +264,7 @@ pub fn message_id(index: usize, message: &Message) -> String {
 
 /// Index of the transcript message with ZCode id `id`.
 pub fn message_index(messages: &[Message], id: &str) -> Option<usize> {
-    messages
-        .iter()
-        .enumerate()
-        .find(|(i, m)| message_id(*i, m) == id)
-        .map(|(i, _)| i)
+    (0..messages.len()).find(|&i| message_id(i, &messages[i]) == id)
 }
 
 struct ToolOutcome {
@@ -306,10 +279,8 @@ pub fn messages(session: &Session, view: &SessionView) -> Vec<MessageWithParts> 
     let transcript = session.messages();
     let meta = &view.meta;
     let mut results: HashMap<&str, ToolOutcome> = HashMap::new();
-    for message in &transcript {
-        if message.role != Role::Tool {
-            continue;
-        }
+    for message in transcript.iter().filter(|m| m.role == Role::Tool) {
+        let time = message.time.timestamp_millis();
         for block in &message.content {
             if let ContentBlock::ToolResult {
                 call_id,
@@ -317,12 +288,13 @@ pub fn messages(session: &Session, view: &SessionView) -> Vec<MessageWithParts> 
                 content,
             } = block
             {
+                let (is_error, text) = (*is_error, result_text(content));
                 results.insert(
-                    call_id.as_str(),
+                    call_id,
                     ToolOutcome {
-                        is_error: *is_error,
-                        text: result_text(content),
-                        time: message.time.timestamp_millis(),
+                        is_error,
+                        text,
+                        time,
                     },
                 );
             }

@@ -1,15 +1,14 @@
 //! Interactions of the ACP agent: permission prompts, plan approval and questions, each
 //! put to the client as a `session/request_permission` from a task of its own.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock as AcpBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionId, TextContent, ToolCallContent, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
@@ -25,6 +24,8 @@ use tokio::sync::watch;
 
 use super::Shared;
 use crate::acp::mapping;
+
+use PermissionOptionKind::{AllowAlways, AllowOnce, RejectOnce};
 
 /// How long a permission request waits for the call's `tool_call` to be sent first.
 const ANNOUNCE_WAIT: Duration = Duration::from_secs(5);
@@ -66,40 +67,62 @@ fn answers_object(answers: Map<String, Value>) -> Map<String, Value> {
     out
 }
 
+/// Keys and their values, with a wait (bounded) for a key to be added: an interaction
+/// that may arrive before the event it depends on waits for it.
+#[derive(Debug, Default)]
+pub(crate) struct Awaited {
+    entries: Mutex<HashMap<String, String>>,
+    tx: watch::Sender<u64>,
+}
+
+impl Awaited {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, String>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn add(&self, key: String, value: &str) {
+        self.lock().insert(key, value.to_string());
+        self.tx.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    pub(crate) fn remove(&self, key: &str) {
+        self.lock().remove(key);
+    }
+
+    /// The value of `key`, waiting (at most `timeout`) for it to be added.
+    async fn wait(&self, key: &str, timeout: Duration) -> Option<String> {
+        let mut rx = self.tx.subscribe();
+        let found = || self.lock().get(key).cloned();
+        let waited = tokio::time::timeout(timeout, rx.wait_for(|_| found().is_some())).await;
+        waited.ok().and_then(|_| found())
+    }
+}
+
 /// Tool call ids whose `tool_call` notification was sent, so that a permission request for
 /// a call never reaches the client before the call itself (Zed needs that order).
 #[derive(Debug, Default)]
-pub(crate) struct Announced {
-    ids: Mutex<HashSet<String>>,
-    tx: watch::Sender<u64>,
-}
+pub(crate) struct Announced(Awaited);
 
 impl Announced {
     fn key(session: &str, call: &str) -> String {
         format!("{session}\u{0}{call}")
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
-        self.ids.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     pub(crate) fn add(&self, session: &str, call: &str) {
-        self.lock().insert(Self::key(session, call));
-        self.tx.send_modify(|n| *n = n.wrapping_add(1));
+        self.0.add(Self::key(session, call), "");
     }
 
     pub(crate) fn forget_session(&self, session: &str) {
         let prefix = format!("{session}\u{0}");
-        self.lock().retain(|k| !k.starts_with(&prefix));
+        self.0.lock().retain(|k, _| !k.starts_with(&prefix));
     }
 
     /// Waits (at most `timeout`) until the call was announced.
     async fn wait(&self, session: &str, call: &str, timeout: Duration) -> bool {
-        let key = Self::key(session, call);
-        let mut rx = self.tx.subscribe();
-        let waited =
-            tokio::time::timeout(timeout, rx.wait_for(|_| self.lock().contains(&key))).await;
-        matches!(waited, Ok(Ok(_)))
+        self.0
+            .wait(&Self::key(session, call), timeout)
+            .await
+            .is_some()
     }
 }
 
@@ -108,39 +131,7 @@ impl Announced {
 /// request names its own session (the task id); it is put to the client under the ACP
 /// session, and may arrive before that session's turn has passed the `SubagentStarted` on,
 /// so it waits (bounded) for it like a call's request waits for its announcement.
-#[derive(Debug, Default)]
-pub(crate) struct Tasks {
-    parents: Mutex<HashMap<String, String>>,
-    tx: watch::Sender<u64>,
-}
-
-impl Tasks {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, String>> {
-        self.parents.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Sub-agent `task_id` runs in a prompt of ACP session `session`.
-    pub(crate) fn add(&self, task_id: &str, session: &str) {
-        self.lock().insert(task_id.to_string(), session.to_string());
-        self.tx.send_modify(|n| *n = n.wrapping_add(1));
-    }
-
-    /// Sub-agent `task_id` ended.
-    pub(crate) fn remove(&self, task_id: &str) {
-        self.lock().remove(task_id);
-    }
-
-    /// The ACP session of sub-agent `task_id`, waiting (at most `timeout`) for it to start.
-    async fn session_of(&self, task_id: &str, timeout: Duration) -> Option<String> {
-        let mut rx = self.tx.subscribe();
-        let found = || self.lock().get(task_id).cloned();
-        let waited = tokio::time::timeout(timeout, rx.wait_for(|_| found().is_some())).await;
-        match waited {
-            Ok(Ok(_)) => found(),
-            _ => None,
-        }
-    }
-}
+pub(crate) type Tasks = Awaited;
 
 /// Where an interaction is asked: the ACP session (a sub-agent's requests go to the
 /// session whose prompt runs it), the prefix of its tool call ids (`task_id/` for a
@@ -158,7 +149,7 @@ impl Asker {
         let own = s.manager.get(session_id).filter(|x| !x.is_subagent());
         let (session, prefix) = match own {
             Some(session) => (Some(session), None),
-            None => match s.tasks.session_of(session_id, ANNOUNCE_WAIT).await {
+            None => match s.tasks.wait(session_id, ANNOUNCE_WAIT).await {
                 Some(parent) => (s.manager.get(&parent), Some(format!("{session_id}/"))),
                 None => {
                     tracing::debug!(session = session_id, "an interaction of an unknown session");
@@ -221,23 +212,12 @@ pub(super) async fn interact(
                     &asker.cwd,
                     asker.mcp.as_ref(),
                 );
-                let options = vec![
-                    PermissionOption::new(
-                        option::ALLOW_ONCE,
-                        "Allow",
-                        PermissionOptionKind::AllowOnce,
-                    ),
-                    PermissionOption::new(
-                        option::ALLOW_ALWAYS,
-                        format!("Always allow {}", request.tool),
-                        PermissionOptionKind::AllowAlways,
-                    ),
-                    PermissionOption::new(
-                        option::REJECT,
-                        "Reject",
-                        PermissionOptionKind::RejectOnce,
-                    ),
-                ];
+                let always = format!("Always allow {}", request.tool);
+                let options = options([
+                    (option::ALLOW_ONCE, "Allow", AllowOnce),
+                    (option::ALLOW_ALWAYS, &always, AllowAlways),
+                    (option::REJECT, "Reject", RejectOnce),
+                ]);
                 let picked = ask(&cx, &asker.session_id, tool_call, options).await;
                 InteractionReply::Permission(match picked.as_deref() {
                     Some(option::ALLOW_ONCE) => Approval::AllowOnce,
@@ -264,6 +244,16 @@ pub(super) async fn interact(
         }
         _ = reply.closed() => {}
     }
+}
+
+/// The options of a request, from `(id, name, kind)`.
+fn options<const N: usize>(
+    options: [(&str, &str, PermissionOptionKind); N],
+) -> Vec<PermissionOption> {
+    let option = |(id, name, kind): (&str, &str, _)| {
+        PermissionOption::new(id.to_string(), name.to_string(), kind)
+    };
+    options.into_iter().map(option).collect()
 }
 
 /// Puts one `session/request_permission` to the client; the picked option id, or `None`
@@ -302,22 +292,12 @@ async fn user_input(
                 .title("Ready to code?".to_string())
                 .kind(ToolKind::SwitchMode)
                 .status(ToolCallStatus::Pending)
-                .content(vec![ToolCallContent::from(AcpBlock::Text(
-                    TextContent::new(plan.clone()),
-                ))]),
+                .content(vec![mapping::tools::text_block(plan.clone()).into()]),
         );
-        let options = vec![
-            PermissionOption::new(
-                option::APPROVE_PLAN,
-                "Yes, start building",
-                PermissionOptionKind::AllowOnce,
-            ),
-            PermissionOption::new(
-                option::KEEP_PLANNING,
-                "No, keep planning",
-                PermissionOptionKind::RejectOnce,
-            ),
-        ];
+        let options = options([
+            (option::APPROVE_PLAN, "Yes, start building", AllowOnce),
+            (option::KEEP_PLANNING, "No, keep planning", RejectOnce),
+        ]);
         return match ask(cx, session_id, tool_call, options).await.as_deref() {
             Some(option::APPROVE_PLAN) => UserInputAnswer::Accepted(plan_approved()),
             Some(_) => UserInputAnswer::Declined(None),
@@ -348,13 +328,7 @@ async fn user_input(
         );
         let choices = options
             .iter()
-            .map(|(value, label)| {
-                PermissionOption::new(
-                    value.clone(),
-                    label.clone(),
-                    PermissionOptionKind::AllowOnce,
-                )
-            })
+            .map(|(value, label)| PermissionOption::new(value.clone(), label.clone(), AllowOnce))
             .collect();
         match ask(cx, session_id, tool_call, choices).await {
             Some(value) => {

@@ -11,7 +11,7 @@
 //! dispatch loop, and `session/cancel` is handled while a permission request is still open.
 //!
 //! The dispatch loop handles requests one at a time, in the order they arrived, and this
-//! agent keeps its own "initialize first" rule on that order (`Gate`): a request a client
+//! agent keeps its own "initialize first" rule on that order (`Shared::initialized`): a request a client
 //! pipelines right after `initialize` (before its response arrived) is served, after the
 //! `initialize`, instead of being refused because the response has not been written yet.
 
@@ -20,25 +20,23 @@ mod prompt;
 mod sessions;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     CancelNotification, InitializeRequest, InitializeResponse, ListSessionsRequest,
-    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptRequest, PromptResponse, SessionId, SessionNotification,
-    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+    LoadSessionRequest, NewSessionRequest, PromptRequest, PromptResponse, SessionId,
+    SessionNotification, SessionUpdate, SetSessionModeRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{
-    Agent, Client, ConnectTo, Error, ErrorCode, Handled, JsonRpcMessage, Responder, UntypedMessage,
-    V1,
+    Agent, Client, ConnectTo, Error, ErrorCode, Handled, JsonRpcMessage, JsonRpcRequest, Responder,
+    UntypedMessage, V1,
 };
 use agent_host::backpressure::OutputGate;
 use agent_host::output::Frames;
-use agent_host::session::{AgentFactory, FileStore, ManagerError, SessionManager, SessionStorage};
+use agent_host::session::{ManagerError, SessionManager};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -52,27 +50,8 @@ const UPDATE_METHOD: &str = "session/update";
 /// How long shutdown waits for running turns to wind down.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
-/// What the ACP agent needs.
-pub struct AcpOptions {
-    /// Builds the sessions' agents.
-    pub factory: AgentFactory,
-    /// Where sessions are stored as files (shared with the ZCode front end), when
-    /// `storage` is `None`.
-    pub data_dir: PathBuf,
-    /// The sessions' storage, when not the files under `data_dir`: e.g. a PostgreSQL store
-    /// shared by a fleet. Prompts then take the session's writer claim first.
-    pub storage: Option<Arc<dyn SessionStorage>>,
-}
-
-impl std::fmt::Debug for AcpOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AcpOptions")
-            .field("factory", &self.factory)
-            .field("data_dir", &self.data_dir)
-            .field("storage", &self.storage.as_ref().map(|_| ".."))
-            .finish()
-    }
-}
+/// What the ACP agent needs: the sessions' factory and storage.
+pub type AcpOptions = crate::Options;
 
 /// The agent side of one ACP connection. Connect it to a client transport with
 /// [`ConnectTo::connect_to`], e.g. `AcpAgent::new(options).connect_to(Stdio::new())`, or to
@@ -119,22 +98,6 @@ impl AcpAgent {
     }
 }
 
-/// The "initialize first" rule of an ACP agent, kept in the order requests are dispatched.
-#[derive(Debug, Default)]
-pub(crate) struct Gate {
-    initialized: AtomicBool,
-}
-
-impl Gate {
-    fn open(&self) {
-        self.initialized.store(true, Ordering::Release);
-    }
-
-    fn is_open(&self) -> bool {
-        self.initialized.load(Ordering::Acquire)
-    }
-}
-
 /// The state of one connection, shared by its handlers.
 pub(crate) struct Shared {
     pub(crate) manager: SessionManager,
@@ -147,7 +110,9 @@ pub(crate) struct Shared {
     pub(crate) announced: Announced,
     /// The sub-agents of running prompts, by task id.
     pub(crate) tasks: Tasks,
-    init: Gate,
+    /// `initialize` was answered: the "initialize first" rule, kept in the order requests
+    /// are dispatched.
+    initialized: AtomicBool,
     /// How many `session/prompt` requests are not answered yet.
     pub(crate) unanswered: tokio::sync::watch::Sender<usize>,
 }
@@ -155,6 +120,11 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn cancels(&self) -> MutexGuard<'_, HashMap<String, Arc<AtomicBool>>> {
         self.cancels.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One `session/prompt` fewer to answer.
+    pub(crate) fn answered(&self) {
+        self.unanswered.send_modify(|n| *n = n.saturating_sub(1));
     }
 
     /// Waits (at most `timeout`) until every prompt was answered.
@@ -280,14 +250,14 @@ fn gatekeeper(
         let responder = responder.cast::<InitializeResponse>();
         return match InitializeRequest::parse_message(request.method(), request.params()) {
             Ok(init) => {
-                s.init.open();
+                s.initialized.store(true, Ordering::Release);
                 responder.respond(sessions::initialize(&init))
             }
             Err(err) => responder.respond_with_error(err),
         }
         .map(|()| Handled::Yes);
     }
-    if !s.init.is_open() {
+    if !s.initialized.load(Ordering::Acquire) {
         return responder
             .respond_with_error(initialization_required(request.method()))
             .map(|()| Handled::Yes);
@@ -298,21 +268,29 @@ fn gatekeeper(
     })
 }
 
+/// A request handler answering with `$call`'s result: a closure over its own clone of the
+/// connection's state `$s`, getting the request and the connection.
+macro_rules! answer {
+    ($s:ident, |$req:ident: $kind:ty, $cx:pat_param| $call:expr) => {{
+        let $s = $s.clone();
+        type Answer = Responder<<$kind as JsonRpcRequest>::Response, V1>;
+        async move |$req: $kind, responder: Answer, $cx: ConnectionTo<Client>| {
+            responder.respond_with_result($call.await)
+        }
+    }};
+}
+
 impl ConnectTo<Client> for AcpAgent {
     async fn connect_to(self, client: impl ConnectTo<Agent>) -> agent_client_protocol::Result<()> {
         let (int_tx, int_rx) = mpsc::unbounded_channel();
-        let store: Arc<dyn SessionStorage> = match self.options.storage {
-            Some(storage) => storage,
-            None => Arc::new(FileStore::new(&self.options.data_dir)),
-        };
         let shared = Arc::new(Shared {
-            manager: SessionManager::with_storage(self.options.factory, store, int_tx),
+            manager: self.options.manager(int_tx),
             gate: self.gate,
             outbox: self.outbox,
             cancels: Mutex::new(HashMap::new()),
             announced: Announced::default(),
             tasks: Tasks::default(),
-            init: Gate::default(),
+            initialized: AtomicBool::new(false),
             unanswered: tokio::sync::watch::channel(0).0,
         });
         let s = shared.clone();
@@ -333,47 +311,19 @@ impl ConnectTo<Client> for AcpAgent {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                {
-                    let s = s.clone();
-                    async move |req: NewSessionRequest,
-                                responder: Responder<NewSessionResponse, V1>,
-                                _cx| {
-                        responder.respond_with_result(sessions::new_session(&s, req).await)
-                    }
-                },
+                answer!(s, |req: NewSessionRequest, _cx| sessions::new_session(&s, req)),
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                {
-                    let s = s.clone();
-                    async move |req: LoadSessionRequest,
-                                responder: Responder<LoadSessionResponse, V1>,
-                                cx: ConnectionTo<Client>| {
-                        responder.respond_with_result(sessions::load_session(&s, &cx, req).await)
-                    }
-                },
+                answer!(s, |req: LoadSessionRequest, cx| sessions::load_session(&s, &cx, req)),
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                {
-                    let s = s.clone();
-                    async move |req: ListSessionsRequest,
-                                responder: Responder<ListSessionsResponse, V1>,
-                                _cx| {
-                        responder.respond_with_result(sessions::list_sessions(&s, req).await)
-                    }
-                },
+                answer!(s, |req: ListSessionsRequest, _cx| sessions::list_sessions(&s, req)),
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                {
-                    let s = s.clone();
-                    async move |req: SetSessionModeRequest,
-                                responder: Responder<SetSessionModeResponse, V1>,
-                                _cx| {
-                        responder.respond_with_result(sessions::set_mode(&s, req).await)
-                    }
-                },
+                answer!(s, |req: SetSessionModeRequest, _cx| sessions::set_mode(&s, req)),
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_client_protocol::v1::schema::{
-    CurrentModeUpdate, PromptRequest, PromptResponse, SessionId, SessionUpdate,
+    CurrentModeUpdate, Meta, PromptRequest, PromptResponse, SessionId, SessionUpdate,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error, Responder, V1};
@@ -18,7 +18,6 @@ use agent_host::output::Frames;
 use agent_host::session::{Session, SessionMode, TurnInfo, TurnObserver, TurnOutcome};
 use agent_host::turn::{Mapping, TurnState};
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use super::sessions::active;
 use super::{
@@ -40,7 +39,7 @@ struct UsageMeta {
 }
 
 /// The `_meta` of a prompt's response: `{"usage": …}`.
-fn usage_meta(outcome: &TurnOutcome) -> Map<String, Value> {
+fn usage_meta(outcome: &TurnOutcome) -> Option<Meta> {
     let usage = &outcome.usage;
     let meta = UsageMeta {
         input_tokens: usage.prompt_tokens(),
@@ -50,11 +49,7 @@ fn usage_meta(outcome: &TurnOutcome) -> Map<String, Value> {
         model_calls: outcome.model_calls,
         tool_calls: outcome.tool_calls,
     };
-    let mut out = Map::new();
-    if let Ok(value) = serde_json::to_value(meta) {
-        out.insert("usage".to_string(), value);
-    }
-    out
+    mapping::meta::meta("usage", meta)
 }
 
 /// `session/cancel`: marks the running prompt cancelled and stops its turn.
@@ -174,7 +169,7 @@ pub(super) async fn start_prompt(
         Ok(_) => Ok(reply),
         Err(err) => {
             s.cancels().remove(&id);
-            s.unanswered.send_modify(|n| *n = n.saturating_sub(1));
+            s.answered();
             Err(invalid_request(err.to_string()))
         }
     }
@@ -248,7 +243,7 @@ impl TurnObserver for AcpTurn {
         // The sub-agents this prompt starts, at any depth, for their permission requests.
         match event.innermost() {
             AgentEvent::SubagentStarted { task_id, .. } => {
-                self.shared.tasks.add(task_id, &self.session_id)
+                self.shared.tasks.add(task_id.clone(), &self.session_id)
             }
             AgentEvent::SubagentFinished { task_id, .. } => self.shared.tasks.remove(task_id),
             _ => {}
@@ -279,10 +274,7 @@ impl TurnObserver for AcpTurn {
         self.shared.cancels().remove(&self.session_id);
         self.shared.announced.forget_session(&self.session_id);
         if turn.kind != RunKind::Prompt {
-            self.shared
-                .unanswered
-                .send_modify(|n| *n = n.saturating_sub(1));
-            return;
+            return self.shared.answered();
         }
         let error = outcome.error.as_ref().map(|(code, m)| (*code, m.as_str()));
         let end = mapping::turn_end(
@@ -296,8 +288,6 @@ impl TurnObserver for AcpTurn {
             TurnEnd::Failed(message) => Err(internal(message)),
         };
         self.reply.answer(answer);
-        self.shared
-            .unanswered
-            .send_modify(|n| *n = n.saturating_sub(1));
+        self.shared.answered();
     }
 }

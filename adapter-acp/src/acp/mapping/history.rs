@@ -6,14 +6,14 @@ use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
     BlobResourceContents, ContentBlock as AcpBlock, ContentChunk, EmbeddedResourceResource,
-    SessionUpdate, ToolCallStatus, ToolCallUpdateFields,
+    SessionUpdate,
 };
 use agent_core::{message::Role, ContentBlock, Message, UserInput};
 use agent_mcp::McpManager;
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::tools::{content_block, result_content, text_block, tool_call, update};
+use super::tools::{content_block, result_fields, text_block, tool_call, update};
 
 /// The updates that replay a transcript to a client loading the session: the user's text
 /// and images, the agent's text and reasoning, each tool call (`tool_call`, then a
@@ -26,18 +26,17 @@ pub fn replay(messages: &[Message], cwd: &Path, mcp: Option<&McpManager>) -> Vec
     for message in messages.iter().filter(|m| !m.synthetic) {
         for block in &message.content {
             match (message.role, block) {
-                (Role::User, ContentBlock::Text { .. } | ContentBlock::Image { .. }) => {
-                    if let Some(block) = content_block(block) {
-                        out.push(SessionUpdate::UserMessageChunk(ContentChunk::new(block)));
-                    }
-                }
-                (Role::Assistant, ContentBlock::Text { text }) if !text.is_empty() => out.push(
-                    SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text.clone()))),
-                ),
-                (Role::Assistant, ContentBlock::Image { .. }) => {
-                    if let Some(block) = content_block(block) {
-                        out.push(SessionUpdate::AgentMessageChunk(ContentChunk::new(block)));
-                    }
+                // The agent's empty text is not replayed; the user's is.
+                (Role::Assistant, ContentBlock::Text { text }) if text.is_empty() => {}
+                (
+                    Role::User | Role::Assistant,
+                    ContentBlock::Text { .. } | ContentBlock::Image { .. },
+                ) => {
+                    let chunk = content_block(block).map(ContentChunk::new);
+                    out.extend(chunk.map(|chunk| match message.role {
+                        Role::User => SessionUpdate::UserMessageChunk(chunk),
+                        _ => SessionUpdate::AgentMessageChunk(chunk),
+                    }));
                 }
                 (Role::Assistant, ContentBlock::Reasoning { text, .. }) if !text.is_empty() => out
                     .push(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
@@ -62,15 +61,8 @@ pub fn replay(messages: &[Message], cwd: &Path, mcp: Option<&McpManager>) -> Vec
                         Some((name, args)) => (name.as_str(), Some(args)),
                         None => ("", None),
                     };
-                    let status = match is_error {
-                        false => ToolCallStatus::Completed,
-                        true => ToolCallStatus::Failed,
-                    };
-                    let content = result_content(name, args, !is_error, content, cwd);
-                    out.push(update(
-                        call_id,
-                        ToolCallUpdateFields::new().status(status).content(content),
-                    ));
+                    let fields = result_fields(name, args, !is_error, content, &[], cwd);
+                    out.push(update(call_id, fields));
                 }
                 _ => {}
             }

@@ -30,18 +30,11 @@ impl ChildProgress {
         model: &str,
         background: bool,
     ) -> Self {
-        let mut header = name.to_string();
-        if let Some(description) = description.filter(|d| !d.is_empty()) {
-            header.push_str(": ");
-            header.push_str(description);
-        }
-        header.push_str(&format!(" ({model}"));
-        if background {
-            header.push_str(", background");
-        }
-        header.push(')');
+        let what = description.filter(|d| !d.is_empty());
+        let what = what.map(|d| format!(": {d}")).unwrap_or_default();
+        let background = if background { ", background" } else { "" };
         Self {
-            header,
+            header: format!("{name}{what} ({model}{background})"),
             ..Self::default()
         }
     }

@@ -103,13 +103,12 @@ fn map_each_hands_over_what_map_returns() {
 fn edit_call_has_kind_location_and_diff_through_its_life() {
     let mut m = Mapper::new(cwd());
     let args = json!({"path": "src/a.rs", "old_string": "x = 1", "new_string": "x = 2"});
-    let call = m.map(&AgentEvent::ToolCall {
-        id: "c1".into(),
-        name: "edit_file".into(),
-        args: args.clone(),
-        raw_args: None,
-        side_effect: Some(SideEffect::Write),
-    });
+    let call = m.map(&call_event(
+        "c1",
+        "edit_file",
+        args.clone(),
+        Some(SideEffect::Write),
+    ));
     let v = wire(&call[0]);
     assert_eq!(v["sessionUpdate"], "tool_call");
     assert_eq!(v["toolCallId"], "c1");
@@ -156,25 +155,23 @@ fn edit_call_has_kind_location_and_diff_through_its_life() {
 #[test]
 fn failed_call_and_write_and_bash() {
     let mut m = Mapper::new(cwd());
-    let write = m.map(&AgentEvent::ToolCall {
-        id: "w".into(),
-        name: "write_file".into(),
-        args: json!({"path": "/abs/new.txt", "content": "hi\n"}),
-        raw_args: None,
-        side_effect: Some(SideEffect::Write),
-    });
+    let write = m.map(&call_event(
+        "w",
+        "write_file",
+        json!({"path": "/abs/new.txt", "content": "hi\n"}),
+        Some(SideEffect::Write),
+    ));
     let v = wire(&write[0]);
     assert_eq!(
         v["content"],
         json!([{"type": "diff", "path": "/abs/new.txt", "newText": "hi\n"}])
     );
-    let bash = m.map(&AgentEvent::ToolCall {
-        id: "b".into(),
-        name: "bash".into(),
-        args: json!({"command": "echo hi"}),
-        raw_args: None,
-        side_effect: Some(SideEffect::Shell),
-    });
+    let bash = m.map(&call_event(
+        "b",
+        "bash",
+        json!({"command": "echo hi"}),
+        Some(SideEffect::Shell),
+    ));
     let v = wire(&bash[0]);
     assert_eq!(v["kind"], "execute");
     assert_eq!(v["title"], "`echo hi`");
@@ -185,30 +182,12 @@ fn failed_call_and_write_and_bash() {
         text: "hi\n".into(),
     });
     assert_eq!(wire(&progress[0])["content"][0]["content"]["text"], "hi\n");
-    let failed = m.map(&AgentEvent::ToolResult {
-        id: "b".into(),
-        name: "bash".into(),
-        status: ToolStatus::Error,
-        content: vec![ContentBlock::text("Error: denied")],
-        truncated: false,
-        redacted: false,
-        changed_files: vec![],
-        duration_ms: 0,
-    });
+    let failed = m.map(&result("b", "bash", ToolStatus::Error, "Error: denied"));
     let v = wire(&failed[0]);
     assert_eq!(v["status"], "failed");
     assert_eq!(v["content"][0]["content"]["text"], "Error: denied");
     // A failed write shows no diff.
-    let failed_write = m.map(&AgentEvent::ToolResult {
-        id: "w".into(),
-        name: "write_file".into(),
-        status: ToolStatus::Error,
-        content: vec![ContentBlock::text("Error: no")],
-        truncated: false,
-        redacted: false,
-        changed_files: vec![],
-        duration_ms: 0,
-    });
+    let failed_write = m.map(&result("w", "write_file", ToolStatus::Error, "Error: no"));
     assert_eq!(wire(&failed_write[0])["content"][0]["type"], "content");
 }
 
@@ -336,6 +315,16 @@ fn stop_reasons() {
         ),
         TurnEnd::Failed("HTTP 500".into())
     );
+}
+
+fn call_event(id: &str, name: &str, args: Value, side_effect: Option<SideEffect>) -> AgentEvent {
+    AgentEvent::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        args,
+        raw_args: None,
+        side_effect,
+    }
 }
 
 fn result(id: &str, name: &str, status: ToolStatus, text: &str) -> AgentEvent {
@@ -487,13 +476,12 @@ fn compaction_inside_a_prompt_is_a_thought() {
 #[test]
 fn a_subagent_runs_as_the_progress_of_its_call() {
     let mut m = Mapper::new(cwd());
-    let call = m.map(&AgentEvent::ToolCall {
-        id: "t".into(),
-        name: "Task".into(),
-        args: json!({"name": "explorer", "description": "find the tests", "prompt": "go"}),
-        raw_args: None,
-        side_effect: Some(SideEffect::None),
-    });
+    let call = m.map(&call_event(
+        "t",
+        "Task",
+        json!({"name": "explorer", "description": "find the tests", "prompt": "go"}),
+        Some(SideEffect::None),
+    ));
     let v = wire(&call[0]);
     assert_eq!(v["kind"], "think");
     assert_eq!(v["title"], "explorer: find the tests");
@@ -533,13 +521,12 @@ fn a_subagent_runs_as_the_progress_of_its_call() {
             delta: "Looking.".into()
         }))
         .is_empty());
-    let call = m.map(&wrap(AgentEvent::ToolCall {
-        id: "k".into(),
-        name: "read_file".into(),
-        args: json!({"path": "a.rs"}),
-        raw_args: None,
-        side_effect: None,
-    }));
+    let call = m.map(&wrap(call_event(
+        "k",
+        "read_file",
+        json!({"path": "a.rs"}),
+        None,
+    )));
     assert_eq!(
         wire(&call[0])["content"][0]["content"]["text"],
         "explorer: find the tests (m)\nLooking.\n→ Read a.rs\n"

@@ -5,7 +5,7 @@
 //! content blocks and the plan in ACP form.
 
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock as AcpBlock, Diff, ImageContent, Plan, PlanEntry, PlanEntryPriority,
@@ -123,10 +123,6 @@ pub fn tool_title(name: &str, args: &Value) -> String {
     }
 }
 
-fn absolute(cwd: &Path, path: &str) -> PathBuf {
-    cwd.join(path)
-}
-
 /// The paths a call touches, absolute (relative ones are resolved against `cwd`).
 pub fn tool_locations(name: &str, args: &Value, cwd: &Path) -> Vec<ToolCallLocation> {
     let path = arg(args, "path");
@@ -137,14 +133,14 @@ pub fn tool_locations(name: &str, args: &Value, cwd: &Path) -> Vec<ToolCallLocat
                     .get("offset")
                     .and_then(Value::as_u64)
                     .and_then(|l| u32::try_from(l).ok());
-                vec![ToolCallLocation::new(absolute(cwd, p)).line(line)]
+                vec![ToolCallLocation::new(cwd.join(p)).line(line)]
             })
             .unwrap_or_default(),
         "write_file" | "edit_file" => path
-            .map(|p| vec![ToolCallLocation::new(absolute(cwd, p))])
+            .map(|p| vec![ToolCallLocation::new(cwd.join(p))])
             .unwrap_or_default(),
         "list_dir" | "glob" | "grep" => {
-            vec![ToolCallLocation::new(absolute(cwd, path.unwrap_or(".")))]
+            vec![ToolCallLocation::new(cwd.join(path.unwrap_or(".")))]
         }
         _ => Vec::new(),
     }
@@ -161,7 +157,7 @@ pub fn tool_preview(name: &str, args: &Value, cwd: &Path) -> Vec<ToolCallContent
                 .get("new_string")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            vec![Diff::new(absolute(cwd, path), new)
+            vec![Diff::new(cwd.join(path), new)
                 .old_text(old.map(str::to_string))
                 .into()]
         }
@@ -170,7 +166,7 @@ pub fn tool_preview(name: &str, args: &Value, cwd: &Path) -> Vec<ToolCallContent
                 .get("content")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            vec![Diff::new(absolute(cwd, path), content).into()]
+            vec![Diff::new(cwd.join(path), content).into()]
         }
         ("exit_plan_mode", _) => arg(args, "plan")
             .map(|plan| vec![text_block(plan).into()])
@@ -233,9 +229,7 @@ fn scrub_strings(value: &mut Value, secrets: &[String]) {
 fn raw_input(args: &Value, raw_args: Option<&str>) -> Value {
     match (args, raw_args) {
         (Value::Null, Some(raw)) => {
-            let mut raw_input = serde_json::Map::new();
-            raw_input.insert("raw".to_string(), Value::String(raw.to_string()));
-            Value::Object(raw_input)
+            Value::Object([("raw".into(), raw.into())].into_iter().collect())
         }
         (args, _) => args.clone(),
     }
@@ -307,7 +301,7 @@ pub fn block_text(block: &Block) -> String {
     text
 }
 
-pub(super) fn text_block(text: impl Into<String>) -> AcpBlock {
+pub(crate) fn text_block(text: impl Into<String>) -> AcpBlock {
     AcpBlock::Text(TextContent::new(text))
 }
 
@@ -325,45 +319,41 @@ pub fn content_block(block: &ContentBlock) -> Option<AcpBlock> {
     }
 }
 
-pub(super) fn result_content(
+/// A call's final status (`completed` when `ok`, else `failed`) and content: a successful
+/// edit's diff, the result's text and images, then each of the sandbox's `blocks` in words.
+pub(super) fn result_fields(
     name: &str,
     args: Option<&Value>,
     ok: bool,
-    blocks: &[ContentBlock],
+    result: &[ContentBlock],
+    blocks: &[Block],
     cwd: &Path,
-) -> Vec<ToolCallContent> {
+) -> ToolCallUpdateFields {
     // A successful edit keeps its diff so the editor can still show what changed.
     let mut content = match (ok, args) {
         (true, Some(args)) if tool_kind(name) == ToolKind::Edit => tool_preview(name, args, cwd),
         _ => Vec::new(),
     };
-    content.extend(
-        blocks
-            .iter()
-            .filter_map(content_block)
-            .map(ToolCallContent::from),
-    );
-    content
-}
-
-fn plan_entries(plan: &[PlanItem]) -> Plan {
-    Plan::new(
-        plan.iter()
-            .map(|item| {
-                let status = match item.status {
-                    PlanStatus::Pending => PlanEntryStatus::Pending,
-                    PlanStatus::InProgress => PlanEntryStatus::InProgress,
-                    PlanStatus::Completed => PlanEntryStatus::Completed,
-                };
-                PlanEntry::new(item.step.clone(), PlanEntryPriority::Medium, status)
-            })
-            .collect(),
-    )
+    content.extend(result.iter().filter_map(content_block).map(Into::into));
+    content.extend(blocks.iter().map(|b| text_block(block_text(b)).into()));
+    let status = match ok {
+        true => ToolCallStatus::Completed,
+        false => ToolCallStatus::Failed,
+    };
+    ToolCallUpdateFields::new().status(status).content(content)
 }
 
 /// The `plan` update of a checklist.
 pub fn plan_update(plan: &[PlanItem]) -> SessionUpdate {
-    SessionUpdate::Plan(plan_entries(plan))
+    let entry = |item: &PlanItem| {
+        let status = match item.status {
+            PlanStatus::Pending => PlanEntryStatus::Pending,
+            PlanStatus::InProgress => PlanEntryStatus::InProgress,
+            PlanStatus::Completed => PlanEntryStatus::Completed,
+        };
+        PlanEntry::new(item.step.clone(), PlanEntryPriority::Medium, status)
+    };
+    SessionUpdate::Plan(Plan::new(plan.iter().map(entry).collect()))
 }
 
 pub(super) fn update(id: &str, fields: ToolCallUpdateFields) -> SessionUpdate {
@@ -375,6 +365,7 @@ mod tests {
     use super::*;
     use agent_core::SideEffect;
     use serde_json::json;
+    use std::path::PathBuf;
 
     fn cwd() -> PathBuf {
         PathBuf::from("/work/ws")

@@ -19,7 +19,7 @@ use agent_mcp::McpManager;
 
 use super::meta::{self, BlockMeta, HookMeta, SubagentMeta};
 use super::subagent::ChildProgress;
-use super::tools::{self, block_text, plan_update, result_content, text_block, update};
+use super::tools::{self, plan_update, result_fields, text_block, update};
 
 /// The ACP mapping of a prompt turn: each event, read with the turn's
 /// [`TurnState`] (which holds the calls' arguments and sandbox blocks, the sub-agents, the
@@ -114,20 +114,10 @@ impl AcpMapping {
                 let ok = *status == ToolStatus::Ok;
                 let call = state.call(id);
                 let args = call.map(|call| tools::scrubbed_args(&call.args));
-                let mut content = result_content(name, args.as_deref(), ok, content, &self.cwd);
                 let blocks = call.map(|call| call.blocks.as_slice()).unwrap_or_default();
-                for block in blocks {
-                    content.push(text_block(block_text(block)).into());
-                }
+                let fields = result_fields(name, args.as_deref(), ok, content, blocks, &self.cwd);
                 self.children.remove(id);
-                let status = match ok {
-                    true => ToolCallStatus::Completed,
-                    false => ToolCallStatus::Failed,
-                };
-                let mut update = ToolCallUpdate::new(
-                    id.clone(),
-                    ToolCallUpdateFields::new().status(status).content(content),
-                );
+                let mut update = ToolCallUpdate::new(id.clone(), fields);
                 if let Some(block) = blocks.last() {
                     update = update.meta(meta::meta("block", BlockMeta::from(block)));
                 }
@@ -189,21 +179,15 @@ impl AcpMapping {
                     background: *background,
                     depth: *depth,
                 };
-                emit(SessionUpdate::ToolCallUpdate(
-                    ToolCallUpdate::new(
-                        call_id.clone(),
-                        ToolCallUpdateFields::new()
-                            .content(vec![text_block(child.render()).into()]),
-                    )
-                    .meta(meta::meta("subagent", subagent)),
-                ));
+                let update = progress(call_id, &child).meta(meta::meta("subagent", subagent));
+                emit(SessionUpdate::ToolCallUpdate(update));
                 self.children.insert(call_id.clone(), child);
             }
             AgentEvent::Subagent { call_id, event, .. } => {
                 let mcp = self.mcp.as_ref();
                 if let Some(child) = self.children.get_mut(call_id) {
                     if child.event(event.innermost(), mcp) {
-                        emit(progress(call_id, child));
+                        emit(SessionUpdate::ToolCallUpdate(progress(call_id, child)));
                     }
                 }
             }
@@ -216,7 +200,7 @@ impl AcpMapping {
             } => {
                 if let Some(child) = self.children.get_mut(call_id) {
                     child.finished(*status, final_text.as_deref(), error.as_deref());
-                    emit(progress(call_id, child));
+                    emit(SessionUpdate::ToolCallUpdate(progress(call_id, child)));
                 }
             }
             // The prompt's stop reason ([`turn_end`], from the state's last stop).
@@ -303,10 +287,11 @@ fn thought(text: String) -> SessionUpdate {
 }
 
 /// The progress of the sub-agent `call_id` runs.
-fn progress(call_id: &str, child: &ChildProgress) -> SessionUpdate {
-    update(
-        call_id,
-        ToolCallUpdateFields::new().content(vec![text_block(child.render()).into()]),
+fn progress(call_id: &str, child: &ChildProgress) -> ToolCallUpdate {
+    let content = vec![text_block(child.render()).into()];
+    ToolCallUpdate::new(
+        call_id.to_string(),
+        ToolCallUpdateFields::new().content(content),
     )
 }
 

@@ -23,6 +23,8 @@ use agent_host::session::{
     new_id, InteractionKind, InteractionReply, InteractionRequest, UserInputAnswer,
 };
 
+use PermissionOptionId::{AllowAlways, AllowOnce, Deny};
+
 impl Server {
     /// Puts every interaction of the sessions to the client until the sessions are gone.
     pub(crate) async fn interaction_loop(
@@ -46,6 +48,32 @@ impl Server {
         let (method, params, kind) = match &request.kind {
             InteractionKind::Permission(req) => {
                 let always = format!("Always allow {} in this session", req.tool);
+                let rule = PermissionUpdate {
+                    kind: PermissionUpdateKind::AddRules,
+                    behavior: PermissionBehavior::Allow,
+                    rules: vec![PermissionRule {
+                        tool_name: req.tool.clone(),
+                        rule_content: None,
+                    }],
+                };
+                let options = [
+                    (AllowOnce, "Allow once", Decision::Allow, "Approved once"),
+                    (AllowAlways, &*always, Decision::Allow, &*always),
+                    (Deny, "Deny", Decision::Deny, "Denied"),
+                ]
+                .map(|(id, name, decision, reason)| PermissionOption {
+                    option_id: id,
+                    kind: id,
+                    name: name.to_string(),
+                    response: PermissionResponse {
+                        decision,
+                        reason: Some(reason.to_string()),
+                        modified_input: None,
+                        // "Always" adds a rule allowing the tool.
+                        permission_updates: (id == AllowAlways).then(|| vec![rule.clone()]),
+                    },
+                })
+                .into();
                 let params = RequestPermissionParams {
                     request_id: request_id.clone(),
                     session_id: request.session_id.clone(),
@@ -55,48 +83,7 @@ impl Server {
                     reason: req.reason.clone().unwrap_or_else(|| req.risk.reason()),
                     risk_level: req.risk.level.into(),
                     input: req.args.clone(),
-                    options: vec![
-                        PermissionOption {
-                            option_id: PermissionOptionId::AllowOnce,
-                            kind: PermissionOptionId::AllowOnce,
-                            name: "Allow once".to_string(),
-                            response: PermissionResponse {
-                                decision: Decision::Allow,
-                                reason: Some("Approved once".to_string()),
-                                modified_input: None,
-                                permission_updates: None,
-                            },
-                        },
-                        PermissionOption {
-                            option_id: PermissionOptionId::AllowAlways,
-                            kind: PermissionOptionId::AllowAlways,
-                            name: always.clone(),
-                            response: PermissionResponse {
-                                decision: Decision::Allow,
-                                reason: Some(always),
-                                modified_input: None,
-                                permission_updates: Some(vec![PermissionUpdate {
-                                    kind: PermissionUpdateKind::AddRules,
-                                    behavior: PermissionBehavior::Allow,
-                                    rules: vec![PermissionRule {
-                                        tool_name: req.tool.clone(),
-                                        rule_content: None,
-                                    }],
-                                }]),
-                            },
-                        },
-                        PermissionOption {
-                            option_id: PermissionOptionId::Deny,
-                            kind: PermissionOptionId::Deny,
-                            name: "Deny".to_string(),
-                            response: PermissionResponse {
-                                decision: Decision::Deny,
-                                reason: Some("Denied".to_string()),
-                                modified_input: None,
-                                permission_updates: None,
-                            },
-                        },
-                    ],
+                    options,
                 };
                 (
                     REQUEST_PERMISSION,

@@ -179,19 +179,6 @@ impl Server {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The event log of an active session: the one opened for it in this process, else that
-    /// of a session without stored events (one created or forked here). A session resumed
-    /// from storage opens its log with [`open_log`](Self::open_log) first.
-    pub(crate) fn log_for(&self, session_id: &str) -> Arc<ZLog> {
-        self.logs.get(session_id)
-    }
-
-    /// The event log of a session, opened from storage on first use (numbering continues
-    /// after its stored events).
-    pub(crate) async fn open_log(&self, session_id: &str) -> Result<Arc<ZLog>, RpcError> {
-        self.logs.open(session_id).await
-    }
-
     /// Claims the active session `session_id` for a turn ([`SessionManager::claim_turn`]):
     /// the protocol's busy error (-32010, "prompt is running") while a turn runs on it here
     /// or on another node sharing the storage; an internal error naming the store when the
@@ -217,7 +204,7 @@ impl Server {
                 tracing::info!(session = %session_id, "the session changed on another node; reloaded");
                 self.logs.reopen(session_id, true).await?
             }
-            false => self.log_for(session_id),
+            false => self.logs.get(session_id),
         };
         if claim.is_claimed() {
             let journal = log.journal().clone();
@@ -268,7 +255,7 @@ impl Server {
             .manager
             .get(session_id)
             .ok_or_else(|| RpcError::not_active(session_id))?;
-        Ok((session, self.log_for(session_id)))
+        Ok((session, self.logs.get(session_id)))
     }
 
     /// `(request id, server id)` of a session's unanswered interactions.
@@ -334,8 +321,7 @@ impl Server {
             }
         };
         match (raw.id, raw.method) {
-            (Some(id), Some(method)) => self.handle(Some(id), &method, raw.params).await,
-            (None, Some(method)) => self.handle(None, &method, raw.params).await,
+            (id, Some(method)) => self.handle(id, &method, raw.params).await,
             (Some(id), None) if raw.result.is_some() || raw.error.is_some() => {
                 let reply = match raw.error {
                     Some(error) => Err(error),

@@ -20,14 +20,14 @@ use crate::zcode::wire::{
     SubagentsResult, SubscribeParams, SubscribeResult,
 };
 use agent_host::session::{
-    valid_session_id, CreateOptions, ManagerError, ResumeOptions, Session, SubagentStatus,
+    valid_session_id, CreateOptions, ResumeOptions, Session, SubagentStatus,
 };
 use agent_mcp::{McpServerConfig, McpServers};
 
 /// Default `session/list` limit.
 const DEFAULT_LIST_LIMIT: usize = 50;
 /// How long a handler waits for an event it emitted to be stored and shown.
-const EVENT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+const EVENT_WAIT: Duration = Duration::from_secs(5);
 
 /// How long `session/close` waits for a running turn to stop.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
@@ -43,12 +43,25 @@ fn mcp_servers(value: Option<Value>) -> Result<Vec<McpServerConfig>, RpcError> {
     }
 }
 
+/// A `thoughtLevel`; an unknown one is an invalid-params error naming it.
+fn thought_level(level: &str) -> Result<ReasoningLevel, RpcError> {
+    let level = level.parse::<ReasoningLevel>();
+    level.map_err(|e| RpcError::invalid_params("thoughtLevel", e.to_string()))
+}
+
 /// Reads a sub-agent session's transcript from the store before it is shown.
 async fn synced(session: &Session) -> Result<(), RpcError> {
     session.sync_transcript().await.map_err(RpcError::internal)
 }
 
 impl Server {
+    /// Whether session `id` is active here with a turn running.
+    fn is_running(&self, id: &str) -> bool {
+        self.manager
+            .get(id)
+            .is_some_and(|s| s.active_turn().is_some())
+    }
+
     pub(super) async fn create(&self, p: CreateParams) -> Reply {
         if p.workspace.workspace_path.trim().is_empty() {
             return Err(RpcError::invalid_params(
@@ -62,18 +75,8 @@ impl Server {
                 format!("not a directory: {}", p.workspace.workspace_path),
             ));
         }
-        let thought_level = p
-            .thought_level
-            .as_deref()
-            .map(|l| {
-                l.parse::<ReasoningLevel>()
-                    .map_err(|e| RpcError::invalid_params("thoughtLevel", e.to_string()))
-            })
-            .transpose()?;
-        let model = match p.model {
-            Some(model) => Some(self.check_model(&model)?),
-            None => None,
-        };
+        let thought_level = p.thought_level.as_deref().map(thought_level).transpose()?;
+        let model = p.model.map(|m| self.check_model(&m)).transpose()?;
         let mcp_servers = mcp_servers(p.mcp_servers)?;
         let session = self
             .manager
@@ -90,7 +93,7 @@ impl Server {
             })
             .await
             .map_err(manager_error)?;
-        let log = self.log_for(session.id());
+        let log = self.logs.get(session.id());
         tracing::info!(session = %session.id(), "session created");
         ok(self.snapshot(&session, &log, None))
     }
@@ -126,13 +129,7 @@ impl Server {
                     .is_none_or(|ids| ids.contains(&m.session_id))
             })
             .take(p.limit.unwrap_or(DEFAULT_LIST_LIMIT))
-            .map(|m| {
-                let running = self
-                    .manager
-                    .get(&m.session_id)
-                    .is_some_and(|s| s.active_turn().is_some());
-                session_info(m, running)
-            })
+            .map(|m| session_info(m, self.is_running(&m.session_id)))
             .collect();
         ok(ListResult { sessions })
     }
@@ -148,15 +145,10 @@ impl Server {
             .manager
             .resume_with(&p.session_id, options)
             .await
-            .map_err(|e| match e {
-                ManagerError::NotFound(id) => RpcError::not_found(&id),
-                other => manager_error(other),
-            })?;
+            .map_err(manager_error)?;
         if loaded {
             if let Some(level) = p.thought_level {
-                let level = level
-                    .parse::<ReasoningLevel>()
-                    .map_err(|e| RpcError::invalid_params("thoughtLevel", e.to_string()))?;
+                let level = thought_level(&level)?;
                 session
                     .set_thought_level(level)
                     .await
@@ -165,10 +157,10 @@ impl Server {
             tracing::info!(session = %session.id(), "session resumed");
         }
         let (session, log) = match loaded {
-            true => (session.clone(), self.open_log(session.id()).await?),
+            true => (session.clone(), self.logs.open(session.id()).await?),
             // Active here already: brought up to date if another node changed it.
             false => {
-                self.open_log(session.id()).await?;
+                self.logs.open(session.id()).await?;
                 self.current(session.id()).await?
             }
         };
@@ -191,8 +183,7 @@ impl Server {
             }
         }
         if let Some(limit) = p.limit {
-            let skip = messages.len().saturating_sub(limit);
-            messages.drain(..skip);
+            messages.drain(..messages.len().saturating_sub(limit));
         }
         ok(MessagesResult { messages })
     }
@@ -270,23 +261,17 @@ impl Server {
         match p.target.unwrap_or(ForkTarget::LatestCheckpoint) {
             ForkTarget::LatestCheckpoint => {}
             ForkTarget::Turn { turn_index } => {
-                let cut = messages
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, m)| m.role == Role::User && !m.synthetic)
-                    .map(|(i, _)| i)
-                    .nth(turn_index + 1);
-                let turns = messages
-                    .iter()
-                    .filter(|m| m.role == Role::User && !m.synthetic)
-                    .count();
-                if turn_index >= turns {
+                // Where each turn starts: its user's (not a synthetic) message.
+                let starts: Vec<usize> = (0..messages.len())
+                    .filter(|&i| messages[i].role == Role::User && !messages[i].synthetic)
+                    .collect();
+                if turn_index >= starts.len() {
                     return Err(RpcError::invalid_params(
                         "target.turnIndex",
-                        format!("out of range: the session has {turns} turns"),
+                        format!("out of range: the session has {} turns", starts.len()),
                     ));
                 }
-                if let Some(cut) = cut {
+                if let Some(&cut) = starts.get(turn_index + 1) {
                     messages.truncate(cut);
                 }
             }
@@ -316,7 +301,7 @@ impl Server {
             .fork(&parent, messages)
             .await
             .map_err(manager_error)?;
-        let log = self.log_for(forked.id());
+        let log = self.logs.get(forked.id());
         ok(ForkResult {
             forked_session_id: forked.id().to_string(),
             parent_session_id: parent.id().to_string(),
@@ -347,9 +332,7 @@ impl Server {
     pub(super) async fn set_thought_level(&self, p: SetThoughtLevelParams) -> Reply {
         let (session, log) = self.active(&p.session_id)?;
         let level = match p.thought_level {
-            Some(level) => level
-                .parse::<ReasoningLevel>()
-                .map_err(|e| RpcError::invalid_params("thoughtLevel", e.to_string()))?,
+            Some(level) => thought_level(&level)?,
             None => ReasoningLevel::default(),
         };
         session
@@ -413,13 +396,7 @@ impl Server {
             .map_err(RpcError::internal)?;
         let subagents = metas
             .iter()
-            .filter_map(|m| {
-                let running = self
-                    .manager
-                    .get(&m.session_id)
-                    .is_some_and(|s| s.active_turn().is_some());
-                snapshot::subagent_entry(m, running)
-            })
+            .filter_map(|m| snapshot::subagent_entry(m, self.is_running(&m.session_id)))
             .collect();
         ok(SubagentsResult {
             session_id: p.session_id,

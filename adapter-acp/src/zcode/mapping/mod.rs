@@ -40,22 +40,20 @@ use agent_host::session::{new_id, now_ms, TurnOutcome};
 use agent_host::turn::{Coverage, Mapping, TurnState};
 
 use crate::zcode::eventlog::EventLog;
-use crate::zcode::wire::{
-    CompactionState, ExecutionKind, InputSource, ResultType, TurnPhase, WireCompactionReason,
-};
+use crate::zcode::wire::{CompactionState, ExecutionKind, InputSource, ResultType, TurnPhase};
 use crate::zcode::wire::{
     CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
     TurnCompletedPayload, TurnError, TurnFailedPayload, TurnStartedPayload, WireSandbox,
 };
 
 mod observer;
-mod subagents;
 #[cfg(test)]
 mod tests;
 mod tools;
 mod values;
 
 pub use observer::ZcodeTurn;
+pub(crate) use values::subagent_status;
 use values::{compaction_reason, error_kind};
 pub use values::{emit, event_id, result_text, todos, tool_meta, wire_usage};
 
@@ -200,8 +198,7 @@ impl ZcodeMapping {
                     .error
                     .clone()
                     .unwrap_or((ErrorCode::Provider, "the turn failed".to_string()));
-                let (kind, code) = error_kind(code);
-                failed(turn_error(kind, message, code), input_id)
+                failed(error_kind(code), message, input_id)
             }
             _ => completed(outcome, &self.own.text, input_id),
         }
@@ -218,18 +215,14 @@ impl ZcodeMapping {
                 outcome.error.as_ref().map(|(_, m)| m.clone()),
             ),
         };
-        session_updated(SessionUpdatedPayload {
-            compaction: Some(CompactionUpdate {
-                state,
-                operation_id: self.own.turn_id.clone(),
-                error,
-                auto: Some(false),
-                reason: Some(WireCompactionReason::Manual),
-                before: self.compacted.map(|s| s.0),
-                after: self.compacted.map(|s| s.1),
-            }),
-            ..Default::default()
-        })
+        let operation_id = self.own.turn_id.clone();
+        compaction(
+            state,
+            operation_id,
+            CompactionReason::Manual,
+            self.compacted,
+            error,
+        )
     }
 
     /// The state of stream `at` (a sub-agent's opens on first use).
@@ -297,9 +290,14 @@ impl ZcodeMapping {
             AgentEvent::ToolExecutionStarted { id, name } => {
                 send(tools::started(run, id, name, self.clock))
             }
-            AgentEvent::ToolProgress { id, stream, text } => {
-                send(tools::progress(run, id, *stream, text, self.clock))
-            }
+            AgentEvent::ToolProgress { id, stream, text } => send(tools::progress(
+                run,
+                id,
+                "",
+                Some((*stream, text)),
+                None,
+                self.clock,
+            )),
             AgentEvent::ToolResult { .. } => {
                 let batched = &mut self.stream(at).batched;
                 let batch = tools::batch(run, batched);
@@ -322,16 +320,30 @@ impl ZcodeMapping {
                     ..Default::default()
                 }))
             }
+            // Running, or completed with its sizes (the state has the reason it started with).
             AgentEvent::CompactionStarted { .. } | AgentEvent::CompactionFinished { .. } => {
                 let turn_id = self.stream(at).turn_id.clone();
-                send(compaction(run, turn_id));
+                let (reason, sizes) = run
+                    .compaction()
+                    .map_or((CompactionReason::Auto, None), |c| (c.reason, c.sizes));
+                let state = match sizes {
+                    Some(_) => CompactionState::Completed,
+                    None => CompactionState::Running,
+                };
+                send(compaction(state, turn_id, reason, sizes, None));
             }
             AgentEvent::SandboxReport(report) => send(session_updated(SessionUpdatedPayload {
                 sandbox: Some(WireSandbox::from(report)),
                 ..Default::default()
             })),
-            AgentEvent::SubagentStarted { .. } => self.subagent_started(at, run, event, out),
-            AgentEvent::Subagent { .. } => return self.subagent_event(run, event, out),
+            AgentEvent::SubagentStarted {
+                task_id, call_id, ..
+            } => self.subagent_started(at, run, task_id, call_id, out),
+            AgentEvent::Subagent {
+                task_id,
+                event: inner,
+                ..
+            } => return self.subagent_event(run, task_id, inner, out),
             AgentEvent::SubagentFinished { .. } => self.subagent_finished(at, run, event, out),
             // Permission prompts reach the client as `interaction/requestPermission`; a
             // refusal shows as the call's `permission_denied` error (the state marks it).
@@ -382,25 +394,24 @@ fn session_updated(payload: SessionUpdatedPayload) -> EventBody {
     EventBody::SessionUpdated(payload)
 }
 
-/// A compaction inside a prompt: running (`CompactionStarted`) or completed with its sizes
-/// (`CompactionFinished`; the state has the reason it started with).
-fn compaction(run: &TurnState, operation_id: String) -> EventBody {
-    let (reason, sizes) = run
-        .compaction()
-        .map_or((CompactionReason::Auto, None), |c| (c.reason, c.sizes));
-    let state = match sizes {
-        Some(_) => CompactionState::Completed,
-        None => CompactionState::Running,
-    };
+/// `session.updated{compaction}`: a compaction (`reason`, the sizes once it finished) in
+/// `state`.
+fn compaction(
+    state: CompactionState,
+    operation_id: String,
+    reason: CompactionReason,
+    sizes: Option<(u64, u64)>,
+    error: Option<String>,
+) -> EventBody {
     session_updated(SessionUpdatedPayload {
         compaction: Some(CompactionUpdate {
             state,
             operation_id,
+            error,
             auto: Some(reason != CompactionReason::Manual),
             reason: Some(compaction_reason(reason)),
             before: sizes.map(|s| s.0),
             after: sizes.map(|s| s.1),
-            error: None,
         }),
         ..Default::default()
     })
@@ -426,19 +437,15 @@ fn completed(outcome: &TurnOutcome, text: &str, input_id: Option<String>) -> Eve
     })
 }
 
-/// `turn.failed` in the execution phase.
-fn failed(error: TurnError, input_id: Option<String>) -> EventBody {
+/// `turn.failed` in the execution phase: an error of `kind` and `code`.
+fn failed((kind, code): (&str, &str), message: String, input_id: Option<String>) -> EventBody {
     EventBody::TurnFailed(TurnFailedPayload {
-        error,
+        error: TurnError {
+            kind: kind.to_string(),
+            message,
+            code: code.to_string(),
+        },
         turn_phase: TurnPhase::Execution,
         input_id,
     })
-}
-
-fn turn_error(kind: &str, message: String, code: &str) -> TurnError {
-    TurnError {
-        kind: kind.to_string(),
-        message,
-        code: code.to_string(),
-    }
 }

@@ -29,14 +29,19 @@ struct Out {
 }
 
 impl Out {
-    fn new(log: Arc<ZLog>, session_id: &str, turn_id: Option<String>) -> Self {
+    fn new(
+        log: Arc<ZLog>,
+        session_id: &str,
+        turn_id: Option<String>,
+        session: Option<Arc<Session>>,
+    ) -> Self {
         Self {
             log,
             session_id: SharedStr::from(session_id),
             turn_id: turn_id.map(SharedStr::from),
             timestamp: None,
             held: 0,
-            session: None,
+            session,
         }
     }
 
@@ -86,7 +91,7 @@ impl ZcodeTurn {
         let session_id: String = session_id.into();
         Self {
             mapping: ZcodeMapping::new(String::new(), agent_core::event::RunKind::Prompt),
-            own: Out::new(log, &session_id, None),
+            own: Out::new(log, &session_id, None, None),
             children: HashMap::new(),
             logs: None,
             gate: None,
@@ -108,20 +113,20 @@ impl ZcodeTurn {
 
     /// Opens the stream of each sub-agent along `event`'s wrappers (and of the one it
     /// starts) that is not open yet: its log, and the turn id its session runs (the
-    /// session host made the session before this event), else a fresh one.
-    fn open_streams(&mut self, session: &Session, mut event: &AgentEvent) {
-        let Some(logs) = &self.logs else {
-            return;
-        };
+    /// session host made the session before this event), else a fresh one. Returns the
+    /// session whose stream the innermost event shows on (`None`: the turn's), whose totals
+    /// a `Usage` event reads.
+    fn open_streams(&mut self, session: &Session, mut event: &AgentEvent) -> Option<Arc<Session>> {
+        let logs = self.logs.as_ref()?;
         let mut parent: Option<Arc<Session>> = None;
         loop {
             let (task_id, inner) = match event {
                 AgentEvent::Subagent { task_id, event, .. } => (task_id, Some(event.as_ref())),
                 AgentEvent::SubagentStarted { task_id, .. } => (task_id, None),
-                _ => return,
+                _ => return parent,
             };
             let opened = self.children.get(task_id);
-            parent = match opened.filter(|_| self.mapping.has_subagent(task_id)) {
+            let child = match opened.filter(|_| self.mapping.has_subagent(task_id)) {
                 Some(out) => out.session.clone(),
                 None => {
                     let own = parent.as_deref().unwrap_or(session).subagent(task_id);
@@ -131,40 +136,21 @@ impl ZcodeTurn {
                         .map(|a| a.turn_id)
                         .unwrap_or_else(|| new_id("turn"));
                     self.mapping.open_subagent(task_id, turn_id.clone());
-                    let mut out = Out::new(logs(task_id.as_str()), task_id, Some(turn_id));
-                    out.session = own.or(parent);
-                    let session = out.session.clone();
+                    let out = Out::new(
+                        logs(task_id),
+                        task_id,
+                        Some(turn_id),
+                        own.or(parent.clone()),
+                    );
+                    let child = out.session.clone();
                     self.children.insert(task_id.clone(), out);
-                    session
+                    child
                 }
             };
             match inner {
-                Some(inner) => event = inner,
-                None => return,
+                Some(inner) => (parent, event) = (child, inner),
+                None => return parent,
             }
-        }
-    }
-
-    /// The session's totals for a `Usage` event: of the session whose stream it shows on.
-    fn totals(&self, session: &Session, event: &AgentEvent) -> Totals {
-        let mut stream = None;
-        let mut event = event;
-        while let AgentEvent::Subagent {
-            task_id,
-            event: inner,
-            ..
-        } = event
-        {
-            stream = Some(task_id);
-            event = inner;
-        }
-        let own = stream
-            .and_then(|id| self.children.get(id))
-            .and_then(|out| out.session.clone());
-        let session = own.as_deref().unwrap_or(session);
-        Totals {
-            context_window: session.agent().context_window(),
-            total_tokens: session.usage().total_tokens(),
         }
     }
 }
@@ -226,10 +212,13 @@ impl TurnObserver for ZcodeTurn {
         state: &TurnState,
         event: &AgentEvent,
     ) {
-        self.open_streams(session, event);
+        let streamed = self.open_streams(session, event);
         if let AgentEvent::Usage { .. } = event.innermost() {
-            let totals = self.totals(session, event);
-            self.mapping.set_totals(totals);
+            let session = streamed.as_deref().unwrap_or(session);
+            self.mapping.set_totals(Totals {
+                context_window: session.agent().context_window(),
+                total_tokens: session.usage().total_tokens(),
+            });
         }
         let Self {
             mapping,

@@ -16,14 +16,11 @@ use crate::zcode::wire::{
 /// The metadata a tool call's `tool.updated` and tool part carry: its sandbox block, the
 /// hooks' decisions about it and the sub-agent it ran.
 pub fn tool_meta(state: Option<&ToolCallState>) -> ToolMeta {
-    match state {
-        Some(state) => ToolMeta {
-            block: state.block.as_ref().map(WireBlock::from),
-            hooks: state.hooks.clone(),
-            child_session_id: state.subagent.clone(),
-        },
-        None => ToolMeta::default(),
-    }
+    state.map_or_else(ToolMeta::default, |state| ToolMeta {
+        block: state.block.as_ref().map(WireBlock::from),
+        hooks: state.hooks.clone(),
+        child_session_id: state.subagent.clone(),
+    })
 }
 
 /// How much of `text` a background task's `outputTail` keeps.
@@ -37,7 +34,8 @@ pub(super) fn compaction_reason(reason: CompactionReason) -> WireCompactionReaso
     }
 }
 
-pub(super) fn subagent_status(status: RunStatus) -> TaskStatus {
+/// The wire status of a sub-agent (a background task) whose run ended with `status`.
+pub(crate) fn subagent_status(status: RunStatus) -> TaskStatus {
     match status {
         RunStatus::Success => TaskStatus::Completed,
         RunStatus::Error => TaskStatus::Failed,

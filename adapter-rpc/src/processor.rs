@@ -368,6 +368,14 @@ impl Mapping for RpcMapping {
         event: &'e AgentEvent,
         mut out: impl FnMut(Event<'e>),
     ) -> Coverage {
+        // A text delta, nearly every event of a turn, is one borrowed frame (what
+        // `Self::event` gives it), without the general path's large intermediate values.
+        if let AgentEvent::TextDelta { delta } = event {
+            out(Event::TextDelta {
+                delta: delta.as_str().into(),
+            });
+            return Coverage::Shown;
+        }
         match self.event(state, event) {
             Shown::Frame(frame) => {
                 out(frame);

@@ -36,6 +36,19 @@ pub const REDACTED: &str = agent_core::secrets::REDACTED;
 pub fn is_sensitive_key(key: &str) -> bool {
     // ASCII keys (nearly all) are normalised on the stack; others take the general path,
     // since lower-casing some non-ASCII characters yields ASCII letters (e.g. U+212A → k).
+    if key.is_ascii() {
+        // The normalised key's last two bytes are the key's last two ASCII letters or digits,
+        // lower-cased: most keys end unlike every sensitive word, and are done with here.
+        let mut tail = key
+            .bytes()
+            .rev()
+            .filter(u8::is_ascii_alphanumeric)
+            .map(|b| b.to_ascii_lowercase());
+        match (tail.next(), tail.next()) {
+            (Some(last), Some(before)) if KEY_ENDINGS.contains(before, last) => {}
+            _ => return false,
+        }
+    }
     let mut buf = [0u8; 64];
     if key.is_ascii() && key.len() <= buf.len() {
         let mut len = 0;
@@ -45,10 +58,6 @@ pub fn is_sensitive_key(key: &str) -> bool {
                 buf[len] = b;
                 len += 1;
             }
-        }
-        // Most keys end unlike every sensitive word: no need to compare them with each.
-        if len < 2 || !KEY_ENDINGS.contains(buf[len - 2], buf[len - 1]) {
-            return false;
         }
         // Only ASCII letters and digits were kept, so this is valid UTF-8.
         return std::str::from_utf8(&buf[..len]).is_ok_and(sensitive_normalized);
@@ -161,12 +170,23 @@ pub(crate) fn may_hold_secret_bytes(bytes: &[u8]) -> bool {
             .get(i..i + lit.len())
             .is_some_and(|s| s.eq_ignore_ascii_case(lit))
     };
-    (0..bytes.len()).any(|i| match bytes[i] {
-        b's' => bytes.get(i + 1..i + 3) == Some(b"k-"),
-        b'a' | b'A' => at(i + 1, b"pi"),
-        b'b' | b'B' => at(i + 1, b"earer"),
-        _ => false,
-    })
+    // Short strings (text deltas, ids, names) byte by byte: memchr's setup would cost more.
+    if bytes.len() < 64 {
+        return (0..bytes.len()).any(|i| match bytes[i] {
+            b's' => bytes.get(i + 1..i + 3) == Some(b"k-"),
+            b'a' | b'A' => at(i + 1, b"pi"),
+            b'b' | b'B' => at(i + 1, b"earer"),
+            _ => false,
+        });
+    }
+    // Longer ones find each literal by its rarest byte (`-` of `sk-`, `p` of `api`, `b` of
+    // `bearer`) with memchr and check its neighbours: in prose `s`, `a` and `b` are a sixth of
+    // the letters, these a few hundredths, so most of a string is skipped a vector at a time.
+    let sk_or_api = memchr::memchr3_iter(b'-', b'p', b'P', bytes).any(|i| match bytes[i] {
+        b'-' => i >= 2 && &bytes[i - 2..i] == b"sk",
+        _ => i >= 1 && bytes[i - 1].eq_ignore_ascii_case(&b'a') && at(i + 1, b"i"),
+    });
+    sk_or_api || memchr::memchr2_iter(b'b', b'B', bytes).any(|i| at(i + 1, b"earer"))
 }
 
 /// Redacts secret-shaped substrings of `value`, borrowing it when nothing changes.
@@ -499,6 +519,17 @@ mod tests {
             "Sk-",
         ] {
             assert_eq!(may_hold_secret(s), any.is_match(s), "{s:?}");
+            // The same past the short-string length, at the start, the middle and the end of
+            // a longer string (the memchr path), and split across its first vector's end.
+            let pad = "pad a pb-b ".repeat(8);
+            for long in [
+                format!("{s}{pad}"),
+                format!("{pad}{s}{pad}"),
+                format!("{pad}{s}"),
+                format!("{}{s}{pad}", &pad[..30]),
+            ] {
+                assert_eq!(may_hold_secret(&long), any.is_match(&long), "{long:?}");
+            }
         }
     }
 

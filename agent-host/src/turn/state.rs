@@ -154,9 +154,25 @@ impl TurnState {
     }
 
     /// Folds one event of the run in.
+    #[inline]
     pub fn apply(&mut self, event: &AgentEvent) {
+        // The streamed deltas, nearly every event of a run, change nothing here: they are
+        // passed over without a call into the fold of the others.
+        if !matches!(
+            event,
+            AgentEvent::TextDelta { .. }
+                | AgentEvent::ReasoningDelta { .. }
+                | AgentEvent::ToolUseArgsDelta { .. }
+                | AgentEvent::ToolProgress { .. }
+        ) {
+            self.apply_other(event);
+        }
+    }
+
+    /// [`Self::apply`] of an event that is not a streamed delta.
+    #[inline(never)]
+    fn apply_other(&mut self, event: &AgentEvent) {
         match event {
-            // The streamed deltas change nothing here.
             AgentEvent::TextDelta { .. }
             | AgentEvent::ReasoningDelta { .. }
             | AgentEvent::ToolUseArgsDelta { .. }

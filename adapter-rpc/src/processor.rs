@@ -154,11 +154,21 @@ impl RpcMapping {
     pub fn new(meter: SharedMeter) -> Self {
         Self { meter }
     }
+}
 
-    /// The RPC event of `event`, if it has one; `state` already includes `event`.
-    fn event<'a>(&mut self, state: &TurnState, event: &'a AgentEvent) -> Shown<'a> {
-        Shown::Frame(match event {
-            AgentEvent::RunStarted { .. } => return Shown::Not,
+impl Mapping for RpcMapping {
+    type Frame<'e> = Event<'e>;
+
+    /// The RPC event of `event`, if it has one, handed to `out`; `state` already includes
+    /// `event`.
+    fn map<'e>(
+        &mut self,
+        state: &TurnState,
+        event: &'e AgentEvent,
+        mut out: impl FnMut(Event<'e>),
+    ) -> Coverage {
+        let frame = match event {
+            AgentEvent::RunStarted { .. } => return Coverage::NotShown,
             AgentEvent::UserMessage { message } => Event::UserMessage {
                 content: blocks(&message.content),
                 time: message.time,
@@ -189,10 +199,15 @@ impl RpcMapping {
                 delay_ms: *delay_ms,
             },
             AgentEvent::AssistantStarted => Event::AssistantStart,
-            AgentEvent::TextDelta { delta } => Event::TextDelta {
-                delta: delta.as_str().into(),
-            },
-            AgentEvent::ReasoningDelta { .. } => return Shown::Not,
+            // Nearly every event of a turn: built straight into `out`, not moved through
+            // `frame` (callgrind, text load: 1443 → 1389 instructions per event).
+            AgentEvent::TextDelta { delta } => {
+                out(Event::TextDelta {
+                    delta: delta.as_str().into(),
+                });
+                return Coverage::Shown;
+            }
+            AgentEvent::ReasoningDelta { .. } => return Coverage::NotShown,
             AgentEvent::ToolUseStarted { id, name } => Event::ToolUseStart {
                 id: id.as_str().into(),
                 name: name.as_str().into(),
@@ -240,8 +255,8 @@ impl RpcMapping {
                 },
                 attempt: *attempt,
             },
-            AgentEvent::PermissionRequested(_) => return Shown::Not,
-            AgentEvent::PermissionDecided { .. } => return Shown::Not,
+            AgentEvent::PermissionRequested(_) => return Coverage::NotShown,
+            AgentEvent::PermissionDecided { .. } => return Coverage::NotShown,
             AgentEvent::ToolExecutionStarted { id, name } => Event::ToolExecutionStarted {
                 id: id.as_str().into(),
                 name: name.as_str().into(),
@@ -275,17 +290,22 @@ impl RpcMapping {
                     .map(tool_block),
             },
             // Shown on the call's `tool_result`, which follows.
-            AgentEvent::ToolBlocked { .. } => return Shown::Not,
-            AgentEvent::SandboxReport(_) => return Shown::Not,
-            AgentEvent::ContextUsage { .. } => return Shown::Not,
-            AgentEvent::CompactionStarted { .. } => return Shown::Not,
+            AgentEvent::ToolBlocked { .. } => return Coverage::NotShown,
+            AgentEvent::SandboxReport(_) => return Coverage::NotShown,
+            AgentEvent::ContextUsage { .. } => return Coverage::NotShown,
+            AgentEvent::CompactionStarted { .. } => return Coverage::NotShown,
             AgentEvent::HookDecided {
                 hook,
                 event,
                 outcome,
                 reason,
                 ..
-            } => return Shown::Maybe(hook_error(hook, *event, *outcome, reason.as_deref())),
+            } => {
+                if let Some(frame) = hook_error(hook, *event, *outcome, reason.as_deref()) {
+                    out(frame);
+                }
+                return Coverage::Shown;
+            }
             AgentEvent::SubagentStarted {
                 name,
                 call_id,
@@ -310,12 +330,13 @@ impl RpcMapping {
                 event,
                 ..
             } => {
-                return Shown::Maybe(subagent_progress(name, event.innermost()).map(|text| {
-                    Event::ToolProgress {
+                if let Some(text) = subagent_progress(name, event.innermost()) {
+                    out(Event::ToolProgress {
                         id: call_id.as_str().into(),
                         text,
-                    }
-                }))
+                    });
+                }
+                return Coverage::Shown;
             }
             AgentEvent::SubagentFinished {
                 name,
@@ -342,52 +363,10 @@ impl RpcMapping {
             AgentEvent::RunFinished { .. } => Event::Done,
             // `AgentEvent` is `#[non_exhaustive]`: a variant added later is unknown (not
             // shown, logged) until it is mapped, and the coverage test fails for it.
-            other => return Shown::Unknown(Coverage::rest(other)),
-        })
-    }
-}
-
-/// What [`RpcMapping::event`] made of one event.
-enum Shown<'a> {
-    /// This frame.
-    Frame(Event<'a>),
-    /// A shown variant, this time with or without a frame.
-    Maybe(Option<Event<'a>>),
-    /// A variant deliberately not shown ([`NOT_SHOWN`], or shown on another event's frame).
-    Not,
-    /// A variant this mapping does not know.
-    Unknown(Coverage),
-}
-
-impl Mapping for RpcMapping {
-    type Frame<'e> = Event<'e>;
-
-    fn map<'e>(
-        &mut self,
-        state: &TurnState,
-        event: &'e AgentEvent,
-        mut out: impl FnMut(Event<'e>),
-    ) -> Coverage {
-        // A text delta, nearly every event of a turn, is one borrowed frame (what
-        // `Self::event` gives it), without the general path's large intermediate values.
-        if let AgentEvent::TextDelta { delta } = event {
-            out(Event::TextDelta {
-                delta: delta.as_str().into(),
-            });
-            return Coverage::Shown;
-        }
-        match self.event(state, event) {
-            Shown::Frame(frame) => {
-                out(frame);
-                Coverage::Shown
-            }
-            Shown::Maybe(frame) => {
-                frame.into_iter().for_each(out);
-                Coverage::Shown
-            }
-            Shown::Not => Coverage::NotShown,
-            Shown::Unknown(coverage) => coverage,
-        }
+            other => return Coverage::rest(other),
+        };
+        out(frame);
+        Coverage::Shown
     }
 }
 

@@ -24,17 +24,41 @@ impl ZeroOrder {
         Self::default()
     }
 
+    /// Takes one event, as a run lends it: appends to `out` the held events now due before
+    /// it, and returns whether `event` itself is due now, after them (`false`: a copy of it is
+    /// held until its turn comes). Only `ToolCall`s and `Usage` are ever held, so every other
+    /// event goes on borrowed.
+    #[must_use = "an event due now must be passed on"]
+    pub fn admit(&mut self, event: &AgentEvent, out: &mut Vec<AgentEvent>) -> bool {
+        match self.release(event, out) {
+            Some(held) => {
+                held.push(event.clone());
+                false
+            }
+            None => true,
+        }
+    }
+
     /// Takes one event and appends to `out` every event now due, in Zero's order.
     pub fn push(&mut self, event: AgentEvent, out: &mut Vec<AgentEvent>) {
-        match &event {
-            AgentEvent::Usage { .. } => {
-                self.usage.push(event);
-                return;
-            }
+        match self.release(&event, out) {
+            Some(held) => held.push(event),
+            None => out.push(event),
+        }
+    }
+
+    /// Appends to `out` the held events due before `event`; returns where `event` itself is
+    /// held, if it is.
+    fn release(
+        &mut self,
+        event: &AgentEvent,
+        out: &mut Vec<AgentEvent>,
+    ) -> Option<&mut Vec<AgentEvent>> {
+        match event {
+            AgentEvent::Usage { .. } => return Some(&mut self.usage),
             AgentEvent::ToolCall { .. } => {
                 out.append(&mut self.usage);
-                self.calls.push(event);
-                return;
+                return Some(&mut self.calls);
             }
             AgentEvent::AssistantMessage { .. }
             | AgentEvent::TurnEnded { .. }
@@ -52,7 +76,7 @@ impl ZeroOrder {
             // Every other event is due at once and releases nothing.
             _ => {}
         }
-        out.push(event);
+        None
     }
 
     /// The end of the run: appends everything still held (usage first, then calls).

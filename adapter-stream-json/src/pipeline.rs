@@ -76,7 +76,8 @@ impl ZeroFold {
     /// Text and reasoning deltas, nearly every event of a run, are rendered straight from the
     /// borrowed event: [`ZeroOrder`] passes them through at once and releases nothing with
     /// them, the turn's state and the recorder ignore them, and the mapping is one line per
-    /// non-empty delta. Every other event is cloned into the pipeline.
+    /// non-empty delta. Every other event goes through the fold borrowed too, unless
+    /// [`ZeroOrder`] holds it (a copy) for later.
     pub fn map(
         &mut self,
         event: &AgentEvent,
@@ -91,7 +92,14 @@ impl ZeroFold {
                 renderer.render_delta(DeltaKind::Reasoning, delta, frames)
             }
             AgentEvent::TextDelta { .. } | AgentEvent::ReasoningDelta { .. } => Ok(()),
-            other => self.push(other.clone(), renderer, frames),
+            other => {
+                let due = self.order.admit(other, &mut self.ordered);
+                self.drain(renderer, frames)?;
+                match due {
+                    true => self.feed(other, renderer, frames),
+                    false => Ok(()),
+                }
+            }
         }
     }
 
@@ -106,23 +114,38 @@ impl ZeroFold {
         self.drain(renderer, frames)
     }
 
+    /// Feeds the events [`ZeroOrder`] released, in order.
     fn drain(&mut self, renderer: &mut Renderer, frames: &mut Frames) -> io::Result<()> {
-        for event in self.ordered.drain(..) {
-            if let AgentEvent::TurnEnded { .. } = event {
-                renderer.end_message();
-            }
-            let bodies = &mut self.bodies;
-            self.fold.feed(&event, |body| bodies.push(body));
-            if let Some(recorder) = &mut self.recorder {
-                recorder.map(self.fold.state(), &event, |checkpoint| {
-                    bodies.push(EventBody::Checkpoint(CheckpointEvent { checkpoint }))
-                });
-            }
-            for body in bodies.drain(..) {
-                renderer.render(&body, frames)?;
-            }
+        let mut ordered = std::mem::take(&mut self.ordered);
+        let fed = ordered
+            .drain(..)
+            .try_for_each(|event| self.feed(&event, renderer, frames));
+        // The buffer (emptied) is kept for the next events.
+        self.ordered = ordered;
+        fed
+    }
+
+    /// One event in Zero's order through the fold and the recorder, and their output
+    /// rendered.
+    fn feed(
+        &mut self,
+        event: &AgentEvent,
+        renderer: &mut Renderer,
+        frames: &mut Frames,
+    ) -> io::Result<()> {
+        if let AgentEvent::TurnEnded { .. } = event {
+            renderer.end_message();
         }
-        Ok(())
+        let bodies = &mut self.bodies;
+        self.fold.feed(event, |body| bodies.push(body));
+        if let Some(recorder) = &mut self.recorder {
+            recorder.map(self.fold.state(), event, |checkpoint| {
+                bodies.push(EventBody::Checkpoint(CheckpointEvent { checkpoint }))
+            });
+        }
+        bodies
+            .drain(..)
+            .try_for_each(|body| renderer.render(&body, frames))
     }
 
     /// Ends the run (`interrupted` by a signal, or as its `RunFinished` said): renders what

@@ -93,33 +93,38 @@ fn mode(node: &SubagentNode) -> &'static str {
 impl Child {
     /// Records one of the child's own events; `run` is the child's run in the sub-agent
     /// tree, already including it.
-    fn observe(&mut self, run: &TurnState, event: AgentEvent) {
-        if let AgentEvent::UserMessage { message } = &event {
+    fn observe(&mut self, run: &TurnState, event: &AgentEvent) {
+        if let AgentEvent::UserMessage { message } = event {
             if !self.prompted {
                 self.prompted = true;
                 self.recorder.user_message(&message.text());
             }
         }
-        let mut ordered = Vec::new();
-        self.order.push(event, &mut ordered);
-        self.record(run, ordered);
+        let mut released = Vec::new();
+        let due = self.order.admit(event, &mut released);
+        for event in &released {
+            self.record(run, event);
+        }
+        if due {
+            self.record(run, event);
+        }
     }
 
-    fn record(&mut self, run: &TurnState, ordered: Vec<AgentEvent>) {
-        for event in ordered {
-            self.recorder.map(run, &event, |_| {});
-            if matches!(event, AgentEvent::RunFinished { .. }) && !self.finished {
-                self.finished = true;
-                self.recorder.finish(&run.outcome(), None);
-            }
+    fn record(&mut self, run: &TurnState, event: &AgentEvent) {
+        self.recorder.map(run, event, |_| {});
+        if matches!(event, AgentEvent::RunFinished { .. }) && !self.finished {
+            self.finished = true;
+            self.recorder.finish(&run.outcome(), None);
         }
     }
 
     /// The child's run is over: records its end if its stream did not (interrupted).
     fn end(&mut self, run: &TurnState) {
-        let mut ordered = Vec::new();
-        self.order.finish(&mut ordered);
-        self.record(run, ordered);
+        let mut held = Vec::new();
+        self.order.finish(&mut held);
+        for event in &held {
+            self.record(run, event);
+        }
         if !self.finished {
             self.finished = true;
             self.recorder.finish(&TurnOutcome::default(), None);
@@ -294,7 +299,7 @@ impl Mapping for SessionRecorder {
                 if let (Some(child), Some(node)) =
                     (self.children.get_mut(task_id), state.subagent(task_id))
                 {
-                    child.observe(node.run(), (**event).clone());
+                    child.observe(node.run(), event);
                 }
             }
             AgentEvent::SubagentFinished {

@@ -60,16 +60,13 @@ fn side_effect_name(side_effect: Option<SideEffect>) -> &'static str {
 }
 
 /// The name serde gives a unit enum value (`"prompt"`, `"network"`, …).
-fn enum_name<T: serde::Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(Value::String(name)) => name,
-        _ => String::new(),
-    }
-}
-
 fn wire_risk(risk: &Risk) -> WireRisk {
     WireRisk {
-        categories: risk.categories.iter().map(enum_name).collect(),
+        categories: risk
+            .categories
+            .iter()
+            .map(|c| c.as_str().to_owned())
+            .collect(),
         level: risk.level.as_str().to_string(),
         reason: risk.reason(),
     }
@@ -78,8 +75,8 @@ fn wire_risk(risk: &Risk) -> WireRisk {
 /// The wire form of a block.
 pub fn wire_block(block: &Block) -> WireBlock {
     WireBlock {
-        action: enum_name(&block.action),
-        code: enum_name(&block.code),
+        action: block.action.as_str().to_owned(),
+        code: block.code.as_str().to_owned(),
         path: block.path.clone().unwrap_or_default(),
         reason: block.reason.clone(),
         recoverable: block.recoverable,
@@ -101,7 +98,7 @@ pub fn permission_event(
         _ => String::new(),
     };
     PermissionEvent {
-        action: enum_name(&action),
+        action: action.as_str().to_owned(),
         autonomy: config.autonomy.clone(),
         block: info.block.as_ref().map(wire_block),
         decision_reason,

@@ -136,6 +136,18 @@ pub enum PermissionAction {
     Cancel,
 }
 
+impl PermissionAction {
+    /// The canonical (wire) name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Prompt => "prompt",
+            Self::Deny => "deny",
+            Self::Cancel => "cancel",
+        }
+    }
+}
+
 /// Severity of a call.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
@@ -194,6 +206,23 @@ pub enum RiskCategory {
 }
 
 impl RiskCategory {
+    /// The canonical (wire) name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Shell => "shell",
+            Self::Network => "network",
+            Self::Destructive => "destructive",
+            Self::OutOfWorkspace => "out_of_workspace",
+            Self::PipedInstaller => "piped_installer",
+            Self::UnparseableCommand => "unparseable_command",
+            Self::AbsolutePath => "absolute_path",
+            Self::PathEscape => "path_escape",
+            Self::SymlinkTraversal => "symlink_traversal",
+        }
+    }
+
     /// The level this category implies on its own.
     pub fn level(self) -> RiskLevel {
         match self {
@@ -249,16 +278,7 @@ impl Risk {
         if self.categories.is_empty() {
             return self.level.as_str().to_string();
         }
-        let cats: Vec<String> = self
-            .categories
-            .iter()
-            .map(|c| {
-                serde_json::to_value(c)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            })
-            .collect();
+        let cats: Vec<&str> = self.categories.iter().map(|c| c.as_str()).collect();
         format!("{} risk: {}", self.level.as_str(), cats.join(", "))
     }
 }
@@ -286,6 +306,23 @@ pub enum BlockCode {
     PersistentDeny,
     /// Denied for another reason.
     Denied,
+}
+
+impl BlockCode {
+    /// The canonical (wire) name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ContextCanceled => "context_canceled",
+            Self::DeniedPermission => "denied_permission",
+            Self::OutsideWorkspace => "outside_workspace",
+            Self::SymlinkTraversal => "symlink_traversal",
+            Self::Network => "network",
+            Self::Sandbox => "sandbox",
+            Self::DestructiveCommand => "destructive_command",
+            Self::PersistentDeny => "persistent_deny",
+            Self::Denied => "denied",
+        }
+    }
 }
 
 /// Structured sandbox metadata explaining why a call is gated or refused.
@@ -483,6 +520,47 @@ pub(crate) fn child_approver(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `as_str` is the serde name of every variant, so a wire can use either.
+    #[test]
+    fn names_are_the_serde_names() {
+        fn check<T: Serialize + Copy>(values: &[T], name: impl Fn(T) -> &'static str) {
+            for &value in values {
+                let serde = serde_json::to_value(value).expect("a unit variant serialises");
+                assert_eq!(serde.as_str(), Some(name(value)));
+            }
+        }
+        use PermissionAction as A;
+        check(&[A::Allow, A::Prompt, A::Deny, A::Cancel], A::as_str);
+        use RiskCategory as C;
+        let categories = [
+            C::Read,
+            C::Write,
+            C::Shell,
+            C::Network,
+            C::Destructive,
+            C::OutOfWorkspace,
+            C::PipedInstaller,
+            C::UnparseableCommand,
+            C::AbsolutePath,
+            C::PathEscape,
+            C::SymlinkTraversal,
+        ];
+        check(&categories, C::as_str);
+        use BlockCode as B;
+        let codes = [
+            B::ContextCanceled,
+            B::DeniedPermission,
+            B::OutsideWorkspace,
+            B::SymlinkTraversal,
+            B::Network,
+            B::Sandbox,
+            B::DestructiveCommand,
+            B::PersistentDeny,
+            B::Denied,
+        ];
+        check(&codes, B::as_str);
+    }
 
     #[test]
     fn risk_level_is_max_of_categories() {

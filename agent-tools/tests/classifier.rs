@@ -7,13 +7,7 @@ fn cats(c: &agent_tools::CommandAssessment) -> String {
     c.risk
         .categories
         .iter()
-        .map(|c| {
-            serde_json::to_value(c)
-                .unwrap()
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+        .map(|c| c.as_str())
         .collect::<Vec<_>>()
         .join(",")
 }

@@ -290,10 +290,7 @@ pub fn permission_tool_call(
 /// (sandbox): reason [path]`.
 pub fn block_text(block: &Block) -> String {
     // The code's wire name (`sandbox`, `network`, …).
-    let code = serde_json::to_value(block.code)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let code = block.code.as_str();
     let mut text = format!("Blocked by the sandbox ({code}): {}", block.reason);
     if let Some(path) = &block.path {
         text.push_str(&format!(" [{path}]"));

@@ -132,9 +132,7 @@ pub(super) fn result(run: &TurnState, event: &AgentEvent) -> Option<EventBody> {
         _ if vetoed => (ToolErrorKind::HookDenied, Some("hook_denied".to_string())),
         Some(block) => (
             ToolErrorKind::SandboxDenied,
-            serde_json::to_value(block.code)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string)),
+            Some(block.code.as_str().to_string()),
         ),
         None => (ToolErrorKind::ToolError, None),
     };

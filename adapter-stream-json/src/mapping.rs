@@ -59,7 +59,7 @@ fn side_effect_name(side_effect: Option<SideEffect>) -> &'static str {
     side_effect.map(SideEffect::as_str).unwrap_or("unknown")
 }
 
-/// The name serde gives a unit enum value (`"prompt"`, `"network"`, …).
+/// The wire form of a risk.
 fn wire_risk(risk: &Risk) -> WireRisk {
     WireRisk {
         categories: risk

@@ -34,46 +34,71 @@ pub const REDACTED: &str = agent_core::secrets::REDACTED;
 
 /// True when `key` names a secret (see the module docs).
 pub fn is_sensitive_key(key: &str) -> bool {
-    // ASCII keys (nearly all) are normalised on the stack; others take the general path,
-    // since lower-casing some non-ASCII characters yields ASCII letters (e.g. U+212A → k).
-    if key.is_ascii() {
-        // The normalised key's last two bytes are the key's last two ASCII letters or digits,
-        // lower-cased: most keys end unlike every sensitive word, and are done with here.
-        let mut tail = key
-            .bytes()
-            .rev()
-            .filter(u8::is_ascii_alphanumeric)
-            .map(|b| b.to_ascii_lowercase());
-        match (tail.next(), tail.next()) {
-            (Some(last), Some(before)) if KEY_ENDINGS.contains(before, last) => {}
-            _ => return false,
+    // The normalised key's last two bytes are the key's last two ASCII letters or digits,
+    // lower-cased, provided no non-ASCII character comes after them (lower-casing some
+    // non-ASCII characters yields ASCII letters, e.g. U+212A → k). Read from the end, they
+    // name the few words the key may match: most keys match none, and are done with here.
+    let mut tail = [0u8; 2];
+    let mut found = 0;
+    for &b in key.as_bytes().iter().rev() {
+        if !b.is_ascii() {
+            return sensitive_normalized(&normalize(key));
         }
-    }
-    let mut buf = [0u8; 64];
-    if key.is_ascii() && key.len() <= buf.len() {
-        let mut len = 0;
-        for b in key.bytes() {
-            let b = b.to_ascii_lowercase();
-            if b.is_ascii_lowercase() || b.is_ascii_digit() {
-                buf[len] = b;
-                len += 1;
+        if b.is_ascii_alphanumeric() {
+            found += 1;
+            tail[2 - found] = b.to_ascii_lowercase();
+            if found == 2 {
+                break;
             }
         }
-        // Only ASCII letters and digits were kept, so this is valid UTF-8.
-        return std::str::from_utf8(&buf[..len]).is_ok_and(sensitive_normalized);
     }
-    let normalized: String = key
-        .chars()
-        .flat_map(char::to_lowercase)
-        .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        .collect();
-    sensitive_normalized(&normalized)
+    // Every word is at least two bytes long: a shorter normalised key matches none.
+    let words = match Endings::pair(tail[0], tail[1]) {
+        Some(pair) if found == 2 => KEY_ENDINGS.0[pair],
+        _ => return false,
+    };
+    if words == 0 {
+        return false;
+    }
+    // ASCII keys (nearly all) are normalised on the stack.
+    let mut buf = [0u8; 64];
+    if key.len() <= buf.len() && key.is_ascii() {
+        let mut len = 0;
+        for b in key.bytes().filter(u8::is_ascii_alphanumeric) {
+            buf[len] = b.to_ascii_lowercase();
+            len += 1;
+        }
+        return matches_any(words, &buf[..len]);
+    }
+    matches_any(words, normalize(key).as_bytes())
 }
 
-/// The last two bytes of every word of Zero's key rules, as a set of pairs over `[a-z0-9]`:
-/// a normalised key ending in another pair is not sensitive (every word is at least two
-/// bytes long, so it is matched only by keys that end as it does).
-struct Endings([u64; 21]);
+/// `key` lower-cased and reduced to `[a-z0-9]`, the way Zero normalises a key.
+fn normalize(key: &str) -> String {
+    key.chars()
+        .flat_map(char::to_lowercase)
+        .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        .collect()
+}
+
+/// Whether `normalized` matches one of the words of [`SENSITIVE_WORDS`] whose bits are set in
+/// `words`, the way Zero's key rules use it.
+fn matches_any(words: u32, normalized: &[u8]) -> bool {
+    SENSITIVE_WORDS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| words & (1 << i) != 0)
+        .any(|(_, entry)| match entry.protocol_keys {
+            WordMatch::Unused => false,
+            WordMatch::Exact => normalized == entry.word.as_bytes(),
+            WordMatch::Suffix => normalized.ends_with(entry.word.as_bytes()),
+        })
+}
+
+/// For each pair of bytes over `[a-z0-9]`, the words of Zero's key rules ending in it, as a
+/// bit set over the indices of [`SENSITIVE_WORDS`]: a normalised key can match only the words
+/// of its last two bytes (every word is at least two bytes long).
+struct Endings([u32; 36 * 36]);
 
 const fn alnum_index(b: u8) -> Option<usize> {
     match b {
@@ -90,16 +115,11 @@ impl Endings {
             _ => None,
         }
     }
-
-    /// Whether a normalised key ending in `a`, `b` may be sensitive (any other byte than
-    /// `[a-z0-9]` may be).
-    fn contains(&self, a: u8, b: u8) -> bool {
-        Self::pair(a, b).is_none_or(|i| self.0[i / 64] & (1 << (i % 64)) != 0)
-    }
 }
 
 const KEY_ENDINGS: Endings = {
-    let mut set = [0u64; 21];
+    assert!(SENSITIVE_WORDS.len() <= 32, "a word set is a u32");
+    let mut set = [0u32; 36 * 36];
     let mut i = 0;
     while i < SENSITIVE_WORDS.len() {
         let word = SENSITIVE_WORDS[i].word.as_bytes();
@@ -108,7 +128,7 @@ const KEY_ENDINGS: Endings = {
             let Some(p) = Endings::pair(word[word.len() - 2], word[word.len() - 1]) else {
                 panic!("sensitive words are [a-z0-9]");
             };
-            set[p / 64] |= 1 << (p % 64);
+            set[p] |= 1 << i;
         }
         i += 1;
     }
@@ -428,14 +448,7 @@ mod tests {
 
     #[test]
     fn the_endings_filter_never_hides_a_sensitive_key() {
-        let full = |key: &str| {
-            let normalized: String = key
-                .chars()
-                .flat_map(char::to_lowercase)
-                .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                .collect();
-            sensitive_normalized(&normalized)
-        };
+        let full = |key: &str| sensitive_normalized(&normalize(key));
         let words = SENSITIVE_WORDS.iter().map(|w| w.word.to_string());
         let keys = [
             "runId",
@@ -460,6 +473,11 @@ mod tests {
             "my-client-secret",
             "Bearer",
             "rsa.private.key",
+            "\u{e9}_token",
+            "token\u{e9}",
+            "api\u{212A}ey",
+            "pass\u{e9}word",
+            "\u{212A}",
         ];
         for key in words
             .clone()

@@ -58,6 +58,7 @@ pub(crate) fn write<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Resu
         skip: 0,
         string_start: 0,
         in_key: false,
+        key_escaped: false,
         sensitive: false,
         not_plain: false,
     };
@@ -115,8 +116,26 @@ struct Work {
 struct Entry {
     from: usize,
     to: usize,
+    /// The key's first eight bytes, zero-padded, big-endian: keys whose prefixes differ are
+    /// in the order of their prefixes, so most comparisons are one of integers.
+    prefix: u64,
     start: usize,
     end: usize,
+}
+
+/// The byte order of two keys, read from their [`Entry::prefix`] first.
+fn key_order(keys: &str, a: &Entry, b: &Entry) -> std::cmp::Ordering {
+    a.prefix
+        .cmp(&b.prefix)
+        .then_with(|| keys[a.from..a.to].cmp(&keys[b.from..b.to]))
+}
+
+/// [`Entry::prefix`] of `key`.
+fn prefix(key: &str) -> u64 {
+    let mut bytes = [0u8; 8];
+    let n = key.len().min(8);
+    bytes[..n].copy_from_slice(&key.as_bytes()[..n]);
+    u64::from_be_bytes(bytes)
 }
 
 /// An open object: its entries are `entries[first_entry..]`, its bytes `out[start..]`.
@@ -139,6 +158,8 @@ struct Line<'o> {
     string_start: usize,
     /// Between `begin_object_key` and `end_object_key`: the pieces are the key's.
     in_key: bool,
+    /// The key being read had a char escaped: it is escaped again when written.
+    key_escaped: bool,
     /// The last key was sensitive: its value is `"[REDACTED]"`.
     sensitive: bool,
     /// Stopped at what `to_value` treats specially.
@@ -180,9 +201,8 @@ impl Line<'_> {
         for i in 0..entries.len() {
             entries[i].end = entries.get(i + 1).map_or(end, |next| next.start - 1);
         }
-        let name = |e: &Entry| &keys[e.from..e.to];
         // Stable, so of equal keys the last written is the last of its run: that one is kept.
-        entries.sort_by(|a, b| name(a).cmp(name(b)));
+        entries.sort_by(|a, b| key_order(keys, a, b));
         scratch.clear();
         scratch.extend_from_slice(&self.out[object.start..end]);
         self.out.truncate(object.start);
@@ -190,7 +210,7 @@ impl Line<'_> {
         for (i, entry) in entries.iter().enumerate() {
             if entries
                 .get(i + 1)
-                .is_some_and(|next| name(next) == name(entry))
+                .is_some_and(|next| key_order(keys, next, entry).is_eq())
             {
                 continue;
             }
@@ -321,6 +341,7 @@ impl Formatter for Redacting<'_, '_> {
             (true, _) => Ok(()),
             (false, true) => {
                 line.work.keys.push(unescaped(&escape));
+                line.key_escaped = true;
                 Ok(())
             }
             (false, false) => CompactFormatter.write_char_escape(line.out, escape),
@@ -411,10 +432,12 @@ impl Formatter for Redacting<'_, '_> {
         line.work.entries.push(Entry {
             from,
             to: from,
+            prefix: 0,
             start: line.out.len(),
             end: 0,
         });
         line.in_key = true;
+        line.key_escaped = false;
         Ok(())
     }
 
@@ -438,16 +461,24 @@ impl Formatter for Redacting<'_, '_> {
         };
         entry.to = to;
         let key = &keys[entry.from..to];
+        entry.prefix = prefix(key);
         if let Some(object) = objects.last_mut() {
             let previous = earlier
                 .last()
                 .filter(|_| earlier.len() > object.first_entry);
-            if previous.is_some_and(|p| &keys[p.from..p.to] >= key) {
+            if previous.is_some_and(|p| key_order(keys, p, entry).is_ge()) {
                 object.sorted = false;
             }
         }
         line.sensitive = is_sensitive_key(key);
-        serde_json::to_writer(&mut *line.out, key).map_err(io::Error::other)
+        if line.key_escaped {
+            return serde_json::to_writer(&mut *line.out, key).map_err(io::Error::other);
+        }
+        // Nothing in it was escaped: the key's pieces are its JSON text.
+        line.out.push(b'"');
+        line.out.extend_from_slice(key.as_bytes());
+        line.out.push(b'"');
+        Ok(())
     }
 
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {

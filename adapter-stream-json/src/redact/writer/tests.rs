@@ -252,3 +252,38 @@ proptest! {
         prop_assert_eq!(by_writer(&value), by_value(&value));
     }
 }
+
+/// A map serialised with its entries in the order given, repeats included.
+#[derive(Debug)]
+struct InOrder(Vec<(String, Value)>);
+
+impl Serialize for InOrder {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// Keys that share long prefixes (past the eight bytes compared first), hold bytes that are
+/// escaped, or are sensitive.
+fn long_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        key(),
+        "[ab\"\\\\\\x00\\x01é]{0,12}",
+        "(token|TOKEN_|x_)[ab]{0,10}"
+    ]
+}
+
+proptest! {
+    #[test]
+    fn unordered_and_repeated_keys_come_out_as_by_the_value_path(
+        entries in prop::collection::vec((long_key(), value()), 0..10)
+    ) {
+        let map = InOrder(entries);
+        prop_assert_eq!(by_writer(&map), by_value(&map));
+    }
+}

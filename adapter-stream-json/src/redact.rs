@@ -42,7 +42,7 @@ pub fn is_sensitive_key(key: &str) -> bool {
     let mut found = 0;
     for &b in key.as_bytes().iter().rev() {
         if !b.is_ascii() {
-            return sensitive_normalized(&normalize(key));
+            return sensitive_non_ascii(key);
         }
         if b.is_ascii_alphanumeric() {
             found += 1;
@@ -53,19 +53,32 @@ pub fn is_sensitive_key(key: &str) -> bool {
         }
     }
     // Every word is at least two bytes long: a shorter normalised key matches none.
-    let words = match Endings::pair(tail[0], tail[1]) {
-        Some(pair) if found == 2 => KEY_ENDINGS.0[pair],
+    let pair = match Endings::pair(tail[0], tail[1]) {
+        Some(pair) if found == 2 => pair,
         _ => return false,
     };
-    if words == 0 {
+    // The normalised key is no longer than the key (no character lower-cases to more ASCII
+    // letters than it has bytes): a key shorter than every word of its ending matches none.
+    if KEY_ENDINGS.words[pair] == 0 || key.len() < usize::from(KEY_ENDINGS.shortest[pair]) {
         return false;
     }
-    // ASCII keys (nearly all) are normalised on the stack.
+    matches_key(KEY_ENDINGS.words[pair], key)
+}
+
+/// Whether `key` matches one of `words` (see [`matches_any`]), normalising it first: the rare
+/// half of [`is_sensitive_key`], kept out of line so the common one stays small.
+#[inline(never)]
+fn matches_key(words: u32, key: &str) -> bool {
+    let bytes = key.as_bytes();
+    if bytes.iter().all(u8::is_ascii_alphanumeric) {
+        return matches_any(words, bytes);
+    }
+    // Other ASCII keys are reduced on the stack.
     let mut buf = [0u8; 64];
-    if key.len() <= buf.len() && key.is_ascii() {
+    if bytes.len() <= buf.len() && bytes.is_ascii() {
         let mut len = 0;
-        for b in key.bytes().filter(u8::is_ascii_alphanumeric) {
-            buf[len] = b.to_ascii_lowercase();
+        for &b in bytes.iter().filter(|b| b.is_ascii_alphanumeric()) {
+            buf[len] = b;
             len += 1;
         }
         return matches_any(words, &buf[..len]);
@@ -82,23 +95,35 @@ fn normalize(key: &str) -> String {
 }
 
 /// Whether `normalized` matches one of the words of [`SENSITIVE_WORDS`] whose bits are set in
-/// `words`, the way Zero's key rules use it.
-fn matches_any(words: u32, normalized: &[u8]) -> bool {
-    SENSITIVE_WORDS
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| words & (1 << i) != 0)
-        .any(|(_, entry)| match entry.protocol_keys {
+/// `words`, the way Zero's key rules use it. `normalized` is `[a-zA-Z0-9]`: case is ignored
+/// (the words are lower-case).
+fn matches_any(mut words: u32, normalized: &[u8]) -> bool {
+    while words != 0 {
+        let entry = &SENSITIVE_WORDS[words.trailing_zeros() as usize];
+        words &= words - 1;
+        let word = entry.word.as_bytes();
+        let matched = match entry.protocol_keys {
             WordMatch::Unused => false,
-            WordMatch::Exact => normalized == entry.word.as_bytes(),
-            WordMatch::Suffix => normalized.ends_with(entry.word.as_bytes()),
-        })
+            WordMatch::Exact => normalized.eq_ignore_ascii_case(word),
+            WordMatch::Suffix => normalized
+                .len()
+                .checked_sub(word.len())
+                .is_some_and(|from| normalized[from..].eq_ignore_ascii_case(word)),
+        };
+        if matched {
+            return true;
+        }
+    }
+    false
 }
 
 /// For each pair of bytes over `[a-z0-9]`, the words of Zero's key rules ending in it, as a
-/// bit set over the indices of [`SENSITIVE_WORDS`]: a normalised key can match only the words
-/// of its last two bytes (every word is at least two bytes long).
-struct Endings([u32; 36 * 36]);
+/// bit set over the indices of [`SENSITIVE_WORDS`] (a normalised key can match only the words
+/// of its last two bytes: every word is at least two bytes long), and the shortest of them.
+struct Endings {
+    words: [u32; 36 * 36],
+    shortest: [u8; 36 * 36],
+}
 
 const fn alnum_index(b: u8) -> Option<usize> {
     match b {
@@ -119,21 +144,33 @@ impl Endings {
 
 const KEY_ENDINGS: Endings = {
     assert!(SENSITIVE_WORDS.len() <= 32, "a word set is a u32");
-    let mut set = [0u32; 36 * 36];
+    let mut words = [0u32; 36 * 36];
+    let mut shortest = [u8::MAX; 36 * 36];
     let mut i = 0;
     while i < SENSITIVE_WORDS.len() {
         let word = SENSITIVE_WORDS[i].word.as_bytes();
         if !matches!(SENSITIVE_WORDS[i].protocol_keys, WordMatch::Unused) {
             assert!(word.len() >= 2, "a sensitive word is at least two bytes");
+            assert!(word.len() < u8::MAX as usize, "a sensitive word is short");
             let Some(p) = Endings::pair(word[word.len() - 2], word[word.len() - 1]) else {
                 panic!("sensitive words are [a-z0-9]");
             };
-            set[p] |= 1 << i;
+            words[p] |= 1 << i;
+            if (word.len() as u8) < shortest[p] {
+                shortest[p] = word.len() as u8;
+            }
         }
         i += 1;
     }
-    Endings(set)
+    Endings { words, shortest }
 };
+
+/// [`is_sensitive_key`] of a key with a non-ASCII character near its end, out of line.
+#[cold]
+#[inline(never)]
+fn sensitive_non_ascii(key: &str) -> bool {
+    sensitive_normalized(&normalize(key))
+}
 
 /// Zero's fixed key rules, read from the one table of sensitive words in agent-core.
 fn sensitive_normalized(normalized: &str) -> bool {

@@ -483,6 +483,44 @@ mod tests {
         }
     }
 
+    /// The length filter of [`is_sensitive_key`] rests on this: no character's lower case
+    /// has more ASCII letters and digits than the character has bytes.
+    #[test]
+    fn no_character_lower_cases_to_more_ascii_than_its_bytes() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let ascii = c.to_lowercase().filter(char::is_ascii_alphanumeric).count();
+            assert!(
+                ascii <= c.len_utf8(),
+                "{c:?} lower-cases to {ascii} ASCII characters"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Keys built from pieces of the sensitive words, separators, case changes and the
+        /// non-ASCII characters whose lower case is ASCII: the fast path agrees with the
+        /// general one on every one.
+        #[test]
+        fn the_fast_path_agrees_with_normalising_every_key(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(SENSITIVE_WORDS.iter().map(|w| w.word).collect::<Vec<_>>()),
+                    proptest::sample::select(vec!["_", "-", ".", "X", "on", "en", "ey", "\u{212A}", "\u{130}", "\u{e9}", "Id", "AUTH"]),
+                ],
+                0..5,
+            ),
+            upper in proptest::bool::ANY,
+        ) {
+            let key = pieces.concat();
+            let key = if upper { key.to_uppercase() } else { key };
+            proptest::prop_assert_eq!(
+                is_sensitive_key(&key),
+                sensitive_normalized(&normalize(&key)),
+                "{}", key
+            );
+        }
+    }
+
     #[test]
     fn the_endings_filter_never_hides_a_sensitive_key() {
         let full = |key: &str| sensitive_normalized(&normalize(key));

@@ -56,7 +56,7 @@ impl RunId {
     }
 
     /// A line of this run; Zero refuses to write one for an invalid run id.
-    fn line<'a, T: ?Sized>(&'a self, schema_version: u32, body: &'a T) -> io::Result<Line<'a, T>> {
+    fn line<'a>(&'a self, schema_version: u32, body: &'a EventBody) -> io::Result<Line<'a>> {
         if !self.valid {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -544,6 +544,50 @@ mod tests {
                     reference(&json),
                     "{text:?}"
                 );
+            }
+        }
+    }
+
+    /// An object's keys in the order they are written (whatever serde_json's map type).
+    struct TopKeys(Vec<String>);
+
+    impl<'de> serde::Deserialize<'de> for TopKeys {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Keys;
+            impl<'de> serde::de::Visitor<'de> for Keys {
+                type Value = TopKeys;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<TopKeys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some((key, serde::de::IgnoredAny)) = map.next_entry()? {
+                        keys.push(key);
+                    }
+                    Ok(TopKeys(keys))
+                }
+            }
+            deserializer.deserialize_map(Keys)
+        }
+    }
+
+    /// A line reaches the redacting writer with its top-level keys already in byte order,
+    /// so the writer has nothing to sort: the envelope is merged into the body's fields, and
+    /// every body declares its fields in that order.
+    #[test]
+    fn lines_come_to_the_writer_in_key_order() {
+        for body in every_body("plain") {
+            let line = RunId::new("run_20260101000000_abcdef")
+                .line(SCHEMA_VERSION, &body)
+                .map(|line| serde_json::to_string(&line).expect("json"))
+                .expect("valid");
+            let TopKeys(keys) = serde_json::from_str(&line).expect("object");
+            assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+            for key in ["runId", "schemaVersion", "type"] {
+                assert!(keys.iter().any(|k| k == key), "{key} in {keys:?}");
             }
         }
     }

@@ -9,7 +9,9 @@
 //!
 //! Zero round-trips each event through a map, so its keys come out sorted, and redacts every
 //! line: both are done in one place, [`crate::redact::Redacted`], through which every line is
-//! written (the field order here is free, and no field carries a redaction attribute).
+//! written (no field carries a redaction attribute). The field order here is free for
+//! correctness, but fields are declared in byte order: a line then reaches the writer with
+//! its keys in order, and the writer has nothing to sort (see `wire/line.rs`).
 //! [`json`] holds the `-o json` lines, views of these events; the session records that carry
 //! an event's facts are these types too (see [`crate::session::records`]).
 
@@ -19,6 +21,9 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 pub mod json;
+mod line;
+
+pub(crate) use line::Line;
 
 use crate::redact::Redacted;
 
@@ -127,21 +132,6 @@ impl EventBody {
             Self::RunEnd(_) => "run_end",
         }
     }
-}
-
-/// A whole stream-json line before redaction: the envelope of run `run_id` and `body` (an
-/// [`EventBody`], whose tag gives `type`). Written through [`Redacted`], which sorts the keys.
-#[derive(Serialize)]
-pub(crate) struct Line<'a, T: ?Sized> {
-    /// The run id.
-    #[serde(rename = "runId")]
-    pub run_id: &'a str,
-    /// [`SCHEMA_VERSION`].
-    #[serde(rename = "schemaVersion")]
-    pub schema_version: u32,
-    /// The event's fields.
-    #[serde(flatten)]
-    pub body: &'a T,
 }
 
 /// `run_start` fields.

@@ -340,8 +340,17 @@ impl Mapping for SessionRecorder {
 
 impl SessionRecorder {
     /// Records how the run ended with `outcome`: the answer, or why there is none
-    /// (`invalid_output`: why the answer fails `--output-schema`).
+    /// (`invalid_output`: why the answer fails `--output-schema`), and makes the session
+    /// durable: with a buffered store, the run's one sync.
     pub fn finish(&mut self, outcome: &TurnOutcome, invalid_output: Option<&str>) {
+        self.record_end(outcome, invalid_output);
+        // The run's one sync (the store is buffered): everything recorded is durable now.
+        if let Err(err) = self.store.sync(&self.id) {
+            self.note(err);
+        }
+    }
+
+    fn record_end(&mut self, outcome: &TurnOutcome, invalid_output: Option<&str>) {
         match EndRecord::of(outcome, invalid_output) {
             EndRecord::Answer(text) => {
                 self.append(

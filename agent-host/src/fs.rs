@@ -82,6 +82,14 @@ fn dir_builder(recursive: bool) -> std::fs::DirBuilder {
 /// `path` holds the whole old or the whole new content, never a mix. The parent directory
 /// must exist. A temporary file left by a crash is named `.<file name>.<random>.tmp`.
 pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, data, Durability::Sync)
+}
+
+/// [`write_atomic`], the temporary file fsynced before the rename only with
+/// [`Durability::Sync`]. With [`Durability::Buffered`] a crash of the process still leaves
+/// the whole old or the whole new content; a crash of the machine may leave an empty file
+/// until the content is synced (as [`sync_path`] does).
+pub fn write_atomic_with(path: &Path, data: &[u8], durability: Durability) -> io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -95,9 +103,28 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(data)?;
-    tmp.as_file().sync_all()?;
+    if durability == Durability::Sync {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|err| err.error)?;
     Ok(())
+}
+
+/// Forces a file's content to disk (`fsync`); a missing file has nothing to make durable.
+/// On Unix a directory is synced the same way, which makes the names of the files created
+/// in it durable.
+pub fn sync_path(path: &Path) -> io::Result<()> {
+    let opened = match path.is_dir() {
+        true => File::open(path),
+        false => OpenOptions::new().append(true).open(path),
+    };
+    match opened {
+        Ok(file) => file.sync_all(),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        // Windows cannot open a directory as a file; its names need no sync there.
+        Err(_) if cfg!(windows) && path.is_dir() => Ok(()),
+        Err(err) => Err(err),
+    }
 }
 
 /// An exclusive advisory lock on a file (`fs4`: `flock` on Unix, `LockFileEx` on Windows),

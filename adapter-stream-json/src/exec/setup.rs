@@ -578,7 +578,8 @@ pub(super) async fn ready(
     stdin: &mut dyn Read,
 ) -> Result<Ready, Failure> {
     let provider_config = provider_config(o, &hooks.env).map_err(Failure::Usage)?;
-    let store = SessionStore::new(default_root(&*hooks.env));
+    // Buffered: the recorder syncs the session once, when the run has ended.
+    let store = SessionStore::new(default_root(&*hooks.env)).buffered();
     let request = session_request(o);
     let use_session = uses_session(o, &request);
     if use_session {

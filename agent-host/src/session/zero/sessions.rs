@@ -10,8 +10,8 @@ use serde::Serialize;
 use super::records::{Appended, ForkRecord, Metadata, SessionEvent, SessionEventLine};
 use super::{new_session_id, valid_session_id, BLOBS_DIR, EVENTS_FILE, LOCK_FILE, METADATA_FILE};
 use crate::fs::{
-    create_dir_all_private, create_dir_private, parse_jsonl, private_options, write_atomic,
-    FileLock, JsonlFile,
+    create_dir_all_private, create_dir_private, parse_jsonl, private_options, sync_path,
+    write_atomic, write_atomic_with, Durability, FileLock, JsonlFile,
 };
 
 /// A failure of [`ZeroSessions`]. `Display` is the message shown to users (Zero's words).
@@ -95,9 +95,14 @@ pub(super) fn now_rfc3339() -> String {
 /// append, read and fork: the files Zero itself reads and writes, synchronously. A host keeps
 /// its sessions in them through [`ZeroStorage`](super::ZeroStorage), the host's
 /// `SessionStorage` over this directory.
+///
+/// By default every create and append is fsynced before it returns. A store made
+/// [`buffered`](Self::buffered) leaves that to one [`sync`](Self::sync) at the end of a run:
+/// what it wrote survives a crash of the process at once, and of the machine once synced.
 #[derive(Debug, Clone)]
 pub struct ZeroSessions {
     root: PathBuf,
+    durability: Durability,
 }
 
 /// Parses `events.jsonl`, dropping a torn last line (agent-host's rule, which the append's
@@ -152,7 +157,37 @@ fn last_sequence_of(line: &[u8]) -> u64 {
 impl ZeroSessions {
     /// A store rooted at `root` (`…/zero/sessions`).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            durability: Durability::Sync,
+        }
+    }
+
+    /// The same store, its creates and appends written to the OS only
+    /// ([`Durability::Buffered`]) until [`sync`](Self::sync): a one-prompt exec run then
+    /// syncs once, at its end, instead of twice per event. The metadata still follows every
+    /// append (by an atomic rename), so a crash leaves it within one event of the log.
+    #[must_use]
+    pub fn buffered(mut self) -> Self {
+        self.durability = Durability::Buffered;
+        self
+    }
+
+    /// Makes a session durable: `events.jsonl`, and for a [`buffered`](Self::buffered)
+    /// store also `metadata.json`, the session's directory and the root (the names created
+    /// in them), are fsynced. A store that syncs each write has only its appends made
+    /// without a sync to force. A session that does not exist has nothing to sync.
+    pub fn sync(&self, id: &str) -> Result<(), ZeroError> {
+        Self::check_id(id)?;
+        let dir = self.session_dir(id);
+        let mut paths = vec![dir.join(EVENTS_FILE)];
+        if self.durability == Durability::Buffered && dir.is_dir() {
+            paths.extend([dir.join(METADATA_FILE), dir, self.root.clone()]);
+        }
+        for path in paths {
+            sync_path(&path).map_err(io("sync zero session"))?;
+        }
+        Ok(())
     }
 
     /// The root directory.
@@ -188,9 +223,10 @@ impl ZeroSessions {
         let mut data = serde_json::to_vec_pretty(meta)
             .map_err(|err| ZeroError::Corrupt(format!("encode zero session metadata: {err}")))?;
         data.push(b'\n');
-        write_atomic(
+        write_atomic_with(
             &self.session_dir(&meta.session_id).join(METADATA_FILE),
             &data,
+            self.durability,
         )
         .map_err(io("write zero session metadata"))
     }
@@ -270,7 +306,10 @@ impl ZeroSessions {
             .write(true)
             .create_new(true)
             .open(dir.join(EVENTS_FILE))
-            .and_then(|f| f.sync_all())
+            .and_then(|f| match self.durability {
+                Durability::Sync => f.sync_all(),
+                Durability::Buffered => Ok(()),
+            })
             .map_err(io("create zero session events file"))?;
         Ok(meta)
     }
@@ -285,7 +324,7 @@ impl ZeroSessions {
         }
     }
 
-    /// Appends one event (fsynced) and updates the metadata, under the session's lock. A torn
+    /// Appends one event (fsynced unless [`buffered`](Self::buffered)) and updates the metadata, under the session's lock. A torn
     /// last line left by a crash is cut off first, and the sequence goes on from the last
     /// whole event (or the metadata's count, whichever is higher).
     pub fn append<P: Serialize>(
@@ -295,7 +334,8 @@ impl ZeroSessions {
         payload: Option<P>,
     ) -> Result<Appended, ZeroError> {
         let mut appended = None;
-        self.append_lines(id, true, |sequence| {
+        let sync = self.durability == Durability::Sync;
+        self.append_lines(id, sync, |sequence| {
             let created_at = now_rfc3339();
             let event = SessionEventLine {
                 id: format!("{id}:{sequence}"),
@@ -489,6 +529,47 @@ mod tests {
         // A corrupt line in the middle is real corruption.
         fs::write(&events_path, "garbage\n{}\n").expect("write");
         assert!(store.read_events("s1").is_err());
+    }
+
+    #[test]
+    fn a_buffered_store_writes_what_a_synced_one_reads_and_syncs_on_demand() {
+        let (_dir, synced) = store();
+        let buffered = synced.clone().buffered();
+        buffered
+            .create(CreateInput {
+                session_id: Some("b1".into()),
+                title: "t".into(),
+                ..Default::default()
+            })
+            .expect("create");
+        for content in ["hi", "yo"] {
+            buffered
+                .append("b1", "message", Some(json!({"content": content})))
+                .expect("append");
+        }
+        // Written to the OS at once: another store (another process) reads the events and
+        // the metadata before any sync.
+        let events = synced.read_events("b1").expect("read");
+        assert_eq!(events.len(), 2);
+        let meta = synced.get("b1").expect("get").expect("exists");
+        assert_eq!(meta.event_count, 2);
+        assert_eq!(meta.updated_at, events[1].created_at);
+        buffered.sync("b1").expect("sync");
+        synced
+            .sync("b1")
+            .expect("a synced store syncs its events file");
+        // A session that does not exist has nothing to sync; a bad id is still an error.
+        buffered.sync("missing").expect("nothing to sync");
+        assert!(matches!(
+            buffered.sync("../x"),
+            Err(ZeroError::InvalidId(_))
+        ));
+        // No temporary file is left behind by the unsynced metadata writes.
+        let names: Vec<String> = fs::read_dir(buffered.session_dir("b1"))
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
     }
 
     #[test]

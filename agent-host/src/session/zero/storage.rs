@@ -408,8 +408,8 @@ impl SessionStorage for ZeroStorage {
     }
 
     async fn sync_events(&self, id: &str) -> Result<(), StoreError> {
-        let path = self.dir(id)?.join(EVENTS_FILE);
-        blocking("sync a zero session", move || sync_file(&path)).await
+        let (sessions, id) = (self.sessions.clone(), id.to_string());
+        blocking("sync a zero session", move || Ok(sessions.sync(&id)?)).await
     }
 
     async fn event_bounds(&self, id: &str) -> Result<EventBounds, StoreError> {

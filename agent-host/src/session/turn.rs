@@ -222,7 +222,12 @@ impl Session {
         turn: TurnInfo,
         mut observer: Box<dyn TurnObserver>,
     ) {
-        self.persist_logged().await;
+        // The turn's start is written while the model is asked, off the prompt's path (the
+        // writes are serial: the turn's end is written after it).
+        let start_written = tokio::spawn({
+            let session = self.clone();
+            async move { session.persist_logged().await }
+        });
         let started = Instant::now();
         let mut state = TurnState::new();
         let gate = observer.output_gate();
@@ -297,9 +302,10 @@ impl Session {
                 }
             }
         }
-        self.persist_logged().await;
-        // The turn's transcript is durable before the front end reports the turn over.
-        self.sync_transcript_logged().await;
+        let _ = start_written.await;
+        // The turn's metadata and transcript are durable before the front end reports the
+        // turn over; the two files are synced side by side.
+        tokio::join!(self.persist_logged(), self.sync_transcript_logged());
         let gate = self.gate();
         let next = {
             let mut data = self.data();

@@ -2,7 +2,7 @@
 //! (the agent's [`SessionRecord`]s, one per line), `meta.json` (the front end's
 //! [`SessionMeta`]) and `events.jsonl` (the front end's event log, see
 //! [`file_events`]), written with agent-host's file-store primitives: the
-//! metadata is replaced atomically ([`write_atomic`]), records and events are appended under
+//! metadata is replaced atomically ([`write_atomic_with`]), records and events are appended under
 //! an exclusive lock after the torn-tail repair ([`append_jsonl`]), and a file torn by a crash
 //! loses only its last line ([`parse_jsonl`]). [`FileStore`] is the file backend of
 //! [`SessionStorage`].
@@ -21,7 +21,7 @@ use super::storage::StoredEvent;
 use super::storage::{Durability as EventDurability, EventBounds, SessionStorage, StoreError};
 use super::types::SessionMeta;
 use crate::fs::{
-    append_jsonl, create_dir_all_private, parse_jsonl, write_atomic, Durability, JsonlFile,
+    append_jsonl, create_dir_all_private, parse_jsonl, write_atomic_with, Durability, JsonlFile,
 };
 
 pub use crate::fs::valid_session_id;
@@ -91,7 +91,10 @@ impl FileStore {
     }
 
     /// Writes the metadata of a session atomically (temp file, fsync, rename), so
-    /// `meta.json` is always a whole old or a whole new version, even after a crash.
+    /// `meta.json` is always a whole old or a whole new version, even after a crash. A new
+    /// session's first `meta.json` is not fsynced: it replaces nothing, and the end of the
+    /// session's first turn writes it again, synced (a crash of the machine before then
+    /// loses a session that never had a turn).
     pub async fn save_meta(&self, meta: &SessionMeta) -> Result<(), SessionError> {
         let dir = self.dir(&meta.session_id)?;
         let json = serde_json::to_vec_pretty(meta).map_err(|e| SessionError::Corrupt {
@@ -101,7 +104,12 @@ impl FileStore {
         blocking("save session metadata", move || {
             create_dir_all_private(&dir).map_err(io_err(format!("create {}", dir.display())))?;
             let path = dir.join(META);
-            write_atomic(&path, &json).map_err(io_err(format!("write {}", path.display())))
+            let durability = match path.exists() {
+                true => Durability::Sync,
+                false => Durability::Buffered,
+            };
+            write_atomic_with(&path, &json, durability)
+                .map_err(io_err(format!("write {}", path.display())))
         })
         .await
     }

@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Process-level benchmark of the front ends: wall time and peak RSS of one whole process
-# (spawn → one prompt answered by a local mock OpenAI-compatible server on 127.0.0.1 → exit),
-# and the memory of N idle ZCode sessions in one app-server process.
+# Process-level benchmark of the front ends beside their peers, in one run: wall time and peak
+# RSS of one whole process (spawn → one prompt answered by a local mock model server on
+# 127.0.0.1 → exit) per front end and per capability turned on, Codex's `exec` and
+# codex-acp on the same mock, 100 k streamed deltas through exec against the mock's own rate,
+# the stripped binaries' sizes, and the memory of N idle ZCode sessions. It ends with the
+# budgets of benches/README.md, each measured figure beside its bound.
 #
 #   bash benches/process.sh              # build (release), measure, print a report
 #   RUNS=30 SESSIONS=1000 bash benches/process.sh
 #   SKIP_BUILD=1 bash benches/process.sh # reuse target/release binaries
+#   PEERS=0 bash benches/process.sh      # without Codex and codex-acp (no npm needed)
 #
 # Public tools only: hyperfine (wall time; installed with apt-get when missing and we are
-# root, else the script falls back to timing with /usr/bin/time), GNU time (`/usr/bin/time
-# -f %M`, peak RSS), python3 (the mock server, standard library only), and benches' own
-# `zdrive`, a minimal ZCode client that keeps app-server's stdin open until the turn ends.
+# root), GNU time (`/usr/bin/time -f %M`, peak RSS), python3 (the mock server, standard
+# library only), curl (the mock's own rate), benches' own `zdrive` (a minimal ZCode/ACP client
+# that keeps stdin open until the turn ends), and, for the peers, Node with the npm packages
+# pinned in benches/peers (Codex, codex-acp and the official ACP client SDK).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$ROOT/target/release"
 RUNS=${RUNS:-20}
 SESSIONS=${SESSIONS:-1000}
+PEERS=${PEERS:-1}
+DELTAS=${DELTAS:-100000}
 FIXTURE=${FIXTURE:-$ROOT/../shared/fixtures/sse/llama-server-smollm2/smollm2.openai.stream.plain.sse}
 
 note() { printf '%s\n' "$*" >&2; }
@@ -31,25 +38,37 @@ apt_install() {
 }
 have hyperfine || apt_install hyperfine
 [ -x /usr/bin/time ] || apt_install time
+have curl || apt_install curl
 have python3 || { note "process.sh: python3 is required for the mock server"; exit 1; }
-if [ ! -x /usr/bin/time ]; then
-  note "process.sh: GNU time (/usr/bin/time) is missing and could not be installed: no RSS figures"
-fi
-if ! have hyperfine; then
-  note "process.sh: hyperfine is missing and could not be installed: wall times come from /usr/bin/time (less precise, no warm-up statistics)"
-fi
+have hyperfine || { note "process.sh: hyperfine is required (apt-get install hyperfine)"; exit 1; }
+[ -x /usr/bin/time ] || { note "process.sh: GNU time is required (apt-get install time)"; exit 1; }
 
 # --- build -------------------------------------------------------------------------------
 if [ -z "${SKIP_BUILD:-}" ]; then
   note "process.sh: building release binaries (fat LTO; slow on a small machine)"
   # (separate commands: `--bin` would filter the targets of every -p package)
-  (cd "$ROOT" && cargo build -q --release -p adapter-stream-json -p adapter-rpc)
+  (cd "$ROOT" && cargo build -q --release -p adapter-stream-json -p adapter-rpc -p adapter-acp)
   (cd "$ROOT" && cargo build -q --release -p benches --bin zdrive)
-  (cd "$ROOT" && cargo build -q --release -p adapter-acp) || note "process.sh: adapter-acp did not build; its rows are skipped"
+  (cd "$ROOT" && cargo build -q --release -p agent-mcp --bin agent-mcp-fixture)
 fi
-for b in adapter-stream-json adapter-rpc adapter-acp zdrive; do
-  [ -x "$BIN/$b" ] || note "process.sh: $BIN/$b is missing"
+for b in adapter-stream-json adapter-rpc adapter-acp zdrive agent-mcp-fixture; do
+  [ -x "$BIN/$b" ] || { note "process.sh: $BIN/$b is missing (build without SKIP_BUILD)"; exit 1; }
 done
+
+# --- peers -------------------------------------------------------------------------------
+PEER_DIR="$ROOT/benches/peers"
+CODEX= CODEX_ACP=
+if [ "$PEERS" != 0 ]; then
+  have node && have npm || { note "process.sh: Node and npm are required for the peers (PEERS=0 skips them)"; exit 1; }
+  if [ ! -d "$PEER_DIR/node_modules/@openai/codex" ]; then
+    note "process.sh: installing the peers (npm ci in benches/peers)"
+    (cd "$PEER_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+  # The native binaries inside the packages, not their Node launchers: the peers' own time.
+  CODEX=$(find "$PEER_DIR/node_modules/@openai" -path '*/bin/codex' -type f | head -n1)
+  CODEX_ACP=$(find "$PEER_DIR/node_modules/@zed-industries" -path '*/bin/codex-acp' -type f | head -n1)
+  [ -x "$CODEX" ] && [ -x "$CODEX_ACP" ] || { note "process.sh: the peers' binaries are missing under $PEER_DIR/node_modules"; exit 1; }
+fi
 
 # --- mock server and scratch dirs --------------------------------------------------------
 TMP=$(mktemp -d)
@@ -78,7 +97,7 @@ PORT=$(head -n1 "$TMP/port")
 [ -n "$PORT" ] || { note "process.sh: the mock server did not start"; exit 1; }
 URL="http://127.0.0.1:$PORT/v1"
 WS="$TMP/ws"
-mkdir -p "$WS" "$TMP/data"
+mkdir -p "$WS" "$TMP/data" "$TMP/codex"
 printf '# bench\n' >"$WS/README.md"
 export XDG_DATA_HOME="$TMP/data"
 PROVIDER=(--provider openai --model smollm2 --base-url "$URL" --api-key sk-bench-not-a-key)
@@ -87,78 +106,175 @@ cat >"$TMP/script.json" <<'JSON'
 {"model": "scripted-demo", "turns": [{"steps": [{"text": "Hello"}, {"text": ", I'm here."}, {"usage": {"input": 20, "output": 6}}]}]}
 JSON
 SCRIPTED=(--provider scripted --script "$TMP/script.json")
+# The capabilities, one at a time: a command hook at session start, one stdio MCP server,
+# OTLP export to the mock (which takes POST /v1/traces), the sandbox turned off.
+printf '{"hooks": [{"id": "start", "event": "sessionStart", "command": "/bin/true"}]}\n' >"$TMP/hooks.json"
+printf '{"mcpServers": {"fixture": {"command": "%s"}}}\n' "$BIN/agent-mcp-fixture" >"$TMP/mcp.json"
+cat >"$TMP/codex/config.toml" <<TOML
+model = "smollm2"
+model_provider = "mock"
+[model_providers.mock]
+name = "mock"
+base_url = "$URL"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+TOML
+export MOCK_API_KEY=sk-bench-not-a-key
 
 q() { printf '%q ' "$@"; }
-declare -A CMD
-CMD[exec/openai]="$(q "$BIN/adapter-stream-json" exec -o stream-json --cwd "$WS" "${PROVIDER[@]}" "Say hello.")"
-CMD[exec/scripted]="$(q "$BIN/adapter-stream-json" exec -o stream-json --cwd "$WS" "${SCRIPTED[@]}" "Say hello.")"
-CMD[rpc/openai]="$(q "$BIN/adapter-rpc" rpc --cwd "$WS" "${PROVIDER[@]}") < $(q "$TMP/prompt.jsonl")"
-CMD[rpc/scripted]="$(q "$BIN/adapter-rpc" rpc --cwd "$WS" "${SCRIPTED[@]}") < $(q "$TMP/prompt.jsonl")"
+EXEC=("$BIN/adapter-stream-json" exec -o stream-json --cwd "$WS")
 ACP_BASE=("$BIN/adapter-acp" app-server --stdio)
 ACP=("${ACP_BASE[@]}" --data-dir "$TMP/data/acp")
-CMD[app-server/openai]="$(q "$BIN/zdrive" prompt "$WS" -- "${ACP[@]}" "${PROVIDER[@]}")"
-CMD[app-server/scripted]="$(q "$BIN/zdrive" prompt "$WS" -- "${ACP[@]}" "${SCRIPTED[@]}")"
 ACPX=("$BIN/adapter-acp" acp --data-dir "$TMP/data/acpx")
-CMD[acp/openai]="$(q "$BIN/zdrive" acp "$WS" -- "${ACPX[@]}" "${PROVIDER[@]}")"
-CMD[acp/scripted]="$(q "$BIN/zdrive" acp "$WS" -- "${ACPX[@]}" "${SCRIPTED[@]}")"
-ORDER=(exec/openai exec/scripted rpc/openai rpc/scripted app-server/openai app-server/scripted acp/openai acp/scripted)
+declare -A CMD STDIN DRIVE
+add() { # key, stdin file or -, driver (- | prompt | acp), command...
+  local key=$1 input=$2 drive=$3
+  shift 3
+  CMD[$key]=$(q "$@")
+  STDIN[$key]=$input
+  DRIVE[$key]=$drive
+  ORDER+=("$key")
+}
+ORDER=()
+add exec/openai - - "${EXEC[@]}" "${PROVIDER[@]}" "Say hello."
+add exec/scripted - - "${EXEC[@]}" "${SCRIPTED[@]}" "Say hello."
+add rpc/openai "$TMP/prompt.jsonl" - "$BIN/adapter-rpc" rpc --cwd "$WS" "${PROVIDER[@]}"
+add rpc/scripted "$TMP/prompt.jsonl" - "$BIN/adapter-rpc" rpc --cwd "$WS" "${SCRIPTED[@]}"
+add app-server/openai - prompt "${ACP[@]}" "${PROVIDER[@]}"
+add app-server/scripted - prompt "${ACP[@]}" "${SCRIPTED[@]}"
+add acp/openai - acp "${ACPX[@]}" "${PROVIDER[@]}"
+add acp/scripted - acp "${ACPX[@]}" "${SCRIPTED[@]}"
+add "exec/openai +hooks" - - "${EXEC[@]}" --hooks "$TMP/hooks.json" "${PROVIDER[@]}" "Say hello."
+add "exec/openai +mcp" - - "${EXEC[@]}" --mcp-config "$TMP/mcp.json" "${PROVIDER[@]}" "Say hello."
+add "exec/openai +otel" - - env OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "${EXEC[@]}" "${PROVIDER[@]}" "Say hello."
+add "exec/openai -sandbox" - - "${EXEC[@]}" --sandbox off "${PROVIDER[@]}" "Say hello."
+if [ -n "$CODEX" ]; then
+  add "codex exec (peer)" - - env CODEX_HOME="$TMP/codex" "$CODEX" exec --skip-git-repo-check -C "$WS" "Say hello."
+fi
 
-# --- measure -----------------------------------------------------------------------------
-# Peak RSS of the front end itself: /usr/bin/time wraps the binary (for app-server inside
-# zdrive, so the driver is not counted), best (lowest) and worst of 5 runs, in KiB.
-rss_cmd() {
-  local key=$1
-  case $key in
-    app-server/openai) q "$BIN/zdrive" prompt "$WS" -- /usr/bin/time -f %M -o "$TMP/rss" "${ACP[@]}" "${PROVIDER[@]}" ;;
-    app-server/scripted) q "$BIN/zdrive" prompt "$WS" -- /usr/bin/time -f %M -o "$TMP/rss" "${ACP[@]}" "${SCRIPTED[@]}" ;;
-    acp/openai) q "$BIN/zdrive" acp "$WS" -- /usr/bin/time -f %M -o "$TMP/rss" "${ACPX[@]}" "${PROVIDER[@]}" ;;
-    acp/scripted) q "$BIN/zdrive" acp "$WS" -- /usr/bin/time -f %M -o "$TMP/rss" "${ACPX[@]}" "${SCRIPTED[@]}" ;;
-    *) printf '/usr/bin/time -f %%M -o %q %s' "$TMP/rss" "${CMD[$key]}" ;;
+# The command as hyperfine runs it, and as /usr/bin/time wraps the front end itself (for
+# app-server and acp inside zdrive, so the driver is not counted).
+run_cmd() { # key, prefix for the front end
+  local key=$1 prefix=$2 cmd=${CMD[$1]}
+  case ${DRIVE[$key]} in
+    prompt | acp) cmd="$(q "$BIN/zdrive" "${DRIVE[$key]}" "$WS") -- $prefix$cmd" ;;
+    *) cmd="$prefix$cmd" ;;
   esac
+  [ "${STDIN[$key]}" = - ] || cmd="$cmd < $(q "${STDIN[$key]}")"
+  printf '%s' "$cmd"
 }
 
-printf '\n%-22s %10s %10s %10s %12s %12s\n' "front end/provider" "mean ms" "min ms" "σ ms" "peak RSS KiB" "(max of 5)"
+# --- one prompt per process --------------------------------------------------------------
+declare -A MEDIAN RSS
+printf '\n%-24s %9s %9s %9s %9s %12s %12s\n' "front end/provider" "median ms" "mean ms" "min ms" "σ ms" "peak RSS KiB" "(max of 5)"
 for key in "${ORDER[@]}"; do
-  cmd=${CMD[$key]}
+  cmd=$(run_cmd "$key" "")
   if ! bash -c "$cmd" >"$TMP/out" 2>"$TMP/err"; then
-    printf '%-22s failed: %s\n' "$key" "$(tail -n 3 "$TMP/err" | tr '\n' ' ')"
+    printf '%-24s failed: %s\n' "$key" "$(tail -n 3 "$TMP/err" | tr '\n' ' ')"
     continue
   fi
-  if ! grep -q "Hello" "$TMP/out" && [[ $key != app-server/* && $key != acp/* ]]; then
-    printf '%-22s no answer on stdout: %s\n' "$key" "$(head -c 300 "$TMP/out")"
+  if [ "${DRIVE[$key]}" = - ] && ! grep -q "Hello" "$TMP/out"; then
+    printf '%-24s no answer on stdout: %s\n' "$key" "$(head -c 300 "$TMP/out")"
     continue
   fi
-  mean=- min=- sd=-
-  if have hyperfine; then
-    hyperfine -w 3 -r "$RUNS" --export-json "$TMP/h.json" "$cmd" >/dev/null 2>&1 || true
-    read -r mean min sd < <(python3 -c '
+  # hyperfine's shell is measured and subtracted (its default), so `<` costs nothing.
+  hyperfine -w 3 -r "$RUNS" --export-json "$TMP/h.json" "$cmd" >/dev/null 2>&1 || true
+  read -r median mean min sd < <(python3 -c '
 import json,sys
 r=json.load(open(sys.argv[1]))["results"][0]
-print("%.1f %.1f %.1f" % (r["mean"]*1e3, r["min"]*1e3, (r.get("stddev") or 0)*1e3))' "$TMP/h.json")
-  fi
+print("%.1f %.1f %.1f %.1f" % (r["median"]*1e3, r["mean"]*1e3, r["min"]*1e3, (r.get("stddev") or 0)*1e3))' "$TMP/h.json")
   lo= hi=
-  if [ -x /usr/bin/time ]; then
-    rcmd=$(rss_cmd "$key")
-    for _ in 1 2 3 4 5; do
-      bash -c "$rcmd" >/dev/null 2>&1 || true
-      v=$(tail -n1 "$TMP/rss" 2>/dev/null || echo 0)
-      [ -z "$lo" ] || [ "$v" -lt "$lo" ] && lo=$v
-      [ -z "$hi" ] || [ "$v" -gt "$hi" ] && hi=$v
-    done
-    if ! have hyperfine; then
-      rcmd="/usr/bin/time -f %e -o $(q "$TMP/wall") ${cmd}"
-      bash -c "$rcmd" >/dev/null 2>&1 || true
-      mean=$(python3 -c 'import sys;print("%.1f"%(float(open(sys.argv[1]).read().split()[-1])*1e3))' "$TMP/wall")
-    fi
-  fi
-  printf '%-22s %10s %10s %10s %12s %12s\n' "$key" "$mean" "$min" "$sd" "${lo:--}" "${hi:--}"
+  rcmd=$(run_cmd "$key" "/usr/bin/time -f %M -o $(q "$TMP/rss") ")
+  for _ in 1 2 3 4 5; do
+    bash -c "$rcmd" >/dev/null 2>&1 || true
+    v=$(tail -n1 "$TMP/rss" 2>/dev/null || echo 0)
+    [ -z "$lo" ] || [ "$v" -lt "$lo" ] && lo=$v
+    [ -z "$hi" ] || [ "$v" -gt "$hi" ] && hi=$v
+  done
+  MEDIAN[$key]=$median
+  RSS[$key]=$lo
+  printf '%-24s %9s %9s %9s %9s %12s %12s\n' "$key" "$median" "$mean" "$min" "$sd" "$lo" "$hi"
 done
-note "(app-server and acp rows include zdrive, the client that drives it; exec/rpc rows are the bare binary."
-note " hyperfine subtracts the shell's spawn time for the rpc rows, which need a shell for '<'.)"
+note "(app-server and acp rows include zdrive, the client that drives them; the others are the bare binary."
+note " Capability rows are exec/openai with one capability turned on, or the sandbox turned off.)"
+
+# --- the ACP prompt beside codex-acp, through the official ACP client SDK ----------------
+declare -A ACP_MS
+acp_prompt() { # label, agent command…
+  local label=$1
+  shift
+  if node "$PEER_DIR/acp_prompt.mjs" 7 "$WS" -- "$@" >"$TMP/acp.jsonl" 2>"$TMP/acp.err"; then
+    ACP_MS[$label]=$(python3 -c '
+import json,statistics,sys
+rows=[json.loads(l) for l in open(sys.argv[1])]
+print("%.1f" % statistics.median(r["prompt_ms"] for r in rows))' "$TMP/acp.jsonl")
+    printf '%-24s %9s ms (median of 7 session/prompt requests, each in a fresh process)\n' "$label" "${ACP_MS[$label]}"
+  else
+    printf '%-24s failed: %s\n' "$label" "$(tail -n 3 "$TMP/acp.err" | tr '\n' ' ')"
+  fi
+}
+if [ "$PEERS" != 0 ]; then
+  printf '\nACP session/prompt through @agentclientprotocol/sdk, same mock:\n'
+  acp_prompt "adapter-acp acp" "${ACPX[@]}" "${PROVIDER[@]}"
+  CODEX_HOME="$TMP/codex" acp_prompt "codex-acp (peer)" "$CODEX_ACP"
+fi
+
+# --- streamed deltas through exec against the mock's own rate ----------------------------
+BULK="http://127.0.0.1:$PORT/bulk/$DELTAS/v1"
+printf '\n%s streamed deltas (each its own chunk and write, as a model server flushes):\n' "$DELTAS"
+hyperfine -w 1 -r 5 --export-json "$TMP/bulk.json" \
+  "curl -s -N -X POST -d '{}' $(q "$BULK/chat/completions") >/dev/null" \
+  "$(q "${EXEC[@]}" --provider openai --model smollm2 --base-url "$BULK" --api-key sk-bench-not-a-key "Say hello.") >/dev/null" \
+  >/dev/null 2>&1 || true
+read -r MOCK_S EXEC_S < <(python3 -c '
+import json,sys
+r=json.load(open(sys.argv[1]))["results"]
+print("%.3f %.3f" % (r[0]["median"], r[1]["median"]))' "$TMP/bulk.json")
+printf '  the mock to curl (its own rate)  %6s s\n  the mock through exec to a sink  %6s s\n' "$MOCK_S" "$EXEC_S"
+
+# --- binaries ----------------------------------------------------------------------------
+printf '\nrelease binaries (stripped):\n'
+declare -A SIZE
+for b in adapter-stream-json adapter-rpc adapter-acp; do
+  SIZE[$b]=$(stat -c %s "$BIN/$b")
+  printf '  %-22s %6.1f MiB\n' "$b" "$(python3 -c "print(${SIZE[$b]}/1048576)")"
+done
 
 # --- idle sessions -----------------------------------------------------------------------
-if [ -x "$BIN/adapter-acp" ] && [ -x "$BIN/zdrive" ]; then
-  printf '\nidle ZCode sessions in one app-server process (%s, openai provider):\n' "$SESSIONS"
-  "$BIN/zdrive" idle "$SESSIONS" "$WS" -- "${ACP_BASE[@]}" --data-dir "$TMP/data/idle" "${PROVIDER[@]}" \
-    || note "process.sh: the idle-session run failed"
+printf '\nidle ZCode sessions in one app-server process (%s, openai provider):\n' "$SESSIONS"
+"$BIN/zdrive" idle "$SESSIONS" "$WS" -- "${ACP_BASE[@]}" --data-dir "$TMP/data/idle" "${PROVIDER[@]}" \
+  || note "process.sh: the idle-session run failed"
+
+# --- budgets -----------------------------------------------------------------------------
+printf '\nbudgets (benches/README.md):\n'
+OVER=0
+budget() { # what, measured, <= or >=, bound, unit
+  local ok=ok
+  python3 -c "import sys; sys.exit(0 if float('$2') $3 float('$4') else 1)" || { ok=OVER; OVER=1; }
+  printf '  %-4s %-50s %8s %-4s (bound %s %s)\n' "$ok" "$1" "$2" "$5" "$3" "$4"
+}
+mib() { python3 -c "print('%.1f' % ($1/1024))"; }
+for key in exec/openai rpc/openai; do
+  [ -n "${RSS[$key]:-}" ] && budget "$key peak RSS" "$(mib "${RSS[$key]}")" "<=" 10 MiB
+done
+for key in app-server/openai acp/openai; do
+  [ -n "${RSS[$key]:-}" ] && budget "$key peak RSS" "$(mib "${RSS[$key]}")" "<=" 11 MiB
+done
+if [ -n "${MEDIAN[codex exec (peer)]:-}" ]; then
+  for key in exec/openai rpc/openai app-server/openai acp/openai; do
+    [ -n "${MEDIAN[$key]:-}" ] && budget "$key time / codex exec's" \
+      "$(python3 -c "print('%.3f' % (${MEDIAN[$key]}/${MEDIAN[codex exec (peer)]}))")" "<=" 0.03 ""
+  done
 fi
+if [ -n "${ACP_MS[adapter-acp acp]:-}" ] && [ -n "${ACP_MS[codex-acp (peer)]:-}" ]; then
+  budget "ACP prompt / codex-acp's" \
+    "$(python3 -c "print('%.3f' % (${ACP_MS[adapter-acp acp]}/${ACP_MS[codex-acp (peer)]}))")" "<=" 0.1 ""
+fi
+for b in adapter-stream-json adapter-rpc adapter-acp; do
+  budget "$b stripped size" "$(python3 -c "print('%.1f' % (${SIZE[$b]}/1048576))")" "<=" 12 MiB
+done
+if [ -n "${EXEC_S:-}" ]; then
+  budget "$DELTAS deltas: exec's rate / the mock's own" \
+    "$(python3 -c "print('%.2f' % (${MOCK_S}/${EXEC_S}))")" ">=" 0.6 ""
+fi
+[ "$OVER" = 0 ] && note "process.sh: every budget holds" || note "process.sh: a budget is over (see OVER above)"

@@ -110,19 +110,21 @@ pub fn write_atomic_with(path: &Path, data: &[u8], durability: Durability) -> io
     Ok(())
 }
 
-/// Forces a file's content to disk (`fsync`); a missing file has nothing to make durable.
-/// On Unix a directory is synced the same way, which makes the names of the files created
-/// in it durable.
+/// Forces a file's content to disk (`fdatasync`); a missing file has nothing to make
+/// durable. On Unix a directory is synced too (`fsync`), which makes the names of the files
+/// created in it durable.
 pub fn sync_path(path: &Path) -> io::Result<()> {
-    let opened = match path.is_dir() {
+    let is_dir = path.is_dir();
+    let opened = match is_dir {
         true => File::open(path),
         false => OpenOptions::new().append(true).open(path),
     };
     match opened {
-        Ok(file) => file.sync_all(),
+        Ok(file) if is_dir => file.sync_all(),
+        Ok(file) => file.sync_data(),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
         // Windows cannot open a directory as a file; its names need no sync there.
-        Err(_) if cfg!(windows) && path.is_dir() => Ok(()),
+        Err(_) if cfg!(windows) && is_dir => Ok(()),
         Err(err) => Err(err),
     }
 }

@@ -21,7 +21,8 @@ use super::storage::StoredEvent;
 use super::storage::{Durability as EventDurability, EventBounds, SessionStorage, StoreError};
 use super::types::SessionMeta;
 use crate::fs::{
-    append_jsonl, create_dir_all_private, parse_jsonl, write_atomic_with, Durability, JsonlFile,
+    append_jsonl, create_dir_all_private, parse_jsonl, sync_path, write_atomic_with, Durability,
+    JsonlFile,
 };
 
 pub use crate::fs::valid_session_id;
@@ -241,14 +242,8 @@ async fn blocking_store<T: Send + 'static>(
 }
 
 /// `fdatasync` of the file at `path`; a missing file has nothing to make durable.
-fn sync_file(path: &Path) -> Result<(), StoreError> {
-    match std::fs::OpenOptions::new().append(true).open(path) {
-        Ok(file) => file
-            .sync_data()
-            .map_err(StoreError::io(format!("sync {}", path.display()))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(StoreError::io(format!("open {}", path.display()))(e)),
-    }
+pub(crate) fn sync_file(path: &Path) -> Result<(), StoreError> {
+    sync_path(path).map_err(StoreError::io(format!("sync {}", path.display())))
 }
 
 /// Opens a session's event log for appends, creating its directory when missing.

@@ -324,9 +324,10 @@ impl ZeroSessions {
         }
     }
 
-    /// Appends one event (fsynced unless [`buffered`](Self::buffered)) and updates the metadata, under the session's lock. A torn
-    /// last line left by a crash is cut off first, and the sequence goes on from the last
-    /// whole event (or the metadata's count, whichever is higher).
+    /// Appends one event (fsynced unless [`buffered`](Self::buffered)) and updates the
+    /// metadata, under the session's lock. A torn last line left by a crash is cut off first,
+    /// and the sequence goes on from the last whole event (or the metadata's count,
+    /// whichever is higher).
     pub fn append<P: Serialize>(
         &self,
         id: &str,

@@ -35,6 +35,7 @@ use crate::fs::{
     Durability as FileDurability, FileLock,
 };
 use crate::session::storage::{Durability, EventBounds, SessionStorage, StoreError, StoredEvent};
+use crate::session::store::sync_file;
 use crate::session::types::SessionMeta;
 
 /// The file of the agent's records beside Zero's (with [`Transcripts::Kept`]).
@@ -199,17 +200,6 @@ fn conversation(sessions: &ZeroSessions, id: &str) -> Result<Vec<SessionRecord>,
         records.push(SessionRecord::Message { message });
     }
     Ok(records)
-}
-
-/// `fdatasync` of the file at `path`; a missing file has nothing to make durable.
-fn sync_file(path: &std::path::Path) -> Result<(), StoreError> {
-    match std::fs::OpenOptions::new().append(true).open(path) {
-        Ok(file) => file
-            .sync_data()
-            .map_err(StoreError::io(format!("sync {}", path.display()))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(StoreError::io(format!("open {}", path.display()))(e)),
-    }
 }
 
 impl ZeroStorage {

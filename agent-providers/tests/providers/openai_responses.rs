@@ -160,6 +160,43 @@ async fn reasoning_text_function_calls_and_usage() {
     );
 }
 
+/// Found by prop_sse: a done item without its type (here an empty array) still ends the
+/// call it closes, once; a done item typed as a call the stream never started ends nothing.
+#[tokio::test]
+async fn a_started_call_ends_whatever_its_done_item_says() {
+    let body = frames(&[
+        ev(
+            "response.output_item.added",
+            json!({"output_index": 1, "item": {"id": "fc1", "type": "function_call", "call_id": "c1", "name": "f", "arguments": ""}}),
+        ),
+        ev(
+            "response.output_item.done",
+            json!({"output_index": 1, "item": []}),
+        ),
+        ev(
+            "response.output_item.added",
+            json!({"output_index": 2, "item": {"id": "msg_1", "type": "message", "content": []}}),
+        ),
+        ev(
+            "response.output_item.done",
+            json!({"output_index": 2, "item": {"id": "msg_1", "type": "function_call", "call_id": "c2", "arguments": "{}"}}),
+        ),
+        ev(
+            "response.completed",
+            json!({"response": {"status": "completed"}}),
+        ),
+    ]);
+    let server = MockModel::start(vec![sse(&body)]);
+    let provider = OpenAiResponsesProvider::new(client(&server.v1(), "gpt-5.1"));
+    let events = ok_events(run(&provider, request("gpt-5.1")).await);
+    let ends: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, ProviderEvent::ToolCallEnd { .. }))
+        .collect();
+    assert_eq!(ends, [&ProviderEvent::ToolCallEnd { id: "c1".into() }]);
+    assert_eq!(stop(&events), ProviderStop::ToolUse);
+}
+
 #[tokio::test]
 async fn a_second_request_carries_reasoning_calls_and_outputs() {
     let body = frames(&[

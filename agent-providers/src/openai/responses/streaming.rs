@@ -259,19 +259,21 @@ impl ResponsesDecoder {
             return Ok(());
         }
         state.ended = true;
-        match item.kind.as_deref() {
-            Some("function_call") => {
-                let id = state.call_id.clone().unwrap_or(key);
-                if !state.streamed {
-                    if let Some(args) = item.arguments.filter(|a| !a.is_empty()) {
-                        out.push(ProviderEvent::ToolCallDelta {
-                            id: id.clone(),
-                            delta: args,
-                        });
-                    }
+        // A call that was started ends here, whatever the done item claims to be (a call
+        // the stream never started is not ended either).
+        if let Some(id) = state.call_id.clone() {
+            if !state.streamed {
+                if let Some(args) = item.arguments.filter(|a| !a.is_empty()) {
+                    out.push(ProviderEvent::ToolCallDelta {
+                        id: id.clone(),
+                        delta: args,
+                    });
                 }
-                out.push(ProviderEvent::ToolCallEnd { id });
             }
+            out.push(ProviderEvent::ToolCallEnd { id });
+            return Ok(());
+        }
+        match item.kind.as_deref() {
             Some("reasoning") => {
                 if !state.streamed {
                     let text: Vec<String> = item

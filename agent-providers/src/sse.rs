@@ -1,8 +1,11 @@
 //! The request driver shared by the HTTP providers: attempts and retries, the idle
-//! timeout, and the response body as server-sent events (decoded by `eventsource-stream`)
-//! or, for servers that ignore `stream: true`, as one JSON document.
+//! timeout, and the response body as server-sent events (read by [`parser`]) or, for
+//! servers that ignore `stream: true`, as one JSON document.
+
+mod parser;
 
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -10,11 +13,11 @@ use std::time::Duration;
 
 use agent_core::provider::{ProviderError, ProviderErrorKind, ProviderEvent, ProviderStream};
 use bytes::Bytes;
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures::stream::BoxStream;
 use futures::{Future, Stream, StreamExt};
 
 use crate::http::{error_chain, send_error, status_error, truncate, HttpClient, PreparedRequest};
+use parser::{EventTooLarge, SseParser};
 
 /// Largest error body read from a failed response.
 const MAX_ERROR_BODY: usize = 1 << 20;
@@ -101,72 +104,6 @@ impl BodyError {
     }
 }
 
-/// Fails a body stream once one server-sent event grows past a limit, so that the SSE
-/// parser, which buffers an event until its blank line, cannot grow without bound.
-struct EventCap<S> {
-    inner: S,
-    limit: usize,
-    line: usize,
-    event: usize,
-    prev_cr: bool,
-    failed: bool,
-}
-
-impl<S> EventCap<S> {
-    fn new(inner: S, limit: usize) -> Self {
-        Self {
-            inner,
-            limit,
-            line: 0,
-            event: 0,
-            prev_cr: false,
-            failed: false,
-        }
-    }
-
-    /// Counts `chunk`; false once the current event is over the limit.
-    fn admit(&mut self, chunk: &[u8]) -> bool {
-        for &byte in chunk {
-            match byte {
-                b'\n' if self.prev_cr => self.prev_cr = false,
-                b'\n' | b'\r' => {
-                    self.prev_cr = byte == b'\r';
-                    if self.line == 0 {
-                        self.event = 0;
-                    }
-                    self.line = 0;
-                }
-                _ => {
-                    self.prev_cr = false;
-                    self.line += 1;
-                    self.event += 1;
-                }
-            }
-        }
-        self.event <= self.limit
-    }
-}
-
-impl<S> Stream for EventCap<S>
-where
-    S: Stream<Item = Result<Bytes, BodyError>> + Unpin,
-{
-    type Item = Result<Bytes, BodyError>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if self.failed {
-            return Poll::Ready(None);
-        }
-        match self.inner.poll_next_unpin(cx) {
-            Poll::Ready(Some(Ok(chunk))) if !self.admit(&chunk) => {
-                self.failed = true;
-                Poll::Ready(Some(Err(BodyError::EventTooLarge(self.limit))))
-            }
-            other => other,
-        }
-    }
-}
-
 /// A body stream that fails with [`BodyError::Idle`] when no chunk arrives in time.
 struct IdleBody {
     inner: BoxStream<'static, reqwest::Result<Bytes>>,
@@ -203,7 +140,8 @@ impl Stream for IdleBody {
     }
 }
 
-type Events = BoxStream<'static, Result<eventsource_stream::Event, EventStreamError<BodyError>>>;
+/// A response body's chunks.
+type Body = BoxStream<'static, Result<Bytes, BodyError>>;
 
 enum Phase {
     /// Announce attempt `n`, then send it.
@@ -215,7 +153,7 @@ enum Phase {
     /// Look at the first bytes of a 2xx body to tell SSE from plain JSON.
     Sniff(IdleBody),
     /// Read server-sent events.
-    Sse(Events),
+    Sse(Body, SseParser),
     /// Read a whole JSON body; the bytes so far.
     Json(IdleBody, Vec<u8>),
     /// Nothing more to yield once the queue is empty.
@@ -227,6 +165,8 @@ struct Driver<D> {
     request: Arc<PreparedRequest>,
     decoder: D,
     queue: VecDeque<Result<ProviderEvent, ProviderError>>,
+    /// The decoder's output for one chunk (reused).
+    out: Vec<ProviderEvent>,
     phase: Phase,
 }
 
@@ -246,6 +186,7 @@ pub(crate) fn drive<D: Decoder>(
         request,
         decoder,
         queue: VecDeque::new(),
+        out: Vec::new(),
         phase: Phase::Attempt(1),
     };
     futures::stream::unfold(driver, |mut driver| async move {
@@ -262,9 +203,7 @@ where
     D: Decoder,
     S: Stream<Item = Bytes> + Send + 'static,
 {
-    let events = EventCap::new(chunks.map(Ok::<Bytes, BodyError>).boxed(), MAX_SSE_EVENT)
-        .eventsource()
-        .boxed();
+    let body = chunks.map(Ok::<Bytes, BodyError>).boxed();
     let request = PreparedRequest {
         url: String::new(),
         headers: Default::default(),
@@ -276,7 +215,8 @@ where
         request: Arc::new(request),
         decoder,
         queue: VecDeque::new(),
-        phase: Phase::Sse(events),
+        out: Vec::new(),
+        phase: Phase::Sse(body, SseParser::new(MAX_SSE_EVENT)),
     };
     futures::stream::unfold(driver, |mut driver| async move {
         let item = driver.next_item().await?;
@@ -341,33 +281,20 @@ impl<D: Decoder> Driver<D> {
                             self.phase = Phase::Json(body, chunk.to_vec());
                         }
                         Some(_) => {
-                            let body = futures::stream::iter([Ok(chunk)]).chain(body).boxed();
-                            let events = EventCap::new(body, MAX_SSE_EVENT).eventsource().boxed();
-                            self.phase = Phase::Sse(events);
+                            let mut parser = SseParser::new(MAX_SSE_EVENT);
+                            let fed = self.events(&mut parser, &chunk);
+                            self.fed(fed, body.boxed(), parser);
                         }
                     },
                     Some(Err(err)) => self.queue.push_back(Err(err.into_provider_error())),
                     None => self.finish(),
                 },
-                Phase::Sse(mut events) => match events.next().await {
-                    Some(Ok(event)) => {
-                        let mut out = Vec::new();
-                        let result = self.decoder.event(&event.event, &event.data, &mut out);
-                        self.queue.extend(out.into_iter().map(Ok));
-                        match result {
-                            Err(err) => self.queue.push_back(Err(err)),
-                            Ok(()) if self.decoder.done() => self.finish(),
-                            Ok(()) => self.phase = Phase::Sse(events),
-                        }
+                Phase::Sse(mut body, mut parser) => match body.next().await {
+                    Some(Ok(chunk)) => {
+                        let fed = self.events(&mut parser, &chunk);
+                        self.fed(fed, body, parser);
                     }
-                    Some(Err(EventStreamError::Transport(err))) => {
-                        self.queue.push_back(Err(err.into_provider_error()))
-                    }
-                    Some(Err(err)) => self.queue.push_back(Err(ProviderError::new(
-                        ProviderErrorKind::Decode,
-                        format!("malformed event stream: {err}"),
-                    )
-                    .retryable(false))),
+                    Some(Err(err)) => self.queue.push_back(Err(err.into_provider_error())),
                     None => self.finish(),
                 },
                 Phase::Json(mut body, mut buf) => match body.next().await {
@@ -396,6 +323,40 @@ impl<D: Decoder> Driver<D> {
                     }
                 },
             }
+        }
+    }
+
+    /// Decodes the events `chunk` completes, queueing what they yield, until the decoder
+    /// fails or is done: `Ok(true)` when the body should be read on.
+    fn events(&mut self, parser: &mut SseParser, chunk: &[u8]) -> Result<bool, ProviderError> {
+        let (decoder, out) = (&mut self.decoder, &mut self.out);
+        let mut failed = None;
+        let fed = parser.feed(chunk, |event, data| {
+            if let Err(err) = decoder.event(event, data, out) {
+                failed = Some(err);
+                return ControlFlow::Break(());
+            }
+            match decoder.done() {
+                true => ControlFlow::Break(()),
+                false => ControlFlow::Continue(()),
+            }
+        });
+        self.queue.extend(self.out.drain(..).map(Ok));
+        match (failed, fed) {
+            (Some(err), _) => Err(err),
+            (None, Err(EventTooLarge(limit))) => {
+                Err(BodyError::EventTooLarge(limit).into_provider_error())
+            }
+            (None, Ok(flow)) => Ok(flow.is_continue()),
+        }
+    }
+
+    /// Goes on after a chunk's events: reads the body on, finishes, or queues the error.
+    fn fed(&mut self, fed: Result<bool, ProviderError>, body: Body, parser: SseParser) {
+        match fed {
+            Ok(true) => self.phase = Phase::Sse(body, parser),
+            Ok(false) => self.finish(),
+            Err(err) => self.queue.push_back(Err(err)),
         }
     }
 
@@ -462,47 +423,4 @@ async fn send(
     }
     let text = String::from_utf8_lossy(&buf);
     Err(status_error(status.as_u16(), &headers, &text))
-}
-
-#[cfg(test)]
-mod event_cap_tests {
-    use super::*;
-
-    fn cap(limit: usize) -> EventCap<BoxStream<'static, Result<Bytes, BodyError>>> {
-        EventCap::new(futures::stream::empty().boxed(), limit)
-    }
-
-    #[test]
-    fn blank_lines_reset_the_event_size_and_crlf_counts_once() {
-        let mut c = cap(10);
-        assert!(c.admit(b"data: 1234\r\n\r\n"));
-        assert!(c.admit(b"data: 1234\n\ndata: 1234\n\n"));
-        // One event of two lines: 10 + 10 bytes before its blank line.
-        let mut c = cap(15);
-        assert!(c.admit(b"data: 1234\r\n"));
-        assert!(!c.admit(b"data: 1234\r\n"));
-    }
-
-    #[tokio::test]
-    async fn an_endless_event_ends_the_stream_with_a_decode_error() {
-        let chunks = futures::stream::iter((0..4).map(|_| Ok(Bytes::from(vec![b'x'; 64]))));
-        let mut capped = EventCap::new(chunks.boxed(), 100);
-        let mut seen = 0;
-        let err = loop {
-            match capped.next().await {
-                Some(Ok(chunk)) => seen += chunk.len(),
-                Some(Err(err)) => break err,
-                None => panic!("the cap did not trip"),
-            }
-        };
-        assert_eq!(seen, 64);
-        let err = err.into_provider_error();
-        assert_eq!(err.kind, ProviderErrorKind::Decode);
-        assert!(
-            err.message.contains("exceeded 100 bytes"),
-            "{}",
-            err.message
-        );
-        assert!(capped.next().await.is_none());
-    }
 }

@@ -24,6 +24,7 @@ mod bash;
 mod classify;
 mod common;
 mod fs;
+mod patch;
 mod plan;
 mod scrub;
 mod search;
@@ -37,6 +38,7 @@ pub use fs::{
     EditFile, EditFileArgs, ReadFile, ReadFileArgs, WriteFile, WriteFileArgs, DEFAULT_READ_LIMIT,
     EDIT_FILE_REASON, MAX_LINE_CHARS, WRITE_FILE_REASON,
 };
+pub use patch::{ApplyError, ApplyPatch, ApplyPatchArgs, ParseError, APPLY_PATCH_REASON};
 pub use plan::{Plan, PlanArgs, PlanItemStatus, PlanStep};
 pub use scrub::{
     finish_output, is_sensitive_name, register_secret, scrub_secrets, scrub_secrets_cow,

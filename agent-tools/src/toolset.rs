@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::bash::Bash;
 use crate::common::ToolsConfig;
 use crate::fs::{EditFile, ReadFile, WriteFile};
+use crate::patch::ApplyPatch;
 use crate::plan::Plan;
 use crate::scrub::finish_output;
 use crate::search::{Glob, Grep, ListDir};
@@ -38,7 +39,7 @@ pub enum ToolSetError {
 ///     .unwrap();
 /// assert_eq!(
 ///     tools.names(),
-///     ["read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "plan"]
+///     ["read_file", "write_file", "edit_file", "apply_patch", "list_dir", "glob", "grep", "plan"]
 /// );
 /// ```
 #[derive(Clone)]
@@ -65,7 +66,7 @@ impl std::fmt::Debug for ToolSet {
 
 impl ToolSet {
     /// The default coding tools confined to `workspace`: read_file, write_file, edit_file,
-    /// list_dir, glob, grep, bash and plan.
+    /// apply_patch, list_dir, glob, grep, bash and plan.
     pub fn defaults(workspace: impl Into<PathBuf>) -> Self {
         Self::with_config(ToolsConfig::new(workspace))
     }
@@ -77,6 +78,7 @@ impl ToolSet {
             Arc::new(ReadFile::new(config.clone())),
             Arc::new(WriteFile::new(config.clone())),
             Arc::new(EditFile::new(config.clone())),
+            Arc::new(ApplyPatch::new(config.clone())),
             Arc::new(ListDir::new(config.clone())),
             Arc::new(Glob::new(config.clone())),
             Arc::new(Grep::new(config.clone())),

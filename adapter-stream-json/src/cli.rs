@@ -296,6 +296,11 @@ fn check_session_store(value: &str) -> Result<(), String> {
     }
 }
 
+/// `--header 'Name: value'`: a provider header (agent-host's `ProviderArgs::headers`).
+fn parse_header(value: &str) -> Result<agent_providers::CustomHeader, String> {
+    value.parse().map_err(|e| format!("--header: {e}"))
+}
+
 fn required_inline(value: &str, flag: &str) -> Result<String, String> {
     let value = value.trim();
     if value.is_empty() {
@@ -407,6 +412,8 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                     o.provider.api_key = Some(SecretString::from(a.next_value(arg)?));
                 }
                 "--script" => o.provider.script = Some(a.next_value(arg)?.into()),
+                "--header" => o.provider.headers.push(parse_header(&a.next_value(arg)?)?),
+                "--no-prompt-cache-key" => o.provider.no_prompt_cache_key = true,
                 "--" => {
                     o.prompt_parts.extend(args[a.index + 1..].iter().cloned());
                     a.index = args.len();
@@ -461,6 +468,8 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                             Some(SecretString::from(required_inline(&v, "--api-key")?));
                     } else if let Some(v) = inline("--script=") {
                         o.provider.script = Some(required_inline(&v, "--script")?.into());
+                    } else if let Some(v) = inline("--header=") {
+                        o.provider.headers.push(parse_header(&v)?);
                     } else if let Some(v) = inline("--tag=") {
                         o.tag = Some(v);
                     } else if let Some(v) = inline("--add-dir=") {
@@ -614,6 +623,8 @@ Provider selection (Zero keeps these in its config):
       --base-url <url>               API base URL (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL)
       --api-key <key>                API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY)
       --script <file>                Script file for the scripted provider (default: the demo)
+      --header 'Name: value'         Extra HTTP header for every provider request (repeatable)
+      --no-prompt-cache-key          Never send the session id as OpenAI's prompt_cache_key
 
 Sessions live in $XDG_DATA_HOME/zero/sessions (default ~/.local/share/zero/sessions).
 ";

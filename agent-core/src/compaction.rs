@@ -308,6 +308,7 @@ pub(crate) async fn compact(
         reasoning,
         max_output_tokens: None,
         output_schema: None,
+        session_id: inner.session.as_ref().map(|(_, id)| id.clone()),
     };
     let summary = match reason {
         CompactionReason::Manual => {

@@ -116,6 +116,10 @@ pub struct ProviderRequest {
     /// When set, the answer must be JSON matching this schema; each provider asks for it
     /// the way its API supports (a JSON-schema response format, or a forced tool).
     pub output_schema: Option<OutputSchema>,
+    /// The session the call belongs to, when the agent records one. Providers may use it
+    /// as a prompt-cache routing key (OpenAI's `prompt_cache_key`), so that the calls of one
+    /// session land where their prefix is cached; it is never shown to the model.
+    pub session_id: Option<String>,
 }
 
 /// A JSON schema the model's final answer must match (structured output).

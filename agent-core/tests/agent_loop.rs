@@ -358,6 +358,12 @@ async fn compaction_replaces_the_transcript() {
     assert!(before > 0 && after > 0, "{before} -> {after}");
     let messages = agent.messages();
     assert_eq!(messages.len(), 5);
+    // Every call, the compaction's too, names the session (the prompt-cache key).
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(requests
+        .iter()
+        .all(|r| r.session_id.as_deref() == Some("s1")));
     assert!(messages[0].synthetic);
     assert_eq!(
         messages[0].text(),

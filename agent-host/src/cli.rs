@@ -34,7 +34,8 @@ use std::sync::Arc;
 
 use agent_core::Provider;
 use agent_providers::config::ParseProviderIdError;
-use agent_providers::{ConfigError, ProviderConfig, ProviderId};
+use agent_providers::headers::InvalidHeader;
+use agent_providers::{ConfigError, CustomHeader, ProviderConfig, ProviderId};
 use clap::Args;
 use secrecy::{ExposeSecret, SecretString};
 
@@ -62,6 +63,18 @@ pub struct ProviderArgs {
     /// Script file for --provider scripted (default: the built-in demo).
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
+    /// Extra HTTP header sent with every request to the provider, as `'Name: value'`
+    /// (repeatable); secret-looking values are hidden like keys.
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    pub headers: Vec<CustomHeader>,
+    /// Never send the session id as OpenAI's `prompt_cache_key` (for servers that reject
+    /// the field; by default Responses sends it, Chat Completions to OpenAI's own API only).
+    #[arg(long)]
+    pub no_prompt_cache_key: bool,
+}
+
+fn parse_header(value: &str) -> Result<CustomHeader, InvalidHeader> {
+    value.parse()
 }
 
 /// The capability flags every binary accepts besides the provider flags (see
@@ -205,6 +218,9 @@ impl ProviderArgs {
             .script
             .clone()
             .or_else(|| from_env(env.script).map(PathBuf::from));
+        agent_providers::headers::register_secrets(&self.headers);
+        config.headers = self.headers.clone();
+        config.prompt_cache_key = self.no_prompt_cache_key.then_some(false);
         Ok(config)
     }
 
@@ -361,6 +377,38 @@ mod tests {
         );
         assert!(none.value(&lookup(&[(SESSION_STORE_ENV, " ")])).is_none());
         assert!(none.value(&lookup(&[])).is_none());
+    }
+
+    #[test]
+    fn headers_repeat_and_the_cache_key_can_be_turned_off() {
+        let args = parse(&[
+            "--header",
+            "X-Tenant: acme",
+            "--header",
+            "X-Proxy-Key: pk-hidden-0123456789",
+            "--no-prompt-cache-key",
+        ]);
+        assert!(!format!("{args:?}").contains("pk-hidden-0123456789"));
+        let config = args
+            .config(&ProviderEnv::NONE, &lookup(&[]))
+            .expect("config");
+        let names: Vec<&str> = config.headers.iter().map(|h| h.name()).collect();
+        assert_eq!(names, ["x-tenant", "x-proxy-key"]);
+        assert_eq!(config.prompt_cache_key, Some(false));
+        assert!(agent_core::secrets::registered_secrets()
+            .iter()
+            .any(|s| s == "pk-hidden-0123456789"));
+        assert_eq!(
+            parse(&[])
+                .config(&ENV, &lookup(&[]))
+                .expect("config")
+                .prompt_cache_key,
+            None
+        );
+        let err = Cli::try_parse_from(["bin", "--header", "no colon here"])
+            .err()
+            .expect("a bad header");
+        assert!(err.to_string().contains("expected 'Name: value'"), "{err}");
     }
 
     #[test]

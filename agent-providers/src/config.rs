@@ -10,6 +10,7 @@ use std::time::Duration;
 use agent_core::Provider;
 use secrecy::{ExposeSecret, SecretString};
 
+use crate::headers::CustomHeader;
 use crate::http::{ClientConfig, HttpConfig};
 use crate::scripted::ScriptedProvider;
 use crate::{AnthropicProvider, OpenAiProvider, OpenAiResponsesProvider};
@@ -85,6 +86,13 @@ pub struct ProviderConfig {
     pub api_key: Option<SecretString>,
     /// Script file for the `scripted` provider; `None` plays the built-in demo.
     pub script: Option<PathBuf>,
+    /// Extra headers sent with every request (`--header 'Name: value'`); secret-looking
+    /// values are registered for scrubbing when the provider is built.
+    pub headers: Vec<CustomHeader>,
+    /// OpenAI's `prompt_cache_key` (the session id): `Some(false)` never sends it
+    /// (`--no-prompt-cache-key`), `Some(true)` always, `None` decides by server (see
+    /// [`ClientConfig::prompt_cache_key`]).
+    pub prompt_cache_key: Option<bool>,
 }
 
 impl ProviderConfig {
@@ -96,6 +104,8 @@ impl ProviderConfig {
             base_url: None,
             api_key: None,
             script: None,
+            headers: Vec::new(),
+            prompt_cache_key: None,
         }
     }
 }
@@ -286,7 +296,10 @@ fn resolve(
         auth_token,
         model,
         http: http.clone(),
+        headers: config.headers.clone(),
+        prompt_cache_key: config.prompt_cache_key,
     };
+    crate::headers::register_secrets(&config.headers);
     Ok(match config.id {
         ProviderId::OpenAi => Arc::new(OpenAiProvider::new(client)),
         ProviderId::OpenAiResponses => Arc::new(OpenAiResponsesProvider::new(client)),
@@ -441,6 +454,7 @@ mod tests {
             reasoning: Default::default(),
             max_output_tokens: None,
             output_schema: None,
+            session_id: None,
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -18,6 +18,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
+use crate::headers::CustomHeader;
+
 /// Timeouts and retry policy of the HTTP providers. Every setter returns the updated
 /// config, so it reads like a builder:
 ///
@@ -147,6 +149,12 @@ pub struct ClientConfig {
     pub model: String,
     /// Timeouts and retries.
     pub http: HttpConfig,
+    /// Extra headers sent with every request, after (and so replacing) the provider's own.
+    pub headers: Vec<CustomHeader>,
+    /// OpenAI only: whether to send the session id as `prompt_cache_key` (Chat Completions
+    /// and Responses). `None` decides by server: Responses always, Chat Completions only to
+    /// OpenAI's own API and Azure, as compatible servers may reject the field.
+    pub prompt_cache_key: Option<bool>,
 }
 
 impl ClientConfig {
@@ -158,7 +166,27 @@ impl ClientConfig {
             auth_token: None,
             model: model.into(),
             http: HttpConfig::default(),
+            headers: Vec::new(),
+            prompt_cache_key: None,
         }
+    }
+
+    /// Adds an extra header sent with every request.
+    pub fn header(mut self, header: CustomHeader) -> Self {
+        self.headers.push(header);
+        self
+    }
+
+    /// Sends the session id as OpenAI's `prompt_cache_key` always (`true`) or never
+    /// (`false`), instead of deciding by server.
+    pub fn prompt_cache_key(mut self, send: bool) -> Self {
+        self.prompt_cache_key = Some(send);
+        self
+    }
+
+    /// Adds the extra headers to `headers` and their secret values to `secrets`.
+    pub(crate) fn apply_headers(&self, headers: &mut HeaderMap, secrets: &mut Vec<SecretString>) {
+        crate::headers::apply(&self.headers, headers, secrets);
     }
 
     /// Sets the API key.

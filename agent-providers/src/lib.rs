@@ -33,6 +33,7 @@
 pub mod anthropic;
 pub mod catalog;
 pub mod config;
+pub mod headers;
 pub mod http;
 pub mod openai;
 pub mod openai_responses;
@@ -46,6 +47,7 @@ pub use config::{
     build_provider, build_provider_with, http_config_from_env, ConfigError, ProviderConfig,
     ProviderId,
 };
+pub use headers::CustomHeader;
 pub use http::{ClientConfig, HttpConfig};
 pub use openai::{OpenAiClient, OpenAiProvider, OpenAiResponsesProvider};
 pub use scripted::ScriptedProvider;

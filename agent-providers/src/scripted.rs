@@ -516,6 +516,7 @@ mod tests {
             reasoning: Default::default(),
             max_output_tokens: None,
             output_schema: None,
+            session_id: None,
         }
     }
 

@@ -218,3 +218,21 @@ fn both_flag_forms_and_quirks() {
     assert_eq!(o.input_format, InputFormat::StreamJson);
     assert_eq!(o.output_format, OutputFormat::StreamJson);
 }
+
+#[test]
+fn provider_headers_and_the_cache_key_flag() {
+    let o = ok(&[
+        "--header",
+        "X-Tenant: acme",
+        "--header=X-Other: 1",
+        "--no-prompt-cache-key",
+        "p",
+    ]);
+    let names: Vec<&str> = o.provider.headers.iter().map(|h| h.name()).collect();
+    assert_eq!(names, ["x-tenant", "x-other"]);
+    assert!(o.provider.no_prompt_cache_key);
+    assert_eq!(
+        err(&["--header", "nocolon", "p"]).message,
+        "--header: invalid header \"nocolon\": expected 'Name: value'"
+    );
+}

@@ -235,5 +235,6 @@ fn build_request(inner: &Inner, with_tools: bool) -> ProviderRequest {
         reasoning: state.reasoning,
         max_output_tokens: None,
         output_schema: None,
+        session_id: inner.session.as_ref().map(|(_, id)| id.clone()),
     }
 }

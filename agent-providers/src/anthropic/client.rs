@@ -146,6 +146,7 @@ impl AnthropicProvider {
             headers.insert(name, value);
             secrets.push(token.clone());
         }
+        self.config.apply_headers(&mut headers, &mut secrets);
         PreparedRequest::json(self.url(), headers, &self.body(request), secrets)
     }
 }

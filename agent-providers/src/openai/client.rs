@@ -15,6 +15,15 @@ use crate::catalog::{self, Family, Reasoning};
 use crate::http::{secret_header, ClientConfig, HttpClient, PreparedRequest};
 use crate::sse::{drive, Decoder};
 
+/// Which of the two APIs a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Api {
+    /// Chat Completions.
+    Chat,
+    /// Responses.
+    Responses,
+}
+
 /// An OpenAI API client. It serves Chat Completions ([`OpenAiClient::chat`]) and Responses
 /// ([`OpenAiClient::responses`]); providers made from one client share its configuration
 /// and its HTTP connection pool.
@@ -62,6 +71,21 @@ impl OpenAiClient {
         self.config.base_url.contains("api.openai.com")
     }
 
+    /// The `prompt_cache_key` of `request` on `api`: its session id, unless the config turns
+    /// the key off, or (left to the server) Chat Completions talks to a compatible server,
+    /// some of which reject the field (Zero sends it to OpenAI's own API only, for that
+    /// reason).
+    pub(crate) fn prompt_cache_key(&self, request: &ProviderRequest, api: Api) -> Option<String> {
+        let send = self.config.prompt_cache_key.unwrap_or(match api {
+            Api::Responses => true,
+            Api::Chat => self.is_openai(),
+        });
+        request
+            .session_id
+            .clone()
+            .filter(|id| send && !id.is_empty())
+    }
+
     /// The model a request runs on: its own, else the configured one.
     pub(crate) fn model(&self, request: &ProviderRequest) -> String {
         match request.model.is_empty() {
@@ -100,6 +124,7 @@ impl OpenAiClient {
             headers.insert(name, value);
             secrets.push(key.clone());
         }
+        self.config.apply_headers(&mut headers, &mut secrets);
         PreparedRequest::json(self.config.url(path), headers, body, secrets)
     }
 
@@ -111,5 +136,41 @@ impl OpenAiClient {
     /// The catalogue entry of `model`, as `provider`.
     pub(crate) fn model_info(&self, provider: &str, model: &str) -> ModelInfo {
         catalog::model_info(provider, Family::OpenAi, model)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chat_sends_the_cache_key_to_openai_itself_only_unless_told() {
+        let mut request = ProviderRequest {
+            model: "gpt-5.1".into(),
+            system: None,
+            messages: Vec::new(),
+            tools: Vec::new(),
+            reasoning: ReasoningLevel::Off,
+            max_output_tokens: None,
+            output_schema: None,
+            session_id: Some("ses_1".into()),
+        };
+        let openai = OpenAiClient::new(ClientConfig::new("https://api.openai.com/v1", "m"));
+        let local = OpenAiClient::new(ClientConfig::new("http://127.0.0.1:1/v1", "m"));
+        assert_eq!(
+            openai.prompt_cache_key(&request, Api::Chat).as_deref(),
+            Some("ses_1")
+        );
+        assert_eq!(local.prompt_cache_key(&request, Api::Chat), None);
+        assert_eq!(
+            local.prompt_cache_key(&request, Api::Responses).as_deref(),
+            Some("ses_1")
+        );
+        let off = OpenAiClient::new(
+            ClientConfig::new("https://api.openai.com/v1", "m").prompt_cache_key(false),
+        );
+        assert_eq!(off.prompt_cache_key(&request, Api::Responses), None);
+        request.session_id = None;
+        assert_eq!(openai.prompt_cache_key(&request, Api::Chat), None);
     }
 }

@@ -46,6 +46,7 @@ pub fn request(model: &str) -> ProviderRequest {
         reasoning: ReasoningLevel::default(),
         max_output_tokens: None,
         output_schema: None,
+        session_id: None,
     }
 }
 

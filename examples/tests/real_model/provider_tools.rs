@@ -165,6 +165,7 @@ async fn tool_turn(api: Api, test: &str) {
         reasoning: ReasoningLevel::Off,
         max_output_tokens: Some(160),
         output_schema: None,
+        session_id: None,
     };
 
     // 1. The prefilled request: two parallel calls.

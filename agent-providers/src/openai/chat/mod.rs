@@ -7,7 +7,7 @@ use agent_core::{
     Provider,
 };
 
-use super::client::OpenAiClient;
+use super::client::{Api, OpenAiClient};
 use crate::http::ClientConfig;
 
 pub(crate) mod request;
@@ -82,6 +82,7 @@ impl OpenAiProvider {
             max_tokens,
             reasoning_effort,
             response_format: request.output_schema.as_ref().map(ResponseFormat::from),
+            prompt_cache_key: self.client.prompt_cache_key(request, Api::Chat),
         }
     }
 }

@@ -28,6 +28,8 @@ pub(crate) struct ChatRequest {
     pub(crate) reasoning_effort: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) response_format: Option<ResponseFormat>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt_cache_key: Option<String>,
 }
 
 /// `response_format: {"type": "json_schema", "json_schema": {name, schema, strict}}`:

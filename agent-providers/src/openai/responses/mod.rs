@@ -11,7 +11,7 @@ use agent_core::{
     Provider,
 };
 
-use super::client::OpenAiClient;
+use super::client::{Api, OpenAiClient};
 use crate::http::ClientConfig;
 
 pub(crate) mod request;
@@ -87,6 +87,7 @@ impl OpenAiResponsesProvider {
             reasoning,
             max_output_tokens: request.max_output_tokens,
             text: request.output_schema.as_ref().map(TextParam::from),
+            prompt_cache_key: self.client.prompt_cache_key(request, Api::Responses),
         }
     }
 }

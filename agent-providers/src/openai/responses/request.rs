@@ -29,6 +29,8 @@ pub(crate) struct ResponsesRequest {
     pub(crate) max_output_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) text: Option<TextParam>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt_cache_key: Option<String>,
 }
 
 /// `text: {"format": {"type": "json_schema", name, schema, strict}}`: structured output.

@@ -1,6 +1,7 @@
 //! The provider flags every binary accepts — `--provider openai|openai-responses|anthropic|
-//! scripted --model M --base-url URL --api-key KEY --script FILE` — as one clap [`Args`]
-//! struct to flatten, and the clap-free function that turns them into a provider; and the
+//! gemini|scripted --model M --base-url URL --api-key KEY --script FILE --header 'N: V'` — as
+//! one clap [`Args`] struct to flatten, and the clap-free function that turns them into a
+//! provider; and the
 //! capability flags ([`CapabilityArgs`]: `--hooks`, `--mcp-config`, `--sandbox`, …), which
 //! [`crate::capabilities`] loads; and where sessions are kept ([`SessionStoreArgs`]:
 //! `--session-store files|postgres://…`).
@@ -8,7 +9,7 @@
 //! Precedence, per setting: the flag; else the binary's own environment variable for it, if
 //! it has one ([`ProviderEnv`]: `ZERO_PROVIDER` for Zero, `ADAPTER_ACP_*` for adapter-acp);
 //! else, for the base URL and key, the provider's standard variable (`OPENAI_BASE_URL`,
-//! `OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`, resolved by
+//! `OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, … resolved by
 //! [`agent_providers::build_provider`]); else the default (`scripted`, the offline demo;
 //! the provider's default model; the vendor's URL). A blank environment value counts as
 //! unset. A key given on the command line is registered with [`agent_core::secrets`] at
@@ -46,8 +47,8 @@ pub const DEFAULT_PROVIDER: ProviderId = ProviderId::Scripted;
 /// binary that parses its arguments by hand fills the fields itself.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ProviderArgs {
-    /// Provider: openai, openai-responses, anthropic or scripted (default: scripted, the
-    /// offline demo).
+    /// Provider: openai, openai-responses, anthropic, gemini or scripted (default:
+    /// scripted, the offline demo).
     #[arg(long, value_name = "ID")]
     pub provider: Option<String>,
     /// Model id (default: the provider's default model).
@@ -338,7 +339,7 @@ mod tests {
             .expect_err("unknown");
         assert_eq!(
             err.to_string(),
-            "unknown provider \"nope\": expected openai, openai-responses, anthropic or scripted"
+            "unknown provider \"nope\": expected openai, openai-responses, anthropic, gemini or scripted"
         );
         let err = parse(&[
             "--provider",

@@ -1,5 +1,5 @@
 //! The model catalogue: context window, output limit, reasoning support and prices
-//! (USD per million tokens) of current OpenAI and Anthropic models.
+//! (USD per million tokens) of current OpenAI, Anthropic and Google Gemini models.
 //!
 //! Every entry names its [`Source`]: the vendor pages its prices and limits come from, and
 //! the day they were last compared ([`CHECKED`]). Update the figures and that date together.
@@ -23,6 +23,8 @@ pub enum Family {
     OpenAi,
     /// Anthropic Claude models.
     Anthropic,
+    /// Google Gemini models (the Gemini API and Vertex AI).
+    Gemini,
 }
 
 /// How a model is told how hard to think.
@@ -38,6 +40,17 @@ pub enum Reasoning {
     /// Anthropic extended thinking with a token budget, and `output_config.effort` with the
     /// values the model accepts (from least to most).
     BudgetAndEffort(&'static [&'static str]),
+    /// Gemini 2.5 `thinkingConfig.thinkingBudget`, between the model's least and most
+    /// (a least of 0 lets thinking be turned off).
+    ThinkingBudget {
+        /// The smallest budget the model takes.
+        min: u32,
+        /// The largest budget the model takes.
+        max: u32,
+    },
+    /// Gemini 3 `thinkingConfig.thinkingLevel`, with the levels the model accepts (from
+    /// least to most).
+    ThinkingLevel(&'static [&'static str]),
 }
 
 /// Where an entry's figures come from.
@@ -95,6 +108,31 @@ pub const CHECKED: &str = "2026-12-01";
 pub const CLAUDE_PRICES: &str = "https://platform.claude.com/docs/en/about-claude/pricing";
 /// Anthropic's model overview (context windows, output limits, snapshot ids).
 pub const CLAUDE_MODELS: &str = "https://platform.claude.com/docs/en/about-claude/models/overview";
+
+/// Google's Gemini API price list (paid tier, prompts up to 200 000 tokens; context-cache
+/// reads, no storage).
+pub const GEMINI_PRICES: &str = "https://ai.google.dev/gemini-api/docs/pricing";
+/// Google's Gemini model overview (input and output token limits).
+pub const GEMINI_MODELS: &str = "https://ai.google.dev/gemini-api/docs/models";
+
+/// Gemini 3 Pro's thinking levels.
+const GEMINI3_PRO_LEVELS: &[&str] = &["low", "high"];
+/// Gemini 3 Flash's thinking levels.
+const GEMINI3_FLASH_LEVELS: &[&str] = &["minimal", "low", "medium", "high"];
+
+const fn gemini(
+    id: &'static str,
+    context_window: u32,
+    max_output: u32,
+    reasoning: Reasoning,
+    pricing: Pricing,
+) -> ModelSpec {
+    ModelSpec {
+        family: Family::Gemini,
+        source: source(GEMINI_PRICES, GEMINI_MODELS),
+        ..openai(id, "", &[], context_window, max_output, reasoning, pricing)
+    }
+}
 
 /// Where the figures of an entry whose prices are on `prices` and limits on `limits` come
 /// from.
@@ -183,6 +221,15 @@ pub const MODELS: &[ModelSpec] = &[
     claude("claude-sonnet-4-0", &["claude-sonnet-4-20250514"], 64_000, Reasoning::Budget, price(3.0, 15.0, 0.30, 3.75)),
     claude("claude-3-7-sonnet", &["claude-3-7-sonnet-20250219"], 64_000, Reasoning::Budget, price(3.0, 15.0, 0.30, 3.75)),
     claude("claude-3-5-haiku", &["claude-3-5-haiku-20241022"], 8_192, Reasoning::None, price(0.80, 4.0, 0.08, 1.0)),
+    // Gemini: prompts over 200 000 tokens cost more on the Pro models; that tier is not
+    // modelled (the lower prices are listed).
+    gemini("gemini-3-pro-preview", 1_048_576, 65_536, Reasoning::ThinkingLevel(GEMINI3_PRO_LEVELS), price(2.0, 12.0, 0.20, 0.0)),
+    gemini("gemini-3-flash-preview", 1_048_576, 65_536, Reasoning::ThinkingLevel(GEMINI3_FLASH_LEVELS), price(0.50, 3.0, 0.05, 0.0)),
+    gemini("gemini-2.5-pro", 1_048_576, 65_536, Reasoning::ThinkingBudget { min: 128, max: 32_768 }, price(1.25, 10.0, 0.125, 0.0)),
+    gemini("gemini-2.5-flash", 1_048_576, 65_536, Reasoning::ThinkingBudget { min: 0, max: 24_576 }, price(0.30, 2.50, 0.03, 0.0)),
+    gemini("gemini-2.5-flash-lite", 1_048_576, 65_536, Reasoning::ThinkingBudget { min: 0, max: 24_576 }, price(0.10, 0.40, 0.01, 0.0)),
+    gemini("gemini-2.0-flash", 1_048_576, 8_192, Reasoning::None, price(0.10, 0.40, 0.025, 0.0)),
+    gemini("gemini-2.0-flash-lite", 1_048_576, 8_192, Reasoning::None, price(0.075, 0.30, 0.0, 0.0)),
 ];
 
 /// Ids that name a catalogue entry differently from its dated snapshot.
@@ -195,6 +242,8 @@ const ALIASES: &[(&str, &str)] = &[
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-5.1";
 /// Default model of the Anthropic provider.
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// Default model of the Gemini and Vertex AI providers.
+pub const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-pro";
 
 /// Context window assumed for unknown models.
 pub const UNKNOWN_CONTEXT_WINDOW: u32 = 128_000;
@@ -308,6 +357,43 @@ pub(crate) fn effort(level: ReasoningLevel, accepted: &[&'static str]) -> Option
         .filter(|e| *e != "none" && rank(e) <= rank(target))
         .max_by_key(|e| rank(e))
         .or(lowest_thinking)
+}
+
+/// The Gemini 2.5 thinking budget for `level` within `min..=max` (0 turns thinking off
+/// where the model allows it).
+pub(crate) fn gemini_budget(level: ReasoningLevel, min: u32, max: u32) -> u32 {
+    let wanted = match level {
+        ReasoningLevel::Off => 0,
+        ReasoningLevel::Minimum => 512,
+        ReasoningLevel::Low => 2_048,
+        ReasoningLevel::Medium => 8_192,
+        ReasoningLevel::High => 16_384,
+        ReasoningLevel::Xhigh => 24_576,
+        ReasoningLevel::Max => u32::MAX,
+    };
+    wanted.clamp(min, max.max(min))
+}
+
+/// The Gemini 3 thinking level for `level` among the levels a model accepts: the highest
+/// accepted level at or below the wanted one, else the lowest.
+pub(crate) fn gemini_level(
+    level: ReasoningLevel,
+    accepted: &[&'static str],
+) -> Option<&'static str> {
+    const ORDER: [&str; 4] = ["minimal", "low", "medium", "high"];
+    let rank = |e: &str| ORDER.iter().position(|o| *o == e).unwrap_or(0);
+    let target = match level {
+        ReasoningLevel::Off | ReasoningLevel::Minimum => "minimal",
+        ReasoningLevel::Low => "low",
+        ReasoningLevel::Medium => "medium",
+        ReasoningLevel::High | ReasoningLevel::Xhigh | ReasoningLevel::Max => "high",
+    };
+    accepted
+        .iter()
+        .copied()
+        .filter(|e| rank(e) <= rank(target))
+        .max_by_key(|e| rank(e))
+        .or(accepted.first().copied())
 }
 
 /// The Anthropic thinking budget for `level` with `max_tokens` of output, or `None` when

@@ -24,16 +24,19 @@ pub enum ProviderId {
     OpenAiResponses,
     /// Anthropic Messages (`anthropic`).
     Anthropic,
+    /// The Gemini API (`gemini`).
+    Gemini,
     /// The scripted provider reading a script file (`scripted`).
     Scripted,
 }
 
 impl ProviderId {
     /// Every id.
-    pub const ALL: [ProviderId; 4] = [
+    pub const ALL: [ProviderId; 5] = [
         Self::OpenAi,
         Self::OpenAiResponses,
         Self::Anthropic,
+        Self::Gemini,
         Self::Scripted,
     ];
 
@@ -43,6 +46,7 @@ impl ProviderId {
             Self::OpenAi => "openai",
             Self::OpenAiResponses => "openai-responses",
             Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
             Self::Scripted => "scripted",
         }
     }
@@ -56,8 +60,17 @@ impl fmt::Display for ProviderId {
 
 /// A provider id that is not one of [`ProviderId::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown provider {0:?}: expected openai, openai-responses, anthropic or scripted")]
+#[error("unknown provider {0:?}: expected {ids}", ids = expected_ids())]
 pub struct ParseProviderIdError(pub String);
+
+/// `a, b, … or z` of [`ProviderId::ALL`].
+fn expected_ids() -> String {
+    let names: Vec<&str> = ProviderId::ALL.iter().map(|id| id.as_str()).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.concat(),
+    }
+}
 
 impl FromStr for ProviderId {
     type Err = ParseProviderIdError;
@@ -128,6 +141,13 @@ pub enum ConfigError {
 /// (beside `x-api-key` when `ANTHROPIC_API_KEY` or `--api-key` is set too, as the official
 /// SDKs do). Claude Code and the Anthropic SDKs read the same variable.
 pub const ENV_ANTHROPIC_AUTH_TOKEN: &str = "ANTHROPIC_AUTH_TOKEN";
+
+/// The Gemini API key (Google AI Studio), sent as `x-goog-api-key`.
+pub const ENV_GEMINI_API_KEY: &str = "GEMINI_API_KEY";
+/// The Gemini API key under the name Google's SDKs also read (after [`ENV_GEMINI_API_KEY`]).
+pub const ENV_GOOGLE_API_KEY: &str = "GOOGLE_API_KEY";
+/// The Gemini API's base URL (a gateway's; default `https://generativelanguage.googleapis.com`).
+pub const ENV_GEMINI_BASE_URL: &str = "GEMINI_BASE_URL";
 
 /// Environment variable overriding [`HttpConfig::idle_timeout`], in milliseconds.
 pub const ENV_IDLE_TIMEOUT_MS: &str = "AGENT_SDK_IDLE_TIMEOUT_MS";
@@ -226,7 +246,7 @@ fn resolve(
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
     };
-    let (key_var, url_var, default_url, default_model) = match config.id {
+    let (key_vars, url_var, default_url, default_model) = match config.id {
         ProviderId::Scripted => {
             let provider = match &config.script {
                 Some(path) => ScriptedProvider::from_file(path)?,
@@ -235,18 +255,25 @@ fn resolve(
             return Ok(Arc::new(provider));
         }
         ProviderId::OpenAi | ProviderId::OpenAiResponses => (
-            "OPENAI_API_KEY",
+            &["OPENAI_API_KEY"][..],
             "OPENAI_BASE_URL",
             crate::openai::DEFAULT_BASE_URL,
             crate::catalog::DEFAULT_OPENAI_MODEL,
         ),
         ProviderId::Anthropic => (
-            "ANTHROPIC_API_KEY",
+            &["ANTHROPIC_API_KEY"][..],
             "ANTHROPIC_BASE_URL",
             crate::anthropic::DEFAULT_BASE_URL,
             crate::catalog::DEFAULT_ANTHROPIC_MODEL,
         ),
+        ProviderId::Gemini => (
+            &[ENV_GEMINI_API_KEY, ENV_GOOGLE_API_KEY][..],
+            ENV_GEMINI_BASE_URL,
+            crate::gemini::DEFAULT_BASE_URL,
+            crate::catalog::DEFAULT_GEMINI_MODEL,
+        ),
     };
+    let key_var = key_vars.join(" or ");
     let base_url = config
         .base_url
         .clone()
@@ -264,7 +291,12 @@ fn resolve(
         .api_key
         .clone()
         .filter(|k| !k.expose_secret().trim().is_empty())
-        .or_else(|| env(key_var).map(SecretString::from));
+        .or_else(|| {
+            key_vars
+                .iter()
+                .find_map(|var| env(var))
+                .map(SecretString::from)
+        });
     // Anthropic also takes a bearer token (gateways, OAuth), sent beside any key.
     let auth_token = match config.id {
         ProviderId::Anthropic => env(ENV_ANTHROPIC_AUTH_TOKEN).map(SecretString::from),
@@ -303,6 +335,7 @@ fn resolve(
     Ok(match config.id {
         ProviderId::OpenAi => Arc::new(OpenAiProvider::new(client)),
         ProviderId::OpenAiResponses => Arc::new(OpenAiResponsesProvider::new(client)),
+        ProviderId::Gemini => Arc::new(crate::GeminiProvider::new(client)),
         _ => Arc::new(AnthropicProvider::new(client)),
     })
 }
@@ -316,8 +349,8 @@ mod tests {
         for id in ProviderId::ALL {
             assert_eq!(id.as_str().parse::<ProviderId>(), Ok(id));
         }
-        let err = "gemini".parse::<ProviderId>().expect_err("unknown id");
-        assert!(err.to_string().contains("unknown provider \"gemini\""));
+        let err = "gemeni".parse::<ProviderId>().expect_err("unknown id");
+        assert!(err.to_string().contains("unknown provider \"gemeni\""));
     }
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
@@ -493,6 +526,32 @@ mod tests {
         .err()
         .expect("neither key nor token");
         assert!(err.to_string().contains("ANTHROPIC_AUTH_TOKEN"), "{err}");
+    }
+
+    #[test]
+    fn gemini_takes_either_googles_key_variable() {
+        let http = HttpConfig::default();
+        let err = resolve(
+            &ProviderConfig::new(ProviderId::Gemini),
+            &http,
+            &env_of(&[]),
+        )
+        .err()
+        .expect("no key for Google");
+        assert!(
+            err.to_string().contains("GEMINI_API_KEY or GOOGLE_API_KEY"),
+            "{err}"
+        );
+        for var in ["GEMINI_API_KEY", "GOOGLE_API_KEY"] {
+            let env = move |name: &str| (name == var).then(|| "AIza-env-0123456789".to_string());
+            let provider =
+                resolve(&ProviderConfig::new(ProviderId::Gemini), &http, &env).expect(var);
+            assert_eq!(provider.id(), "gemini");
+            assert_eq!(
+                provider.models()[0].id,
+                crate::catalog::DEFAULT_GEMINI_MODEL
+            );
+        }
     }
 
     #[test]

@@ -255,7 +255,13 @@ pub(crate) struct PreparedRequest {
     pub(crate) body: bytes::Bytes,
     /// The credentials sent, kept only to scrub them from error messages.
     pub(crate) secrets: Vec<SecretString>,
+    /// A vendor's reading of a non-2xx answer, applied after [`status_error`] (Google's
+    /// `status` names and `RetryInfo`, AWS's exception types).
+    pub(crate) refine: Option<Refine>,
 }
+
+/// Refines the error [`status_error`] made of a non-2xx answer, given the body.
+pub(crate) type Refine = fn(ProviderError, &str) -> ProviderError;
 
 impl PreparedRequest {
     /// A JSON POST to `url` with `headers` and the serialized `body`.
@@ -285,7 +291,14 @@ impl PreparedRequest {
             headers,
             body: body.into(),
             secrets,
+            refine: None,
         })
+    }
+
+    /// Sets the vendor's reading of error answers.
+    pub(crate) fn refine(mut self, refine: Refine) -> Self {
+        self.refine = Some(refine);
+        self
     }
 
     /// Removes the credentials from `text`, should a server echo them.
@@ -613,17 +626,7 @@ pub(crate) fn status_error(status: u16, headers: &HeaderMap, body: &str) -> Prov
             .and_then(kind_from_code)
             .unwrap_or(ProviderErrorKind::Other),
     };
-    let what = match kind {
-        ProviderErrorKind::Auth => "authentication failed",
-        ProviderErrorKind::NotFound => "not found (unknown model or endpoint)",
-        ProviderErrorKind::ContextLength => "the prompt is too long for the model",
-        ProviderErrorKind::BadRequest => "the request was rejected",
-        ProviderErrorKind::RateLimited => "rate limited",
-        ProviderErrorKind::Overloaded => "the API is overloaded",
-        ProviderErrorKind::Server => "server error",
-        ProviderErrorKind::Timeout => "the server timed out",
-        _ => "request failed",
-    };
+    let what = describe(kind);
     let quota = code.as_deref() == Some("insufficient_quota")
         || api_type.as_deref() == Some("insufficient_quota");
     let mut retryable = (matches!(status, 408 | 409 | 429) || status >= 500)
@@ -642,6 +645,21 @@ pub(crate) fn status_error(status: u16, headers: &HeaderMap, body: &str) -> Prov
         err = err.with_raw(truncate(body, 8000));
     }
     err
+}
+
+/// What a non-2xx answer of `kind` means, as error messages open.
+pub(crate) fn describe(kind: ProviderErrorKind) -> &'static str {
+    match kind {
+        ProviderErrorKind::Auth => "authentication failed",
+        ProviderErrorKind::NotFound => "not found (unknown model or endpoint)",
+        ProviderErrorKind::ContextLength => "the prompt is too long for the model",
+        ProviderErrorKind::BadRequest => "the request was rejected",
+        ProviderErrorKind::RateLimited => "rate limited",
+        ProviderErrorKind::Overloaded => "the API is overloaded",
+        ProviderErrorKind::Server => "server error",
+        ProviderErrorKind::Timeout => "the server timed out",
+        _ => "request failed",
+    }
 }
 
 /// The first `max` bytes of `text` (on a char boundary), with an ellipsis when cut.

@@ -5,6 +5,7 @@
 //!   server: Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, DeepSeek, Groq, …) and the
 //!   Responses API ([`openai_responses`] keeps the Responses provider's former path).
 //! - [`anthropic`]: the Anthropic Messages API.
+//! - [`gemini`]: the Gemini API (`streamGenerateContent`), whose formats Vertex AI shares.
 //! - [`scripted`]: replays a script of model turns; used by every test and the offline demo.
 //! - [`http`]: the HTTP layer the three APIs share: timeouts, retries with jittered
 //!   exponential backoff (before the first byte of a response only), error mapping.
@@ -33,6 +34,7 @@
 pub mod anthropic;
 pub mod catalog;
 pub mod config;
+pub mod gemini;
 pub mod headers;
 pub mod http;
 pub mod openai;
@@ -47,6 +49,7 @@ pub use config::{
     build_provider, build_provider_with, http_config_from_env, ConfigError, ProviderConfig,
     ProviderId,
 };
+pub use gemini::GeminiProvider;
 pub use headers::CustomHeader;
 pub use http::{ClientConfig, HttpConfig};
 pub use openai::{OpenAiClient, OpenAiProvider, OpenAiResponsesProvider};

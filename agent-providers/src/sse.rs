@@ -209,6 +209,7 @@ where
         headers: Default::default(),
         body: Bytes::new(),
         secrets: Vec::new(),
+        refine: None,
     };
     let driver = Driver {
         http: Arc::new(HttpClient::new(Default::default())),
@@ -422,5 +423,9 @@ async fn send(
         }
     }
     let text = String::from_utf8_lossy(&buf);
-    Err(status_error(status.as_u16(), &headers, &text))
+    let err = status_error(status.as_u16(), &headers, &text);
+    Err(match request.refine {
+        Some(refine) => refine(err, &text),
+        None => err,
+    })
 }

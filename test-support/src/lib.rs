@@ -19,6 +19,8 @@
 //!   it into a failure): [`npm::npm_project`] (`npm ci` once, under a lock),
 //!   [`pg::server_url`] (`AGENT_SDK_PG_URL`, else a throw-away server shared by the run) and
 //!   [`real_model::server_url`] (`AGENT_SDK_LLAMA_URL`; llama-server is never built by tests).
+//! - [`gemini`]: Google's APIs as they answer: Gemini streams, error bodies, the OAuth
+//!   token endpoint.
 //! - [`scenarios`]: the capability scenarios every front end's harness runs (hooks, the
 //!   sandbox, sub-agents, the context budget, secrets), each a model script, setup and the
 //!   agent-level facts expected.
@@ -148,6 +150,7 @@ mod background;
 pub mod component;
 pub mod fault;
 pub mod fixtures;
+pub mod gemini;
 pub mod golden;
 pub mod mcp;
 pub mod mock;

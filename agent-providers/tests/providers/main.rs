@@ -5,6 +5,7 @@ mod common;
 mod anthropic;
 mod end_to_end;
 mod fixtures;
+mod gemini;
 mod headers;
 mod http_behaviour;
 mod openai_chat;

@@ -100,19 +100,23 @@
 //! | [`structured`], [`schema`] | structured answers and the strict JSON schemas of tools |
 //! | [`secrets`], [`telemetry`], [`message`], [`usage`] | secret scrubbing, tracing spans, the rest of the transcript types |
 //! | [`ids`] | the workspace's one id generator: random and per-process sequential uuid v4s, prefixed forms |
+//! | [`instructions`], [`skills`], [`commands`] | what the agent knows of the project: `AGENTS.md`-style instructions, skills loaded on demand, slash commands |
 
 #![warn(missing_docs)]
 
 mod agent;
 mod agent_sandbox;
+pub mod commands;
 pub mod compaction;
 pub mod context;
 mod emit;
 pub mod event;
+mod frontmatter;
 mod hook_points;
 pub mod hooks;
 pub mod ids;
 mod inner;
+pub mod instructions;
 mod into_arc;
 pub mod message;
 mod model_call;
@@ -129,6 +133,7 @@ pub mod sandbox;
 pub mod schema;
 pub mod secrets;
 pub mod session;
+pub mod skills;
 pub mod spill;
 pub mod structured;
 pub mod subagent;

@@ -23,6 +23,14 @@ pub struct AgentBuilder {
     sandbox_support: Option<SandboxSupport>,
     hooks: crate::hook_points::HookSetup,
     context: ContextOptions,
+    project: ProjectOptions,
+}
+
+/// The builder's instructions and skills (see [`crate::instructions`], [`crate::skills`]).
+#[derive(Debug, Default)]
+struct ProjectOptions {
+    instructions: Option<crate::instructions::Instructions>,
+    skills: Option<crate::skills::Skills>,
 }
 
 /// The builder's context settings (see [`crate::context`]).
@@ -59,6 +67,24 @@ impl AgentBuilder {
     /// Appends a section to the system prompt (may be called several times).
     pub fn append_system_prompt(mut self, text: impl Into<String>) -> Self {
         self.append_system_prompt.push(text.into());
+        self
+    }
+
+    /// The project's and the user's instructions (see [`crate::instructions`]), put in the
+    /// system prompt after the appended sections, each under a heading naming its file.
+    /// Replaces instructions given before; without this call there are none.
+    pub fn instructions(mut self, instructions: crate::instructions::Instructions) -> Self {
+        self.project.instructions = Some(instructions);
+        self
+    }
+
+    /// Offers `skills` (see [`crate::skills`]): their names and descriptions are listed in
+    /// the system prompt (after the instructions) and the model loads a body with the
+    /// `skill` tool, which is added unless the agent has a tool of that name already (a
+    /// host that filters its tools adds [`crate::skills::Skills::tool`] itself). No skill:
+    /// neither listing nor tool. Replaces skills given before.
+    pub fn skills(mut self, skills: crate::skills::Skills) -> Self {
+        self.project.skills = Some(skills);
         self
     }
 
@@ -236,7 +262,19 @@ impl AgentBuilder {
             .or_else(|| self.provider.models().first().map(|m| m.id.clone()))
             .unwrap_or_else(|| "default".to_string());
         let mut system = self.system_prompt.unwrap_or_default();
-        for extra in self.append_system_prompt {
+        let ProjectOptions {
+            instructions,
+            skills,
+        } = self.project;
+        let project_sections = [
+            instructions.as_ref().and_then(|i| i.render()),
+            skills.as_ref().and_then(|s| s.prompt_section()),
+        ];
+        for extra in self
+            .append_system_prompt
+            .into_iter()
+            .chain(project_sections.into_iter().flatten())
+        {
             if !system.is_empty() {
                 system.push_str("\n\n");
             }
@@ -256,6 +294,11 @@ impl AgentBuilder {
             notes,
         } = self.context;
         let mut tools = self.tools;
+        if let Some(skills) = skills.filter(|s| !s.is_empty()) {
+            if !tools.iter().any(|t| t.name() == crate::skills::SKILL_TOOL) {
+                tools.push(Arc::new(skills.tool()));
+            }
+        }
         // A tool of the host's own called `note` wins; its calls pin nothing.
         let note_tool = note_tool && !tools.iter().any(|t| t.name() == crate::notes::NOTE_TOOL);
         if note_tool {
@@ -328,6 +371,7 @@ impl Agent {
             sandbox: None,
             sandbox_support: None,
             hooks: crate::hook_points::HookSetup::default(),
+            project: ProjectOptions::default(),
         }
     }
 }

@@ -54,3 +54,56 @@ impl Drop for ProcessGroup {
         self.kill();
     }
 }
+
+/// Readies `cmd` to start a long-lived helper server (a language server, an MCP server):
+/// its own process group (hold a [`ProcessGroup`] of the child to kill it whole),
+/// `kill_on_drop`, and on Linux `SIGKILL` for the server when this process dies without
+/// running destructors (`PR_SET_PDEATHSIG`), so it is never left orphaned.
+pub fn prepare_server(cmd: &mut tokio::process::Command) {
+    cmd.kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id();
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // async-signal-safe functions (prctl, getppid, _exit); it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                // Die with the parent even if it is killed before it can kill the group.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent may have died before prctl took effect.
+                if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_server_leads_its_own_group_and_the_group_is_killed() {
+        let mut cmd = tokio::process::Command::new("sleep");
+        cmd.arg("30");
+        prepare_server(&mut cmd);
+        let mut child = cmd.spawn().expect("sleep starts");
+        let pid = child.id().expect("a pid") as i32;
+        // SAFETY: getpgid has no memory-safety preconditions.
+        assert_eq!(unsafe { libc::getpgid(pid) }, pid);
+        let group = ProcessGroup::of(&child);
+        drop(group);
+        let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
+            .await
+            .expect("killed in time")
+            .expect("reaped");
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+    }
+}

@@ -56,7 +56,7 @@ mod probe;
 mod tmp;
 
 pub use denial::{Denial, DenialKind};
-pub use group::ProcessGroup;
+pub use group::{prepare_server, ProcessGroup};
 pub use probe::{probe, probe_kernel, support_from};
 pub use tmp::PrivateTmp;
 

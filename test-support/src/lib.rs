@@ -14,6 +14,8 @@
 //!   recorded [`Request`]s.
 //! - [`mcp`]: the MCP reference servers from npm (Node, the installed scripts, and
 //!   `server-everything` over streamable HTTP), installed on first use.
+//! - [`lsp`]: the language servers from npm (pyright, typescript-language-server),
+//!   installed on first use.
 //! - The outside components a test needs, each got by one helper that returns it or a
 //!   [`Skip`] ([`component`] says how a skip is reported, and how `AGENT_SDK_*=required` turns
 //!   it into a failure): [`npm::npm_project`] (`npm ci` once, under a lock),
@@ -152,6 +154,7 @@ pub mod fault;
 pub mod fixtures;
 pub mod gemini;
 pub mod golden;
+pub mod lsp;
 pub mod mcp;
 pub mod mock;
 pub mod npm;

@@ -74,7 +74,8 @@ impl Tool for ReadFile {
     fn description(&self) -> &str {
         "Reads a text file from the workspace and returns its lines numbered from 1 (like `cat -n`). \
          Use offset (1-based first line) and limit (number of lines) to page through long files. \
-         Binary files are refused; use list_dir or glob to find files first."
+         Image files (PNG, JPEG, GIF, WebP) come back as the image; other binary files are \
+         refused. Use list_dir or glob to find files first."
     }
 
     fn parameters(&self) -> Value {
@@ -116,6 +117,11 @@ fn read_numbered(
     let head = reader
         .fill_buf()
         .map_err(|e| io_error("reading", display, e))?;
+    if crate::image::sniff_image(head).is_some() {
+        let (mime, data) = crate::image::load_image(path, display)
+            .map_err(|e| ToolError::Failed(format!("Error viewing {display}: {e}")))?;
+        return Ok(crate::image::image_output(display, mime, data));
+    }
     if looks_binary(&head[..head.len().min(SNIFF_BYTES)]) {
         return Err(ToolError::Failed(format!(
             "{display} is a binary file ({} bytes); read_file shows text files only",

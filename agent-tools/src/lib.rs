@@ -24,11 +24,13 @@ mod bash;
 mod classify;
 mod common;
 mod fs;
+mod image;
 mod patch;
 mod plan;
 mod scrub;
 mod search;
 mod toolset;
+mod web;
 mod workspace;
 
 pub use bash::{Bash, BashArgs, SandboxPermissions, PROGRESS_INTERVAL};
@@ -38,6 +40,7 @@ pub use fs::{
     EditFile, EditFileArgs, ReadFile, ReadFileArgs, WriteFile, WriteFileArgs, DEFAULT_READ_LIMIT,
     EDIT_FILE_REASON, MAX_LINE_CHARS, WRITE_FILE_REASON,
 };
+pub use image::{sniff_image, ViewImage, ViewImageArgs, MAX_IMAGE_BYTES};
 pub use patch::{ApplyError, ApplyPatch, ApplyPatchArgs, ParseError, APPLY_PATCH_REASON};
 pub use plan::{Plan, PlanArgs, PlanItemStatus, PlanStep};
 pub use scrub::{
@@ -47,4 +50,8 @@ pub use scrub::{
 };
 pub use search::{Glob, GlobArgs, Grep, GrepArgs, ListDir, ListDirArgs, MAX_ENTRIES, MAX_MATCHES};
 pub use toolset::{ToolSet, ToolSetBuilder, ToolSetError};
+pub use web::{
+    html_to_markdown, SearchBackend, SearchProvider, WebFetch, WebFetchArgs, WebSearch, WebSearchArgs,
+    DEFAULT_WEB_FETCH_MAX_BYTES, MAX_REDIRECTS, MAX_WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT,
+};
 pub use workspace::{Confinement, ResolvedPath, Workspace};

@@ -11,10 +11,12 @@ use serde_json::Value;
 use crate::bash::Bash;
 use crate::common::ToolsConfig;
 use crate::fs::{EditFile, ReadFile, WriteFile};
+use crate::image::ViewImage;
 use crate::patch::ApplyPatch;
 use crate::plan::Plan;
 use crate::scrub::finish_output;
 use crate::search::{Glob, Grep, ListDir};
+use crate::web::{SearchBackend, WebFetch, WebSearch};
 
 /// A name filter named a tool that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,7 +41,10 @@ pub enum ToolSetError {
 ///     .unwrap();
 /// assert_eq!(
 ///     tools.names(),
-///     ["read_file", "write_file", "edit_file", "apply_patch", "list_dir", "glob", "grep", "plan"]
+///     [
+///         "read_file", "write_file", "edit_file", "apply_patch", "list_dir", "glob", "grep",
+///         "view_image", "plan", "web_fetch"
+///     ]
 /// );
 /// ```
 #[derive(Clone)]
@@ -66,15 +71,19 @@ impl std::fmt::Debug for ToolSet {
 
 impl ToolSet {
     /// The default coding tools confined to `workspace`: read_file, write_file, edit_file,
-    /// apply_patch, list_dir, glob, grep, bash and plan.
+    /// apply_patch, list_dir, glob, grep, view_image, bash, plan and web_fetch.
     pub fn defaults(workspace: impl Into<PathBuf>) -> Self {
         Self::with_config(ToolsConfig::new(workspace))
     }
 
     /// The default tools with explicit settings (output cap, extra roots, bash timeout).
     pub fn with_config(config: ToolsConfig) -> Self {
+        Self::build_from(config, None)
+    }
+
+    fn build_from(config: ToolsConfig, web_search: Option<SearchBackend>) -> Self {
         let config = Arc::new(config);
-        let tools: Vec<Arc<dyn Tool>> = vec![
+        let mut tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(ReadFile::new(config.clone())),
             Arc::new(WriteFile::new(config.clone())),
             Arc::new(EditFile::new(config.clone())),
@@ -82,9 +91,14 @@ impl ToolSet {
             Arc::new(ListDir::new(config.clone())),
             Arc::new(Glob::new(config.clone())),
             Arc::new(Grep::new(config.clone())),
+            Arc::new(ViewImage::new(config.clone())),
             Arc::new(Bash::new(config.clone())),
             Arc::new(Plan::new(config.clone())),
+            Arc::new(WebFetch::new(config.clone())),
         ];
+        if let Some(backend) = web_search {
+            tools.push(Arc::new(WebSearch::new(config.clone(), backend)));
+        }
         Self { config, tools }
     }
 
@@ -92,6 +106,7 @@ impl ToolSet {
     pub fn builder(workspace: impl Into<PathBuf>) -> ToolSetBuilder {
         ToolSetBuilder {
             config: ToolsConfig::new(workspace),
+            web_search: None,
         }
     }
 
@@ -179,6 +194,7 @@ impl ToolSet {
 #[derive(Debug, Clone)]
 pub struct ToolSetBuilder {
     config: ToolsConfig,
+    web_search: Option<SearchBackend>,
 }
 
 impl ToolSetBuilder {
@@ -208,6 +224,13 @@ impl ToolSetBuilder {
         self
     }
 
+    /// Offers `web_search` over `backend` (none: `web_search` is not offered). Zero's
+    /// variables configure one: [`SearchBackend::from_env`].
+    pub fn web_search(mut self, backend: Option<SearchBackend>) -> Self {
+        self.web_search = backend;
+        self
+    }
+
     /// The settings.
     pub fn config(self) -> ToolsConfig {
         self.config
@@ -215,7 +238,7 @@ impl ToolSetBuilder {
 
     /// The default tools.
     pub fn build(self) -> ToolSet {
-        ToolSet::with_config(self.config)
+        ToolSet::build_from(self.config, self.web_search)
     }
 
     /// An empty set with these settings, for custom tools only.

@@ -54,8 +54,10 @@ fn defaults_in_order_with_schemas_and_side_effects() {
             "list_dir",
             "glob",
             "grep",
+            "view_image",
             "bash",
-            "plan"
+            "plan",
+            "web_fetch"
         ]
     );
     let expect = [
@@ -98,6 +100,13 @@ fn defaults_in_order_with_schemas_and_side_effects() {
             vec!["timeout_ms", "sandbox_permissions", "justification"],
         ),
         ("plan", SideEffect::None, vec!["plan"], vec!["explanation"]),
+        ("view_image", SideEffect::Read, vec!["path"], vec![]),
+        (
+            "web_fetch",
+            SideEffect::Network,
+            vec!["url"],
+            vec!["max_bytes", "format"],
+        ),
     ];
     for (name, side_effect, required, optional) in expect {
         let tool = tools.get(name).unwrap();

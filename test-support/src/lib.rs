@@ -26,6 +26,8 @@
 //! - [`scenarios`]: the capability scenarios every front end's harness runs (hooks, the
 //!   sandbox, sub-agents, the context budget, secrets), each a model script, setup and the
 //!   agent-level facts expected.
+//! - [`web`]: a web server of shipped documentation pages, redirects and search backends
+//!   (SearXNG's and Zero's generic JSON shape), for the web tools.
 //! - [`golden`]: golden files of the in-process mapping tests (events in, frames out).
 //! - [`pipe`]: a child process driven over its pipes one line at a time (the front ends'
 //!   end-to-end clients).
@@ -167,6 +169,7 @@ mod request;
 pub mod scenarios;
 mod script;
 pub mod sse;
+pub mod web;
 
 pub use background::refused_url;
 pub use component::Skip;

@@ -1,0 +1,289 @@
+//! `web_fetch` and `web_search` against a local server of real documentation pages and
+//! search backends (test_support::web::DocsServer); no internet.
+
+use std::time::Duration;
+
+use agent_core::permission::PermissionAction;
+use agent_core::sandbox::{NetworkAccess, SandboxContext, SandboxPolicy};
+use agent_core::{SideEffect, Tool, ToolContext, ToolError, ToolOutput};
+use agent_tools::{SearchBackend, SearchProvider, ToolSet};
+use serde_json::{json, Value};
+use test_support::web::DocsServer;
+
+fn tools_with(search: Option<SearchBackend>) -> (tempfile::TempDir, ToolSet) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = ToolSet::builder(dir.path()).web_search(search).build();
+    (dir, tools)
+}
+
+/// A context whose sandbox keeps commands off the network (public hosts only).
+fn confined(tools: &ToolSet) -> ToolContext {
+    ToolContext::new(tools.workspace())
+        .with_sandbox(SandboxContext::new(SandboxPolicy::workspace_write()))
+}
+
+/// A context whose sandbox lets commands reach the network (any host).
+fn open(tools: &ToolSet) -> ToolContext {
+    ToolContext::new(tools.workspace()).with_sandbox(SandboxContext::new(
+        SandboxPolicy::workspace_write().network(NetworkAccess::Allow),
+    ))
+}
+
+async fn call(
+    tools: &ToolSet,
+    name: &str,
+    args: Value,
+    ctx: ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let tool = tools.get(name).unwrap_or_else(|| panic!("no tool {name}"));
+    tokio::time::timeout(Duration::from_secs(30), tool.call(args, ctx))
+        .await
+        .expect("the call timed out")
+}
+
+#[tokio::test]
+async fn web_fetch_turns_a_documentation_page_into_markdown() {
+    let server = DocsServer::start();
+    let (_dir, tools) = tools_with(None);
+    let url = format!("{}/book/hello.html", server.url());
+    let out = call(&tools, "web_fetch", json!({ "url": url }), open(&tools))
+        .await
+        .expect("fetched");
+    let text = out.text_content();
+    assert!(text.starts_with(&format!("URL: {url}\nStatus: 200 OK\nContent-Type: text/html; charset=utf-8\nBytes: ")), "{text}");
+    assert!(text.contains("Converted: html -> markdown"), "{text}");
+    assert!(text.contains("\n# Hello World\n"), "the page's heading: {text}");
+    assert!(text.contains("### Activity"), "a sub-heading: {text}");
+    // Links are kept and made absolute against the page.
+    assert!(
+        text.contains(&format!(
+            "`println!` is a [*macro*]({}/book/macros.html) that prints text",
+            server.url()
+        )),
+        "a relative link, made absolute: {text}"
+    );
+    assert!(!text.contains("\n-\n"), "an empty list item: {text}");
+    // The page's code block, and none of its scripts or styles.
+    assert!(text.contains("```"), "{text}");
+    assert!(text.contains("println!(\"Hello World!\");"), "{text}");
+    assert!(!text.contains("addEventListener"), "a script leaked: {text}");
+    assert!(!text.contains("<div"), "markup leaked: {text}");
+    assert!(!out.truncated);
+
+    let raw = call(
+        &tools,
+        "web_fetch",
+        json!({ "url": url, "format": "raw" }),
+        open(&tools),
+    )
+    .await
+    .expect("fetched raw");
+    assert!(raw.text_content().contains("<!DOCTYPE HTML>"));
+    assert!(!raw.text_content().contains("Converted:"));
+
+    let rustdoc = call(
+        &tools,
+        "web_fetch",
+        json!({ "url": format!("{}/std_detect/index.html", server.url()) }),
+        open(&tools),
+    )
+    .await
+    .expect("fetched");
+    let text = rustdoc.text_content();
+    assert!(text.contains("# Crate std_detect"), "{text}");
+    assert!(text.contains("## Macros"), "{text}");
+    assert!(text.contains("is_x86_feature_detected"), "{text}");
+}
+
+#[tokio::test]
+async fn web_fetch_follows_five_redirects_and_refuses_a_sixth() {
+    let server = DocsServer::start();
+    let (_dir, tools) = tools_with(None);
+    // /redirect/4 → … → /redirect/0 → /book/hello.html: five redirects.
+    let out = call(
+        &tools,
+        "web_fetch",
+        json!({ "url": format!("{}/redirect/4", server.url()) }),
+        open(&tools),
+    )
+    .await
+    .expect("five redirects are followed");
+    assert!(out
+        .text_content()
+        .starts_with(&format!("URL: {}/book/hello.html\n", server.url())));
+    let before = server.requests().len();
+    let err = call(
+        &tools,
+        "web_fetch",
+        json!({ "url": format!("{}/redirect/5", server.url()) }),
+        open(&tools),
+    )
+    .await
+    .expect_err("a sixth redirect is refused");
+    assert!(err.to_string().contains("too many redirects"), "{err}");
+    let paths: Vec<String> = server.requests()[before..]
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    assert_eq!(paths.len(), 6, "the sixth redirect is not followed: {paths:?}");
+    assert!(!paths.contains(&"/book/hello.html".to_string()));
+}
+
+#[tokio::test]
+async fn web_fetch_stops_at_the_size_cap() {
+    let server = DocsServer::start();
+    let (_dir, tools) = tools_with(None);
+    let out = call(
+        &tools,
+        "web_fetch",
+        json!({ "url": format!("{}/big.txt", server.url()), "max_bytes": 1000 }),
+        open(&tools),
+    )
+    .await
+    .expect("fetched");
+    assert!(out.truncated);
+    let text = out.text_content();
+    assert!(text.contains("Bytes: 1000\n"), "{text}");
+    assert!(text.contains("Truncated: the body was cut at max_bytes=1000"), "{text}");
+    let body = text.split_once("\n\n").map(|(_, b)| b).unwrap_or("");
+    assert_eq!(body.len(), 1000);
+    let err = call(
+        &tools,
+        "web_fetch",
+        json!({ "url": format!("{}/big.txt", server.url()), "max_bytes": 3_000_000 }),
+        open(&tools),
+    )
+    .await
+    .expect_err("over the largest cap");
+    assert!(err.to_string().contains("max_bytes"), "{err}");
+}
+
+#[tokio::test]
+async fn web_fetch_refuses_what_it_may_not_reach() {
+    let server = DocsServer::start();
+    let (_dir, tools) = tools_with(None);
+    let fetch = tools.get("web_fetch").expect("web_fetch");
+    assert_eq!(fetch.side_effect(), SideEffect::Network);
+    // A scheme other than http(s) is refused before the permission gate.
+    let assessment = fetch.assess(&json!({"url": "file:///etc/passwd"}), tools.workspace());
+    let block = assessment.block.expect("blocked");
+    assert_eq!(block.action, PermissionAction::Deny);
+    assert!(block.reason.contains("only http and https"), "{}", block.reason);
+    let err = call(&tools, "web_fetch", json!({"url": "file:///etc/passwd"}), open(&tools))
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("only http and https"), "{err}");
+    // While the sandbox keeps commands off the network, a loopback host is refused, and so
+    // is a redirect to one.
+    let err = call(
+        &tools,
+        "web_fetch",
+        json!({ "url": format!("{}/book/hello.html", server.url()) }),
+        confined(&tools),
+    )
+    .await
+    .expect_err("loopback refused");
+    assert!(matches!(err, ToolError::Blocked(_)), "{err}");
+    assert!(err.to_string().contains("loopback hosts are blocked"), "{err}");
+    assert!(server.requests().is_empty(), "nothing was requested");
+    // A redirect to another host is checked like the first URL.
+    let err = call(
+        &tools,
+        "web_fetch",
+        json!({ "url": "http://localhost/x" }),
+        confined(&tools),
+    )
+    .await
+    .expect_err("localhost refused");
+    assert!(err.to_string().contains("localhost hosts are blocked"), "{err}");
+    // Non-text content is a clear error.
+    let err = call(
+        &tools,
+        "web_fetch",
+        json!({ "url": format!("{}/red.png", server.url()) }),
+        open(&tools),
+    )
+    .await
+    .expect_err("an image is not text");
+    assert!(err.to_string().contains("is image/png, not text"), "{err}");
+    let err = call(
+        &tools,
+        "web_fetch",
+        json!({ "url": format!("{}/missing", server.url()) }),
+        open(&tools),
+    )
+    .await
+    .expect_err("404");
+    assert!(err.to_string().starts_with("Error fetching URL: HTTP 404 Not Found"), "{err}");
+}
+
+#[tokio::test]
+async fn web_search_is_offered_only_with_a_backend() {
+    let (_dir, tools) = tools_with(None);
+    assert!(tools.get("web_search").is_none());
+    assert!(tools.get("web_fetch").is_some());
+    let unset = SearchBackend::from_lookup(|_| None);
+    assert!(unset.is_none());
+}
+
+#[tokio::test]
+async fn web_search_lists_searxng_results() {
+    let server = DocsServer::start();
+    let backend = SearchBackend::from_lookup(|name| match name {
+        "ZERO_WEBSEARCH_BASE_URL" => Some(server.url()),
+        "ZERO_WEBSEARCH_PROVIDER" => Some("searxng".into()),
+        _ => None,
+    });
+    let (_dir, tools) = tools_with(backend);
+    let out = call(
+        &tools,
+        "web_search",
+        json!({ "query": "hello world", "limit": 5 }),
+        confined(&tools),
+    )
+    .await
+    .expect("searched");
+    assert_eq!(
+        out.text_content(),
+        "1. Hello World - Rust By Example (hello world) — https://doc.rust-lang.org/rust-by-example/hello.html — score 0.93\n   \
+         This is the source code of the traditional Hello World program.\n\
+         2. std_detect - Rust — https://doc.rust-lang.org/std_detect/index.html — score 0.50\n   \
+         Run-time feature detection for the Rust standard library."
+    );
+    let request = &server.requests()[0];
+    assert_eq!(request.method, "GET");
+    assert_eq!(request.path, "/search?q=hello+world&format=json");
+    let filtered = call(
+        &tools,
+        "web_search",
+        json!({ "query": "x", "domains": ["https://www.doc.rust-lang.org/"], "limit": 1 }),
+        confined(&tools),
+    )
+    .await
+    .expect("searched");
+    assert_eq!(filtered.text_content().lines().count(), 2);
+}
+
+#[tokio::test]
+async fn web_search_posts_the_generic_shape_with_the_key() {
+    let server = DocsServer::start();
+    let backend = SearchBackend::new(format!("{}/api/search", server.url()), SearchProvider::Generic(Some("docs".into())))
+        .api_key("sk-websearch-0123456789abcdef".to_string().into());
+    let (_dir, tools) = tools_with(Some(backend));
+    let out = call(&tools, "web_search", json!({ "query": "std detect", "limit": 1 }), confined(&tools))
+        .await
+        .expect("searched");
+    assert_eq!(
+        out.text_content(),
+        "1. Hello World - Rust By Example (std detect) — https://doc.rust-lang.org/rust-by-example/hello.html — score 0.93\n   \
+         This is the source code of the traditional Hello World program."
+    );
+    let request = &server.requests()[0];
+    assert_eq!(request.method, "POST");
+    assert_eq!(
+        request.header("authorization"),
+        Some("Bearer sk-websearch-0123456789abcdef")
+    );
+    let body: Value = serde_json::from_slice(&request.body).expect("json");
+    assert_eq!(body, json!({"query": "std detect", "limit": 1, "provider": "docs"}));
+}

@@ -1,0 +1,280 @@
+//! [`DocsServer`]: a web server on 127.0.0.1 (port 0) for the web tools' tests. It serves
+//! real documentation pages shipped in `test-support/web/` (an mdBook page of Rust By
+//! Example, a rustdoc crate index; both MIT/Apache-2.0, from the Rust documentation), a
+//! redirect chain, a page larger than any cap, an image, and two search backends:
+//! SearXNG's `GET /search?q=…&format=json` and the generic `POST /api/search` JSON shape
+//! that Zero's `web_search` speaks.
+//!
+//! | path | answer |
+//! |---|---|
+//! | `/book/hello.html` | the Rust By Example page (`text/html`) |
+//! | `/std_detect/index.html` | the rustdoc page (`text/html`) |
+//! | `/redirect/N` | `302` to `/redirect/N-1`; `/redirect/0` redirects to `/book/hello.html` |
+//! | `/big.txt` | 1 MiB of text (`text/plain`) |
+//! | `/red.png` | a 4×4 PNG (`image/png`) |
+//! | `/search?q=…&format=json` | SearXNG results for the query |
+//! | `POST /api/search` | `{"results": [...]}` (the generic shape) |
+//! | `/moved-away` | `302` to another host (`http://localhost:<port>/book/hello.html`) |
+//!
+//! Every request is recorded (method, path with query, headers, body).
+
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::body::Incoming;
+
+use crate::background::Background;
+use crate::request::Request;
+
+/// The directory of the shipped pages.
+pub fn pages_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("web")
+}
+
+/// A shipped file's bytes.
+///
+/// # Panics
+///
+/// When the file is missing: the fixtures ship with the crate.
+pub fn page(name: &str) -> Vec<u8> {
+    let path = pages_dir().join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The 4×4 red PNG the server serves at `/red.png`.
+pub fn red_png() -> Vec<u8> {
+    page("red-4x4.png")
+}
+
+/// The running server; dropping it stops it.
+pub struct DocsServer {
+    server: Background,
+    requests: Arc<Mutex<Vec<Request>>>,
+}
+
+impl DocsServer {
+    /// Starts the server.
+    ///
+    /// # Panics
+    ///
+    /// When 127.0.0.1:0 cannot be bound or a fixture is missing.
+    pub fn start() -> Self {
+        let requests: Arc<Mutex<Vec<Request>>> = Arc::default();
+        let pages = Arc::new(Pages {
+            book: Bytes::from(page("rust-by-example-hello.html")),
+            rustdoc: Bytes::from(page("std_detect-index.html")),
+            png: Bytes::from(red_png()),
+        });
+        let shared = requests.clone();
+        let server = Background::spawn("docs-server", move |stream| {
+            let (requests, pages) = (shared.clone(), pages.clone());
+            async move {
+                let service = hyper::service::service_fn(move |request| {
+                    handle(request, requests.clone(), pages.clone())
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            }
+        });
+        Self { server, requests }
+    }
+
+    /// `http://127.0.0.1:<port>` (no trailing slash).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.server.addr)
+    }
+
+    /// The requests served so far.
+    pub fn requests(&self) -> Vec<Request> {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+struct Pages {
+    book: Bytes,
+    rustdoc: Bytes,
+    png: Bytes,
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+fn reply(status: u16, content_type: &str, body: Bytes) -> hyper::Response<Body> {
+    let mut response = hyper::Response::new(Full::new(body).boxed());
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    if let Ok(value) = hyper::header::HeaderValue::from_str(content_type) {
+        response
+            .headers_mut()
+            .insert(hyper::header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+fn redirect(to: &str) -> hyper::Response<Body> {
+    let mut response = reply(302, "text/plain", Bytes::from_static(b"moved"));
+    if let Ok(value) = hyper::header::HeaderValue::from_str(to) {
+        response.headers_mut().insert(hyper::header::LOCATION, value);
+    }
+    response
+}
+
+/// The value of `key` in a query string, percent-decoded (`+` as a space).
+fn query_value(query: &str, key: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        (k == key).then(|| percent_decode(v))
+    })
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                match u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn search_results(query: &str) -> serde_json::Value {
+    serde_json::json!([
+        {
+            "title": format!("Hello World - Rust By Example ({query})"),
+            "url": "https://doc.rust-lang.org/rust-by-example/hello.html",
+            "content": "This is the source code of the traditional Hello World program.",
+            "score": 0.93
+        },
+        {
+            "title": "std_detect - Rust",
+            "url": "https://doc.rust-lang.org/std_detect/index.html",
+            "content": "Run-time feature detection for the Rust standard library.",
+            "score": 0.5
+        },
+        {"title": "no url", "url": "", "content": "dropped"}
+    ])
+}
+
+async fn handle(
+    request: hyper::Request<Incoming>,
+    requests: Arc<Mutex<Vec<Request>>>,
+    pages: Arc<Pages>,
+) -> Result<hyper::Response<Body>, Infallible> {
+    let (parts, body) = request.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let path = parts.uri.path().to_string();
+    let query = parts.uri.query().unwrap_or("").to_string();
+    let host = parts
+        .headers
+        .get(hyper::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    requests
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Request {
+            method: parts.method.to_string(),
+            path: parts
+                .uri
+                .path_and_query()
+                .map_or_else(|| path.clone(), |p| p.to_string()),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            body: body.clone(),
+        });
+    let response = match path.as_str() {
+        "/book/hello.html" => reply(200, "text/html; charset=utf-8", pages.book.clone()),
+        "/std_detect/index.html" => reply(200, "text/html", pages.rustdoc.clone()),
+        "/red.png" => reply(200, "image/png", pages.png.clone()),
+        "/big.txt" => reply(
+            200,
+            "text/plain; charset=utf-8",
+            Bytes::from("0123456789abcdef\n".repeat(64 * 1024)),
+        ),
+        "/moved-away" => {
+            let port = host.rsplit(':').next().unwrap_or("80");
+            redirect(&format!("http://localhost:{port}/book/hello.html"))
+        }
+        "/search" => {
+            let q = query_value(&query, "q").unwrap_or_default();
+            match query_value(&query, "format").as_deref() {
+                Some("json") => reply(
+                    200,
+                    "application/json",
+                    Bytes::from(serde_json::json!({"query": q, "results": search_results(&q)}).to_string()),
+                ),
+                _ => reply(403, "text/plain", Bytes::from_static(b"format=json is required")),
+            }
+        }
+        "/api/search" if parts.method == hyper::Method::POST => {
+            let asked: serde_json::Value =
+                serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+            let q = asked["query"].as_str().unwrap_or("").to_string();
+            let results: Vec<serde_json::Value> = search_results(&q)
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| {
+                    serde_json::json!({"title": r["title"], "url": r["url"], "snippet": r["content"], "score": r["score"].to_string()})
+                })
+                .collect();
+            reply(
+                200,
+                "application/json",
+                Bytes::from(serde_json::json!({ "results": results }).to_string()),
+            )
+        }
+        other => match other.strip_prefix("/redirect/").map(str::parse::<u32>) {
+            Some(Ok(0)) => redirect("/book/hello.html"),
+            Some(Ok(n)) => redirect(&format!("/redirect/{}", n - 1)),
+            _ => reply(404, "text/html", Bytes::from_static(b"<h1>Not Found</h1>")),
+        },
+    };
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_decode() {
+        assert_eq!(
+            query_value("q=hello+world%21&format=json", "q").as_deref(),
+            Some("hello world!")
+        );
+        assert_eq!(query_value("a=1", "q"), None);
+    }
+}

@@ -84,6 +84,7 @@ mod client;
 pub mod config;
 mod manager;
 mod naming;
+pub mod oauth;
 mod process;
 mod tool;
 

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::client::{self, ClientError, Connection, RemoteTool};
 use crate::config::{ConfigError, McpServerConfig, McpTransport, TransportKind};
 use crate::naming;
+use crate::oauth::OAuthOptions;
 use crate::tool::{as_dyn, McpTool};
 
 /// Default bound on connecting one server and listing its tools.
@@ -37,6 +38,9 @@ pub struct McpOptions {
     /// entry); `None` (the default) runs them unconfined. A server's working directory is
     /// the workspace of a `workspace-write` policy. See [`crate::config`].
     pub sandbox: Option<SandboxPolicy>,
+    /// How servers that ask for OAuth are authorized, and where their tokens are kept
+    /// (in memory by default). See [`crate::oauth`].
+    pub oauth: OAuthOptions,
 }
 
 impl Default for McpOptions {
@@ -47,6 +51,7 @@ impl Default for McpOptions {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             output_cap: agent_tools::DEFAULT_OUTPUT_CAP,
             sandbox: None,
+            oauth: OAuthOptions::default(),
         }
     }
 }
@@ -75,6 +80,12 @@ impl McpOptions {
     /// Sets the OS sandbox of stdio servers without a policy of their own.
     pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
         self.sandbox = Some(policy);
+        self
+    }
+
+    /// Sets how servers that ask for OAuth are authorized.
+    pub fn oauth(mut self, oauth: OAuthOptions) -> Self {
+        self.oauth = oauth;
         self
     }
 }
@@ -394,14 +405,19 @@ impl McpManager {
         let attempts = servers.iter().zip(&flags).map(|(server, flag)| {
             let (flag, dirty, cwd) = (flag.clone(), dirty.clone(), cwd.clone());
             let sandbox = sandbox.clone();
+            let auth = crate::oauth::authorizer_for(server, &options.oauth);
             async move {
                 let on_list_changed: client::OnListChanged = Arc::new(move || {
                     flag.store(true, Ordering::SeqCst);
                     dirty.store(true, Ordering::SeqCst);
                 });
+                let authorizing = auth.as_ref().map(|a| a.authorizing());
+                let hooks = client::Hooks {
+                    on_list_changed,
+                    auth,
+                };
                 let attempt = async {
-                    let connection =
-                        client::connect(server, &cwd, sandbox.as_ref(), on_list_changed).await?;
+                    let connection = client::connect(server, &cwd, sandbox.as_ref(), hooks).await?;
                     match connection.list_tools().await {
                         Ok(tools) => Ok((connection, tools)),
                         Err(err) => {
@@ -410,9 +426,9 @@ impl McpManager {
                         }
                     }
                 };
-                match tokio::time::timeout(limit, attempt).await {
-                    Ok(result) => result.map_err(|e| e.to_string()),
-                    Err(_) => Err(format!(
+                match bounded(limit, attempt, authorizing).await {
+                    Some(result) => result.map_err(|e| e.to_string()),
+                    None => Err(format!(
                         "no answer within {} ms (connect and tools/list)",
                         limit.as_millis()
                     )),
@@ -570,7 +586,15 @@ fn register_secrets(server: &McpServerConfig) {
                 }
             }
         }
-        McpTransport::Http { headers, url } | McpTransport::Sse { headers, url } => {
+        McpTransport::Http { headers, url, .. } | McpTransport::Sse { headers, url } => {
+            if let McpTransport::Http {
+                oauth: Some(oauth), ..
+            } = &server.transport
+            {
+                if let Some(secret) = &oauth.client_secret {
+                    agent_core::secrets::register_secret(secret.expose_secret());
+                }
+            }
             for secret in crate::config::url_secrets(url) {
                 agent_core::secrets::register_secret(&secret);
             }
@@ -584,6 +608,42 @@ fn register_secrets(server: &McpServerConfig) {
                 }
             }
         }
+    }
+}
+
+/// `work`, unless it runs longer than `limit` outside an OAuth authorization that waits for
+/// the user (`authorizing` true): that wait, bounded by the callback timeout, does not count,
+/// and `limit` starts again after it.
+async fn bounded<T>(
+    limit: Duration,
+    work: impl std::future::Future<Output = T>,
+    authorizing: Option<tokio::sync::watch::Receiver<bool>>,
+) -> Option<T> {
+    tokio::pin!(work);
+    let mut deadline = tokio::time::Instant::now() + limit;
+    loop {
+        tokio::select! {
+            result = &mut work => return Some(result),
+            _ = tokio::time::sleep_until(deadline) => {}
+        }
+        let Some(flag) = &authorizing else {
+            return None;
+        };
+        let mut flag = flag.clone();
+        if !*flag.borrow_and_update() {
+            return None;
+        }
+        loop {
+            tokio::select! {
+                result = &mut work => return Some(result),
+                changed = flag.changed() => {
+                    if changed.is_err() || !*flag.borrow_and_update() {
+                        break;
+                    }
+                }
+            }
+        }
+        deadline = tokio::time::Instant::now() + limit;
     }
 }
 

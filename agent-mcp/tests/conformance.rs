@@ -51,25 +51,7 @@ const SCENARIOS: &[&str] = &[
 /// Scenarios known to fail, while the client is being completed (the suite's own
 /// "expected failures" baseline): one of them failing is reported and passes; one of them
 /// passing fails the test, so the list only shrinks.
-const EXPECTED_FAILURES: &[&str] = &[
-    "elicitation-sep1034-client-defaults",
-    "auth/metadata-default",
-    "auth/metadata-var1",
-    "auth/metadata-var2",
-    "auth/metadata-var3",
-    "auth/basic-cimd",
-    "auth/scope-from-www-authenticate",
-    "auth/scope-from-scopes-supported",
-    "auth/scope-omitted-when-undefined",
-    "auth/scope-step-up",
-    "auth/scope-retry-limit",
-    "auth/token-endpoint-auth-basic",
-    "auth/token-endpoint-auth-post",
-    "auth/token-endpoint-auth-none",
-    "auth/pre-registration",
-    "auth/2025-03-26-oauth-metadata-backcompat",
-    "auth/2025-03-26-oauth-endpoint-fallback",
-];
+const EXPECTED_FAILURES: &[&str] = &["elicitation-sep1034-client-defaults"];
 
 /// Scenarios that measure the client's timing and run alone, after the others.
 const ALONE: &[&str] = &["sse-retry"];
@@ -200,8 +182,10 @@ mod driver {
                 (false, false) => "FAIL ",
             };
             eprintln!(
-                "conformance: {verdict} {} ({} checks passed)",
-                result.scenario, result.passed_checks
+                "conformance: {verdict} {} ({} checks passed, {:.1} s)",
+                result.scenario,
+                result.passed_checks,
+                result.took.as_secs_f64()
             );
         }
         let passed = results.iter().filter(|r| r.passed()).count();
@@ -232,6 +216,8 @@ mod driver {
     /// What one scenario run found.
     pub(super) struct Outcome {
         scenario: String,
+        /// How long the scenario took.
+        took: Duration,
         passed_checks: usize,
         /// Failed and warning checks, one line each.
         problems: Vec<String>,
@@ -275,14 +261,18 @@ mod driver {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        let started = Instant::now();
         let mut outcome = Outcome {
+            took: Duration::ZERO,
             scenario: scenario.to_string(),
             passed_checks: 0,
             problems: Vec::new(),
             error: None,
             output: String::new(),
         };
-        let output = match bounded_output(command, SCENARIO_TIMEOUT) {
+        let output = bounded_output(command, SCENARIO_TIMEOUT);
+        outcome.took = started.elapsed();
+        let output = match output {
             Ok(output) => output,
             Err(error) => {
                 outcome.error = Some(error);
@@ -373,6 +363,7 @@ mod driver {
 /// [`McpManager`]: agent_mcp::McpManager
 mod client {
     use agent_core::{Agent, AgentEvent, PermissionMode};
+    use agent_mcp::oauth::{OAuthConfig, OAuthOptions};
     use agent_mcp::{McpManager, McpOptions, McpServerConfig, ServerState};
     use agent_providers::{ClientConfig, OpenAiProvider};
     use serde_json::json;
@@ -413,10 +404,31 @@ mod client {
         }
     }
 
+    /// The Client ID Metadata Document URL the `auth/basic-cimd` server expects.
+    const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
     async fn session(scenario: &str, url: &str) -> Result<(), String> {
-        let config = McpServerConfig::http(SERVER, url);
-        let options =
-            McpOptions::new(std::env::temp_dir()).connect_timeout(Duration::from_secs(20));
+        // Pre-registered credentials, when the scenario gives some.
+        let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+            .ok()
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or_default();
+        let mut config = McpServerConfig::http(SERVER, url);
+        if let Some(client_id) = context["client_id"].as_str() {
+            let mut oauth = OAuthConfig::client(client_id);
+            if let Some(secret) = context["client_secret"].as_str() {
+                oauth = oauth.secret(secret);
+            }
+            config = config.oauth(oauth);
+        }
+        let store = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let oauth = OAuthOptions::default()
+            .store(store.path())
+            .client_metadata_url(CLIENT_METADATA_URL)
+            .callback_timeout(Duration::from_secs(20));
+        let options = McpOptions::new(std::env::temp_dir())
+            .connect_timeout(Duration::from_secs(20))
+            .oauth(oauth);
         let manager = McpManager::connect(vec![config], options)
             .await
             .map_err(|e| e.to_string())?;

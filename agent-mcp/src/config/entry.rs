@@ -42,6 +42,13 @@ pub struct McpServerEntry {
     /// Whether a confined stdio server may use the network: `deny` (default) or `allow`.
     #[serde(default, deserialize_with = "null_as_none")]
     pub sandbox_network: Option<String>,
+    /// Zero's `"auth": "oauth"`: the HTTP server is authorized with OAuth (the only value).
+    #[serde(default, deserialize_with = "null_as_none")]
+    pub auth: Option<String>,
+    /// The OAuth client of an HTTP server (see [`OAuthConfig`]); present, it declares OAuth
+    /// as `"auth": "oauth"` does.
+    #[serde(default)]
+    pub oauth: Option<OAuthConfig>,
 }
 
 fn null_as_none<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
@@ -91,6 +98,16 @@ impl McpServerEntry {
             TransportKind::Stdio => {
                 if url.is_some() {
                     return Err(not_allowed("url"));
+                }
+                if self.auth.is_some() {
+                    return Err(ConfigError::FieldNotAllowed {
+                        server,
+                        field: "auth",
+                        transport: kind,
+                    });
+                }
+                if self.oauth.is_some() {
+                    return Err(not_allowed("oauth"));
                 }
                 if self.headers.as_ref().is_some_and(|h| !h.is_empty()) {
                     return Err(not_allowed("headers"));
@@ -142,9 +159,31 @@ impl McpServerEntry {
                     });
                 };
                 let headers = self.headers.unwrap_or_default();
+                let oauth = match self.auth.as_deref().map(str::trim) {
+                    None | Some("") => self.oauth,
+                    Some(auth) if auth.eq_ignore_ascii_case("oauth") => {
+                        Some(self.oauth.unwrap_or_default())
+                    }
+                    Some(other) => {
+                        return Err(invalid(
+                            &server,
+                            "auth",
+                            format!("unsupported auth {other:?} (the only one is \"oauth\")"),
+                        ))
+                    }
+                };
                 match kind {
-                    TransportKind::Http => McpTransport::Http { url, headers },
-                    _ => McpTransport::Sse { url, headers },
+                    TransportKind::Http => McpTransport::Http {
+                        url,
+                        headers,
+                        oauth,
+                    },
+                    _ => {
+                        if oauth.is_some() {
+                            return Err(not_allowed("oauth"));
+                        }
+                        McpTransport::Sse { url, headers }
+                    }
                 }
             }
         };
@@ -171,6 +210,8 @@ impl McpServerEntry {
             disabled,
             sandbox,
             sandbox_network,
+            auth,
+            oauth,
         } = next;
         if kind.as_deref().is_some_and(|k| !k.trim().is_empty()) {
             self.kind = kind;
@@ -201,6 +242,12 @@ impl McpServerEntry {
         }
         if sandbox_network.is_some() {
             self.sandbox_network = sandbox_network;
+        }
+        if auth.as_deref().is_some_and(|a| !a.trim().is_empty()) {
+            self.auth = auth;
+        }
+        if oauth.is_some() {
+            self.oauth = oauth;
         }
     }
 }

@@ -245,7 +245,8 @@ impl ZeroMcpConfig {
     /// Folds in a project layer, which has less trust than the user's: it cannot flip a
     /// server the user explicitly disabled or enabled, nor change the sandbox the user set
     /// for it, and it cannot point a user's server
-    /// at another command or URL while inheriting the user's env or headers.
+    /// at another command or URL while inheriting the user's env, headers or OAuth client
+    /// secret.
     pub fn merge_project(&mut self, project: ZeroMcpConfig) -> Result<(), ConfigError> {
         for (name, mut entry) in project.servers {
             let base = self.servers.entry(name.clone()).or_default();
@@ -259,7 +260,12 @@ impl ZeroMcpConfig {
             let inherits = (entry.env.is_none()
                 && base.env.as_ref().is_some_and(|e| !e.is_empty()))
                 || (entry.headers.is_none()
-                    && base.headers.as_ref().is_some_and(|h| !h.is_empty()));
+                    && base.headers.as_ref().is_some_and(|h| !h.is_empty()))
+                || (entry.oauth.is_none()
+                    && base
+                        .oauth
+                        .as_ref()
+                        .is_some_and(|o| o.client_secret.is_some()));
             if retargets && inherits {
                 return Err(ConfigError::InheritedCredentials { server: name });
             }

@@ -53,6 +53,8 @@ use std::path::PathBuf;
 
 use agent_core::sandbox::{NetworkAccess, SandboxMode, SandboxPolicy};
 use secrecy::{ExposeSecret, SecretString};
+
+use crate::oauth::OAuthConfig;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -125,6 +127,7 @@ impl McpServerConfig {
             transport: McpTransport::Http {
                 url: url.into(),
                 headers: SecretMap::default(),
+                oauth: None,
             },
         }
     }
@@ -184,6 +187,15 @@ impl McpServerConfig {
         self
     }
 
+    /// Declares the server as an OAuth one with `oauth`'s client settings (HTTP only;
+    /// ignored otherwise). See [`crate::oauth`].
+    pub fn oauth(mut self, oauth: OAuthConfig) -> Self {
+        if let McpTransport::Http { oauth: own, .. } = &mut self.transport {
+            *own = Some(oauth);
+        }
+        self
+    }
+
     /// Checks the name, the command or URL, environment names and headers.
     pub fn validate(&self) -> Result<(), ConfigError> {
         validate_name(&self.name)?;
@@ -217,8 +229,47 @@ impl McpServerConfig {
                     }
                 }
             }
-            McpTransport::Http { url, headers } | McpTransport::Sse { url, headers } => {
+            McpTransport::Http { url, headers, .. } | McpTransport::Sse { url, headers } => {
                 validate_url(server, url)?;
+                if let McpTransport::Http {
+                    oauth: Some(oauth), ..
+                } = &self.transport
+                {
+                    if headers
+                        .names()
+                        .any(|h| h.eq_ignore_ascii_case("authorization"))
+                    {
+                        return Err(invalid(
+                            server,
+                            "oauth",
+                            "a server with its own Authorization header cannot use OAuth",
+                        ));
+                    }
+                    for (field, url) in [
+                        ("oauth.clientMetadataUrl", &oauth.client_metadata_url),
+                        ("oauth.authorizationEndpoint", &oauth.authorization_endpoint),
+                        ("oauth.tokenEndpoint", &oauth.token_endpoint),
+                        ("oauth.registrationEndpoint", &oauth.registration_endpoint),
+                        ("oauth.issuerURL", &oauth.issuer_url),
+                    ] {
+                        if let Some(url) = url {
+                            if url::Url::parse(url).is_err() {
+                                return Err(invalid(
+                                    server,
+                                    field,
+                                    format!("{url:?} is not a URL"),
+                                ));
+                            }
+                        }
+                    }
+                    if oauth.client_secret.is_some() && oauth.client_id.is_none() {
+                        return Err(invalid(
+                            server,
+                            "oauth.clientSecret",
+                            "needs oauth.clientId beside it",
+                        ));
+                    }
+                }
                 for (name, value) in &headers.0 {
                     let lower = name.to_ascii_lowercase();
                     if RESERVED_HEADERS.contains(&lower.as_str()) {

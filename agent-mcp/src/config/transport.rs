@@ -117,6 +117,11 @@ pub enum McpTransport {
         url: String,
         /// Headers sent with every request (for example `Authorization`).
         headers: SecretMap,
+        /// The server's OAuth client configuration (`"oauth": {…}` or Zero's
+        /// `"auth": "oauth"`): its stored token is sent from the first request. Without it a
+        /// server that answers `401` is authorized all the same (see [`crate::oauth`]),
+        /// unless `headers` has its own `Authorization`.
+        oauth: Option<OAuthConfig>,
     },
     /// The legacy HTTP+SSE transport. Accepted in configuration so that hosts' files
     /// parse, but not supported: connecting reports the server as failed.
@@ -145,10 +150,15 @@ impl fmt::Debug for McpTransport {
                 .field("cwd", cwd)
                 .field("sandbox", sandbox)
                 .finish(),
-            Self::Http { url, headers } => f
+            Self::Http {
+                url,
+                headers,
+                oauth,
+            } => f
                 .debug_struct("Http")
                 .field("url", &redact_url(url))
                 .field("headers", headers)
+                .field("oauth", oauth)
                 .finish(),
             Self::Sse { url, headers } => f
                 .debug_struct("Sse")

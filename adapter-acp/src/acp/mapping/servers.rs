@@ -42,6 +42,8 @@ pub fn mcp_server(server: &McpServer) -> Result<McpServerConfig, ConfigError> {
             McpTransport::Http {
                 url: s.url.clone(),
                 headers: headers(&s.headers),
+                // ACP has no OAuth settings; a server that asks is authorized all the same.
+                oauth: None,
             },
         ),
         McpServer::Sse(s) => (

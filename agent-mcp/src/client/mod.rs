@@ -1,8 +1,10 @@
 //! The MCP connection, on the official SDK (`rmcp`).
 //!
-//! This is the only file that names `rmcp`: the rest of the crate sees the small
-//! [`Connection`] trait and the plain types below, so a new rmcp version changes this file
-//! only.
+//! This is the only module that names `rmcp`: the rest of the crate sees the small
+//! [`Connection`] trait and the plain types below, so a new rmcp version changes this module
+//! only. `auth` is the HTTP client of servers that may ask for OAuth.
+
+mod auth;
 
 use std::future::Future;
 use std::path::Path;
@@ -19,7 +21,7 @@ use rmcp::service::{RoleClient, RunningService, RxJsonRpcMessage, TxJsonRpcMessa
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use rmcp::{ClientHandler, ServiceExt};
@@ -28,6 +30,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{McpServerConfig, McpTransport, SecretMap};
+use crate::oauth::Authorizer;
 use crate::process::{self, ServerProcess};
 
 /// Most `tools/list` pages followed for one listing (a server that keeps returning a
@@ -147,6 +150,15 @@ pub(crate) trait Connection: Send + Sync + 'static {
 /// Called when the server announces `notifications/tools/list_changed`.
 pub(crate) type OnListChanged = Arc<dyn Fn() + Send + Sync>;
 
+/// What a connection reports to, and asks of, its manager.
+#[derive(Clone)]
+pub(crate) struct Hooks {
+    /// Called on `notifications/tools/list_changed`.
+    pub(crate) on_list_changed: OnListChanged,
+    /// The OAuth state of an HTTP server that may ask for it.
+    pub(crate) auth: Option<Arc<Authorizer>>,
+}
+
 /// Opens a connection (spawning the process for stdio, under its own sandbox policy or
 /// else `sandbox`) and performs the handshake. Dropping the returned future abandons the
 /// attempt and kills a started process.
@@ -154,9 +166,13 @@ pub(crate) async fn connect(
     config: &McpServerConfig,
     cwd: &Path,
     sandbox: Option<&SandboxPolicy>,
-    on_list_changed: OnListChanged,
+    hooks: Hooks,
 ) -> Result<Arc<dyn Connection>, ClientError> {
     let handler = Handler;
+    let Hooks {
+        on_list_changed,
+        auth,
+    } = hooks;
     match &config.transport {
         McpTransport::Stdio {
             command,
@@ -180,7 +196,7 @@ pub(crate) async fn connect(
                 on_list_changed,
             };
             match handler.serve(transport).await {
-                Ok(service) => Ok(Arc::new(RmcpConnection::new(service, Some(process)))),
+                Ok(service) => Ok(Arc::new(RmcpConnection::new(service, Some(process), None))),
                 Err(err) => {
                     process.settle(SETTLE).await;
                     let mut reason = match process.exit_status() {
@@ -197,7 +213,7 @@ pub(crate) async fn connect(
                 }
             }
         }
-        McpTransport::Http { url, headers } => {
+        McpTransport::Http { url, headers, .. } => {
             let client = http_client().map_err(ClientError::Failed)?;
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             transport_config.custom_headers = header_map(headers)?;
@@ -208,14 +224,24 @@ pub(crate) async fn connect(
             retry.base_duration = Duration::from_millis(200);
             retry.max_delay = Some(Duration::from_secs(2));
             transport_config.retry_config = Arc::new(retry);
-            let transport = Watched {
-                inner: StreamableHttpClientTransport::with_client(client, transport_config),
-                on_list_changed,
+            let service = match &auth {
+                Some(auth) => {
+                    let client = auth::OAuthHttp {
+                        inner: client,
+                        auth: auth.clone(),
+                    };
+                    serve_http(handler, client, transport_config, on_list_changed).await
+                }
+                None => serve_http(handler, client, transport_config, on_list_changed).await,
             };
-            let service = handler.serve(transport).await.map_err(|err| {
-                ClientError::Failed(format!("initialize failed: {}", init_error(&err)))
+            let service = service.map_err(|err| {
+                // An authorization that failed says why better than the refusal it left.
+                match auth.as_ref().and_then(|a| a.take_error()) {
+                    Some(reason) => ClientError::Failed(reason),
+                    None => ClientError::Failed(format!("initialize failed: {}", init_error(&err))),
+                }
             })?;
-            Ok(Arc::new(RmcpConnection::new(service, None)))
+            Ok(Arc::new(RmcpConnection::new(service, None, auth)))
         }
         McpTransport::Sse { .. } => Err(ClientError::Failed(
             "the legacy HTTP+SSE transport is not supported; use the server's streamable HTTP \
@@ -223,6 +249,20 @@ pub(crate) async fn connect(
                 .into(),
         )),
     }
+}
+
+/// Serves `handler` over streamable HTTP with `client`.
+async fn serve_http<C: StreamableHttpClient>(
+    handler: Handler,
+    client: C,
+    config: StreamableHttpClientTransportConfig,
+    on_list_changed: OnListChanged,
+) -> Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError> {
+    let transport = Watched {
+        inner: StreamableHttpClientTransport::with_client(client, config),
+        on_list_changed,
+    };
+    handler.serve(transport).await
 }
 
 /// An initialize error in words, without rmcp's transport type names.
@@ -237,7 +277,7 @@ fn init_error(err: &rmcp::service::ClientInitializeError) -> String {
 
 /// An error and its sources, joined with `: ` (looking through rmcp's HTTP error wrapper,
 /// which does not expose the reqwest error as a source).
-fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut text = err.to_string();
     let mut next = Some(err);
     while let Some(current) = next {
@@ -266,7 +306,7 @@ fn last_lines(text: &str, n: usize) -> String {
 /// The HTTP client for streamable-HTTP servers: rustls with ring and the webpki roots
 /// (no process-wide crypto provider needed), no redirects (they would carry the
 /// configured headers to another origin).
-fn http_client() -> Result<reqwest::Client, String> {
+pub(crate) fn http_client() -> Result<reqwest::Client, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let roots = rustls::RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
@@ -357,19 +397,28 @@ struct RmcpConnection {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     process: Mutex<Option<ServerProcess>>,
     pid: Option<u32>,
+    auth: Option<Arc<Authorizer>>,
 }
 
 impl RmcpConnection {
-    fn new(service: RunningService<RoleClient, Handler>, process: Option<ServerProcess>) -> Self {
+    fn new(
+        service: RunningService<RoleClient, Handler>,
+        process: Option<ServerProcess>,
+        auth: Option<Arc<Authorizer>>,
+    ) -> Self {
         Self {
             peer: service.peer().clone(),
             pid: process.as_ref().and_then(ServerProcess::pid),
             service: tokio::sync::Mutex::new(Some(service)),
             process: Mutex::new(process),
+            auth,
         }
     }
 
     async fn failure(&self, err: rmcp::ServiceError) -> ClientError {
+        if let Some(reason) = self.auth.as_ref().and_then(|a| a.take_error()) {
+            return ClientError::Failed(reason);
+        }
         let closed = matches!(err, rmcp::ServiceError::TransportClosed)
             || (matches!(err, rmcp::ServiceError::TransportSend(_)) && self.is_closed());
         if closed {

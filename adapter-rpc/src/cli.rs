@@ -5,12 +5,13 @@ use std::sync::Arc;
 
 use agent_core::{
     permission::{Approval, ApprovalRequest},
+    skills::{Skills, SKILL_TOOL},
     tool_source::ToolSource,
     Agent, Approver, PermissionMode,
 };
 use agent_host::capabilities::{Capabilities, CapabilityError, TASK_TOOL_NAMES};
 use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderArgsError, ProviderEnv};
-use agent_host::context_files;
+use agent_host::context_files::{self, ProjectContext};
 use agent_host::session::{
     AgentFactory, AgentSpec, FactoryError, ToolCheck, ToolFilter, ToolFilterError, ToolRequest,
 };
@@ -72,9 +73,13 @@ pub struct RpcArgs {
     /// Offer only these tools (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
-    /// Do not read AGENTS.md and the like into the system prompt.
+    /// Do not read AGENTS.md files ($ZUT_HOME's, then from / down to the workspace) into
+    /// the system prompt.
     #[arg(long)]
     pub no_context_files: bool,
+    /// Discover no skills (no listing in the system prompt, no `skill` tool).
+    #[arg(long = "no-skill", alias = "no-skills")]
+    pub no_skill: bool,
     /// zut extensions (not supported; ignored with a warning).
     #[arg(long = "ext", short = 'e', hide = true)]
     pub ext: Vec<String>,
@@ -172,7 +177,24 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
         }
     };
     let provider = args.provider.build(&ProviderEnv::NONE)?;
-    let mut tools = builtin_tools(args, &cwd)?;
+    // zut's rule: AGENTS.md files and skills, read now (skills: their frontmatter only).
+    let mut project = ProjectContext::zut(&context_files::process_env);
+    if args.no_context_files {
+        project = project.without_instructions();
+    }
+    if args.no_skill {
+        project.skill_roots.clear();
+    }
+    let instructions = project.instructions(&cwd);
+    for warning in &instructions.warnings {
+        eprintln!("adapter-rpc: warning: {warning}");
+    }
+    let found = project.skills(&cwd);
+    for warning in &found.warnings {
+        eprintln!("adapter-rpc: warning: {warning}");
+    }
+    let skills = Some(found.skills).filter(|s| !s.is_empty());
+    let mut tools = builtin_tools(args, &cwd, skills.as_ref())?;
     // `--tools` may name the Task tools, which are not the tool set's.
     let task_named = args
         .tools
@@ -197,16 +219,10 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
     for extra in &args.append_system_prompt {
         factory = factory.append_system_prompt(extra.clone());
     }
-    if !args.no_context_files {
-        let found = context_files::load(&cwd);
-        for skipped in &found.skipped {
-            eprintln!("adapter-rpc: {skipped}");
-        }
-        for section in found.sections {
-            factory = factory.append_system_prompt(section);
-        }
-    }
+    let skills = skills.filter(|_| tools.iter().any(|t| t.name() == SKILL_TOOL));
     let mut spec = AgentSpec::new(cwd.clone(), tools);
+    spec.instructions = Some(instructions.instructions).filter(|i| !i.is_empty());
+    spec.skills = skills;
     if let Some(level) = &args.reasoning {
         let level = reasoning::parse(level).map_err(|_| StartupError::Reasoning(level.clone()))?;
         spec.reasoning = Some(level);
@@ -241,14 +257,18 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
     Ok(Built { agent, config, mcp })
 }
 
-/// The built-in tools `--no-tools` / `--tools` offer (the `Task` tools, which `--tools`
-/// may name too, come with the capabilities); a `--tools` name that is neither is an error
-/// listing the built-in tools.
+/// The built-in tools `--no-tools` / `--tools` offer, with the `skill` tool when there are
+/// `skills` (the `Task` tools, which `--tools` may name too, come with the capabilities); a
+/// `--tools` name that is none of them is an error listing the built-in tools.
 fn builtin_tools(
     args: &RpcArgs,
     cwd: &std::path::Path,
+    skills: Option<&Skills>,
 ) -> Result<Vec<Arc<dyn agent_core::Tool>>, StartupError> {
     let mut request = ToolRequest::new(cwd);
+    request
+        .extra
+        .extend(skills.map(|s| Arc::new(s.tool()) as Arc<dyn agent_core::Tool>));
     request.filter = match (args.no_tools, &args.tools) {
         (true, _) => ToolFilter::nothing(),
         (false, None) => ToolFilter::all(),

@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{
+    instructions::Instructions,
     sandbox::SandboxSupport,
     session::{SessionError, SessionRecord, SessionStore},
+    skills::{Skills, SKILL_TOOL},
     tool_source::ToolSource,
     Agent, Approver, Message, PermissionMode, Provider, ReasoningLevel, Tool,
 };
@@ -21,6 +23,7 @@ use agent_specialists::{BackgroundTasks, SpecialistRegistry, TaskTools};
 use super::tool_filter::{ToolFilter, ToolRequest};
 use super::types::SessionMeta;
 use crate::capabilities::Capabilities;
+use crate::context_files::ProjectContext;
 
 /// Building a session's agent failed.
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +101,11 @@ pub struct AgentSpec {
     pub spill_dir: Option<PathBuf>,
     /// The session the agent records to, when it has one.
     pub recording: Option<Recording>,
+    /// The instructions put in its system prompt (see [`ProjectContext`]).
+    pub instructions: Option<Instructions>,
+    /// Its skills: listed in the system prompt; the `skill` tool is added unless `tools`
+    /// has it (a front end that filters tools adds [`Skills::tool`] to `tools` itself).
+    pub skills: Option<Skills>,
 }
 
 impl AgentSpec {
@@ -116,6 +124,8 @@ impl AgentSpec {
             sandbox_support: None,
             spill_dir: None,
             recording: None,
+            instructions: None,
+            skills: None,
         }
     }
 }
@@ -130,6 +140,7 @@ pub struct AgentFactory {
     system_prompt: Option<String>,
     appended: Vec<String>,
     capabilities: Option<Arc<Capabilities>>,
+    project: Option<Arc<ProjectContext>>,
 }
 
 impl std::fmt::Debug for AgentFactory {
@@ -147,6 +158,7 @@ impl std::fmt::Debug for AgentFactory {
                     .collect::<Vec<_>>(),
             )
             .field("capabilities", &self.capabilities)
+            .field("project", &self.project)
             .finish()
     }
 }
@@ -190,7 +202,23 @@ impl AgentFactory {
             system_prompt: None,
             appended: Vec::new(),
             capabilities: None,
+            project: None,
         }
+    }
+
+    /// Where every session's agent finds the project's instructions, skills and commands
+    /// (see [`crate::context_files`]): [`AgentFactory::build`] reads the instructions and
+    /// discovers the skills (their frontmatter) of the session's workspace when it builds
+    /// the session's agent, logging what it skipped. Without this call there are none.
+    pub fn project_context(mut self, context: ProjectContext) -> Self {
+        self.project = Some(Arc::new(context));
+        self
+    }
+
+    /// The rule set with [`AgentFactory::project_context`], if any (the commands of a
+    /// session's workspace are read through it).
+    pub fn project(&self) -> Option<&ProjectContext> {
+        self.project.as_deref()
     }
 
     /// Applies `capabilities` to every session's agent: the hooks, the sandbox policy and
@@ -315,9 +343,11 @@ impl AgentFactory {
             .unwrap_or_else(|| "default".to_string())
     }
 
-    /// The tools of a session in `workspace` (the defaults, the factory's extra tools and
-    /// the session's own), filtered by the factory's and the session's lists (names in
-    /// this project's or ZCode's spelling; unknown names are ignored).
+    /// The tools of a session in `workspace` (the defaults, the factory's extra tools, the
+    /// session's own and, with capabilities, its language-server tools), filtered by the
+    /// factory's and the session's lists (names in this project's or ZCode's spelling;
+    /// unknown names are ignored); with capabilities, the file-writing tools append the
+    /// changed file's errors ([`crate::lsp`]).
     pub fn tools(
         &self,
         workspace: &Path,
@@ -329,15 +359,23 @@ impl AgentFactory {
             .canonical()
             .deny(self.disallowed_tools.iter().cloned());
         let mut request = ToolRequest::new(workspace);
+        // The session's language servers (with the capabilities; nothing starts until used).
+        let lsp = self.capabilities.as_ref().map(|c| c.lsp_session(workspace));
+        let lsp_tools = lsp.iter().flat_map(|l| l.tools(crate::lsp::Dialect::Sdk, &[]));
         request.extra = self
             .extra_tools
             .iter()
             .cloned()
             .chain(session_tools)
+            .chain(lsp_tools)
             .collect();
         request.filter = filter;
         // No names are checked: the build cannot fail.
-        request.build().unwrap_or_default()
+        let tools = request.build().unwrap_or_default();
+        match lsp {
+            Some(lsp) => lsp.wrap_writers(tools, crate::lsp::Dialect::Sdk),
+            None => tools,
+        }
     }
 
     /// The system prompt of an agent in `workspace`, without the appended sections.
@@ -394,6 +432,12 @@ impl AgentFactory {
         if let Some(dir) = spec.spill_dir {
             builder = builder.spill_dir(dir);
         }
+        if let Some(instructions) = spec.instructions {
+            builder = builder.instructions(instructions);
+        }
+        if let Some(skills) = spec.skills {
+            builder = builder.skills(skills);
+        }
         let builder = match spec.recording {
             None => builder,
             Some(Recording {
@@ -424,6 +468,25 @@ impl AgentFactory {
         Ok(builder.build())
     }
 
+    /// The instructions and the skills (when there is one) of a session in `workspace`,
+    /// by [`AgentFactory::project_context`]; what was skipped is logged.
+    fn project_parts(&self, workspace: &Path) -> (Option<Instructions>, Option<Skills>) {
+        let Some(project) = &self.project else {
+            return (None, None);
+        };
+        let loaded = project.instructions(workspace);
+        for warning in &loaded.warnings {
+            tracing::warn!(workspace = %workspace.display(), "{warning}");
+        }
+        let found = project.skills(workspace);
+        for warning in &found.warnings {
+            tracing::warn!(workspace = %workspace.display(), "{warning}");
+        }
+        let instructions = Some(loaded.instructions).filter(|i| !i.is_empty());
+        let skills = Some(found.skills).filter(|s| !s.is_empty());
+        (instructions, skills)
+    }
+
     /// Builds the agent of session `meta`, recording to `store`, with `session_tools`
     /// (tools bound to this session) besides the defaults, the capabilities' (hooks,
     /// sandbox, context settings, `Task` tools) and the tools of `mcp` (its tool source,
@@ -452,13 +515,21 @@ impl AgentFactory {
         };
         let mut session_tools = session_tools;
         session_tools.extend(task_tools);
+        let (instructions, skills) = self.project_parts(workspace);
+        if let Some(skills) = &skills {
+            session_tools.push(Arc::new(skills.tool()));
+        }
         let tools = self.tools(
             workspace,
             meta.tool_allowlist.as_deref(),
             &meta.tool_denylist,
             session_tools,
         );
+        // Listed only where the filters left the tool that loads them.
+        let skills = skills.filter(|_| tools.iter().any(|t| t.name() == SKILL_TOOL));
         let mut spec = AgentSpec::new(workspace, tools);
+        spec.instructions = instructions;
+        spec.skills = skills;
         spec.model = Some(meta.model.clone());
         spec.reasoning = Some(meta.thought_level);
         spec.permission_mode = meta.mode.permission_mode();

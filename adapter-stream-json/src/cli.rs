@@ -78,6 +78,9 @@ pub struct ExecOptions {
     pub disabled_tools: Vec<String>,
     /// `--list-tools`.
     pub list_tools: bool,
+    /// `--no-context-files`: no `AGENTS.md` / `ZERO.md` instructions in the system prompt
+    /// (this SDK's extension; `zero exec` always reads them).
+    pub no_context_files: bool,
     /// `--resume <id>`.
     pub resume: Option<String>,
     /// `--resume` without an id.
@@ -331,6 +334,7 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 "-h" | "--help" | "help" => return Ok(true),
                 "--skip-permissions-unsafe" => o.skip_permissions_unsafe = true,
                 "--list-tools" => o.list_tools = true,
+                "--no-context-files" => o.no_context_files = true,
                 "--plan" => o.plan = true,
                 // Accepted for compatibility with Zero's command lines; they change nothing here.
                 "--allow-escalation"
@@ -369,6 +373,8 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 }
                 "--hooks" => o.capabilities.hooks = Some(a.next_value(arg)?.into()),
                 "--mcp-config" => o.capabilities.mcp_config = Some(a.next_value(arg)?.into()),
+                "--lsp-config" => o.capabilities.lsp_config = Some(a.next_value(arg)?.into()),
+                "--no-lsp-diagnostics" => o.capabilities.no_lsp_diagnostics = true,
                 "--output-schema" => o.output_schema = Some(a.next_value(arg)?),
                 "--context-window" => {
                     o.capabilities.context_window =
@@ -414,6 +420,9 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 "--script" => o.provider.script = Some(a.next_value(arg)?.into()),
                 "--header" => o.provider.headers.push(parse_header(&a.next_value(arg)?)?),
                 "--no-prompt-cache-key" => o.provider.no_prompt_cache_key = true,
+                "--api-version" => o.provider.api_version = Some(a.next_value(arg)?),
+                "--project" => o.provider.project = Some(a.next_value(arg)?),
+                "--region" | "--location" => o.provider.region = Some(a.next_value(arg)?),
                 "--" => {
                     o.prompt_parts.extend(args[a.index + 1..].iter().cloned());
                     a.index = args.len();
@@ -470,6 +479,12 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                         o.provider.script = Some(required_inline(&v, "--script")?.into());
                     } else if let Some(v) = inline("--header=") {
                         o.provider.headers.push(parse_header(&v)?);
+                    } else if let Some(v) = inline("--api-version=") {
+                        o.provider.api_version = Some(required_inline(&v, "--api-version")?);
+                    } else if let Some(v) = inline("--project=") {
+                        o.provider.project = Some(required_inline(&v, "--project")?);
+                    } else if let Some(v) = inline("--region=").or_else(|| inline("--location=")) {
+                        o.provider.region = Some(required_inline(&v, "--region")?);
                     } else if let Some(v) = inline("--tag=") {
                         o.tag = Some(v);
                     } else if let Some(v) = inline("--add-dir=") {
@@ -488,6 +503,9 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                     } else if let Some(v) = inline("--mcp-config=") {
                         o.capabilities.mcp_config =
                             Some(required_inline(&v, "--mcp-config")?.into());
+                    } else if let Some(v) = inline("--lsp-config=") {
+                        o.capabilities.lsp_config =
+                            Some(required_inline(&v, "--lsp-config")?.into());
                     } else if let Some(v) = inline("--output-schema=") {
                         o.output_schema = Some(required_inline(&v, "--output-schema")?);
                     } else if let Some(v) = inline("--context-window=") {
@@ -613,18 +631,25 @@ Sandbox (as Codex names it; commands run confined by Landlock and seccomp):
 Extensions (Zero reads hooks and MCP servers from its own files, which work as well):
       --hooks <file>                 A hooks file (Zero's hooks.json or Claude Code's format)
       --mcp-config <file>            MCP servers in the {\"mcpServers\": {...}} format
+      --no-context-files             Read no AGENTS.md / ZERO.md instructions into the prompt
+      --lsp-config <file>            Language servers (JSON) merged onto the built-in table
+      --no-lsp-diagnostics           Do not append a file's errors to the result of an edit
       --context-window <tokens>      Context window of the model (200000, 200k, 1m)
       --auto-compact <percent|off>   Compact the context at this fill level (default 85)
       --output-schema <file>         The final answer must be JSON matching this JSON Schema
 
 Provider selection (Zero keeps these in its config):
-      --provider <id>                openai, openai-responses, anthropic, gemini or scripted
+      --provider <id>                openai, openai-responses, anthropic, gemini, azure,
+                                     azure-responses or scripted
                                      (default: $ZERO_PROVIDER, else scripted)
       --base-url <url>               API base URL (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL)
       --api-key <key>                API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY)
       --script <file>                Script file for the scripted provider (default: the demo)
       --header 'Name: value'         Extra HTTP header for every provider request (repeatable)
       --no-prompt-cache-key          Never send the session id as OpenAI's prompt_cache_key
+      --api-version <version>        Azure OpenAI API version (default: $OPENAI_API_VERSION)
+      --project <id>                 Google Cloud project of Vertex AI
+      --region <region>              Vertex AI location / AWS region of Bedrock (--location)
 
 Sessions live in $XDG_DATA_HOME/zero/sessions (default ~/.local/share/zero/sessions).
 ";

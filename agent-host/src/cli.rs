@@ -1,5 +1,6 @@
 //! The provider flags every binary accepts — `--provider openai|openai-responses|anthropic|
-//! gemini|scripted --model M --base-url URL --api-key KEY --script FILE --header 'N: V'` — as
+//! gemini|azure|azure-responses|scripted --model M --base-url URL --api-key KEY --script FILE
+//! --header 'N: V' --api-version V --project P --region R` — as
 //! one clap [`Args`] struct to flatten, and the clap-free function that turns them into a
 //! provider; and the
 //! capability flags ([`CapabilityArgs`]: `--hooks`, `--mcp-config`, `--sandbox`, …), which
@@ -47,8 +48,8 @@ pub const DEFAULT_PROVIDER: ProviderId = ProviderId::Scripted;
 /// binary that parses its arguments by hand fills the fields itself.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ProviderArgs {
-    /// Provider: openai, openai-responses, anthropic, gemini or scripted (default:
-    /// scripted, the offline demo).
+    /// Provider: openai, openai-responses, anthropic, gemini, azure, azure-responses or
+    /// scripted (default: scripted, the offline demo).
     #[arg(long, value_name = "ID")]
     pub provider: Option<String>,
     /// Model id (default: the provider's default model).
@@ -72,6 +73,18 @@ pub struct ProviderArgs {
     /// the field; by default Responses sends it, Chat Completions to OpenAI's own API only).
     #[arg(long)]
     pub no_prompt_cache_key: bool,
+    /// Azure OpenAI API version (default: $OPENAI_API_VERSION, $AZURE_OPENAI_API_VERSION,
+    /// else 2025-04-01-preview).
+    #[arg(long, value_name = "VERSION")]
+    pub api_version: Option<String>,
+    /// Google Cloud project of --provider vertex (default: $GOOGLE_CLOUD_PROJECT, else the
+    /// service account's).
+    #[arg(long, value_name = "PROJECT")]
+    pub project: Option<String>,
+    /// Region: the location of --provider vertex (default: $GOOGLE_CLOUD_LOCATION, else
+    /// global), the AWS region of --provider bedrock (default: $AWS_REGION, the profile's).
+    #[arg(long, visible_alias = "location", value_name = "REGION")]
+    pub region: Option<String>,
 }
 
 fn parse_header(value: &str) -> Result<CustomHeader, InvalidHeader> {
@@ -222,6 +235,9 @@ impl ProviderArgs {
         agent_providers::headers::register_secrets(&self.headers);
         config.headers = self.headers.clone();
         config.prompt_cache_key = self.no_prompt_cache_key.then_some(false);
+        config.api_version = self.api_version.clone();
+        config.project = self.project.clone();
+        config.region = self.region.clone();
         Ok(config)
     }
 
@@ -339,7 +355,8 @@ mod tests {
             .expect_err("unknown");
         assert_eq!(
             err.to_string(),
-            "unknown provider \"nope\": expected openai, openai-responses, anthropic, gemini or scripted"
+            "unknown provider \"nope\": expected openai, openai-responses, anthropic, gemini, azure, \
+             azure-responses or scripted"
         );
         let err = parse(&[
             "--provider",
@@ -396,6 +413,24 @@ mod tests {
         let names: Vec<&str> = config.headers.iter().map(|h| h.name()).collect();
         assert_eq!(names, ["x-tenant", "x-proxy-key"]);
         assert_eq!(config.prompt_cache_key, Some(false));
+        let config = parse(&[
+            "--api-version",
+            "2024-10-21",
+            "--project",
+            "p1",
+            "--location",
+            "eu",
+        ])
+        .config(&ProviderEnv::NONE, &lookup(&[]))
+        .expect("config");
+        assert_eq!(
+            (
+                config.api_version.as_deref(),
+                config.project.as_deref(),
+                config.region.as_deref()
+            ),
+            (Some("2024-10-21"), Some("p1"), Some("eu"))
+        );
         assert!(agent_core::secrets::registered_secrets()
             .iter()
             .any(|s| s == "pk-hidden-0123456789"));

@@ -26,17 +26,23 @@ pub enum ProviderId {
     Anthropic,
     /// The Gemini API (`gemini`).
     Gemini,
+    /// Azure OpenAI Chat Completions (`azure`).
+    Azure,
+    /// Azure OpenAI Responses (`azure-responses`).
+    AzureResponses,
     /// The scripted provider reading a script file (`scripted`).
     Scripted,
 }
 
 impl ProviderId {
     /// Every id.
-    pub const ALL: [ProviderId; 5] = [
+    pub const ALL: [ProviderId; 7] = [
         Self::OpenAi,
         Self::OpenAiResponses,
         Self::Anthropic,
         Self::Gemini,
+        Self::Azure,
+        Self::AzureResponses,
         Self::Scripted,
     ];
 
@@ -47,6 +53,8 @@ impl ProviderId {
             Self::OpenAiResponses => "openai-responses",
             Self::Anthropic => "anthropic",
             Self::Gemini => "gemini",
+            Self::Azure => "azure",
+            Self::AzureResponses => "azure-responses",
             Self::Scripted => "scripted",
         }
     }
@@ -106,6 +114,12 @@ pub struct ProviderConfig {
     /// (`--no-prompt-cache-key`), `Some(true)` always, `None` decides by server (see
     /// [`ClientConfig::prompt_cache_key`]).
     pub prompt_cache_key: Option<bool>,
+    /// Azure OpenAI's `api-version` (`--api-version`).
+    pub api_version: Option<String>,
+    /// The Google Cloud project of Vertex AI (`--project`).
+    pub project: Option<String>,
+    /// The region: Vertex AI's location, Amazon Bedrock's AWS region (`--region`).
+    pub region: Option<String>,
 }
 
 impl ProviderConfig {
@@ -119,6 +133,9 @@ impl ProviderConfig {
             script: None,
             headers: Vec::new(),
             prompt_cache_key: None,
+            api_version: None,
+            project: None,
+            region: None,
         }
     }
 }
@@ -246,6 +263,7 @@ fn resolve(
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
     };
+    check_settings(config)?;
     let (key_vars, url_var, default_url, default_model) = match config.id {
         ProviderId::Scripted => {
             let provider = match &config.script {
@@ -254,6 +272,7 @@ fn resolve(
             };
             return Ok(Arc::new(provider));
         }
+        ProviderId::Azure | ProviderId::AzureResponses => return resolve_azure(config, http, &env),
         ProviderId::OpenAi | ProviderId::OpenAiResponses => (
             &["OPENAI_API_KEY"][..],
             "OPENAI_BASE_URL",
@@ -274,39 +293,23 @@ fn resolve(
         ),
     };
     let key_var = key_vars.join(" or ");
-    let base_url = config
-        .base_url
-        .clone()
-        .filter(|u| !u.trim().is_empty())
-        .or_else(|| env(url_var))
-        .unwrap_or_else(|| default_url.to_string());
-    let base_url = base_url.trim().trim_end_matches('/').to_string();
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(ConfigError::Invalid(format!(
-            "invalid base URL {base_url:?} for provider {}: it must start with http:// or https://",
-            config.id
-        )));
-    }
-    let api_key = config
-        .api_key
-        .clone()
-        .filter(|k| !k.expose_secret().trim().is_empty())
-        .or_else(|| {
-            key_vars
-                .iter()
-                .find_map(|var| env(var))
-                .map(SecretString::from)
-        });
+    let base_url = checked_url(
+        config,
+        given(&config.base_url)
+            .or_else(|| env(url_var))
+            .unwrap_or_else(|| default_url.to_string()),
+    )?;
+    let api_key = given_key(config).or_else(|| {
+        key_vars
+            .iter()
+            .find_map(|var| env(var))
+            .map(SecretString::from)
+    });
     // Anthropic also takes a bearer token (gateways, OAuth), sent beside any key.
     let auth_token = match config.id {
         ProviderId::Anthropic => env(ENV_ANTHROPIC_AUTH_TOKEN).map(SecretString::from),
         _ => None,
     };
-    for secret in api_key.iter().chain(&auth_token) {
-        // Tool-output scrubbers hide registered secrets: a key passed as `--api-key` is
-        // visible to tools in /proc/<pid>/cmdline.
-        agent_core::secrets::register_secret(secret.expose_secret());
-    }
     if api_key.is_none() && auth_token.is_none() && base_url == default_url {
         let token = match config.id {
             ProviderId::Anthropic => format!(" (or {ENV_ANTHROPIC_AUTH_TOKEN})"),
@@ -317,12 +320,93 @@ fn resolve(
             config.id
         )));
     }
-    let model = config
-        .model
+    let model = given(&config.model).unwrap_or_else(|| default_model.to_string());
+    let client = client_config(config, http, base_url, model, api_key, auth_token);
+    Ok(match config.id {
+        ProviderId::OpenAi => Arc::new(OpenAiProvider::new(client)),
+        ProviderId::OpenAiResponses => Arc::new(OpenAiResponsesProvider::new(client)),
+        ProviderId::Gemini => Arc::new(crate::GeminiProvider::new(client)),
+        _ => Arc::new(AnthropicProvider::new(client)),
+    })
+}
+
+/// A non-blank setting, trimmed.
+pub(crate) fn given(value: &Option<String>) -> Option<String> {
+    value
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+}
+
+/// The key of the config, when it is not blank.
+pub(crate) fn given_key(config: &ProviderConfig) -> Option<SecretString> {
+    config
+        .api_key
         .clone()
-        .filter(|m| !m.trim().is_empty())
-        .unwrap_or_else(|| default_model.to_string());
-    let client = ClientConfig {
+        .filter(|k| !k.expose_secret().trim().is_empty())
+}
+
+/// `url` without a trailing `/`, refused unless it is http(s).
+pub(crate) fn checked_url(config: &ProviderConfig, url: String) -> Result<String, ConfigError> {
+    let url = url.trim().trim_end_matches('/').to_string();
+    match url.starts_with("http://") || url.starts_with("https://") {
+        true => Ok(url),
+        false => Err(ConfigError::Invalid(format!(
+            "invalid base URL {url:?} for provider {}: it must start with http:// or https://",
+            config.id
+        ))),
+    }
+}
+
+/// The settings only some providers take must not be given to others (a flag that would
+/// silently do nothing).
+fn check_settings(config: &ProviderConfig) -> Result<(), ConfigError> {
+    let takes = |setting: &Option<String>, flag: &str, ids: &[ProviderId]| match given(setting)
+        .is_some()
+        && !ids.contains(&config.id)
+    {
+        true => {
+            let names: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
+            Err(ConfigError::Invalid(format!(
+                "{flag} is a setting of provider {}, not of {}",
+                names.join(" and "),
+                config.id
+            )))
+        }
+        false => Ok(()),
+    };
+    takes(
+        &config.api_version,
+        "--api-version",
+        &[ProviderId::Azure, ProviderId::AzureResponses],
+    )?;
+    takes(&config.project, "--project", &PROJECT_PROVIDERS)?;
+    takes(&config.region, "--region", &REGION_PROVIDERS)?;
+    Ok(())
+}
+
+/// The providers that take a project.
+const PROJECT_PROVIDERS: [ProviderId; 0] = [];
+/// The providers that take a region (location).
+const REGION_PROVIDERS: [ProviderId; 0] = [];
+
+/// The [`ClientConfig`] of `config` with these resolved settings; registers every secret
+/// (keys, tokens, secret-looking headers) for scrubbing: a key passed as `--api-key` is
+/// visible to tools in /proc/<pid>/cmdline.
+pub(crate) fn client_config(
+    config: &ProviderConfig,
+    http: &HttpConfig,
+    base_url: String,
+    model: String,
+    api_key: Option<SecretString>,
+    auth_token: Option<SecretString>,
+) -> ClientConfig {
+    for secret in api_key.iter().chain(&auth_token) {
+        agent_core::secrets::register_secret(secret.expose_secret());
+    }
+    crate::headers::register_secrets(&config.headers);
+    ClientConfig {
         base_url,
         api_key,
         auth_token,
@@ -330,13 +414,55 @@ fn resolve(
         http: http.clone(),
         headers: config.headers.clone(),
         prompt_cache_key: config.prompt_cache_key,
-    };
-    crate::headers::register_secrets(&config.headers);
-    Ok(match config.id {
-        ProviderId::OpenAi => Arc::new(OpenAiProvider::new(client)),
-        ProviderId::OpenAiResponses => Arc::new(OpenAiResponsesProvider::new(client)),
-        ProviderId::Gemini => Arc::new(crate::GeminiProvider::new(client)),
-        _ => Arc::new(AnthropicProvider::new(client)),
+    }
+}
+
+/// `azure` and `azure-responses`: endpoint, deployment and credentials are all required.
+fn resolve_azure(
+    config: &ProviderConfig,
+    http: &HttpConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Provider>, ConfigError> {
+    use crate::azure;
+    let id = config.id;
+    let endpoint = given(&config.base_url)
+        .or_else(|| env(azure::ENV_ENDPOINT))
+        .ok_or_else(|| {
+            ConfigError::Missing(format!(
+                "provider {id} needs the resource endpoint: pass --base-url \
+                 https://RESOURCE.openai.azure.com or set {}",
+                azure::ENV_ENDPOINT
+            ))
+        })?;
+    let endpoint = checked_url(config, endpoint)?;
+    let deployment = given(&config.model)
+        .or_else(|| env(azure::ENV_DEPLOYMENT))
+        .ok_or_else(|| {
+            ConfigError::Missing(format!(
+                "provider {id} needs a deployment: pass --model DEPLOYMENT or set {}",
+                azure::ENV_DEPLOYMENT
+            ))
+        })?;
+    let api_key = given_key(config).or_else(|| env(azure::ENV_API_KEY).map(SecretString::from));
+    let token = env(azure::ENV_AD_TOKEN).map(SecretString::from);
+    if api_key.is_none() && token.is_none() {
+        return Err(ConfigError::Missing(format!(
+            "provider {id} needs credentials: pass --api-key or set {} (or {}, an Entra ID token)",
+            azure::ENV_API_KEY,
+            azure::ENV_AD_TOKEN
+        )));
+    }
+    let api_version = given(&config.api_version)
+        .or_else(|| env(azure::ENV_API_VERSION))
+        .or_else(|| env(azure::ENV_AZURE_API_VERSION))
+        .unwrap_or_else(|| azure::DEFAULT_API_VERSION.to_string());
+    let client = azure::client(
+        client_config(config, http, endpoint, deployment, api_key, token),
+        api_version,
+    );
+    Ok(match id {
+        ProviderId::AzureResponses => Arc::new(client.responses()),
+        _ => Arc::new(client.chat()),
     })
 }
 
@@ -552,6 +678,32 @@ mod tests {
                 crate::catalog::DEFAULT_GEMINI_MODEL
             );
         }
+    }
+
+    #[test]
+    fn azure_reads_its_conventional_variables() {
+        let env = env_of(&[
+            ("AZURE_OPENAI_ENDPOINT", "https://r.openai.azure.com/"),
+            ("AZURE_OPENAI_AD_TOKEN", "entra-token-0123456789"),
+            ("AZURE_OPENAI_DEPLOYMENT", "prod-4o"),
+            ("AZURE_OPENAI_API_VERSION", "2024-10-21"),
+        ]);
+        let http = HttpConfig::default();
+        for (id, name) in [
+            (ProviderId::Azure, "azure"),
+            (ProviderId::AzureResponses, "azure-responses"),
+        ] {
+            let provider = resolve(&ProviderConfig::new(id), &http, &env).expect("builds");
+            assert_eq!(provider.id(), name);
+            assert_eq!(provider.models()[0].id, "prod-4o");
+        }
+        assert!(agent_core::secrets::registered_secrets()
+            .iter()
+            .any(|s| s == "entra-token-0123456789"));
+        let err = resolve(&ProviderConfig::new(ProviderId::Azure), &http, &env_of(&[]))
+            .err()
+            .expect("no endpoint");
+        assert!(err.to_string().contains("AZURE_OPENAI_ENDPOINT"), "{err}");
     }
 
     #[test]

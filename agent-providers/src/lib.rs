@@ -5,6 +5,7 @@
 //!   server: Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, DeepSeek, Groq, …) and the
 //!   Responses API ([`openai_responses`] keeps the Responses provider's former path).
 //! - [`anthropic`]: the Anthropic Messages API.
+//! - [`azure`]: Azure OpenAI (Chat Completions and Responses on the [`openai`] client).
 //! - [`gemini`]: the Gemini API (`streamGenerateContent`), whose formats Vertex AI shares.
 //! - [`scripted`]: replays a script of model turns; used by every test and the offline demo.
 //! - [`http`]: the HTTP layer the three APIs share: timeouts, retries with jittered
@@ -32,6 +33,7 @@
 #![warn(missing_docs)]
 
 pub mod anthropic;
+pub mod azure;
 pub mod catalog;
 pub mod config;
 pub mod gemini;

@@ -231,8 +231,29 @@ fn provider_headers_and_the_cache_key_flag() {
     let names: Vec<&str> = o.provider.headers.iter().map(|h| h.name()).collect();
     assert_eq!(names, ["x-tenant", "x-other"]);
     assert!(o.provider.no_prompt_cache_key);
+    let o = ok(&["--api-version=v1", "--project", "p", "--location=eu", "p"]);
+    assert_eq!(o.provider.api_version.as_deref(), Some("v1"));
+    assert_eq!(o.provider.project.as_deref(), Some("p"));
+    assert_eq!(o.provider.region.as_deref(), Some("eu"));
     assert_eq!(
         err(&["--header", "nocolon", "p"]).message,
         "--header: invalid header \"nocolon\": expected 'Name: value'"
     );
+}
+
+#[test]
+fn language_server_flags() {
+    let o = ok(&["--lsp-config", "l.json", "--no-lsp-diagnostics", "p"]);
+    assert_eq!(
+        o.capabilities.lsp_config.as_deref(),
+        Some(std::path::Path::new("l.json"))
+    );
+    assert!(o.capabilities.no_lsp_diagnostics);
+    let o = ok(&["--lsp-config=x.json", "p"]);
+    assert_eq!(
+        o.capabilities.lsp_config.as_deref(),
+        Some(std::path::Path::new("x.json"))
+    );
+    assert!(!o.capabilities.no_lsp_diagnostics);
+    assert!(err(&["--lsp-config=", "p"]).message.contains("--lsp-config"));
 }

@@ -41,12 +41,27 @@ pub(crate) enum Api {
 pub struct OpenAiClient {
     config: Arc<ClientConfig>,
     http: Arc<HttpClient>,
+    service: Service,
+}
+
+/// Whose API the client talks to: OpenAI's (and every compatible server), or Azure
+/// OpenAI's, which differs only in its URLs and its `api-key` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Service {
+    /// `{base_url}/chat/completions`, `{base_url}/responses`, `Authorization: Bearer`.
+    OpenAi,
+    /// Azure OpenAI (see [`crate::azure`]).
+    Azure {
+        /// The `api-version` of the deployments API.
+        api_version: String,
+    },
 }
 
 impl std::fmt::Debug for OpenAiClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiClient")
             .field("config", &self.config)
+            .field("service", &self.service)
             .finish()
     }
 }
@@ -55,9 +70,24 @@ impl OpenAiClient {
     /// A client talking to `config.base_url`. The HTTP client (and its TLS setup) is built
     /// on first use.
     pub fn new(config: ClientConfig) -> Self {
+        Self::with_service(config, Service::OpenAi)
+    }
+
+    pub(crate) fn with_service(config: ClientConfig, service: Service) -> Self {
         Self {
             http: Arc::new(HttpClient::new(config.http.clone())),
             config: Arc::new(config),
+            service,
+        }
+    }
+
+    /// The provider id of `api` on this client's service.
+    pub(crate) fn provider_id(&self, api: Api) -> &'static str {
+        match (&self.service, api) {
+            (Service::OpenAi, Api::Chat) => "openai",
+            (Service::OpenAi, Api::Responses) => "openai-responses",
+            (Service::Azure { .. }, Api::Chat) => "azure",
+            (Service::Azure { .. }, Api::Responses) => "azure-responses",
         }
     }
 
@@ -66,9 +96,10 @@ impl OpenAiClient {
         &self.config
     }
 
-    /// Whether this is OpenAI's own API rather than a compatible server.
+    /// Whether this is OpenAI's own API (or Azure's) rather than a compatible server.
     pub(crate) fn is_openai(&self) -> bool {
-        self.config.base_url.contains("api.openai.com")
+        matches!(self.service, Service::Azure { .. })
+            || self.config.base_url.contains("api.openai.com")
     }
 
     /// The `prompt_cache_key` of `request` on `api`: its session id, unless the config turns
@@ -106,26 +137,56 @@ impl OpenAiClient {
         }
     }
 
-    /// Streams one POST of `body` to `path` (below the base URL), decoded by `decoder`.
+    /// Streams one POST of `body` to `api` for `model`, decoded by `decoder`.
     pub(crate) fn stream<D: Decoder>(
         &self,
-        path: &str,
+        api: Api,
+        model: &str,
         body: &impl Serialize,
         decoder: D,
     ) -> ProviderStream {
-        drive(self.http.clone(), self.prepare(path, body), decoder)
+        drive(self.http.clone(), self.prepare(api, model, body), decoder)
     }
 
-    fn prepare(&self, path: &str, body: &impl Serialize) -> Result<PreparedRequest, ProviderError> {
+    /// Where `api` is for `model`.
+    fn url(&self, api: Api, model: &str) -> String {
+        match (&self.service, api) {
+            (Service::OpenAi, Api::Chat) => self.config.url("chat/completions"),
+            (Service::OpenAi, Api::Responses) => self.config.url("responses"),
+            (Service::Azure { api_version }, Api::Chat) => {
+                crate::azure::chat_url(&self.config.base_url, model, api_version)
+            }
+            (Service::Azure { .. }, Api::Responses) => {
+                crate::azure::responses_url(&self.config.base_url)
+            }
+        }
+    }
+
+    fn prepare(
+        &self,
+        api: Api,
+        model: &str,
+        body: &impl Serialize,
+    ) -> Result<PreparedRequest, ProviderError> {
         let mut headers = HeaderMap::new();
         let mut secrets = Vec::new();
+        let key_header = match self.service {
+            Service::OpenAi => ("authorization", "Bearer "),
+            Service::Azure { .. } => ("api-key", ""),
+        };
         if let Some(key) = &self.config.api_key {
-            let (name, value) = secret_header("authorization", "Bearer ", key)?;
+            let (name, value) = secret_header(key_header.0, key_header.1, key)?;
             headers.insert(name, value);
             secrets.push(key.clone());
         }
+        // Azure's Microsoft Entra ID token.
+        if let (Service::Azure { .. }, Some(token)) = (&self.service, &self.config.auth_token) {
+            let (name, value) = secret_header("authorization", "Bearer ", token)?;
+            headers.insert(name, value);
+            secrets.push(token.clone());
+        }
         self.config.apply_headers(&mut headers, &mut secrets);
-        PreparedRequest::json(self.config.url(path), headers, body, secrets)
+        PreparedRequest::json(self.url(api, model), headers, body, secrets)
     }
 
     /// The configured model first, then the rest of the OpenAI catalogue, as `provider`.

@@ -16,7 +16,7 @@
 //! `text.format: {type: "json_schema", name, schema, strict}`).
 
 pub mod chat;
-mod client;
+pub(crate) mod client;
 pub mod responses;
 
 pub use chat::OpenAiProvider;

@@ -3,6 +3,7 @@
 mod common;
 
 mod anthropic;
+mod azure;
 mod end_to_end;
 mod fixtures;
 mod gemini;

@@ -89,19 +89,23 @@ impl OpenAiProvider {
 
 impl Provider for OpenAiProvider {
     fn id(&self) -> &str {
-        "openai"
+        self.client.provider_id(Api::Chat)
     }
 
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
+        let body = self.body(&request);
         self.client
-            .stream("chat/completions", &self.body(&request), ChatDecoder::new())
+            .stream(Api::Chat, &body.model, &body, ChatDecoder::new())
     }
 
     fn models(&self) -> Vec<ModelInfo> {
-        self.client.models("openai")
+        self.client.models(self.client.provider_id(Api::Chat))
     }
 
     fn model_info(&self, model: &str) -> Option<ModelInfo> {
-        Some(self.client.model_info("openai", model))
+        Some(
+            self.client
+                .model_info(self.client.provider_id(Api::Chat), model),
+        )
     }
 }

@@ -94,19 +94,23 @@ impl OpenAiResponsesProvider {
 
 impl Provider for OpenAiResponsesProvider {
     fn id(&self) -> &str {
-        "openai-responses"
+        self.client.provider_id(Api::Responses)
     }
 
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
+        let body = self.body(&request);
         self.client
-            .stream("responses", &self.body(&request), ResponsesDecoder::new())
+            .stream(Api::Responses, &body.model, &body, ResponsesDecoder::new())
     }
 
     fn models(&self) -> Vec<ModelInfo> {
-        self.client.models("openai-responses")
+        self.client.models(self.client.provider_id(Api::Responses))
     }
 
     fn model_info(&self, model: &str) -> Option<ModelInfo> {
-        Some(self.client.model_info("openai-responses", model))
+        Some(
+            self.client
+                .model_info(self.client.provider_id(Api::Responses), model),
+        )
     }
 }

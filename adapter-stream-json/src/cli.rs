@@ -78,9 +78,6 @@ pub struct ExecOptions {
     pub disabled_tools: Vec<String>,
     /// `--list-tools`.
     pub list_tools: bool,
-    /// `--no-context-files`: no `AGENTS.md` / `ZERO.md` instructions in the system prompt
-    /// (this SDK's extension; `zero exec` always reads them).
-    pub no_context_files: bool,
     /// `--resume <id>`.
     pub resume: Option<String>,
     /// `--resume` without an id.
@@ -334,7 +331,6 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 "-h" | "--help" | "help" => return Ok(true),
                 "--skip-permissions-unsafe" => o.skip_permissions_unsafe = true,
                 "--list-tools" => o.list_tools = true,
-                "--no-context-files" => o.no_context_files = true,
                 "--plan" => o.plan = true,
                 // Accepted for compatibility with Zero's command lines; they change nothing here.
                 "--allow-escalation"
@@ -373,8 +369,6 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 }
                 "--hooks" => o.capabilities.hooks = Some(a.next_value(arg)?.into()),
                 "--mcp-config" => o.capabilities.mcp_config = Some(a.next_value(arg)?.into()),
-                "--lsp-config" => o.capabilities.lsp_config = Some(a.next_value(arg)?.into()),
-                "--no-lsp-diagnostics" => o.capabilities.no_lsp_diagnostics = true,
                 "--output-schema" => o.output_schema = Some(a.next_value(arg)?),
                 "--context-window" => {
                     o.capabilities.context_window =
@@ -503,9 +497,6 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                     } else if let Some(v) = inline("--mcp-config=") {
                         o.capabilities.mcp_config =
                             Some(required_inline(&v, "--mcp-config")?.into());
-                    } else if let Some(v) = inline("--lsp-config=") {
-                        o.capabilities.lsp_config =
-                            Some(required_inline(&v, "--lsp-config")?.into());
                     } else if let Some(v) = inline("--output-schema=") {
                         o.output_schema = Some(required_inline(&v, "--output-schema")?);
                     } else if let Some(v) = inline("--context-window=") {
@@ -631,9 +622,6 @@ Sandbox (as Codex names it; commands run confined by Landlock and seccomp):
 Extensions (Zero reads hooks and MCP servers from its own files, which work as well):
       --hooks <file>                 A hooks file (Zero's hooks.json or Claude Code's format)
       --mcp-config <file>            MCP servers in the {\"mcpServers\": {...}} format
-      --no-context-files             Read no AGENTS.md / ZERO.md instructions into the prompt
-      --lsp-config <file>            Language servers (JSON) merged onto the built-in table
-      --no-lsp-diagnostics           Do not append a file's errors to the result of an edit
       --context-window <tokens>      Context window of the model (200000, 200k, 1m)
       --auto-compact <percent|off>   Compact the context at this fill level (default 85)
       --output-schema <file>         The final answer must be JSON matching this JSON Schema

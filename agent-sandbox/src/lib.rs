@@ -237,6 +237,45 @@ pub fn prepare_std(
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
+    confine_std(cmd, sandbox, roots)
+}
+
+/// [`prepare`] for a command on a pseudo-terminal: the child leads a session of its own
+/// (`setsid`, so its process group id is its pid, as with [`prepare`]) and makes the
+/// terminal on its standard input its controlling terminal, so the terminal's line
+/// discipline delivers Ctrl-C to it; then the sandbox is applied as [`prepare`] does. Set
+/// the command's standard input to the terminal before spawning it.
+pub fn prepare_session(
+    cmd: &mut tokio::process::Command,
+    sandbox: &SandboxContext,
+    roots: &Roots,
+) -> Result<Confinement, SandboxError> {
+    cmd.kill_on_drop(true);
+    #[cfg(unix)]
+    {
+        // SAFETY: setsid and ioctl are async-signal-safe system calls; the closure touches
+        // no memory of the parent. It runs before the sandbox's own pre-exec steps.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::isatty(0) == 1 && libc::ioctl(0, libc::TIOCSCTTY as _, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    confine_std(cmd.as_std_mut(), sandbox, roots)
+}
+
+/// The sandbox part of [`prepare_std`] and [`prepare_session`].
+fn confine_std(
+    cmd: &mut std::process::Command,
+    sandbox: &SandboxContext,
+    roots: &Roots,
+) -> Result<Confinement, SandboxError> {
     let policy = &sandbox.policy;
     if !policy.confines() {
         return Ok(Confinement::none(policy.mode, policy.network));

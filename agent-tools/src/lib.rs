@@ -23,6 +23,8 @@
 mod bash;
 mod classify;
 mod common;
+#[cfg(unix)]
+mod exec;
 mod fs;
 mod image;
 mod patch;
@@ -36,6 +38,11 @@ mod workspace;
 pub use bash::{Bash, BashArgs, SandboxPermissions, PROGRESS_INTERVAL};
 pub use classify::{classify_command, CommandAssessment, NETWORK_REASON, SHELL_REASON};
 pub use common::{ToolsConfig, DEFAULT_BASH_TIMEOUT, MAX_BASH_TIMEOUT};
+#[cfg(unix)]
+pub use exec::{
+    exec_tools, ExecCommand, ExecCommandArgs, ExecError, ExecSessionInfo, ExecSessions, WriteStdin,
+    WriteStdinArgs, MAX_EXEC_SESSIONS, MAX_SESSION_BUFFER,
+};
 pub use fs::{
     EditFile, EditFileArgs, ReadFile, ReadFileArgs, WriteFile, WriteFileArgs, DEFAULT_READ_LIMIT,
     EDIT_FILE_REASON, MAX_LINE_CHARS, WRITE_FILE_REASON,

@@ -37,7 +37,7 @@ pub enum ToolSetError {
 /// use agent_tools::ToolSet;
 ///
 /// let tools = ToolSet::defaults("/tmp/project")
-///     .filter(None, &["bash".to_string()])
+///     .filter(None, &["bash".to_string(), "exec_command".into(), "write_stdin".into()])
 ///     .unwrap();
 /// assert_eq!(
 ///     tools.names(),
@@ -51,6 +51,9 @@ pub enum ToolSetError {
 pub struct ToolSet {
     config: Arc<ToolsConfig>,
     tools: Vec<Arc<dyn Tool>>,
+    /// The live processes of `exec_command`, when the set has it.
+    #[cfg(unix)]
+    exec: Option<crate::exec::ExecSessions>,
 }
 
 impl Default for ToolSet {
@@ -71,7 +74,8 @@ impl std::fmt::Debug for ToolSet {
 
 impl ToolSet {
     /// The default coding tools confined to `workspace`: read_file, write_file, edit_file,
-    /// apply_patch, list_dir, glob, grep, view_image, bash, plan and web_fetch.
+    /// apply_patch, list_dir, glob, grep, view_image, bash, exec_command and write_stdin (on
+    /// Unix), plan and web_fetch.
     pub fn defaults(workspace: impl Into<PathBuf>) -> Self {
         Self::with_config(ToolsConfig::new(workspace))
     }
@@ -96,10 +100,27 @@ impl ToolSet {
             Arc::new(Plan::new(config.clone())),
             Arc::new(WebFetch::new(config.clone())),
         ];
+        #[cfg(unix)]
+        let sessions = {
+            let (exec, stdin) = crate::exec::exec_tools(config.clone());
+            let sessions = exec.sessions().clone();
+            let at = tools
+                .iter()
+                .position(|t| t.name() == "bash")
+                .map_or(tools.len(), |i| i + 1);
+            tools.insert(at, Arc::new(stdin));
+            tools.insert(at, Arc::new(exec));
+            sessions
+        };
         if let Some(backend) = web_search {
             tools.push(Arc::new(WebSearch::new(config.clone(), backend)));
         }
-        Self { config, tools }
+        Self {
+            config,
+            tools,
+            #[cfg(unix)]
+            exec: Some(sessions),
+        }
     }
 
     /// A builder for the default tools with non-default settings.
@@ -115,6 +136,8 @@ impl ToolSet {
         Self {
             config: Arc::new(ToolsConfig::new(workspace)),
             tools: Vec::new(),
+            #[cfg(unix)]
+            exec: None,
         }
     }
 
@@ -188,6 +211,14 @@ impl ToolSet {
     pub fn config(&self) -> &ToolsConfig {
         &self.config
     }
+
+    /// The live processes of this set's `exec_command` (none when the set has no
+    /// `exec_command`). They are killed, with their process groups, when the last tool
+    /// sharing them is dropped, or by [`ExecSessions::stop_all`](crate::ExecSessions::stop_all).
+    #[cfg(unix)]
+    pub fn exec_sessions(&self) -> Option<&crate::exec::ExecSessions> {
+        self.exec.as_ref()
+    }
 }
 
 /// Builds a [`ToolSet`] of the default tools with non-default settings.
@@ -246,6 +277,8 @@ impl ToolSetBuilder {
         ToolSet {
             config: Arc::new(self.config),
             tools: Vec::new(),
+            #[cfg(unix)]
+            exec: None,
         }
     }
 }

@@ -56,6 +56,8 @@ fn defaults_in_order_with_schemas_and_side_effects() {
             "grep",
             "view_image",
             "bash",
+            "exec_command",
+            "write_stdin",
             "plan",
             "web_fetch"
         ]
@@ -101,6 +103,18 @@ fn defaults_in_order_with_schemas_and_side_effects() {
         ),
         ("plan", SideEffect::None, vec!["plan"], vec!["explanation"]),
         ("view_image", SideEffect::Read, vec!["path"], vec![]),
+        (
+            "exec_command",
+            SideEffect::Shell,
+            vec!["cmd"],
+            vec!["workdir", "yield_time_ms", "max_output_tokens", "tty"],
+        ),
+        (
+            "write_stdin",
+            SideEffect::Shell,
+            vec![],
+            vec!["session_id", "chars", "yield_time_ms", "max_output_tokens"],
+        ),
         (
             "web_fetch",
             SideEffect::Network,

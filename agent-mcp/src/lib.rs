@@ -82,6 +82,7 @@
 
 mod client;
 pub mod config;
+pub mod elicit;
 mod manager;
 mod naming;
 pub mod oauth;
@@ -93,6 +94,7 @@ pub use config::{
     McpServerConfig, McpServerEntry, McpServers, McpTransport, SecretMap, TransportKind,
     ZeroMcpConfig,
 };
+pub use elicit::{AcceptDefaults, ElicitationAnswer, ElicitationRequest, Elicitor};
 pub use manager::{
     McpManager, McpOptions, McpToolInfo, ServerState, ServerStatus, DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::client::{self, ClientError, Connection, RemoteTool};
 use crate::config::{ConfigError, McpServerConfig, McpTransport, TransportKind};
+use crate::elicit::Elicitor;
 use crate::naming;
 use crate::oauth::OAuthOptions;
 use crate::tool::{as_dyn, McpTool};
@@ -23,7 +24,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How a manager connects and calls.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct McpOptions {
     /// Bound on starting one server, the handshake and the first `tools/list` (also on a
     /// later re-listing). A server that takes longer is skipped with a warning.
@@ -41,6 +42,24 @@ pub struct McpOptions {
     /// How servers that ask for OAuth are authorized, and where their tokens are kept
     /// (in memory by default). See [`crate::oauth`].
     pub oauth: OAuthOptions,
+    /// Where servers' questions (`elicitation/create`) go; `None` (the default): nobody is
+    /// asked, the capability is not advertised and a server that asks is declined. See
+    /// [`crate::elicit`].
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+}
+
+impl std::fmt::Debug for McpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpOptions")
+            .field("connect_timeout", &self.connect_timeout)
+            .field("call_timeout", &self.call_timeout)
+            .field("cwd", &self.cwd)
+            .field("output_cap", &self.output_cap)
+            .field("sandbox", &self.sandbox)
+            .field("oauth", &self.oauth)
+            .field("elicitor", &self.elicitor.as_ref().map(|_| "set"))
+            .finish()
+    }
 }
 
 impl Default for McpOptions {
@@ -52,6 +71,7 @@ impl Default for McpOptions {
             output_cap: agent_tools::DEFAULT_OUTPUT_CAP,
             sandbox: None,
             oauth: OAuthOptions::default(),
+            elicitor: None,
         }
     }
 }
@@ -80,6 +100,12 @@ impl McpOptions {
     /// Sets the OS sandbox of stdio servers without a policy of their own.
     pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
         self.sandbox = Some(policy);
+        self
+    }
+
+    /// Sends servers' questions to `elicitor` (and advertises the capability).
+    pub fn elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> Self {
+        self.elicitor = Some(elicitor);
         self
     }
 
@@ -406,6 +432,7 @@ impl McpManager {
             let (flag, dirty, cwd) = (flag.clone(), dirty.clone(), cwd.clone());
             let sandbox = sandbox.clone();
             let auth = crate::oauth::authorizer_for(server, &options.oauth);
+            let elicitor = options.elicitor.clone();
             async move {
                 let on_list_changed: client::OnListChanged = Arc::new(move || {
                     flag.store(true, Ordering::SeqCst);
@@ -415,6 +442,8 @@ impl McpManager {
                 let hooks = client::Hooks {
                     on_list_changed,
                     auth,
+                    elicitor,
+                    on_catalog_changed: None,
                 };
                 let attempt = async {
                     let connection = client::connect(server, &cwd, sandbox.as_ref(), hooks).await?;

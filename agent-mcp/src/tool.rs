@@ -154,7 +154,7 @@ impl Tool for McpTool {
             }
         };
         drop(shared);
-        let call = connection.call_tool(&self.remote.name, arguments, &ctx.cancel);
+        let call = connection.call_tool(&self.remote.name, arguments, &ctx.cancel, &ctx.progress);
         let result = match self.call_timeout {
             Some(limit) => match tokio::time::timeout(limit, call).await {
                 Ok(result) => result,

@@ -51,7 +51,7 @@ const SCENARIOS: &[&str] = &[
 /// Scenarios known to fail, while the client is being completed (the suite's own
 /// "expected failures" baseline): one of them failing is reported and passes; one of them
 /// passing fails the test, so the list only shrinks.
-const EXPECTED_FAILURES: &[&str] = &["elicitation-sep1034-client-defaults"];
+const EXPECTED_FAILURES: &[&str] = &[];
 
 /// Scenarios that measure the client's timing and run alone, after the others.
 const ALONE: &[&str] = &["sse-retry"];
@@ -364,7 +364,7 @@ mod driver {
 mod client {
     use agent_core::{Agent, AgentEvent, PermissionMode};
     use agent_mcp::oauth::{OAuthConfig, OAuthOptions};
-    use agent_mcp::{McpManager, McpOptions, McpServerConfig, ServerState};
+    use agent_mcp::{AcceptDefaults, McpManager, McpOptions, McpServerConfig, ServerState};
     use agent_providers::{ClientConfig, OpenAiProvider};
     use serde_json::json;
     use test_support::{MockModel, Reply};
@@ -426,9 +426,12 @@ mod client {
             .store(store.path())
             .client_metadata_url(CLIENT_METADATA_URL)
             .callback_timeout(Duration::from_secs(20));
+        // The run goes ahead unattended, as `exec --skip-permissions-unsafe` does: a server's
+        // question is answered with its schema's defaults.
         let options = McpOptions::new(std::env::temp_dir())
             .connect_timeout(Duration::from_secs(20))
-            .oauth(oauth);
+            .oauth(oauth)
+            .elicitor(std::sync::Arc::new(AcceptDefaults));
         let manager = McpManager::connect(vec![config], options)
             .await
             .map_err(|e| e.to_string())?;

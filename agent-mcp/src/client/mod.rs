@@ -6,17 +6,26 @@
 
 mod auth;
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::sandbox::SandboxPolicy;
+use agent_core::tool::ProgressSink;
 use async_trait::async_trait;
 use rmcp::model::{
-    CallToolRequestParams, ClientConfig, ContentBlock, Implementation, JsonRpcMessage,
-    PaginatedRequestParams, ProtocolVersion, ResourceContents, ServerNotification,
+    CallToolRequestParams, ClientConfig, ContentBlock, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    JsonRpcMessage, NumberOrString, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, RequestMetaObject, ResourceContents, ServerNotification,
 };
+// Logging is deprecated by a later spec (SEP-2577); 2025-11-25 servers still send it.
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::service::{RoleClient, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
@@ -30,6 +39,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{McpServerConfig, McpTransport, SecretMap};
+use crate::elicit::{ElicitationAnswer, ElicitationRequest, Elicitor};
 use crate::oauth::Authorizer;
 use crate::process::{self, ServerProcess};
 
@@ -129,6 +139,7 @@ pub(crate) trait Connection: Send + Sync + 'static {
         name: &str,
         arguments: Option<Map<String, Value>>,
         cancel: &CancellationToken,
+        progress: &ProgressSink,
     ) -> Result<Option<RemoteResult>, ClientError>;
 
     /// Whether the connection is gone.
@@ -157,6 +168,11 @@ pub(crate) struct Hooks {
     pub(crate) on_list_changed: OnListChanged,
     /// The OAuth state of an HTTP server that may ask for it.
     pub(crate) auth: Option<Arc<Authorizer>>,
+    /// Where the server's questions go (`None`: nobody to ask; the capability is not
+    /// advertised).
+    pub(crate) elicitor: Option<Arc<dyn Elicitor>>,
+    /// Called on `notifications/resources/list_changed` and `…/prompts/list_changed`.
+    pub(crate) on_catalog_changed: Option<OnListChanged>,
 }
 
 /// Opens a connection (spawning the process for stdio, under its own sandbox policy or
@@ -168,11 +184,19 @@ pub(crate) async fn connect(
     sandbox: Option<&SandboxPolicy>,
     hooks: Hooks,
 ) -> Result<Arc<dyn Connection>, ClientError> {
-    let handler = Handler;
     let Hooks {
         on_list_changed,
         auth,
+        elicitor,
+        on_catalog_changed,
     } = hooks;
+    let progress = Progress::default();
+    let handler = Handler {
+        server: config.name.clone(),
+        elicitor,
+        progress: progress.clone(),
+        on_catalog_changed,
+    };
     match &config.transport {
         McpTransport::Stdio {
             command,
@@ -196,7 +220,12 @@ pub(crate) async fn connect(
                 on_list_changed,
             };
             match handler.serve(transport).await {
-                Ok(service) => Ok(Arc::new(RmcpConnection::new(service, Some(process), None))),
+                Ok(service) => Ok(Arc::new(RmcpConnection::new(
+                    service,
+                    Some(process),
+                    None,
+                    progress,
+                ))),
                 Err(err) => {
                     process.settle(SETTLE).await;
                     let mut reason = match process.exit_status() {
@@ -241,7 +270,7 @@ pub(crate) async fn connect(
                     None => ClientError::Failed(format!("initialize failed: {}", init_error(&err))),
                 }
             })?;
-            Ok(Arc::new(RmcpConnection::new(service, None, auth)))
+            Ok(Arc::new(RmcpConnection::new(service, None, auth, progress)))
         }
         McpTransport::Sse { .. } => Err(ClientError::Failed(
             "the legacy HTTP+SSE transport is not supported; use the server's streamable HTTP \
@@ -339,8 +368,22 @@ fn header_map(
     Ok(map)
 }
 
-/// Our side of the session: the client's identity, and nothing else to serve.
-struct Handler;
+/// Our side of the session: the client's identity and capabilities, the answers to the
+/// server's requests (elicitation), and its notifications (progress, logging, the other
+/// lists' changes).
+struct Handler {
+    server: String,
+    elicitor: Option<Arc<dyn Elicitor>>,
+    /// The progress sinks of the calls in flight, by progress token.
+    progress: Progress,
+    on_catalog_changed: Option<OnListChanged>,
+}
+
+/// The progress sinks of a connection's calls in flight, by progress token.
+type Progress = Arc<Mutex<HashMap<String, ProgressSink>>>;
+
+/// Longest log message of a server passed on.
+const MAX_LOG: usize = 2000;
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
@@ -349,7 +392,115 @@ impl ClientHandler for Handler {
         // list_changed only to explicit subscriptions.
         info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         info.client_info = Implementation::new("agent-sdk", env!("CARGO_PKG_VERSION"));
+        // Advertised only where someone can answer.
+        if self.elicitor.is_some() {
+            info.capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
         info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let decline = Ok(ElicitResult::new(ElicitationAction::Decline));
+        let (
+            Some(elicitor),
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            },
+        ) = (&self.elicitor, request)
+        else {
+            // Nobody to ask, or URL mode (not advertised).
+            return decline;
+        };
+        let schema = match serde_json::to_value(&requested_schema) {
+            Ok(Value::Object(schema)) => schema,
+            _ => return decline,
+        };
+        let question = ElicitationRequest {
+            server: self.server.clone(),
+            message,
+            schema: schema.clone(),
+        };
+        match elicitor.elicit(question).await {
+            ElicitationAnswer::Accept(content) => match crate::elicit::check(&schema, content) {
+                Ok(content) => Ok(ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(Value::Object(content))),
+                Err(why) => {
+                    tracing::warn!(server = %self.server, %why, "MCP elicitation answer declined");
+                    decline
+                }
+            },
+            ElicitationAnswer::Decline => decline,
+            ElicitationAnswer::Cancel => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+        }
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let token = match &params.progress_token.0 {
+            NumberOrString::String(s) => s.to_string(),
+            NumberOrString::Number(n) => n.to_string(),
+        };
+        let sink = self
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&token)
+            .cloned();
+        let Some(sink) = sink else {
+            return;
+        };
+        let amount = match params.total {
+            Some(total) => format!("{}/{}", params.progress, total),
+            None => params.progress.to_string(),
+        };
+        sink.status(match params.message {
+            Some(message) => format!("{message} ({amount})"),
+            None => amount,
+        });
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let text = match &params.data {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let text: String = text.chars().take(MAX_LOG).collect();
+        let text = agent_tools::scrub_secrets_cow(&text).into_owned();
+        let server = &self.server;
+        let logger = params.logger.as_deref().unwrap_or("");
+        match params.level {
+            LoggingLevel::Debug => tracing::debug!(%server, logger, "{text}"),
+            LoggingLevel::Info | LoggingLevel::Notice => tracing::info!(%server, logger, "{text}"),
+            LoggingLevel::Warning => tracing::warn!(%server, logger, "{text}"),
+            _ => tracing::error!(%server, logger, "{text}"),
+        }
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(changed) = &self.on_catalog_changed {
+            changed();
+        }
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(changed) = &self.on_catalog_changed {
+            changed();
+        }
     }
 }
 
@@ -398,6 +549,24 @@ struct RmcpConnection {
     process: Mutex<Option<ServerProcess>>,
     pid: Option<u32>,
     auth: Option<Arc<Authorizer>>,
+    progress: Progress,
+    /// The last progress token used.
+    calls: AtomicU64,
+}
+
+/// Removes a call's progress sink when the call ends, however it ends.
+struct Tracked<'a> {
+    progress: &'a Progress,
+    token: String,
+}
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.token);
+    }
 }
 
 impl RmcpConnection {
@@ -405,6 +574,7 @@ impl RmcpConnection {
         service: RunningService<RoleClient, Handler>,
         process: Option<ServerProcess>,
         auth: Option<Arc<Authorizer>>,
+        progress: Progress,
     ) -> Self {
         Self {
             peer: service.peer().clone(),
@@ -412,6 +582,8 @@ impl RmcpConnection {
             service: tokio::sync::Mutex::new(Some(service)),
             process: Mutex::new(process),
             auth,
+            progress,
+            calls: AtomicU64::new(0),
         }
     }
 
@@ -488,9 +660,23 @@ impl Connection for RmcpConnection {
         name: &str,
         arguments: Option<Map<String, Value>>,
         cancel: &CancellationToken,
+        progress: &ProgressSink,
     ) -> Result<Option<RemoteResult>, ClientError> {
         let mut params = CallToolRequestParams::new(name.to_string());
         params.arguments = arguments;
+        // The server's notifications/progress for this call become its progress lines.
+        let token = format!("call-{}", self.calls.fetch_add(1, Ordering::Relaxed) + 1);
+        params.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(
+            NumberOrString::String(token.as_str().into()),
+        )));
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token.clone(), progress.clone());
+        let _tracked = Tracked {
+            progress: &self.progress,
+            token,
+        };
         // Dropping the request future (on cancel) sends notifications/cancelled.
         let call = self.peer.call_tool(params);
         tokio::select! {

@@ -253,6 +253,10 @@ pub const UNKNOWN_MAX_OUTPUT: u32 = 8_192;
 /// The entry whose figures apply to `model` exactly: its id, an alias, its `-latest`
 /// alias, or one of the snapshots it lists.
 pub fn exact(model: &str) -> Option<&'static ModelSpec> {
+    // Vertex AI writes a snapshot as `claude-sonnet-4-5@20250929`.
+    if model.contains('@') {
+        return exact(&model.replace('@', "-"));
+    }
     let base = model.strip_suffix("-latest").unwrap_or(model);
     let id = ALIASES
         .iter()
@@ -267,6 +271,9 @@ pub fn exact(model: &str) -> Option<&'static ModelSpec> {
 /// suffix (a snapshot the catalogue does not list, whose limits and request parameters are
 /// taken to be its family's; its prices are not, see [`model_info`]).
 pub fn lookup(model: &str) -> Option<&'static ModelSpec> {
+    if model.contains('@') {
+        return lookup(&model.replace('@', "-"));
+    }
     exact(model).or_else(|| exact(strip_snapshot(model)?))
 }
 
@@ -324,6 +331,33 @@ pub fn model_info(provider: &str, family: Family, model: &str) -> ModelInfo {
             pricing: None,
         },
     }
+}
+
+/// Claude models whose regional (non-`global`) endpoints on Vertex AI and Amazon Bedrock
+/// cost 10 % more than the global ones (the vendors' price pages).
+const REGIONAL_PREMIUM: &[&str] = &["claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5"];
+
+/// `pricing` with the regional premium of `spec` applied when `regional`.
+fn regional(pricing: Option<Pricing>, spec: Option<&ModelSpec>, regional: bool) -> Option<Pricing> {
+    let premium = regional && spec.is_some_and(|s| REGIONAL_PREMIUM.contains(&s.id));
+    pricing.map(|p| match premium {
+        true => price(
+            p.input * 1.1,
+            p.output * 1.1,
+            p.cache_read * 1.1,
+            p.cache_write * 1.1,
+        ),
+        false => p,
+    })
+}
+
+/// The [`ModelInfo`] of a Claude model on Vertex AI (`claude-sonnet-4-5@20250929`, the
+/// `@` form of Anthropic's snapshot id) in `location`: Anthropic's limits and prices, with
+/// the regional premium outside `global`.
+pub fn vertex_claude_info(model: &str, location: &str) -> ModelInfo {
+    let mut info = model_info("vertex", Family::Anthropic, model);
+    info.pricing = regional(info.pricing, lookup(model), location != "global");
+    info
 }
 
 /// The configured model first, then the rest of the family's catalogue.

@@ -30,19 +30,22 @@ pub enum ProviderId {
     Azure,
     /// Azure OpenAI Responses (`azure-responses`).
     AzureResponses,
+    /// Vertex AI: Gemini and Anthropic models in Google Cloud (`vertex`).
+    Vertex,
     /// The scripted provider reading a script file (`scripted`).
     Scripted,
 }
 
 impl ProviderId {
     /// Every id.
-    pub const ALL: [ProviderId; 7] = [
+    pub const ALL: [ProviderId; 8] = [
         Self::OpenAi,
         Self::OpenAiResponses,
         Self::Anthropic,
         Self::Gemini,
         Self::Azure,
         Self::AzureResponses,
+        Self::Vertex,
         Self::Scripted,
     ];
 
@@ -55,6 +58,7 @@ impl ProviderId {
             Self::Gemini => "gemini",
             Self::Azure => "azure",
             Self::AzureResponses => "azure-responses",
+            Self::Vertex => "vertex",
             Self::Scripted => "scripted",
         }
     }
@@ -273,6 +277,7 @@ fn resolve(
             return Ok(Arc::new(provider));
         }
         ProviderId::Azure | ProviderId::AzureResponses => return resolve_azure(config, http, &env),
+        ProviderId::Vertex => return resolve_vertex(config, http, &env),
         ProviderId::OpenAi | ProviderId::OpenAiResponses => (
             &["OPENAI_API_KEY"][..],
             "OPENAI_BASE_URL",
@@ -387,9 +392,9 @@ fn check_settings(config: &ProviderConfig) -> Result<(), ConfigError> {
 }
 
 /// The providers that take a project.
-const PROJECT_PROVIDERS: [ProviderId; 0] = [];
+const PROJECT_PROVIDERS: [ProviderId; 1] = [ProviderId::Vertex];
 /// The providers that take a region (location).
-const REGION_PROVIDERS: [ProviderId; 0] = [];
+const REGION_PROVIDERS: [ProviderId; 1] = [ProviderId::Vertex];
 
 /// The [`ClientConfig`] of `config` with these resolved settings; registers every secret
 /// (keys, tokens, secret-looking headers) for scrubbing: a key passed as `--api-key` is
@@ -464,6 +469,84 @@ fn resolve_azure(
         ProviderId::AzureResponses => Arc::new(client.responses()),
         _ => Arc::new(client.chat()),
     })
+}
+
+/// `vertex`: location, credentials, then the project (which a credentials file may name).
+fn resolve_vertex(
+    config: &ProviderConfig,
+    http: &HttpConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Provider>, ConfigError> {
+    use crate::vertex::{self, auth::Credentials};
+    let location = given(&config.region)
+        .or_else(|| env(vertex::ENV_LOCATION))
+        .or_else(|| env("CLOUD_ML_REGION"))
+        .unwrap_or_else(|| vertex::DEFAULT_LOCATION.to_string());
+    if !vertex::valid_location(&location) {
+        return Err(ConfigError::Invalid(format!(
+            "invalid Vertex AI location {location:?}: expected a Google Cloud region such as \
+             us-central1, or global"
+        )));
+    }
+    let token = given_key(config).or_else(|| env(vertex::ENV_ACCESS_TOKEN).map(SecretString::from));
+    let file = env(vertex::ENV_CREDENTIALS).map(PathBuf::from).or_else(|| {
+        let dir = env("CLOUDSDK_CONFIG")
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|home| PathBuf::from(home).join(".config/gcloud")))?;
+        Some(dir.join("application_default_credentials.json")).filter(|f| f.is_file())
+    });
+    let credentials = match (token, file) {
+        (Some(token), _) => Credentials::access_token(token),
+        (None, Some(file)) => Credentials::from_file(&file)?,
+        (None, None) => {
+            return Err(ConfigError::Missing(format!(
+                "provider vertex needs Google Cloud credentials: set {} to a service account \
+                 key file, run `gcloud auth application-default login`, or pass an access token \
+                 with --api-key (or {})",
+                vertex::ENV_CREDENTIALS,
+                vertex::ENV_ACCESS_TOKEN
+            )))
+        }
+    };
+    let project = given(&config.project)
+        .or_else(|| {
+            [
+                vertex::ENV_PROJECT,
+                "GCLOUD_PROJECT",
+                "CLOUDSDK_CORE_PROJECT",
+                "ANTHROPIC_VERTEX_PROJECT_ID",
+            ]
+            .iter()
+            .find_map(|var| env(var))
+        })
+        .or_else(|| credentials.project().map(str::to_string))
+        .ok_or_else(|| {
+            ConfigError::Missing(format!(
+                "provider vertex needs a Google Cloud project: pass --project or set {}",
+                vertex::ENV_PROJECT
+            ))
+        })?;
+    if !project
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':' | b'_'))
+    {
+        return Err(ConfigError::Invalid(format!(
+            "invalid Google Cloud project {project:?}"
+        )));
+    }
+    let root = match given(&config.base_url) {
+        Some(url) => checked_url(config, url)?,
+        None => vertex::root(&location),
+    };
+    let model =
+        given(&config.model).unwrap_or_else(|| crate::catalog::DEFAULT_GEMINI_MODEL.to_string());
+    let client = client_config(config, http, root, model, None, None);
+    Ok(Arc::new(crate::VertexProvider::new(
+        client,
+        project,
+        location,
+        credentials,
+    )))
 }
 
 #[cfg(test)]
@@ -704,6 +787,43 @@ mod tests {
             .err()
             .expect("no endpoint");
         assert!(err.to_string().contains("AZURE_OPENAI_ENDPOINT"), "{err}");
+    }
+
+    #[test]
+    fn vertex_takes_the_project_from_the_key_file_and_the_location_from_the_environment() {
+        let key = include_str!("../tests/providers/keys/service-account-test.pem");
+        let path = std::env::temp_dir().join(format!("vertex-config-{}.json", std::process::id()));
+        let shown = path.display().to_string();
+        let env = move |name: &str| match name {
+            "GOOGLE_APPLICATION_CREDENTIALS" => Some(shown.clone()),
+            "CLOUD_ML_REGION" => Some("us-east5".to_string()),
+            _ => None,
+        };
+        let http = HttpConfig::default();
+        let vertex = ProviderConfig::new(ProviderId::Vertex);
+        // Without a project anywhere, the file's is missing too.
+        let file = serde_json::json!({"type": "service_account",
+            "private_key": key, "client_email": "a@b.iam.gserviceaccount.com"});
+        std::fs::write(&path, file.to_string()).expect("write");
+        let err = resolve(&vertex, &http, &env).err().expect("no project");
+        assert!(err.to_string().contains("--project"), "{err}");
+        let mut file = file;
+        file["project_id"] = "from-file".into();
+        std::fs::write(&path, file.to_string()).expect("write");
+        let provider = resolve(&vertex, &http, &env).expect("the file's project");
+        assert_eq!(provider.id(), "vertex");
+        let _ = std::fs::remove_file(&path);
+        let err = resolve(
+            &ProviderConfig::new(ProviderId::Vertex),
+            &http,
+            &env_of(&[("HOME", "/nonexistent")]),
+        )
+        .err()
+        .expect("no credentials");
+        assert!(
+            err.to_string().contains("GOOGLE_APPLICATION_CREDENTIALS"),
+            "{err}"
+        );
     }
 
     #[test]

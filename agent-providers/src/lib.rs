@@ -7,6 +7,7 @@
 //! - [`anthropic`]: the Anthropic Messages API.
 //! - [`azure`]: Azure OpenAI (Chat Completions and Responses on the [`openai`] client).
 //! - [`gemini`]: the Gemini API (`streamGenerateContent`), whose formats Vertex AI shares.
+//! - [`vertex`]: Vertex AI (Gemini and Anthropic models, Google Cloud credentials).
 //! - [`scripted`]: replays a script of model turns; used by every test and the offline demo.
 //! - [`http`]: the HTTP layer the three APIs share: timeouts, retries with jittered
 //!   exponential backoff (before the first byte of a response only), error mapping.
@@ -45,6 +46,7 @@ pub mod replay;
 pub mod scripted;
 mod sse;
 mod transcript;
+pub mod vertex;
 
 pub use anthropic::AnthropicProvider;
 pub use config::{
@@ -56,3 +58,4 @@ pub use headers::CustomHeader;
 pub use http::{ClientConfig, HttpConfig};
 pub use openai::{OpenAiClient, OpenAiProvider, OpenAiResponsesProvider};
 pub use scripted::ScriptedProvider;
+pub use vertex::VertexProvider;

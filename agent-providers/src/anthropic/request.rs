@@ -13,6 +13,8 @@ use crate::transcript::{args_object, base64};
 /// The body of `POST /v1/messages`.
 #[derive(Debug, Serialize)]
 pub(crate) struct MessagesRequest {
+    /// Empty on Vertex AI, whose URL names the model.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub(crate) model: String,
     pub(crate) max_tokens: u32,
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -23,7 +23,7 @@
 //!   name (`RESOURCE_EXHAUSTED`, `UNAVAILABLE`, an `API_KEY_INVALID` reason, …) with the
 //!   wait of a `RetryInfo` detail honoured like `retry-after`.
 
-mod client;
+pub(crate) mod client;
 pub(crate) mod errors;
 pub(crate) mod request;
 pub(crate) mod streaming;

@@ -27,7 +27,6 @@ pub(crate) const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 
 /// Which service the body is for: Vertex AI knows no function-call `id`s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code)] // Vertex: its provider comes next.
 pub(crate) enum Dialect {
     /// The Gemini API.
     Gemini,

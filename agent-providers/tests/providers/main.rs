@@ -12,3 +12,4 @@ mod http_behaviour;
 mod openai_chat;
 mod openai_responses;
 mod structured_output;
+mod vertex;

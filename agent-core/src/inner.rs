@@ -103,11 +103,15 @@ impl Inner {
 
     /// The agent's tool called `name`, or else its tool sources'.
     pub(crate) fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        match self.tools.iter().find(|t| t.name() == name) {
-            Some(tool) => Some(tool.clone()),
-            None if self.sources.is_empty() => None,
-            None => self.sources.tool(name, &|n| self.is_static(n)),
+        if let Some(tool) = self.tools.iter().find(|t| t.name() == name) {
+            return Some(tool.clone());
         }
+        let from_source = match self.sources.is_empty() {
+            true => None,
+            false => self.sources.tool(name, &|n| self.is_static(n)),
+        };
+        // An earlier name of one of the agent's own tools (a resumed transcript's).
+        from_source.or_else(|| self.tools.iter().find(|t| t.answers_to(name)).cloned())
     }
 
     /// Every tool spec offered to the model: the agent's own, then its tool sources'.

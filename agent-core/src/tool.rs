@@ -206,6 +206,16 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// Whether a call named `name` (not [`Tool::name`]) is meant for this tool: an earlier
+    /// name of it, as a transcript recorded before a rename or an old script calls it. Such
+    /// a call runs this tool and keeps the name it was made with in its events. Only the
+    /// agent's own tools are asked, after no tool matched by name; none by default. A
+    /// wrapper tool must forward this (a [`ToolWrapper`] does).
+    fn answers_to(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+
     /// The spec offered to the model.
     fn spec(&self) -> ToolSpec {
         ToolSpec {

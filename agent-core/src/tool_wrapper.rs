@@ -113,6 +113,11 @@ pub trait ToolWrapper: Send + Sync + 'static {
         self.inner().sandbox_escalation(args)
     }
 
+    /// [`Tool::answers_to`]; the wrapped tool's by default.
+    fn answers_to(&self, name: &str) -> bool {
+        self.inner().answers_to(name)
+    }
+
     /// [`Tool::spec`]; by default made of this wrapper's name, description and parameters
     /// (the wrapped tool's, unless the wrapper overrides one of them).
     fn spec(&self) -> ToolSpec {
@@ -160,6 +165,10 @@ impl<W: ToolWrapper> Tool for W {
 
     fn sandbox_escalation(&self, args: &Value) -> Option<SandboxEscalation> {
         ToolWrapper::sandbox_escalation(self, args)
+    }
+
+    fn answers_to(&self, name: &str) -> bool {
+        ToolWrapper::answers_to(self, name)
     }
 
     fn spec(&self) -> ToolSpec {

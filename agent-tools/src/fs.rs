@@ -302,6 +302,30 @@ pub struct EditFileArgs {
     pub replace_all: Option<bool>,
 }
 
+/// One replacement of a multi-edit call (the shape zut's `edit` is given in).
+#[derive(Debug, Deserialize)]
+struct EditOp {
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: Option<bool>,
+}
+
+/// What a call may carry: one replacement ([`EditFileArgs`]) or several (`edits`, applied
+/// in order to the file's contents and written once, all or none).
+#[derive(Debug, Deserialize)]
+struct EditFileCall {
+    path: String,
+    #[serde(default)]
+    old_string: Option<String>,
+    #[serde(default)]
+    new_string: Option<String>,
+    #[serde(default)]
+    replace_all: Option<bool>,
+    #[serde(default)]
+    edits: Option<Vec<EditOp>>,
+}
+
 /// Replaces an exact string in a file and reports a unified diff.
 #[derive(Debug, Clone)]
 pub struct EditFile {
@@ -350,24 +374,51 @@ impl Tool for EditFile {
     }
 
     async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: EditFileArgs = parse_args(self.name(), args)?;
-        let resolved = resolve(&self.config, self.name(), &args.path)?;
-        let output = blocking(move || edit(&resolved.path, &resolved.display, &args)).await?;
+        let call: EditFileCall = parse_args(self.name(), args)?;
+        let ops = match (call.edits, call.old_string, call.new_string) {
+            (Some(edits), None, None) if !edits.is_empty() => edits,
+            (Some(_), _, _) => {
+                return Err(ToolError::InvalidArguments(
+                    "edit_file: give either old_string and new_string, or a non-empty edits list"
+                        .to_string(),
+                ))
+            }
+            (None, Some(old_string), Some(new_string)) => vec![EditOp {
+                old_string,
+                new_string,
+                replace_all: call.replace_all,
+            }],
+            (None, _, _) => {
+                return Err(ToolError::InvalidArguments(
+                    "edit_file: missing field `old_string` or `new_string`".to_string(),
+                ))
+            }
+        };
+        let resolved = resolve(&self.config, self.name(), &call.path)?;
+        let output = blocking(move || edit(&resolved.path, &resolved.display, &ops)).await?;
         Ok(finish_output(output, self.config.output_cap))
     }
 }
 
-fn edit(path: &Path, display: &str, args: &EditFileArgs) -> Result<ToolOutput, ToolError> {
-    if args.old_string.is_empty() {
-        return Err(ToolError::InvalidArguments(
-            "edit_file: old_string is empty; use write_file to create or replace a whole file"
-                .to_string(),
-        ));
-    }
-    if args.old_string == args.new_string {
-        return Err(ToolError::InvalidArguments(
-            "edit_file: old_string and new_string are identical; nothing would change".to_string(),
-        ));
+fn edit(path: &Path, display: &str, ops: &[EditOp]) -> Result<ToolOutput, ToolError> {
+    let several = ops.len() > 1;
+    let which = |i: usize| match several {
+        true => format!(" (edit {})", i + 1),
+        false => String::new(),
+    };
+    for (i, op) in ops.iter().enumerate() {
+        if op.old_string.is_empty() {
+            return Err(ToolError::InvalidArguments(format!(
+                "edit_file: old_string is empty{}; use write_file to create or replace a whole file",
+                which(i)
+            )));
+        }
+        if op.old_string == op.new_string {
+            return Err(ToolError::InvalidArguments(format!(
+                "edit_file: old_string and new_string are identical{}; nothing would change",
+                which(i)
+            )));
+        }
     }
     let bytes = std::fs::read(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ToolError::Failed(format!(
@@ -383,23 +434,30 @@ fn edit(path: &Path, display: &str, args: &EditFileArgs) -> Result<ToolOutput, T
             "{display} is not valid UTF-8 text; edit_file edits text files only"
         ))
     })?;
-    let count = old.matches(args.old_string.as_str()).count();
-    let replace_all = args.replace_all.unwrap_or(false);
-    if count == 0 {
-        return Err(ToolError::Failed(format!(
-            "old_string was not found in {display}; read the file and copy the text exactly, including whitespace"
-        )));
+    let mut new = old.clone();
+    let mut count = 0;
+    for (i, op) in ops.iter().enumerate() {
+        let found = new.matches(op.old_string.as_str()).count();
+        let replace_all = op.replace_all.unwrap_or(false);
+        if found == 0 {
+            return Err(ToolError::Failed(format!(
+                "old_string{} was not found in {display}; read the file and copy the text exactly, including whitespace",
+                which(i)
+            )));
+        }
+        if found > 1 && !replace_all {
+            return Err(ToolError::Failed(format!(
+                "old_string{} occurs {found} times in {display}; include more surrounding context to make it unique, or set replace_all to true",
+                which(i)
+            )));
+        }
+        new = if replace_all {
+            new.replace(op.old_string.as_str(), &op.new_string)
+        } else {
+            new.replacen(op.old_string.as_str(), &op.new_string, 1)
+        };
+        count += found;
     }
-    if count > 1 && !replace_all {
-        return Err(ToolError::Failed(format!(
-            "old_string occurs {count} times in {display}; include more surrounding context to make it unique, or set replace_all to true"
-        )));
-    }
-    let new = if replace_all {
-        old.replace(args.old_string.as_str(), &args.new_string)
-    } else {
-        old.replacen(args.old_string.as_str(), &args.new_string, 1)
-    };
     std::fs::write(path, new.as_bytes()).map_err(|e| io_error("writing", display, e))?;
     let diff = similar::TextDiff::from_lines(&old, &new)
         .unified_diff()

@@ -20,7 +20,9 @@
 
 #![warn(missing_docs)]
 
+mod ask;
 mod bash;
+mod catalogue;
 mod classify;
 mod common;
 #[cfg(unix)]
@@ -35,7 +37,9 @@ mod toolset;
 mod web;
 mod workspace;
 
+pub use ask::{format_answers, parse_questions, Answers, AskUser, Question, QuestionChannel, NO_USER_TO_ASK};
 pub use bash::{Bash, BashArgs, SandboxPermissions, PROGRESS_INTERVAL};
+pub use catalogue::Catalogue;
 pub use classify::{classify_command, CommandAssessment, NETWORK_REASON, SHELL_REASON};
 pub use common::{ToolsConfig, DEFAULT_BASH_TIMEOUT, MAX_BASH_TIMEOUT};
 #[cfg(unix)]

@@ -8,7 +8,9 @@ use agent_core::tool::ToolWrapper;
 use agent_core::{async_trait, Tool, ToolContext, ToolError, ToolOutput};
 use serde_json::Value;
 
+use crate::ask::{AskUser, QuestionChannel};
 use crate::bash::Bash;
+use crate::catalogue::Catalogue;
 use crate::common::ToolsConfig;
 use crate::fs::{EditFile, ReadFile, WriteFile};
 use crate::image::ViewImage;
@@ -85,7 +87,34 @@ impl ToolSet {
         Self::build_from(config, None)
     }
 
+    /// Zero's catalogue ([`Catalogue::Zero`]) for `workspace`, with `web_search` when Zero's
+    /// variables configure a backend.
+    pub fn zero(workspace: impl Into<PathBuf>) -> Self {
+        Self::builder(workspace)
+            .catalogue(Catalogue::Zero)
+            .web_search(SearchBackend::from_env())
+            .build()
+    }
+
+    /// zut's catalogue ([`Catalogue::Zut`]) for `workspace`, with `web_search` when a backend
+    /// is configured (Zero's variables).
+    pub fn zut(workspace: impl Into<PathBuf>) -> Self {
+        Self::builder(workspace)
+            .catalogue(Catalogue::Zut)
+            .web_search(SearchBackend::from_env())
+            .build()
+    }
+
     fn build_from(config: ToolsConfig, web_search: Option<SearchBackend>) -> Self {
+        Self::build_catalogue(config, web_search, None, Catalogue::Sdk)
+    }
+
+    fn build_catalogue(
+        config: ToolsConfig,
+        web_search: Option<SearchBackend>,
+        questions: Option<Arc<dyn QuestionChannel>>,
+        catalogue: Catalogue,
+    ) -> Self {
         let config = Arc::new(config);
         let mut tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(ReadFile::new(config.clone())),
@@ -115,6 +144,11 @@ impl ToolSet {
         if let Some(backend) = web_search {
             tools.push(Arc::new(WebSearch::new(config.clone(), backend)));
         }
+        // Zero always has ask_user (without a channel it tells the model nobody can answer).
+        if questions.is_some() || catalogue == Catalogue::Zero {
+            tools.push(Arc::new(AskUser::new(questions)));
+        }
+        let tools = crate::catalogue::arrange(catalogue, tools);
         Self {
             config,
             tools,
@@ -128,6 +162,8 @@ impl ToolSet {
         ToolSetBuilder {
             config: ToolsConfig::new(workspace),
             web_search: None,
+            questions: None,
+            catalogue: Catalogue::Sdk,
         }
     }
 
@@ -222,10 +258,23 @@ impl ToolSet {
 }
 
 /// Builds a [`ToolSet`] of the default tools with non-default settings.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ToolSetBuilder {
     config: ToolsConfig,
     web_search: Option<SearchBackend>,
+    questions: Option<Arc<dyn QuestionChannel>>,
+    catalogue: Catalogue,
+}
+
+impl std::fmt::Debug for ToolSetBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSetBuilder")
+            .field("config", &self.config)
+            .field("web_search", &self.web_search)
+            .field("questions", &self.questions.is_some())
+            .field("catalogue", &self.catalogue)
+            .finish()
+    }
 }
 
 impl ToolSetBuilder {
@@ -262,6 +311,19 @@ impl ToolSetBuilder {
         self
     }
 
+    /// Offers `ask_user`, asking through `channel`.
+    pub fn questions(mut self, channel: Arc<dyn QuestionChannel>) -> Self {
+        self.questions = Some(channel);
+        self
+    }
+
+    /// Offers the tools under `catalogue`'s names and argument shapes (default
+    /// [`Catalogue::Sdk`]).
+    pub fn catalogue(mut self, catalogue: Catalogue) -> Self {
+        self.catalogue = catalogue;
+        self
+    }
+
     /// The settings.
     pub fn config(self) -> ToolsConfig {
         self.config
@@ -269,7 +331,7 @@ impl ToolSetBuilder {
 
     /// The default tools.
     pub fn build(self) -> ToolSet {
-        ToolSet::build_from(self.config, self.web_search)
+        ToolSet::build_catalogue(self.config, self.web_search, self.questions, self.catalogue)
     }
 
     /// An empty set with these settings, for custom tools only.

@@ -465,8 +465,10 @@ impl Server {
     }
 
     /// Waits (at most `bound`) for diagnostics of `path` published after `mark` for
-    /// `version` or later, then until the server is quiet about the file for a moment;
-    /// `None` when none came in time (or the server ended).
+    /// `version` or later: one that names exactly `version` is the answer; one without a
+    /// version is followed until the server is quiet about the file for a moment (servers
+    /// that do not version their diagnostics publish in stages). `None` when none came in
+    /// time (or the server ended).
     pub(crate) async fn fresh_diagnostics(
         &self,
         path: &Path,
@@ -481,11 +483,14 @@ impl Server {
                 .published()
                 .get(path)
                 .filter(|p| p.seq > mark && p.version.is_none_or(|v| v >= version))
-                .map(|p| p.seq)
+                .map(|p| (p.seq, p.version == Some(version)))
         };
         let mut last = loop {
-            if let Some(seq) = fresh(&self.store) {
-                break seq;
+            match fresh(&self.store) {
+                // Published for exactly this version: the server's answer for this text.
+                Some((_, true)) => return self.diagnostics(path),
+                Some((seq, false)) => break seq,
+                None => {}
             }
             if !self.is_alive() {
                 return None;
@@ -500,7 +505,7 @@ impl Server {
             let until = quiet_until.min(deadline);
             match tokio::time::timeout_at(until, ticks.changed()).await {
                 Ok(Ok(())) => {
-                    if let Some(seq) = fresh(&self.store).filter(|s| *s > last) {
+                    if let Some((seq, _)) = fresh(&self.store).filter(|(s, _)| *s > last) {
                         last = seq;
                         quiet_until = Instant::now() + SETTLE;
                     }

@@ -84,15 +84,25 @@ impl Lsp {
         let mut out: Vec<Arc<dyn Tool>> = tools
             .into_iter()
             .filter(|t| !own.iter().any(|o| o.name() == t.name()))
+            .collect();
+        out = self.wrap_writers(out, dialect);
+        out.extend(own);
+        out
+    }
+
+    /// `tools` with every tool that writes files ([`agent_core::SideEffect::Write`])
+    /// wrapped in [`AfterEdit`], in order; for a host that adds [`Self::tools`] to its tool
+    /// list itself (before its filter).
+    pub fn wrap_writers(&self, tools: Vec<Arc<dyn Tool>>, dialect: Dialect) -> Vec<Arc<dyn Tool>> {
+        tools
+            .into_iter()
             .map(|t| match t.side_effect() {
                 agent_core::SideEffect::Write => {
                     Arc::new(AfterEdit::new(t, self.clone(), dialect)) as Arc<dyn Tool>
                 }
                 _ => t,
             })
-            .collect();
-        out.extend(own);
-        out
+            .collect()
     }
 }
 

@@ -628,7 +628,7 @@ Extensions (Zero reads hooks and MCP servers from its own files, which work as w
 
 Provider selection (Zero keeps these in its config):
       --provider <id>                openai, openai-responses, anthropic, gemini, azure,
-                                     azure-responses, vertex or scripted
+                                     azure-responses, vertex, bedrock or scripted
                                      (default: $ZERO_PROVIDER, else scripted)
       --base-url <url>               API base URL (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL)
       --api-key <key>                API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY)

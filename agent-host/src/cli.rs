@@ -1,5 +1,5 @@
 //! The provider flags every binary accepts — `--provider openai|openai-responses|anthropic|
-//! gemini|azure|azure-responses|vertex|scripted --model M --base-url URL --api-key KEY
+//! gemini|azure|azure-responses|vertex|bedrock|scripted --model M --base-url URL --api-key KEY
 //! --script FILE --header 'N: V' --api-version V --project P --region R` — as
 //! one clap [`Args`] struct to flatten, and the clap-free function that turns them into a
 //! provider; and the
@@ -48,8 +48,8 @@ pub const DEFAULT_PROVIDER: ProviderId = ProviderId::Scripted;
 /// binary that parses its arguments by hand fills the fields itself.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ProviderArgs {
-    /// Provider: openai, openai-responses, anthropic, gemini, azure, azure-responses, vertex
-    /// or scripted (default: scripted, the offline demo).
+    /// Provider: openai, openai-responses, anthropic, gemini, azure, azure-responses, vertex,
+    /// bedrock or scripted (default: scripted, the offline demo).
     #[arg(long, value_name = "ID")]
     pub provider: Option<String>,
     /// Model id (default: the provider's default model).
@@ -356,7 +356,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "unknown provider \"nope\": expected openai, openai-responses, anthropic, gemini, azure, \
-             azure-responses, vertex or scripted"
+             azure-responses, vertex, bedrock or scripted"
         );
         let err = parse(&[
             "--provider",

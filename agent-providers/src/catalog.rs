@@ -25,6 +25,8 @@ pub enum Family {
     Anthropic,
     /// Google Gemini models (the Gemini API and Vertex AI).
     Gemini,
+    /// Amazon's own models on Bedrock (Claude on Bedrock is [`Family::Anthropic`]).
+    Bedrock,
 }
 
 /// How a model is told how hard to think.
@@ -134,6 +136,27 @@ const fn gemini(
     }
 }
 
+/// Amazon Bedrock's price list (on-demand, per model).
+pub const BEDROCK_PRICES: &str = "https://aws.amazon.com/bedrock/pricing/";
+/// Amazon Nova's model page (context windows and output limits).
+pub const NOVA_MODELS: &str = "https://docs.aws.amazon.com/nova/latest/userguide/what-is-nova.html";
+
+const fn nova(id: &'static str, context_window: u32, pricing: Pricing) -> ModelSpec {
+    ModelSpec {
+        family: Family::Bedrock,
+        source: source(BEDROCK_PRICES, NOVA_MODELS),
+        ..openai(
+            id,
+            "",
+            &[],
+            context_window,
+            10_000,
+            Reasoning::None,
+            pricing,
+        )
+    }
+}
+
 /// Where the figures of an entry whose prices are on `prices` and limits on `limits` come
 /// from.
 const fn source(prices: &'static str, limits: &'static str) -> Source {
@@ -230,6 +253,11 @@ pub const MODELS: &[ModelSpec] = &[
     gemini("gemini-2.5-flash-lite", 1_048_576, 65_536, Reasoning::ThinkingBudget { min: 0, max: 24_576 }, price(0.10, 0.40, 0.01, 0.0)),
     gemini("gemini-2.0-flash", 1_048_576, 8_192, Reasoning::None, price(0.10, 0.40, 0.025, 0.0)),
     gemini("gemini-2.0-flash-lite", 1_048_576, 8_192, Reasoning::None, price(0.075, 0.30, 0.0, 0.0)),
+    // Amazon Nova on Bedrock (on-demand; cached input at the listed 75 % discount).
+    nova("amazon.nova-premier-v1:0", 1_000_000, price(2.50, 12.50, 0.625, 0.0)),
+    nova("amazon.nova-pro-v1:0", 300_000, price(0.80, 3.20, 0.20, 0.0)),
+    nova("amazon.nova-lite-v1:0", 300_000, price(0.06, 0.24, 0.015, 0.0)),
+    nova("amazon.nova-micro-v1:0", 128_000, price(0.035, 0.14, 0.00875, 0.0)),
 ];
 
 /// Ids that name a catalogue entry differently from its dated snapshot.
@@ -336,6 +364,15 @@ pub fn model_info(provider: &str, family: Family, model: &str) -> ModelInfo {
 /// Claude models whose regional (non-`global`) endpoints on Vertex AI and Amazon Bedrock
 /// cost 10 % more than the global ones (the vendors' price pages).
 const REGIONAL_PREMIUM: &[&str] = &["claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5"];
+
+/// `pricing` of Anthropic model `id` with the regional premium applied when `regional`.
+pub(crate) fn regional_pricing(
+    pricing: Option<Pricing>,
+    id: &str,
+    regional: bool,
+) -> Option<Pricing> {
+    self::regional(pricing, lookup(id), regional)
+}
 
 /// `pricing` with the regional premium of `spec` applied when `regional`.
 fn regional(pricing: Option<Pricing>, spec: Option<&ModelSpec>, regional: bool) -> Option<Pricing> {

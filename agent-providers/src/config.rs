@@ -32,13 +32,15 @@ pub enum ProviderId {
     AzureResponses,
     /// Vertex AI: Gemini and Anthropic models in Google Cloud (`vertex`).
     Vertex,
+    /// Amazon Bedrock's Converse API (`bedrock`).
+    Bedrock,
     /// The scripted provider reading a script file (`scripted`).
     Scripted,
 }
 
 impl ProviderId {
     /// Every id.
-    pub const ALL: [ProviderId; 8] = [
+    pub const ALL: [ProviderId; 9] = [
         Self::OpenAi,
         Self::OpenAiResponses,
         Self::Anthropic,
@@ -46,6 +48,7 @@ impl ProviderId {
         Self::Azure,
         Self::AzureResponses,
         Self::Vertex,
+        Self::Bedrock,
         Self::Scripted,
     ];
 
@@ -59,6 +62,7 @@ impl ProviderId {
             Self::Azure => "azure",
             Self::AzureResponses => "azure-responses",
             Self::Vertex => "vertex",
+            Self::Bedrock => "bedrock",
             Self::Scripted => "scripted",
         }
     }
@@ -278,6 +282,7 @@ fn resolve(
         }
         ProviderId::Azure | ProviderId::AzureResponses => return resolve_azure(config, http, &env),
         ProviderId::Vertex => return resolve_vertex(config, http, &env),
+        ProviderId::Bedrock => return resolve_bedrock(config, http, &env),
         ProviderId::OpenAi | ProviderId::OpenAiResponses => (
             &["OPENAI_API_KEY"][..],
             "OPENAI_BASE_URL",
@@ -394,7 +399,7 @@ fn check_settings(config: &ProviderConfig) -> Result<(), ConfigError> {
 /// The providers that take a project.
 const PROJECT_PROVIDERS: [ProviderId; 1] = [ProviderId::Vertex];
 /// The providers that take a region (location).
-const REGION_PROVIDERS: [ProviderId; 1] = [ProviderId::Vertex];
+const REGION_PROVIDERS: [ProviderId; 2] = [ProviderId::Vertex, ProviderId::Bedrock];
 
 /// The [`ClientConfig`] of `config` with these resolved settings; registers every secret
 /// (keys, tokens, secret-looking headers) for scrubbing: a key passed as `--api-key` is
@@ -547,6 +552,54 @@ fn resolve_vertex(
         location,
         credentials,
     )))
+}
+
+/// `bedrock`: region and credentials from the flags, the environment or the AWS profile.
+fn resolve_bedrock(
+    config: &ProviderConfig,
+    http: &HttpConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Provider>, ConfigError> {
+    use crate::bedrock::{self, credentials};
+    let resolved = credentials::resolve(env)?;
+    let region = given(&config.region)
+        .or(resolved.region.clone())
+        .ok_or_else(|| {
+            ConfigError::Missing(format!(
+                "provider bedrock needs an AWS region: pass --region or set AWS_REGION (or a \
+                 region in the profile {} of {})",
+                resolved.profile,
+                credentials::files_hint(env)
+            ))
+        })?;
+    if !bedrock::valid_region(&region) {
+        return Err(ConfigError::Invalid(format!(
+            "invalid AWS region {region:?}: expected a region such as us-east-1"
+        )));
+    }
+    let base = match given(&config.base_url) {
+        Some(url) => checked_url(config, url)?,
+        None => bedrock::endpoint(&region),
+    };
+    let model = given(&config.model).unwrap_or_else(|| bedrock::DEFAULT_MODEL.to_string());
+    let client = client_config(config, http, base, model, None, None);
+    let key = given_key(config).or_else(|| env(bedrock::ENV_BEARER_TOKEN).map(SecretString::from));
+    Ok(match (key, resolved.credentials) {
+        (Some(key), _) => Arc::new(crate::BedrockProvider::with_api_key(client, region, key)),
+        (None, Some(credentials)) => {
+            Arc::new(crate::BedrockProvider::new(client, region, credentials))
+        }
+        (None, None) => {
+            return Err(ConfigError::Missing(format!(
+                "provider bedrock needs AWS credentials: set AWS_ACCESS_KEY_ID and \
+                 AWS_SECRET_ACCESS_KEY, give the profile {} keys in {}, or pass a Bedrock API \
+                 key with --api-key (or {})",
+                resolved.profile,
+                credentials::files_hint(env),
+                bedrock::ENV_BEARER_TOKEN
+            )))
+        }
+    })
 }
 
 #[cfg(test)]

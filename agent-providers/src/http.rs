@@ -260,8 +260,8 @@ pub(crate) struct PreparedRequest {
     pub(crate) refine: Option<Refine>,
 }
 
-/// Refines the error [`status_error`] made of a non-2xx answer, given the body.
-pub(crate) type Refine = fn(ProviderError, &str) -> ProviderError;
+/// Refines the error [`status_error`] made of a non-2xx answer, given its headers and body.
+pub(crate) type Refine = fn(ProviderError, &HeaderMap, &str) -> ProviderError;
 
 impl PreparedRequest {
     /// A JSON POST to `url` with `headers` and the serialized `body`.

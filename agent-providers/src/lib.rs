@@ -6,6 +6,7 @@
 //!   Responses API ([`openai_responses`] keeps the Responses provider's former path).
 //! - [`anthropic`]: the Anthropic Messages API.
 //! - [`azure`]: Azure OpenAI (Chat Completions and Responses on the [`openai`] client).
+//! - [`bedrock`]: Amazon Bedrock's Converse stream API (SigV4, binary event stream).
 //! - [`gemini`]: the Gemini API (`streamGenerateContent`), whose formats Vertex AI shares.
 //! - [`vertex`]: Vertex AI (Gemini and Anthropic models, Google Cloud credentials).
 //! - [`scripted`]: replays a script of model turns; used by every test and the offline demo.
@@ -35,6 +36,7 @@
 
 pub mod anthropic;
 pub mod azure;
+pub mod bedrock;
 pub mod catalog;
 pub mod config;
 pub mod gemini;
@@ -49,6 +51,7 @@ mod transcript;
 pub mod vertex;
 
 pub use anthropic::AnthropicProvider;
+pub use bedrock::BedrockProvider;
 pub use config::{
     build_provider, build_provider_with, http_config_from_env, ConfigError, ProviderConfig,
     ProviderId,

@@ -46,6 +46,17 @@ pub(crate) trait Decoder: Send + 'static {
     /// The body ended (or [`Decoder::done`] turned true): emit what is buffered (usage,
     /// stop), or fail when the stream ended before the response was complete.
     fn finish(&mut self, out: &mut Vec<ProviderEvent>) -> Result<(), ProviderError>;
+
+    /// Whether a 2xx body is a binary stream (Amazon's event-stream framing) that
+    /// [`Decoder::bytes`] reads, rather than server-sent events or JSON.
+    fn binary(&self) -> bool {
+        false
+    }
+
+    /// The next chunk of a binary body, as it arrived.
+    fn bytes(&mut self, _chunk: &[u8], _out: &mut Vec<ProviderEvent>) -> Result<(), ProviderError> {
+        Ok(())
+    }
 }
 
 /// A decode failure with the offending data attached.
@@ -156,6 +167,8 @@ enum Phase {
     Sse(Body, SseParser),
     /// Read a whole JSON body; the bytes so far.
     Json(IdleBody, Vec<u8>),
+    /// Hand a binary body's chunks to the decoder.
+    Binary(IdleBody),
     /// Nothing more to yield once the queue is empty.
     Finished,
 }
@@ -275,6 +288,20 @@ impl<D: Decoder> Driver<D> {
                     tokio::time::sleep(delay).await;
                     self.phase = Phase::Attempt(attempt);
                 }
+                Phase::Sniff(body) if self.decoder.binary() => self.phase = Phase::Binary(body),
+                Phase::Binary(mut body) => match body.next().await {
+                    Some(Ok(chunk)) => {
+                        let result = self.decoder.bytes(&chunk, &mut self.out);
+                        self.queue.extend(self.out.drain(..).map(Ok));
+                        match result {
+                            Err(err) => self.queue.push_back(Err(err)),
+                            Ok(()) if self.decoder.done() => self.finish(),
+                            Ok(()) => self.phase = Phase::Binary(body),
+                        }
+                    }
+                    Some(Err(err)) => self.queue.push_back(Err(err.into_provider_error())),
+                    None => self.finish(),
+                },
                 Phase::Sniff(mut body) => match body.next().await {
                     Some(Ok(chunk)) => match chunk.iter().find(|b| !b.is_ascii_whitespace()) {
                         None => self.phase = Phase::Sniff(body),
@@ -425,7 +452,7 @@ async fn send(
     let text = String::from_utf8_lossy(&buf);
     let err = status_error(status.as_u16(), &headers, &text);
     Err(match request.refine {
-        Some(refine) => refine(err, &text),
+        Some(refine) => refine(err, &headers, &text),
         None => err,
     })
 }

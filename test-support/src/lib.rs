@@ -21,6 +21,8 @@
 //!   it into a failure): [`npm::npm_project`] (`npm ci` once, under a lock),
 //!   [`pg::server_url`] (`AGENT_SDK_PG_URL`, else a throw-away server shared by the run) and
 //!   [`real_model::server_url`] (`AGENT_SDK_LLAMA_URL`; llama-server is never built by tests).
+//! - [`bedrock`]: Amazon Bedrock as it answers: ConverseStream bodies in the binary
+//!   event-stream framing, AWS's error answers.
 //! - [`gemini`]: Google's APIs as they answer: Gemini streams, error bodies, the OAuth
 //!   token endpoint.
 //! - [`scenarios`]: the capability scenarios every front end's harness runs (hooks, the
@@ -151,6 +153,7 @@ macro_rules! served_api {
 }
 
 mod background;
+pub mod bedrock;
 pub mod component;
 pub mod fault;
 pub mod fixtures;

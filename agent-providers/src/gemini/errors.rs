@@ -8,6 +8,8 @@ use agent_core::provider::{ProviderError, ProviderErrorKind};
 use serde::Deserialize;
 use serde_json::Value;
 
+use reqwest::header::HeaderMap;
+
 use crate::http::{describe, is_context_length};
 
 /// `error` of an error body or a stream chunk.
@@ -96,7 +98,7 @@ impl GoogleError {
 
 /// Google's reading of a non-2xx answer: the status name decides the kind (a 400 with an
 /// invalid key is an auth failure), and a `RetryInfo` wait stands in for `retry-after`.
-pub(crate) fn refine(mut err: ProviderError, body: &str) -> ProviderError {
+pub(crate) fn refine(mut err: ProviderError, _headers: &HeaderMap, body: &str) -> ProviderError {
     let Some(google) = GoogleError::parse(body) else {
         return err;
     };
@@ -136,7 +138,7 @@ mod tests {
             "reason": "API_KEY_INVALID", "domain": "googleapis.com"}]}}"#;
         let base = crate::http::status_error(400, &Default::default(), body);
         assert_eq!(base.kind, ProviderErrorKind::BadRequest);
-        let err = refine(base, body);
+        let err = refine(base, &HeaderMap::new(), body);
         assert_eq!(err.kind, ProviderErrorKind::Auth);
         assert!(!err.retryable);
         assert_eq!(
@@ -148,6 +150,7 @@ mod tests {
             "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1.5s"}]}}]"#;
         let err = refine(
             crate::http::status_error(429, &Default::default(), body),
+            &HeaderMap::new(),
             body,
         );
         assert_eq!(err.kind, ProviderErrorKind::RateLimited);

@@ -4,6 +4,7 @@ mod common;
 
 mod anthropic;
 mod azure;
+mod bedrock;
 mod end_to_end;
 mod fixtures;
 mod gemini;

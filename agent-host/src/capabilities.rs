@@ -1,7 +1,8 @@
 //! The SDK's capabilities as one host layer every front end applies the same way: command
 //! hooks (`--hooks FILE`), MCP servers (`--mcp-config FILE`), the OS sandbox (`--sandbox`,
 //! `--sandbox-network`, `--add-dir`, `--sandbox-fallback`), specialists (the `Task`
-//! tools), the context budget (`--context-window`, `--auto-compact`) and telemetry.
+//! tools), the context budget (`--context-window`, `--auto-compact`), language servers
+//! (`--lsp-config FILE`, `--no-lsp-diagnostics`; [`crate::lsp`]) and telemetry.
 //!
 //! [`CapabilityArgs`] holds the flags (clap `Args` to
 //! flatten, or filled by hand); [`Capabilities::load`] reads and checks everything that can
@@ -83,6 +84,9 @@ pub enum CapabilityError {
     /// `--auto-compact` is not a percentage or `off`.
     #[error("--auto-compact: {0}")]
     AutoCompact(#[source] agent_core::context::ParseContextError),
+    /// `--lsp-config FILE` could not be read or is not a language-server configuration.
+    #[error("--lsp-config {0}")]
+    Lsp(#[from] agent_lsp::ConfigError),
 }
 
 /// Everything the capability flags configure, loaded and checked, nothing started yet.
@@ -108,6 +112,8 @@ pub struct Capabilities {
     pub context_window: Option<u64>,
     /// `--auto-compact`, when given.
     pub auto_compact: Option<AutoCompact>,
+    /// The language servers (`--lsp-config`, `--no-lsp-diagnostics`; see [`crate::lsp`]).
+    pub lsp: agent_lsp::LspConfig,
     /// What was skipped while loading (parts of the hooks file, specialist manifests), one
     /// line each, for stderr or the protocol's warning form.
     pub warnings: Vec<String>,
@@ -130,6 +136,7 @@ impl std::fmt::Debug for Capabilities {
             .field("specialists", &self.specialists.names())
             .field("context_window", &self.context_window)
             .field("auto_compact", &self.auto_compact)
+            .field("lsp_servers", &self.lsp.servers.len())
             .field("warnings", &self.warnings)
             .finish()
     }
@@ -197,6 +204,14 @@ impl Capabilities {
             None => Vec::new(),
         };
 
+        let mut lsp = match &args.lsp_config {
+            Some(path) => agent_lsp::LspConfig::from_file(path)?,
+            None => agent_lsp::LspConfig::builtin(),
+        };
+        if args.no_lsp_diagnostics {
+            lsp.diagnostics_after_edits = false;
+        }
+
         let specialists = SpecialistRegistry::load_for_workspace(&cwd);
         warnings.extend(
             specialists
@@ -220,6 +235,7 @@ impl Capabilities {
             specialists: Arc::new(specialists),
             context_window,
             auto_compact,
+            lsp,
             warnings,
         })
     }

@@ -92,7 +92,8 @@ fn parse_header(value: &str) -> Result<CustomHeader, InvalidHeader> {
 }
 
 /// The capability flags every binary accepts besides the provider flags (see
-/// [`crate::capabilities`]): hooks, MCP servers, the OS sandbox and the context budget.
+/// [`crate::capabilities`]): hooks, MCP servers, the OS sandbox, the context budget and the
+/// language servers.
 /// Flatten into a binary's clap struct, or fill the pub fields by hand (stream-json's own
 /// parser). Values are checked by [`crate::capabilities::Capabilities::load`], which names
 /// the flag of a bad one.
@@ -129,6 +130,14 @@ pub struct CapabilityArgs {
     /// (off). Default: 85%.
     #[arg(long, value_name = "PERCENT|off")]
     pub auto_compact: Option<String>,
+    /// Language servers file (JSON, merged onto the built-in table of rust-analyzer,
+    /// pyright, typescript-language-server, gopls, clangd and bash-language-server):
+    /// `{"servers": {ID: {"command", "args", "fileTypes", …}}, …}`.
+    #[arg(long, value_name = "FILE")]
+    pub lsp_config: Option<PathBuf>,
+    /// Do not append a file's errors from its language server to the result of an edit.
+    #[arg(long)]
+    pub no_lsp_diagnostics: bool,
 }
 
 /// The environment variable [`SessionStoreArgs`] falls back on.

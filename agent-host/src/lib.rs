@@ -82,6 +82,7 @@ pub mod cli;
 pub mod context_files;
 pub mod fs;
 pub mod lines;
+pub mod lsp;
 pub mod output;
 pub mod session;
 pub mod signals;

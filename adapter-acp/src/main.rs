@@ -14,6 +14,7 @@ use agent_client_protocol::ConnectTo;
 use agent_host::backpressure::OutputGate;
 use agent_host::capabilities::Capabilities;
 use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderEnv, SessionStoreArgs};
+use agent_host::context_files::{self, ProjectContext};
 use agent_host::lines::{termination_signal, UntilStopped};
 use agent_host::session::{AgentFactory, SessionStorage};
 use agent_store_postgres::StoreSpec;
@@ -60,6 +61,9 @@ struct AcpArgs {
     /// context budget, for every session.
     #[command(flatten)]
     capabilities: CapabilityArgs,
+    /// Read no AGENTS.md / CLAUDE.md instructions into the sessions' system prompts.
+    #[arg(long)]
+    no_context_files: bool,
 }
 
 #[derive(Args)]
@@ -83,6 +87,9 @@ struct AppServerArgs {
     /// Hooks, MCP servers, sandbox, context budget: applied to every session.
     #[command(flatten)]
     capabilities: CapabilityArgs,
+    /// Read no AGENTS.md / CLAUDE.md instructions into the sessions' system prompts.
+    #[arg(long)]
+    no_context_files: bool,
 }
 
 /// Why the process ends unsuccessfully: its exit code and the line for stderr.
@@ -106,11 +113,23 @@ const PROVIDER_ENV: ProviderEnv = ProviderEnv {
     script: Some("ADAPTER_ACP_SCRIPT"),
 };
 
-fn factory(provider: &ProviderArgs, disallowed: &[String]) -> Result<AgentFactory, String> {
+fn factory(
+    provider: &ProviderArgs,
+    disallowed: &[String],
+    no_context_files: bool,
+) -> Result<AgentFactory, String> {
     let config = provider
         .config_from_env(&PROVIDER_ENV)
         .map_err(|e| format!("{e}"))?;
-    Ok(AgentFactory::new(config).disallowed_tools(split_names(disallowed)))
+    // Each session reads its workspace's AGENTS.md / CLAUDE.md and skills when it starts;
+    // ACP lists and expands its commands.
+    let mut project = ProjectContext::editor(&context_files::process_env);
+    if no_context_files {
+        project = project.without_instructions();
+    }
+    Ok(AgentFactory::new(config)
+        .disallowed_tools(split_names(disallowed))
+        .project_context(project))
 }
 
 /// Logs to stderr (`ADAPTER_ACP_LOG` filters them), and the agent's spans to an OTLP
@@ -185,7 +204,12 @@ async fn acp(args: AcpArgs) -> Result<(), Failure> {
     for warning in capabilities.warnings() {
         tracing::warn!("{warning}");
     }
-    let factory = factory(&args.provider, &args.disallowed_tools)?.capabilities(capabilities);
+    let factory = factory(
+        &args.provider,
+        &args.disallowed_tools,
+        args.no_context_files,
+    )?
+    .capabilities(capabilities);
     // A provider that cannot be built is reported now and, as a JSON-RPC error, on
     // session/new.
     if let Err(err) = factory.provider() {
@@ -236,7 +260,12 @@ async fn app_server(args: AppServerArgs) -> Result<(), Failure> {
     for warning in capabilities.warnings() {
         tracing::warn!("{warning}");
     }
-    let factory = factory(&args.provider, &args.disallowed_tools)?.capabilities(capabilities);
+    let factory = factory(
+        &args.provider,
+        &args.disallowed_tools,
+        args.no_context_files,
+    )?
+    .capabilities(capabilities);
     // A provider that cannot be built (e.g. no API key) is reported on stderr now and to
     // the client, in the protocol's own form, on session/create.
     if let Err(err) = factory.provider() {

@@ -78,6 +78,9 @@ pub struct ExecOptions {
     pub disabled_tools: Vec<String>,
     /// `--list-tools`.
     pub list_tools: bool,
+    /// `--no-context-files`: no `AGENTS.md` / `ZERO.md` instructions in the system prompt
+    /// (this SDK's extension; `zero exec` always reads them).
+    pub no_context_files: bool,
     /// `--resume <id>`.
     pub resume: Option<String>,
     /// `--resume` without an id.
@@ -331,6 +334,7 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 "-h" | "--help" | "help" => return Ok(true),
                 "--skip-permissions-unsafe" => o.skip_permissions_unsafe = true,
                 "--list-tools" => o.list_tools = true,
+                "--no-context-files" => o.no_context_files = true,
                 "--plan" => o.plan = true,
                 // Accepted for compatibility with Zero's command lines; they change nothing here.
                 "--allow-escalation"
@@ -622,6 +626,7 @@ Sandbox (as Codex names it; commands run confined by Landlock and seccomp):
 Extensions (Zero reads hooks and MCP servers from its own files, which work as well):
       --hooks <file>                 A hooks file (Zero's hooks.json or Claude Code's format)
       --mcp-config <file>            MCP servers in the {\"mcpServers\": {...}} format
+      --no-context-files             Read no AGENTS.md / ZERO.md instructions into the prompt
       --context-window <tokens>      Context window of the model (200000, 200k, 1m)
       --auto-compact <percent|off>   Compact the context at this fill level (default 85)
       --output-schema <file>         The final answer must be JSON matching this JSON Schema

@@ -48,6 +48,13 @@
 //!   before, after}}` and a `compaction{auto}` part before the summary in
 //!   `session/messages`.
 //!
+//! - Slash commands: the command files of a session's workspace (`.zero/commands`,
+//!   `.claude/commands`, then the user's) are listed in its snapshot's `slashCommands`
+//!   (`[{name, description, argumentHint?}]`); `session/send` of `/name args` naming one
+//!   starts the turn with its prompt. Each session reads its workspace's `AGENTS.md` /
+//!   `CLAUDE.md` files and discovers its skills when it starts (`--no-context-files`: no
+//!   instructions).
+//!
 //! # Sessions shared by a fleet
 //!
 //! With `--session-store postgres://…` ([`Options::storage`](crate::Options::storage)) `session/send` and
@@ -64,6 +71,7 @@
 //! MCP servers are shut down, all within 2.5 s; then the process exits 0, as after stdin
 //! EOF.
 
+mod commands;
 pub mod eventlog;
 mod handlers;
 pub mod mapping;

@@ -238,6 +238,8 @@ pub fn snapshot(
         },
         messages,
         todos: todos(&meta.todos),
+        // The handlers fill in the workspace's commands.
+        slash_commands: Vec::new(),
     }
 }
 

@@ -10,6 +10,7 @@
 //! - `capabilities`: MCP servers, hooks, specialists, the sandbox and the output schema, read
 //!   from where Zero reads them and from the flags.
 //! - `setup`: the steps before the run, each failing with Zero's message.
+//! - `project`: the instructions and skills, where Zero reads them.
 //! - `run`: the run itself, streamed through the [`crate::pipeline::ZeroFold`].
 
 use std::io::{Read, Write};
@@ -29,6 +30,7 @@ use crate::wire::{ErrorEvent, EventBody, FinalEvent, RunEnd, RunStart};
 use agent_host::stdout::Stdout;
 
 mod capabilities;
+mod project;
 mod run;
 mod setup;
 #[cfg(test)]

@@ -357,6 +357,8 @@ pub(super) struct Plan {
     pub(super) caps: Capabilities,
     /// What the workspace-trust gate skipped (hooks and MCP).
     pub(super) trust: TrustSkip,
+    /// The skills (their `skill` tool is among `tools` unless filtered out).
+    pub(super) skills: Option<agent_core::skills::Skills>,
     /// Lines for stderr about what was skipped while loading.
     pub(super) notices: Vec<String>,
     /// `--output-schema`.
@@ -442,6 +444,9 @@ pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Fai
         .unwrap_or_default();
     let mut extra = hooks.tools.clone();
     extra.extend(loaded.caps.task_tools_under(SYSTEM_PROMPT));
+    let mut skill_notices = Vec::new();
+    let skills = super::project::skills(o, &workspace, &hooks.env, &mut skill_notices);
+    extra.extend(skills.iter().map(|s| Arc::new(s.tool()) as Arc<dyn Tool>));
     let tools = match build_tools(&workspace, o, &mode, extra, &mcp_names) {
         Ok(tools) => tools,
         Err(message) => {
@@ -458,7 +463,8 @@ pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Fai
         mcp,
         caps: loaded.caps,
         trust,
-        notices: loaded.notices,
+        skills,
+        notices: loaded.notices.into_iter().chain(skill_notices).collect(),
         output,
     })
 }
@@ -535,6 +541,7 @@ async fn build_agent(
     plan: Plan,
     snapshots: Option<&Arc<Snapshots>>,
     session: Option<(&str, &ZeroStorage)>,
+    instructions: Option<agent_core::instructions::Instructions>,
 ) -> Result<Agent, Failure> {
     let tools: Vec<Arc<dyn Tool>> = plan
         .tools
@@ -546,7 +553,15 @@ async fn build_agent(
             _ => tool,
         })
         .collect();
+    // The skills are listed only where the filters left the tool that loads them.
+    let skills = plan.skills.filter(|_| {
+        tools
+            .iter()
+            .any(|t| t.name() == agent_core::skills::SKILL_TOOL)
+    });
     let mut spec = AgentSpec::new(plan.workspace, tools);
+    spec.instructions = instructions;
+    spec.skills = skills;
     spec.permission_mode = plan.mode.core;
     spec.tool_source = plan.mcp.map(|mcp| mcp as Arc<dyn ToolSource>);
     spec.sandbox_support = hooks.sandbox_support.clone();
@@ -622,7 +637,8 @@ pub(super) async fn ready(
         .unwrap_or_default();
     let warnings = plan.mcp_warnings();
     let trust_notice = plan.trust.notice();
-    let notices = plan.notices.clone();
+    let mut notices = plan.notices.clone();
+    let instructions = super::project::instructions(o, &workspace, &hooks.env, &mut notices);
     let output = plan.output.clone();
     // Zero's exec keeps no transcript: the recorder writes the session from the events.
     let storage = ZeroStorage::new(store.clone()).transcripts(Transcripts::FromEvents);
@@ -636,6 +652,7 @@ pub(super) async fn ready(
         plan,
         checkpoints.then_some(&snapshots),
         session,
+        instructions,
     )
     .await?;
     let mut input = UserInput::text(match &prepared {

@@ -15,6 +15,7 @@
 //! pipelines right after `initialize` (before its response arrived) is served, after the
 //! `initialize`, instead of being refused because the response has not been written yet.
 
+mod commands;
 mod interact;
 mod prompt;
 mod sessions;
@@ -26,8 +27,8 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     CancelNotification, InitializeRequest, InitializeResponse, ListSessionsRequest,
-    LoadSessionRequest, NewSessionRequest, PromptRequest, PromptResponse, SessionId,
-    SessionNotification, SessionUpdate, SetSessionModeRequest,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
+    PromptResponse, SessionId, SessionNotification, SessionUpdate, SetSessionModeRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{
@@ -115,9 +116,17 @@ pub(crate) struct Shared {
     initialized: AtomicBool,
     /// How many `session/prompt` requests are not answered yet.
     pub(crate) unanswered: tokio::sync::watch::Sender<usize>,
+    /// Per session: the slash commands last announced.
+    commands: Mutex<HashMap<String, agent_core::commands::Commands>>,
 }
 
 impl Shared {
+    pub(crate) fn commands(
+        &self,
+    ) -> MutexGuard<'_, HashMap<String, agent_core::commands::Commands>> {
+        self.commands.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub(crate) fn cancels(&self) -> MutexGuard<'_, HashMap<String, Arc<AtomicBool>>> {
         self.cancels.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -292,6 +301,7 @@ impl ConnectTo<Client> for AcpAgent {
             tasks: Tasks::default(),
             initialized: AtomicBool::new(false),
             unanswered: tokio::sync::watch::channel(0).0,
+            commands: Mutex::new(HashMap::new()),
         });
         let s = shared.clone();
         // The SDK's v1 agent refuses requests until the response to `initialize` has been
@@ -310,12 +320,40 @@ impl ConnectTo<Client> for AcpAgent {
                 },
                 agent_client_protocol::on_receive_request!(),
             )
+            // The session's slash commands are announced after the response.
             .on_receive_request(
-                answer!(s, |req: NewSessionRequest, _cx| sessions::new_session(&s, req)),
+                {
+                    let s = s.clone();
+                    async move |req: NewSessionRequest,
+                                responder: Responder<NewSessionResponse, V1>,
+                                cx: ConnectionTo<Client>| {
+                        let result = sessions::new_session(&s, req).await;
+                        let id = result.as_ref().ok().map(|r| r.session_id.0.to_string());
+                        responder.respond_with_result(result)?;
+                        if let Some(id) = id {
+                            commands::announce_session(&s, &cx, &id);
+                        }
+                        Ok(())
+                    }
+                },
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                answer!(s, |req: LoadSessionRequest, cx| sessions::load_session(&s, &cx, req)),
+                {
+                    let s = s.clone();
+                    async move |req: LoadSessionRequest,
+                                responder: Responder<LoadSessionResponse, V1>,
+                                cx: ConnectionTo<Client>| {
+                        let id = req.session_id.0.to_string();
+                        let result = sessions::load_session(&s, &cx, req).await;
+                        let loaded = result.is_ok();
+                        responder.respond_with_result(result)?;
+                        if loaded {
+                            commands::announce_session(&s, &cx, &id);
+                        }
+                        Ok(())
+                    }
+                },
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(

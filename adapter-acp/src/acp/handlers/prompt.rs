@@ -1,6 +1,7 @@
 //! `session/prompt` and `session/cancel`: a prompt starts a turn whose observer
 //! ([`AcpTurn`]) streams `session/update`s and answers the request when the turn ends.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -19,6 +20,7 @@ use agent_host::session::{Session, SessionMode, TurnInfo, TurnObserver, TurnOutc
 use agent_host::turn::{Mapping, TurnState};
 use serde::Serialize;
 
+use super::commands;
 use super::sessions::active;
 use super::{
     hold_update, internal, invalid_params, invalid_request, notify, session_not_found, Shared,
@@ -124,8 +126,11 @@ pub(super) async fn start_prompt(
     req: PromptRequest,
 ) -> Result<ReplySlot, Error> {
     let id = req.session_id.0.to_string();
-    active(s, &id)?;
-    let input = mapping::prompt_input(&req.prompt).map_err(|e| invalid_params(e.to_string()))?;
+    let workspace = active(s, &id)?.meta().workspace_path;
+    // `/name args` naming one of the workspace's commands goes to the model expanded.
+    let expanded = commands::expand(s, cx, &id, Path::new(&workspace), &req.prompt);
+    let blocks = expanded.as_deref().unwrap_or(&req.prompt);
+    let input = mapping::prompt_input(blocks).map_err(|e| invalid_params(e.to_string()))?;
     if s.cancels().contains_key(&id) {
         return Err(invalid_request(format!(
             "a prompt is already running in session {id}"

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::commands::SessionCommands;
 use super::eventlog::EventLog;
 use super::mapping::{LogResolver, ZLog};
 use super::outbox::{EventLines, Outbox};
@@ -151,6 +152,8 @@ pub(crate) struct Server {
     logs: Arc<Logs>,
     pending: Mutex<HashMap<String, Pending>>,
     next_request: AtomicU64,
+    /// Each session's slash commands.
+    commands: SessionCommands,
 }
 impl Server {
     /// A connection's state: sessions built by `manager`, output to `out`.
@@ -166,6 +169,7 @@ impl Server {
             out,
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
+            commands: SessionCommands::default(),
         }
     }
 
@@ -272,7 +276,9 @@ impl Server {
 
     pub(crate) fn snapshot(&self, session: &Session, log: &ZLog, limit: Option<usize>) -> Snapshot {
         let pending = self.pending_of(session.id());
-        snapshot::snapshot(session, log.seq(), &pending, limit)
+        let mut snapshot = snapshot::snapshot(session, log.seq(), &pending, limit);
+        snapshot.slash_commands = self.commands.listed(&self.manager, session);
+        snapshot
     }
 
     /// Handles one input line (a request, notification or response).

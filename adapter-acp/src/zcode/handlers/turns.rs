@@ -42,8 +42,13 @@ impl Server {
                     .with_subagents(self.log_resolver()),
             ),
         );
+        // `/name args` naming one of the workspace's commands starts with its prompt.
+        let content = self
+            .commands
+            .expand(&self.manager, &session, &p.content)
+            .unwrap_or(p.content);
         let turn = session
-            .start_prompt(p.content, p.input_id, observer)
+            .start_prompt(content, p.input_id, observer)
             .map_err(start_error)?;
         tracing::info!(session = %session.id(), turn = %turn.turn_id, "turn started");
         ok(SendResult {

@@ -282,6 +282,22 @@ pub struct Snapshot {
     pub messages: Vec<MessageWithParts>,
     /// The checklist.
     pub todos: Vec<Todo>,
+    /// The slash commands of the session's workspace (left out when there are none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slash_commands: Vec<SlashCommand>,
+}
+
+/// A slash command a client can offer: `/name args` sent as a prompt runs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlashCommand {
+    /// Its name, without the `/`.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// What its arguments are, for a command that takes some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub argument_hint: Option<String>,
 }
 
 /// What made a session: `interactive`, `fork` or `subagent`.

@@ -110,6 +110,8 @@ SCRIPTED=(--provider scripted --script "$TMP/script.json")
 # OTLP export to the mock (which takes POST /v1/traces), the sandbox turned off.
 printf '{"hooks": [{"id": "start", "event": "sessionStart", "command": "/bin/true"}]}\n' >"$TMP/hooks.json"
 printf '{"mcpServers": {"fixture": {"command": "%s"}}}\n' "$BIN/agent-mcp-fixture" >"$TMP/mcp.json"
+# Language servers configured and unused (nothing starts without a tool call).
+printf '{"servers": {"pyright-langserver": {"command": "pyright-langserver"}}}\n' >"$TMP/lsp.json"
 cat >"$TMP/codex/config.toml" <<TOML
 model = "smollm2"
 model_provider = "mock"
@@ -147,6 +149,7 @@ add acp/scripted - acp "${ACPX[@]}" "${SCRIPTED[@]}"
 add "exec/openai +hooks" - - "${EXEC[@]}" --hooks "$TMP/hooks.json" "${PROVIDER[@]}" "Say hello."
 add "exec/openai +mcp" - - "${EXEC[@]}" --mcp-config "$TMP/mcp.json" "${PROVIDER[@]}" "Say hello."
 add "exec/openai +otel" - - env OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "${EXEC[@]}" "${PROVIDER[@]}" "Say hello."
+add "exec/openai +lsp" - - "${EXEC[@]}" --lsp-config "$TMP/lsp.json" "${PROVIDER[@]}" "Say hello."
 add "exec/openai -sandbox" - - "${EXEC[@]}" --sandbox off "${PROVIDER[@]}" "Say hello."
 if [ -n "$CODEX" ]; then
   add "codex exec (peer)" - - env CODEX_HOME="$TMP/codex" "$CODEX" exec --skip-git-repo-check -C "$WS" "Say hello."

@@ -12,6 +12,7 @@ use agent_core::{
 use agent_host::capabilities::{Capabilities, CapabilityError, TASK_TOOL_NAMES};
 use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderArgsError, ProviderEnv};
 use agent_host::context_files::{self, ProjectContext};
+use agent_host::lsp::{Dialect, Lsp};
 use agent_host::session::{
     AgentFactory, AgentSpec, FactoryError, ToolCheck, ToolFilter, ToolFilterError, ToolRequest,
 };
@@ -194,14 +195,16 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
         eprintln!("adapter-rpc: warning: {warning}");
     }
     let skills = Some(found.skills).filter(|s| !s.is_empty());
-    let mut tools = builtin_tools(args, &cwd, skills.as_ref())?;
+    let mut capabilities = Capabilities::load(&args.capabilities, &cwd)?;
+    // zut's `lsp` tool and its diagnostics after a write; nothing starts until used.
+    let lsp = capabilities.lsp_session(&cwd);
+    let mut tools = builtin_tools(args, &cwd, skills.as_ref(), &lsp)?;
     // `--tools` may name the Task tools, which are not the tool set's.
     let task_named = args
         .tools
         .iter()
         .flatten()
         .any(|name| TASK_TOOL_NAMES.contains(&name.as_str()));
-    let mut capabilities = Capabilities::load(&args.capabilities, &cwd)?;
     // `--no-tools` offers nothing; `--tools` names every tool offered.
     if args.no_tools || (args.tools.is_some() && !task_named) {
         capabilities = capabilities.without_specialists();
@@ -264,11 +267,13 @@ fn builtin_tools(
     args: &RpcArgs,
     cwd: &std::path::Path,
     skills: Option<&Skills>,
+    lsp: &Lsp,
 ) -> Result<Vec<Arc<dyn agent_core::Tool>>, StartupError> {
     let mut request = ToolRequest::new(cwd);
     request
         .extra
         .extend(skills.map(|s| Arc::new(s.tool()) as Arc<dyn agent_core::Tool>));
+    request.extra.extend(lsp.tools(Dialect::Zut, &[]));
     request.filter = match (args.no_tools, &args.tools) {
         (true, _) => ToolFilter::nothing(),
         (false, None) => ToolFilter::all(),
@@ -282,7 +287,7 @@ fn builtin_tools(
             )
         }
     };
-    request.build().map_err(|err| match err {
+    let tools = request.build().map_err(|err| match err {
         ToolFilterError::UnknownTool { name, available } => StartupError::UnknownTool {
             name,
             available: available.join(", "),
@@ -294,5 +299,6 @@ fn builtin_tools(
                 available: String::new(),
             }
         }
-    })
+    })?;
+    Ok(lsp.wrap_writers(tools, Dialect::Zut))
 }

@@ -373,6 +373,8 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 }
                 "--hooks" => o.capabilities.hooks = Some(a.next_value(arg)?.into()),
                 "--mcp-config" => o.capabilities.mcp_config = Some(a.next_value(arg)?.into()),
+                "--lsp-config" => o.capabilities.lsp_config = Some(a.next_value(arg)?.into()),
+                "--no-lsp-diagnostics" => o.capabilities.no_lsp_diagnostics = true,
                 "--output-schema" => o.output_schema = Some(a.next_value(arg)?),
                 "--context-window" => {
                     o.capabilities.context_window =
@@ -501,6 +503,9 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                     } else if let Some(v) = inline("--mcp-config=") {
                         o.capabilities.mcp_config =
                             Some(required_inline(&v, "--mcp-config")?.into());
+                    } else if let Some(v) = inline("--lsp-config=") {
+                        o.capabilities.lsp_config =
+                            Some(required_inline(&v, "--lsp-config")?.into());
                     } else if let Some(v) = inline("--output-schema=") {
                         o.output_schema = Some(required_inline(&v, "--output-schema")?);
                     } else if let Some(v) = inline("--context-window=") {
@@ -626,6 +631,8 @@ Sandbox (as Codex names it; commands run confined by Landlock and seccomp):
 Extensions (Zero reads hooks and MCP servers from its own files, which work as well):
       --hooks <file>                 A hooks file (Zero's hooks.json or Claude Code's format)
       --mcp-config <file>            MCP servers in the {\"mcpServers\": {...}} format
+      --lsp-config <file>            Language servers (JSON) merged onto the built-in table
+      --no-lsp-diagnostics           Do not append a file's errors to the result of an edit
       --no-context-files             Read no AGENTS.md / ZERO.md instructions into the prompt
       --context-window <tokens>      Context window of the model (200000, 200k, 1m)
       --auto-compact <percent|off>   Compact the context at this fill level (default 85)

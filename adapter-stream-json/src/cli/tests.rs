@@ -240,3 +240,20 @@ fn provider_headers_and_the_cache_key_flag() {
         "--header: invalid header \"nocolon\": expected 'Name: value'"
     );
 }
+
+#[test]
+fn language_server_flags() {
+    let o = ok(&["--lsp-config", "l.json", "--no-lsp-diagnostics", "p"]);
+    assert_eq!(
+        o.capabilities.lsp_config.as_deref(),
+        Some(std::path::Path::new("l.json"))
+    );
+    assert!(o.capabilities.no_lsp_diagnostics);
+    let o = ok(&["--lsp-config=x.json", "p"]);
+    assert_eq!(
+        o.capabilities.lsp_config.as_deref(),
+        Some(std::path::Path::new("x.json"))
+    );
+    assert!(!o.capabilities.no_lsp_diagnostics);
+    assert!(err(&["--lsp-config=", "p"]).message.contains("--lsp-config"));
+}

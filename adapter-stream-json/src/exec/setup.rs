@@ -11,6 +11,7 @@ use agent_core::{
 };
 use agent_host::capabilities::Capabilities;
 use agent_host::cli::{build_provider, ProviderEnv};
+use agent_host::lsp::Dialect;
 use agent_host::session::{
     AgentFactory, AgentSpec, Recording, SessionStorage, ToolCheck, ToolFilter, ToolFilterError,
     ToolRequest,
@@ -363,6 +364,8 @@ pub(super) struct Plan {
     pub(super) notices: Vec<String>,
     /// `--output-schema`.
     pub(super) output: Option<OutputSpec>,
+    /// The run's language servers (Zero's `lsp_navigate`; nothing started until used).
+    pub(super) lsp: agent_host::lsp::Lsp,
 }
 
 impl Plan {
@@ -394,11 +397,13 @@ impl Plan {
             .collect()
     }
 
-    /// Ends the MCP servers (their processes exit, or their group is killed).
+    /// Ends the MCP servers and the language servers (their processes exit, or their
+    /// group is killed).
     pub(super) async fn shutdown(&self) {
         if let Some(mcp) = &self.mcp {
             mcp.inner.shutdown().await;
         }
+        self.lsp.shutdown().await;
     }
 }
 
@@ -447,8 +452,11 @@ pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Fai
     let mut skill_notices = Vec::new();
     let skills = super::project::skills(o, &workspace, &hooks.env, &mut skill_notices);
     extra.extend(skills.iter().map(|s| Arc::new(s.tool()) as Arc<dyn Tool>));
+    let lsp = loaded.caps.lsp_session(&workspace);
+    let roots: Vec<PathBuf> = o.capabilities.add_dir.iter().map(|r| workspace.join(r)).collect();
+    extra.extend(lsp.tools(Dialect::Zero, &roots));
     let tools = match build_tools(&workspace, o, &mode, extra, &mcp_names) {
-        Ok(tools) => tools,
+        Ok(tools) => lsp.wrap_writers(tools, Dialect::Zero),
         Err(message) => {
             if let Some(mcp) = &mcp {
                 mcp.inner.shutdown().await;
@@ -466,6 +474,7 @@ pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Fai
         skills,
         notices: loaded.notices.into_iter().chain(skill_notices).collect(),
         output,
+        lsp,
     })
 }
 

@@ -15,6 +15,7 @@
 //! per-protocol expectation hook. [`scenario_tests!`](crate::scenario_tests) makes one test
 //! per scenario and a test that the harness lists the whole table.
 
+mod lsp;
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -501,7 +502,8 @@ macro_rules! scenario_tests {
             task_project_manifest_overrides_the_builtin,
             context_auto_compaction,
             context_auto_compact_off_never_compacts,
-            api_key_redacted_from_a_tool_error
+            api_key_redacted_from_a_tool_error,
+            lsp_edit_reports_the_error_and_the_fix_clears_it
         );
     };
     (@list async $run:ident; $($name:ident),+) => {

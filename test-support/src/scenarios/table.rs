@@ -1,5 +1,5 @@
-//! The scenario table: hooks, the sandbox, sub-agents, the context budget and a key kept
-//! out of tool errors.
+//! The scenario table: hooks, the sandbox, sub-agents, the context budget, a key kept
+//! out of tool errors, and the language servers (in `lsp`).
 
 use serde_json::{json, Value};
 
@@ -33,6 +33,7 @@ pub const NAMES: &[&str] = &[
     "context_auto_compaction",
     "context_auto_compact_off_never_compacts",
     "api_key_redacted_from_a_tool_error",
+    "lsp_edit_reports_the_error_and_the_fix_clears_it",
 ];
 
 /// The key of [`NAMES`]' `api_key_redacted_from_a_tool_error`: shaped like no key a
@@ -291,6 +292,9 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
                 Reply::chat_text("no such file"),
             ])
         },
+        "lsp_edit_reports_the_error_and_the_fix_clears_it" => {
+            super::lsp::edit_reports_the_error(p)
+        }
         other => panic!("no scenario {other:?} in the table"),
     };
     Scenario {
@@ -305,6 +309,11 @@ fn named(name: &str) -> &'static str {
         .find(|n| **n == name)
         .copied()
         .unwrap_or("unknown")
+}
+
+/// [`base`] for the scenarios of the other modules.
+pub(super) fn base_of(model: impl Into<Script<Reply>>) -> Scenario {
+    base(model)
 }
 
 /// A scenario of one prompt on `model`, no files, hooks or flags, no facts yet.

@@ -8,7 +8,7 @@ use agent_core::{
 };
 use reqwest::header::HeaderMap;
 
-use super::request::{body, Dialect};
+use super::request::{answer_tool, body, Dialect};
 use super::streaming::GeminiDecoder;
 use super::{errors, API_VERSION};
 use crate::catalog::{self, Family};
@@ -109,10 +109,12 @@ impl Provider for GeminiProvider {
     }
 
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
+        let model = self.model(&request);
+        let answer = answer_tool(&request, model.trim_start_matches("models/"));
         drive(
             self.http.clone(),
             self.prepare(&request),
-            GeminiDecoder::new(),
+            GeminiDecoder::new(answer),
         )
     }
 

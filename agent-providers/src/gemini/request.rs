@@ -43,6 +43,8 @@ pub(crate) struct GenerateContentRequest {
     pub(crate) system_instruction: Option<Content>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) tools: Vec<Tool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_config: Option<Value>,
     pub(crate) generation_config: GenerationConfig,
 }
 
@@ -187,18 +189,44 @@ fn thinking(model: &str, level: ReasoningLevel) -> Option<ThinkingConfig> {
     }
 }
 
+/// The name of the function whose arguments are the structured answer, when `request` asks
+/// for one on a model that cannot combine function calling with a JSON response (before
+/// Gemini 3): the model is made to call a function (`mode: ANY`) and this one gives the
+/// answer, as Anthropic's answer tool does.
+pub(crate) fn answer_tool(request: &ProviderRequest, model: &str) -> Option<String> {
+    request
+        .output_schema
+        .as_ref()
+        .filter(|_| !request.tools.is_empty() && !checks_signatures(model))
+        .map(|schema| schema.name.clone())
+}
+
 /// The body for `request` on `model`.
 pub(crate) fn body(
     request: &ProviderRequest,
     model: &str,
     dialect: Dialect,
 ) -> GenerateContentRequest {
-    let schema = request.output_schema.as_ref();
-    let declarations: Vec<FunctionDeclaration> = request
+    let answer = answer_tool(request, model);
+    let schema = request.output_schema.as_ref().filter(|_| answer.is_none());
+    let mut declarations: Vec<FunctionDeclaration> = request
         .tools
         .iter()
         .map(FunctionDeclaration::from)
         .collect();
+    let tool_config = match (&answer, &request.output_schema) {
+        (Some(name), Some(output)) => {
+            declarations.push(FunctionDeclaration {
+                name: name.clone(),
+                description: "Give the final answer: call this function exactly once, with the \
+                              answer as its arguments, matching its parameters."
+                    .to_string(),
+                parameters_json_schema: output.schema.clone(),
+            });
+            Some(json!({"functionCallingConfig": {"mode": "ANY"}}))
+        }
+        _ => None,
+    };
     GenerateContentRequest {
         contents: contents(&request.messages, model, dialect),
         system_instruction: request
@@ -215,6 +243,7 @@ pub(crate) fn body(
                 function_declarations: declarations,
             }],
         },
+        tool_config,
         generation_config: GenerationConfig {
             max_output_tokens: request.max_output_tokens,
             thinking_config: thinking(model, request.reasoning),

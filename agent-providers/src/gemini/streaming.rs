@@ -123,6 +123,9 @@ pub(crate) struct PromptFeedback {
 pub(crate) struct GeminiDecoder {
     /// A thought summary is open; its signature if one came.
     thinking: Option<Option<String>>,
+    /// The function whose arguments are the structured answer, if the request has one.
+    answer_tool: Option<String>,
+    answered: bool,
     any_call: bool,
     usage: Option<UsageMetadata>,
     finish: Option<String>,
@@ -131,8 +134,12 @@ pub(crate) struct GeminiDecoder {
 }
 
 impl GeminiDecoder {
-    pub(crate) fn new() -> Self {
-        Self::default()
+    /// A decoder; `answer_tool` names the function whose arguments are the answer.
+    pub(crate) fn new(answer_tool: Option<String>) -> Self {
+        Self {
+            answer_tool,
+            ..Self::default()
+        }
     }
 
     fn close_thinking(&mut self, out: &mut Vec<ProviderEvent>) {
@@ -193,6 +200,12 @@ impl GeminiDecoder {
         }
         self.close_thinking(out);
         if let Some(call) = part.function_call {
+            if call.name.is_some() && call.name == self.answer_tool {
+                self.answered = true;
+                let args = call.args.unwrap_or_else(|| json!({}));
+                out.push(ProviderEvent::TextDelta(args.to_string()));
+                return;
+            }
             let id = call
                 .id
                 .unwrap_or_else(|| agent_core::ids::prefixed_hex(CALL_ID_PREFIX, 24));
@@ -295,6 +308,7 @@ impl Decoder for GeminiDecoder {
             out.push(ProviderEvent::Usage(usage.usage()));
         }
         let stop = match &self.finish {
+            Some(reason) if self.answered && !self.any_call => stop_reason(reason, false),
             Some(reason) => stop_reason(reason, self.any_call),
             None => ProviderStop::Refusal,
         };

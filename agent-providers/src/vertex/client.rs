@@ -203,7 +203,10 @@ impl Provider for VertexProvider {
                 let answer_tool = request.output_schema.as_ref().map(|s| s.name.clone());
                 self.send(prepared, AnthropicDecoder::new(answer_tool))
             }
-            false => self.send(prepared, GeminiDecoder::new()),
+            false => self.send(
+                prepared,
+                GeminiDecoder::new(crate::gemini::request::answer_tool(&request, &model)),
+            ),
         }
     }
 

@@ -273,3 +273,30 @@ async fn a_whole_json_answer_and_a_blocked_prompt() {
     let events = ok_events(run(&provider(&server, "gemini-2.5-pro"), request("")).await);
     assert_eq!(stop(&events), ProviderStop::Refusal);
 }
+
+#[tokio::test]
+async fn structured_output_beside_tools_on_gemini_2_is_an_answer_function() {
+    // Gemini 2.x refuses a JSON response type together with function calling.
+    let answer = gemini::Stream::new()
+        .calls(&[("place", json!({"city": "Paris"}), None)])
+        .finish("STOP", (10, 5, 0, 0));
+    let server = MockModel::start([Reply::sse(answer)]);
+    let mut request = request("");
+    request.tools = vec![weather_tool()];
+    request.output_schema = Some(OutputSchema {
+        name: "place".into(),
+        schema: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        strict: true,
+    });
+    let events = ok_events(run(&provider(&server, "gemini-2.5-flash"), request).await);
+    assert_eq!(text(&events), r#"{"city":"Paris"}"#);
+    assert!(calls(&events).is_empty());
+    assert_eq!(stop(&events), ProviderStop::EndTurn);
+    let body = server.requests()[0].json();
+    assert_eq!(
+        body["toolConfig"],
+        json!({"functionCallingConfig": {"mode": "ANY"}})
+    );
+    assert_eq!(body["tools"][0]["functionDeclarations"][1]["name"], "place");
+    assert_eq!(body["generationConfig"].get("responseJsonSchema"), None);
+}

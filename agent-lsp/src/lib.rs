@@ -14,7 +14,7 @@
 //! server down (`shutdown`, `exit`, then the group is killed) with the session.
 //!
 //! [`Lsp::tools`] makes the tools in a front end's [`Dialect`] (Zero's `lsp_navigate`,
-//! zut's `lsp`, or the SDK's `lsp_navigate` and `lsp_diagnostics`); [`Lsp::attach`] also
+//! zut's `lsp` and `lsp_diagnostics`, or the SDK's `lsp_navigate` and `lsp_diagnostics`); [`Lsp::attach`] also
 //! wraps the tools that write files ([`AfterEdit`]) so their results end with the changed
 //! file's errors. Nothing starts until a tool is used.
 //!
@@ -47,7 +47,7 @@ mod uri;
 pub use config::{language_id, LspConfig, ServerSpec};
 pub use error::{ConfigError, LspError};
 pub use manager::{Lsp, PositionOp, RunningServer, Symbol};
-pub use tools::{AfterEdit, Dialect, LspDiagnostics, LspNavigate, ZutLsp};
+pub use tools::{AfterEdit, Dialect, LspDiagnostics, LspNavigate, ZutDiagnostics, ZutLsp};
 
 /// The LSP's message types this crate speaks in ([`lsp_types`]).
 pub use lsp_types;

@@ -314,6 +314,12 @@ async fn an_edit_that_breaks_the_types_gets_the_error_and_the_fix_clears_it() {
             text.contains("\n\nDiagnostics: 1 error (deduplicated 1)\n- ERROR: src/main.ts:3:27 [2345] Argument of type 'string' is not assignable to parameter of type 'number'.\n"),
             "{text}"
         );
+        let zut_listed = call(&tool(&tools, "lsp_diagnostics"), dir, json!({"path": "src/main.ts"})).await;
+        assert!(
+            zut_listed.text_content().starts_with("Diagnostics: 1 error (deduplicated 1)\n- ERROR: src/main.ts:3:27 [2345] "),
+            "{}",
+            zut_listed.text_content()
+        );
         let sdk = lsp.tools(Dialect::Sdk, &[]);
         let listed = call(&tool(&sdk, "lsp_diagnostics"), dir, json!({"path": "src/main.ts"})).await;
         assert!(

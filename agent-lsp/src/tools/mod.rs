@@ -18,7 +18,7 @@ use lsp_types::Location;
 pub use after_edit::AfterEdit;
 pub use diagnostics::LspDiagnostics;
 pub use navigate::LspNavigate;
-pub use zut::ZutLsp;
+pub use zut::{ZutDiagnostics, ZutLsp};
 
 use crate::manager::{location_path, Lsp};
 
@@ -32,8 +32,9 @@ pub enum Dialect {
     /// Zero's (`zero exec`): `lsp_navigate` with Zero's arguments and texts (and `hover`
     /// beside its four operations); Zero's block of errors after an edit.
     Zero,
-    /// zut's (`zut rpc`): `lsp` with zut's actions, arguments and texts; zut's
-    /// diagnostics summary after an edit.
+    /// zut's (`zut rpc`): `lsp` with zut's actions, arguments and texts, and
+    /// `lsp_diagnostics` (its `diagnostics` action as a tool); zut's diagnostics summary after
+    /// an edit.
     Zut,
 }
 
@@ -43,7 +44,7 @@ impl Dialect {
         match self {
             Self::Sdk => &["lsp_navigate", "lsp_diagnostics"],
             Self::Zero => &["lsp_navigate"],
-            Self::Zut => &["lsp"],
+            Self::Zut => &["lsp", "lsp_diagnostics"],
         }
     }
 }
@@ -67,7 +68,10 @@ impl Lsp {
                 confine,
                 Dialect::Zero,
             ))],
-            Dialect::Zut => vec![Arc::new(ZutLsp::new(self.clone(), confine))],
+            Dialect::Zut => vec![
+                Arc::new(ZutLsp::new(self.clone(), confine.clone())),
+                Arc::new(ZutDiagnostics::new(self.clone(), confine)),
+            ],
         }
     }
 

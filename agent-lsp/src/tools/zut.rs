@@ -408,6 +408,68 @@ impl ZutLsp {
     }
 }
 
+/// `lsp_diagnostics`, for zut's catalogue: the `lsp` tool's `diagnostics` action as a tool
+/// of its own (zut's summary of a file's diagnostics, or of every file the running servers
+/// reported).
+#[derive(Debug, Clone)]
+pub struct ZutDiagnostics {
+    lsp: ZutLsp,
+}
+
+impl ZutDiagnostics {
+    pub(crate) fn new(lsp: Lsp, confine: Confine) -> Self {
+        Self {
+            lsp: ZutLsp::new(lsp, confine),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for ZutDiagnostics {
+    fn name(&self) -> &str {
+        "lsp_diagnostics"
+    }
+
+    fn description(&self) -> &str {
+        "Show language-server diagnostics for a file (it is synced and checked first), or for every file the running servers reported when path is omitted. Errors first, repeated issues grouped."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path relative to the workspace; omit for every file the running servers reported."},
+                "max": {"type": "integer", "minimum": 1, "maximum": 50}
+            }
+        })
+    }
+
+    fn side_effect(&self) -> SideEffect {
+        SideEffect::Read
+    }
+
+    fn assess(&self, args: &Value, cwd: &Path) -> Assessment {
+        self.lsp.assess(args, cwd)
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let mut args: Args = serde_json::from_value(args)
+            .map_err(|e| ToolError::Failed(format!("invalid lsp_diagnostics args: {e}")))?;
+        args.action = "diagnostics".into();
+        let path = match args.path.as_str() {
+            "" | "*" => None,
+            raw => Some(self.lsp.confine.resolve(self.name(), raw)?.path),
+        };
+        let (text, failed) =
+            cancellable(&ctx, self.lsp.diagnostics(&args, path.as_deref())).await?;
+        let text = bound(text);
+        Ok(match failed {
+            true => ToolOutput::error(text),
+            false => ToolOutput::text(text),
+        })
+    }
+}
+
 fn read_only(action: &str) -> ToolError {
     ToolError::Failed(format!(
         "{action} with apply is not available: this lsp tool is read-only (pass apply:false for a preview)"

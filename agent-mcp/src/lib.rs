@@ -87,6 +87,8 @@ mod manager;
 mod naming;
 pub mod oauth;
 mod process;
+pub mod prompts;
+mod resources;
 mod tool;
 
 pub use config::{
@@ -100,3 +102,4 @@ pub use manager::{
     DEFAULT_CONNECT_TIMEOUT,
 };
 pub use naming::{tool_name, zero_tool_name, MAX_TOOL_NAME_LEN};
+pub use prompts::{McpPrompt, McpPromptArgument, PromptError};

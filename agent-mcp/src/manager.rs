@@ -7,15 +7,18 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use agent_core::sandbox::SandboxPolicy;
-use agent_core::{async_trait, tool_source::ToolSource, SideEffect, Tool};
+use agent_core::{async_trait, tool_source::ToolSource, Message, SideEffect, Tool};
 use secrecy::ExposeSecret;
 use serde::Serialize;
+use serde_json::{Map, Value};
 
-use crate::client::{self, ClientError, Connection, RemoteTool};
+use crate::client::{self, ClientError, Connection, RemotePrompt, RemoteTool};
 use crate::config::{ConfigError, McpServerConfig, McpTransport, TransportKind};
 use crate::elicit::Elicitor;
 use crate::naming;
 use crate::oauth::OAuthOptions;
+use crate::prompts::{self, McpPrompt, PromptError};
+use crate::resources::{ResourceOp, ResourceTool};
 use crate::tool::{as_dyn, McpTool};
 
 /// Default bound on connecting one server and listing its tools.
@@ -177,6 +180,8 @@ enum SlotState {
     Connected {
         connection: Arc<dyn Connection>,
         tools: Vec<RemoteTool>,
+        /// Its prompts (listed when it has the capability).
+        prompts: Vec<RemotePrompt>,
     },
     Failed(String),
 }
@@ -188,6 +193,8 @@ struct Slot {
     state: Mutex<SlotState>,
     /// The server announced `notifications/tools/list_changed`.
     list_changed: Arc<AtomicBool>,
+    /// The server announced that its prompts (or resources) changed.
+    catalog_changed: Arc<AtomicBool>,
     /// A call found the connection closed.
     closed: AtomicBool,
 }
@@ -203,6 +210,8 @@ pub(crate) struct Shared {
     slots: Vec<Slot>,
     generation: AtomicU64,
     tools: Mutex<Vec<Arc<McpTool>>>,
+    /// The resource tools of the servers with resources.
+    resource_tools: Mutex<Vec<Arc<ResourceTool>>>,
     options: McpOptions,
     refreshing: tokio::sync::Mutex<()>,
     /// Set by any slot's list_changed or closed flag: a refresh has work.
@@ -227,6 +236,12 @@ impl Shared {
             slot.closed.store(true, Ordering::SeqCst);
             self.dirty.store(true, Ordering::SeqCst);
         }
+    }
+
+    fn resource_tools(&self) -> MutexGuard<'_, Vec<Arc<ResourceTool>>> {
+        self.resource_tools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     fn tools(&self) -> MutexGuard<'_, Vec<Arc<McpTool>>> {
@@ -260,8 +275,76 @@ impl Shared {
                 )));
             }
         }
+        // The resource tools come after the servers' own, which keep their names.
+        let mut resource_tools: Vec<Arc<ResourceTool>> = Vec::new();
+        for (index, slot) in self.slots.iter().enumerate() {
+            let offers = match &*slot.state() {
+                SlotState::Connected { connection, .. } => connection.offers(),
+                SlotState::Failed(_) => continue,
+            };
+            if !offers.resources {
+                continue;
+            }
+            for op in ResourceOp::ALL {
+                let name = naming::tool_name(&slot.name, op.suffix(), &|candidate| {
+                    tools.iter().any(|t| t.name == candidate)
+                        || resource_tools.iter().any(|t| t.name == candidate)
+                });
+                resource_tools.push(Arc::new(ResourceTool::new(
+                    name,
+                    &slot.name,
+                    index,
+                    op,
+                    Arc::downgrade(self),
+                    self.options.output_cap,
+                    self.options.call_timeout,
+                )));
+            }
+        }
         *self.tools() = tools;
+        *self.resource_tools() = resource_tools;
         self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Lists again the prompts of the servers that said they changed.
+    async fn relist_prompts(&self) {
+        let due: Vec<(usize, Arc<dyn Connection>)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| slot.catalog_changed.swap(false, Ordering::SeqCst))
+            .filter_map(|(index, slot)| match &*slot.state() {
+                SlotState::Connected { connection, .. } if connection.offers().prompts => {
+                    Some((index, connection.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        let limit = self.options.connect_timeout;
+        let listed =
+            futures::future::join_all(due.into_iter().map(|(index, connection)| async move {
+                (
+                    index,
+                    tokio::time::timeout(limit, connection.list_prompts()).await,
+                )
+            }))
+            .await;
+        for (index, listed) in listed {
+            let slot = &self.slots[index];
+            match listed {
+                Ok(Ok(fresh)) => {
+                    if let SlotState::Connected { prompts, .. } = &mut *slot.state() {
+                        *prompts = fresh;
+                    }
+                }
+                Ok(Err(err)) => {
+                    tracing::warn!(server = %slot.name, error = %scrub(&err.to_string()), "re-listing MCP prompts failed; keeping the old list");
+                }
+                Err(_) => {
+                    tracing::warn!(server = %slot.name, "re-listing MCP prompts timed out; keeping the old list");
+                }
+            }
+        }
     }
 
     async fn refresh(self: &Arc<Self>) {
@@ -284,6 +367,7 @@ impl Shared {
             }
         }
         if self.dirty.swap(false, Ordering::SeqCst) {
+            self.relist_prompts().await;
             let relists = self.slots.iter().enumerate().filter_map(|(index, slot)| {
                 if !slot.list_changed.swap(false, Ordering::SeqCst) {
                     return None;
@@ -389,6 +473,7 @@ impl McpManager {
             slots,
             generation: AtomicU64::new(0),
             tools: Mutex::new(Vec::new()),
+            resource_tools: Mutex::new(Vec::new()),
             options,
             refreshing: tokio::sync::Mutex::new(()),
             dirty,
@@ -428,8 +513,19 @@ impl McpManager {
         let limit = options.connect_timeout;
         let cwd = options.cwd.clone();
         let sandbox = options.sandbox.clone();
-        let attempts = servers.iter().zip(&flags).map(|(server, flag)| {
+        let catalog_flags: Vec<Arc<AtomicBool>> = servers
+            .iter()
+            .map(|_| Arc::new(AtomicBool::new(false)))
+            .collect();
+        let attempts = servers.iter().zip(flags.iter().zip(&catalog_flags)).map(|(server, (flag, catalog))| {
             let (flag, dirty, cwd) = (flag.clone(), dirty.clone(), cwd.clone());
+            let on_catalog_changed: client::OnListChanged = {
+                let (catalog, dirty) = (catalog.clone(), dirty.clone());
+                Arc::new(move || {
+                    catalog.store(true, Ordering::SeqCst);
+                    dirty.store(true, Ordering::SeqCst);
+                })
+            };
             let sandbox = sandbox.clone();
             let auth = crate::oauth::authorizer_for(server, &options.oauth);
             let elicitor = options.elicitor.clone();
@@ -443,17 +539,29 @@ impl McpManager {
                     on_list_changed,
                     auth,
                     elicitor,
-                    on_catalog_changed: None,
+                    on_catalog_changed: Some(on_catalog_changed),
                 };
                 let attempt = async {
                     let connection = client::connect(server, &cwd, sandbox.as_ref(), hooks).await?;
-                    match connection.list_tools().await {
-                        Ok(tools) => Ok((connection, tools)),
+                    let tools = match connection.list_tools().await {
+                        Ok(tools) => tools,
                         Err(err) => {
                             connection.close().await;
-                            Err(err)
+                            return Err(err);
                         }
-                    }
+                    };
+                    // Prompts are extras: a server whose listing fails keeps its tools.
+                    let prompts = match connection.offers().prompts {
+                        false => Vec::new(),
+                        true => match connection.list_prompts().await {
+                            Ok(prompts) => prompts,
+                            Err(err) => {
+                                tracing::warn!(server = %server.name, error = %scrub(&err.to_string()), "listing MCP prompts failed");
+                                Vec::new()
+                            }
+                        },
+                    };
+                    Ok((connection, tools, prompts))
                 };
                 match bounded(limit, attempt, authorizing).await {
                     Some(result) => result.map_err(|e| e.to_string()),
@@ -468,10 +576,14 @@ impl McpManager {
         let slots = servers
             .iter()
             .zip(results)
-            .zip(flags)
-            .map(|((server, result), list_changed)| {
+            .zip(flags.into_iter().zip(catalog_flags))
+            .map(|((server, result), (list_changed, catalog_changed))| {
                 let state = match result {
-                    Ok((connection, tools)) => SlotState::Connected { connection, tools },
+                    Ok((connection, tools, prompts)) => SlotState::Connected {
+                        connection,
+                        tools,
+                        prompts,
+                    },
                     Err(reason) => {
                         let reason = scrub(&reason);
                         tracing::warn!(server = %server.name, transport = %server.transport.kind(), %reason, "MCP server skipped");
@@ -483,6 +595,7 @@ impl McpManager {
                     kind: server.transport.kind(),
                     state: Mutex::new(state),
                     list_changed,
+                    catalog_changed,
                     closed: AtomicBool::new(false),
                 }
             })
@@ -494,6 +607,7 @@ impl McpManager {
     /// names of its tools.
     pub fn status(&self) -> Vec<ServerStatus> {
         let tools = self.shared.tools();
+        let resource_tools = self.shared.resource_tools();
         self.shared
             .slots
             .iter()
@@ -518,6 +632,12 @@ impl McpManager {
                         .iter()
                         .filter(|t| t.slot == index)
                         .map(|t| t.name.clone())
+                        .chain(
+                            resource_tools
+                                .iter()
+                                .filter(|t| t.slot == index)
+                                .map(|t| t.name.clone()),
+                        )
                         .collect(),
                     pid,
                 }
@@ -527,13 +647,33 @@ impl McpManager {
 
     /// The tools of the connected servers, as the agent gets them.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        as_dyn(&self.shared.tools())
+        let mut tools = as_dyn(&self.shared.tools());
+        tools.extend(
+            self.shared
+                .resource_tools()
+                .iter()
+                .map(|t| t.clone() as Arc<dyn Tool>),
+        );
+        tools
     }
 
     /// What is known about the MCP tool the model calls `name`.
     pub fn tool_info(&self, name: &str) -> Option<McpToolInfo> {
         let tools = self.shared.tools();
-        let tool = tools.iter().find(|t| t.name == name)?;
+        let Some(tool) = tools.iter().find(|t| t.name == name) else {
+            let resources = self.shared.resource_tools();
+            let tool = resources.iter().find(|t| t.name == name)?;
+            return Some(McpToolInfo {
+                name: tool.name.clone(),
+                server: tool.server.clone(),
+                remote_name: tool.op.method().to_string(),
+                title: None,
+                read_only_hint: Some(true),
+                destructive_hint: Some(false),
+                open_world_hint: None,
+                side_effect: SideEffect::Read,
+            });
+        };
         Some(McpToolInfo {
             name: tool.name.clone(),
             server: tool.server.clone(),
@@ -556,6 +696,78 @@ impl McpManager {
     /// (bounded by the connect timeout). Agents call this before every model call.
     pub async fn refresh(&self) {
         self.shared.refresh().await;
+    }
+
+    /// The prompts of the connected servers, in server order, for a host's slash commands
+    /// (`/mcp__<server>__<prompt>`); see [`crate::prompts`].
+    pub fn prompts(&self) -> Vec<McpPrompt> {
+        let mut out = Vec::new();
+        for slot in &self.shared.slots {
+            if let SlotState::Connected { prompts, .. } = &*slot.state() {
+                out.extend(prompts.iter().map(|p| McpPrompt::new(&slot.name, p)));
+            }
+        }
+        out
+    }
+
+    /// The prompt whose slash command is `command` (with or without its `/`).
+    pub fn find_prompt(&self, command: &str) -> Option<McpPrompt> {
+        let command = command.trim().trim_start_matches('/');
+        self.prompts().into_iter().find(|p| p.command == command)
+    }
+
+    /// Renders prompt `name` of server `server` with `arguments` (`prompts/get`): its
+    /// messages, as agent messages.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Vec<Message>, PromptError> {
+        let failed = |message: String| PromptError::Failed {
+            server: server.to_string(),
+            prompt: name.to_string(),
+            message: scrub(&message),
+        };
+        let index = self
+            .shared
+            .slots
+            .iter()
+            .position(|s| s.name == server)
+            .ok_or_else(|| PromptError::Unknown(format!("{server}/{name}")))?;
+        let connection = self.shared.connection(index).map_err(failed)?;
+        let limit = self.shared.options.connect_timeout;
+        match tokio::time::timeout(limit, connection.get_prompt(name, arguments)).await {
+            Ok(Ok(remote)) => Ok(prompts::messages(remote)),
+            Ok(Err(err)) => Err(failed(err.to_string())),
+            Err(_) => Err(failed(format!("no answer within {} ms", limit.as_millis()))),
+        }
+    }
+
+    /// Expands a slash command line `/mcp__<server>__<prompt> words…` into the prompt's
+    /// messages, its words filling the prompt's arguments in order (the last one takes the
+    /// rest; quotes group words). `None` when the line is not an MCP prompt's command.
+    pub async fn expand_slash_command(
+        &self,
+        line: &str,
+    ) -> Option<Result<Vec<Message>, PromptError>> {
+        let line = line.trim_start();
+        let rest = line.strip_prefix('/')?;
+        if !rest.starts_with("mcp__") {
+            return None;
+        }
+        let (command, text) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let Some(prompt) = self.find_prompt(command) else {
+            return Some(Err(PromptError::Unknown(format!("/{command}"))));
+        };
+        let arguments = match prompt.bind(&prompts::split_arguments(text)) {
+            Ok(arguments) => arguments,
+            Err(err) => return Some(Err(err)),
+        };
+        Some(
+            self.get_prompt(&prompt.server, &prompt.name, arguments)
+                .await,
+        )
     }
 
     /// Closes every connection and ends the server processes (each gets a moment to exit

@@ -9,7 +9,6 @@ mod auth;
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,11 +16,16 @@ use agent_core::sandbox::SandboxPolicy;
 use agent_core::tool::ProgressSink;
 use async_trait::async_trait;
 use rmcp::model::{
-    CallToolRequestParams, ClientConfig, ContentBlock, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
-    JsonRpcMessage, NumberOrString, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, RequestMetaObject, ResourceContents, ServerNotification,
+    CallToolRequest, CancelledNotification, CancelledNotificationParam, ClientRequest, ServerResult,
 };
+use rmcp::model::{
+    CallToolRequestParams, ClientConfig, ContentBlock, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability,
+    GetPromptRequestParams, Implementation, JsonRpcMessage, NumberOrString, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ResourceContents, ServerNotification,
+};
+use rmcp::service::PeerRequestOptions;
 // Logging is deprecated by a later spec (SEP-2577); 2025-11-25 servers still send it.
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
@@ -108,6 +112,38 @@ pub(crate) struct RemoteResult {
     pub(crate) is_error: bool,
 }
 
+/// What a server offers besides tools (its `resources` and `prompts` capabilities).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Offers {
+    pub(crate) resources: bool,
+    pub(crate) prompts: bool,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RemotePromptArgument {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) required: bool,
+}
+
+/// One prompt as the server lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RemotePrompt {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) arguments: Vec<RemotePromptArgument>,
+}
+
+/// One message of a rendered prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RemotePromptMessage {
+    /// Written as the assistant (else the user).
+    pub(crate) assistant: bool,
+    pub(crate) content: RemoteContent,
+}
+
 /// Why a request failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum ClientError {
@@ -141,6 +177,28 @@ pub(crate) trait Connection: Send + Sync + 'static {
         cancel: &CancellationToken,
         progress: &ProgressSink,
     ) -> Result<Option<RemoteResult>, ClientError>;
+
+    /// What the server offers besides tools.
+    fn offers(&self) -> Offers;
+
+    /// One page of `resources/list`, as the server sent it (JSON).
+    async fn list_resources(&self, cursor: Option<String>) -> Result<Value, ClientError>;
+
+    /// One page of `resources/templates/list` (JSON).
+    async fn list_resource_templates(&self, cursor: Option<String>) -> Result<Value, ClientError>;
+
+    /// `resources/read` of `uri` (JSON: `{contents: [...]}`).
+    async fn read_resource(&self, uri: &str) -> Result<Value, ClientError>;
+
+    /// Every prompt, following `nextCursor`.
+    async fn list_prompts(&self) -> Result<Vec<RemotePrompt>, ClientError>;
+
+    /// `prompts/get` of `name` with `arguments`: its messages.
+    async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Vec<RemotePromptMessage>, ClientError>;
 
     /// Whether the connection is gone.
     fn is_closed(&self) -> bool;
@@ -194,7 +252,6 @@ pub(crate) async fn connect(
     let handler = Handler {
         server: config.name.clone(),
         elicitor,
-        progress: progress.clone(),
         on_catalog_changed,
     };
     match &config.transport {
@@ -218,6 +275,7 @@ pub(crate) async fn connect(
             let transport = Watched {
                 inner: AsyncRwTransport::new_client(spawned.stdout, spawned.stdin),
                 on_list_changed,
+                progress: progress.clone(),
             };
             match handler.serve(transport).await {
                 Ok(service) => Ok(Arc::new(RmcpConnection::new(
@@ -259,9 +317,25 @@ pub(crate) async fn connect(
                         inner: client,
                         auth: auth.clone(),
                     };
-                    serve_http(handler, client, transport_config, on_list_changed).await
+                    serve_http(
+                        handler,
+                        client,
+                        transport_config,
+                        on_list_changed,
+                        progress.clone(),
+                    )
+                    .await
                 }
-                None => serve_http(handler, client, transport_config, on_list_changed).await,
+                None => {
+                    serve_http(
+                        handler,
+                        client,
+                        transport_config,
+                        on_list_changed,
+                        progress.clone(),
+                    )
+                    .await
+                }
             };
             let service = service.map_err(|err| {
                 // An authorization that failed says why better than the refusal it left.
@@ -286,10 +360,12 @@ async fn serve_http<C: StreamableHttpClient>(
     client: C,
     config: StreamableHttpClientTransportConfig,
     on_list_changed: OnListChanged,
+    progress: Progress,
 ) -> Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError> {
     let transport = Watched {
         inner: StreamableHttpClientTransport::with_client(client, config),
         on_list_changed,
+        progress,
     };
     handler.serve(transport).await
 }
@@ -374,13 +450,55 @@ fn header_map(
 struct Handler {
     server: String,
     elicitor: Option<Arc<dyn Elicitor>>,
-    /// The progress sinks of the calls in flight, by progress token.
-    progress: Progress,
     on_catalog_changed: Option<OnListChanged>,
 }
 
-/// The progress sinks of a connection's calls in flight, by progress token.
-type Progress = Arc<Mutex<HashMap<String, ProgressSink>>>;
+/// Where a connection's `notifications/progress` go: the sinks of the calls in flight by
+/// progress token, and what came for a token before its call registered (rmcp picks the
+/// token as it sends the request; a fast server may report before the call knows it).
+#[derive(Default)]
+struct ProgressRoutes {
+    sinks: HashMap<String, ProgressSink>,
+    early: HashMap<String, Vec<String>>,
+}
+
+/// Most tokens, and lines per token, kept for calls that have not registered yet.
+const EARLY_TOKENS: usize = 32;
+const EARLY_LINES: usize = 16;
+
+type Progress = Arc<Mutex<ProgressRoutes>>;
+
+fn token_text(token: &ProgressToken) -> String {
+    match &token.0 {
+        NumberOrString::String(s) => s.to_string(),
+        NumberOrString::Number(n) => n.to_string(),
+    }
+}
+
+/// Passes a `notifications/progress` on to its call's progress sink, as a status line.
+fn report(progress: &Progress, params: &ProgressNotificationParam) {
+    let amount = match params.total {
+        Some(total) => format!("{}/{}", params.progress, total),
+        None => params.progress.to_string(),
+    };
+    let line = match &params.message {
+        Some(message) => format!("{message} ({amount})"),
+        None => amount,
+    };
+    let token = token_text(&params.progress_token);
+    let mut routes = progress.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(sink) = routes.sinks.get(&token) {
+        sink.status(line);
+        return;
+    }
+    if routes.early.len() >= EARLY_TOKENS && !routes.early.contains_key(&token) {
+        return;
+    }
+    let early = routes.early.entry(token).or_default();
+    if early.len() < EARLY_LINES {
+        early.push(line);
+    }
+}
 
 /// Longest log message of a server passed on.
 const MAX_LOG: usize = 2000;
@@ -441,34 +559,6 @@ impl ClientHandler for Handler {
         }
     }
 
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let token = match &params.progress_token.0 {
-            NumberOrString::String(s) => s.to_string(),
-            NumberOrString::Number(n) => n.to_string(),
-        };
-        let sink = self
-            .progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&token)
-            .cloned();
-        let Some(sink) = sink else {
-            return;
-        };
-        let amount = match params.total {
-            Some(total) => format!("{}/{}", params.progress, total),
-            None => params.progress.to_string(),
-        };
-        sink.status(match params.message {
-            Some(message) => format!("{message} ({amount})"),
-            None => amount,
-        });
-    }
-
     #[allow(deprecated)]
     async fn on_logging_message(
         &self,
@@ -509,6 +599,8 @@ impl ClientHandler for Handler {
 struct Watched<T> {
     inner: T,
     on_list_changed: OnListChanged,
+    /// `notifications/progress` are passed on here too, before the result they precede.
+    progress: Progress,
 }
 
 impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
@@ -523,15 +615,15 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
         let on_list_changed = self.on_list_changed.clone();
+        let progress = self.progress.clone();
         let next = self.inner.receive();
         async move {
             let message = next.await;
             if let Some(JsonRpcMessage::Notification(notification)) = &message {
-                if matches!(
-                    notification.notification,
-                    ServerNotification::ToolListChangedNotification(_)
-                ) {
-                    on_list_changed();
+                match &notification.notification {
+                    ServerNotification::ToolListChangedNotification(_) => on_list_changed(),
+                    ServerNotification::ProgressNotification(n) => report(&progress, &n.params),
+                    _ => {}
                 }
             }
             message
@@ -550,8 +642,6 @@ struct RmcpConnection {
     pid: Option<u32>,
     auth: Option<Arc<Authorizer>>,
     progress: Progress,
-    /// The last progress token used.
-    calls: AtomicU64,
 }
 
 /// Removes a call's progress sink when the call ends, however it ends.
@@ -560,12 +650,24 @@ struct Tracked<'a> {
     token: String,
 }
 
+impl<'a> Tracked<'a> {
+    /// Routes `token`'s progress to `sink`, with what came before.
+    fn new(progress: &'a Progress, token: String, sink: &ProgressSink) -> Self {
+        let mut routes = progress.lock().unwrap_or_else(|e| e.into_inner());
+        for line in routes.early.remove(&token).unwrap_or_default() {
+            sink.status(line);
+        }
+        routes.sinks.insert(token.clone(), sink.clone());
+        drop(routes);
+        Self { progress, token }
+    }
+}
+
 impl Drop for Tracked<'_> {
     fn drop(&mut self) {
-        self.progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.token);
+        let mut routes = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        routes.sinks.remove(&self.token);
+        routes.early.remove(&self.token);
     }
 }
 
@@ -583,7 +685,6 @@ impl RmcpConnection {
             process: Mutex::new(process),
             auth,
             progress,
-            calls: AtomicU64::new(0),
         }
     }
 
@@ -664,32 +765,126 @@ impl Connection for RmcpConnection {
     ) -> Result<Option<RemoteResult>, ClientError> {
         let mut params = CallToolRequestParams::new(name.to_string());
         params.arguments = arguments;
-        // The server's notifications/progress for this call become its progress lines.
-        let token = format!("call-{}", self.calls.fetch_add(1, Ordering::Relaxed) + 1);
-        params.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(
-            NumberOrString::String(token.as_str().into()),
-        )));
-        self.progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(token.clone(), progress.clone());
-        let _tracked = Tracked {
-            progress: &self.progress,
-            token,
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = match self
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(err) => return Err(self.failure(err).await),
         };
-        // Dropping the request future (on cancel) sends notifications/cancelled.
-        let call = self.peer.call_tool(params);
+        // The server's notifications/progress for this call become its progress lines.
+        let _tracked = Tracked::new(&self.progress, token_text(&handle.progress_token), progress);
+        let (id, peer) = (handle.id.clone(), handle.peer.clone());
         tokio::select! {
             biased;
-            _ = cancel.cancelled() => Ok(None),
-            result = call => match result {
-                Ok(result) => Ok(Some(RemoteResult {
+            _ = cancel.cancelled() => {
+                let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the run was cancelled".into()),
+                ));
+                let _ = peer.send_notification(cancelled.into()).await;
+                Ok(None)
+            }
+            result = handle.await_response() => match result {
+                Ok(ServerResult::CallToolResult(result)) => Ok(Some(RemoteResult {
                     content: result.content.into_iter().map(remote_content).collect(),
                     structured: result.structured_content,
                     is_error: result.is_error.unwrap_or(false),
                 })),
+                Ok(_) => Err(ClientError::Failed("the server answered tools/call with something other than a tool result".into())),
                 Err(err) => Err(self.failure(err).await),
             },
+        }
+    }
+
+    fn offers(&self) -> Offers {
+        match self.peer.peer_info() {
+            Some(info) => Offers {
+                resources: info.capabilities.resources.is_some(),
+                prompts: info.capabilities.prompts.is_some(),
+            },
+            None => Offers::default(),
+        }
+    }
+
+    async fn list_resources(&self, cursor: Option<String>) -> Result<Value, ClientError> {
+        match self.peer.list_resources(page(cursor)).await {
+            Ok(result) => as_json(&result),
+            Err(err) => Err(self.failure(err).await),
+        }
+    }
+
+    async fn list_resource_templates(&self, cursor: Option<String>) -> Result<Value, ClientError> {
+        match self.peer.list_resource_templates(page(cursor)).await {
+            Ok(result) => as_json(&result),
+            Err(err) => Err(self.failure(err).await),
+        }
+    }
+
+    async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
+        match self
+            .peer
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+        {
+            Ok(result) => as_json(&result),
+            Err(err) => Err(self.failure(err).await),
+        }
+    }
+
+    async fn list_prompts(&self) -> Result<Vec<RemotePrompt>, ClientError> {
+        let mut prompts = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let listed = self.peer.list_prompts(page(cursor.take())).await;
+            let listed = match listed {
+                Ok(listed) => listed,
+                Err(err) => return Err(self.failure(err).await),
+            };
+            prompts.extend(listed.prompts.into_iter().map(|p| {
+                RemotePrompt {
+                    name: p.name,
+                    title: p.title,
+                    description: p.description,
+                    arguments: p
+                        .arguments
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|a| RemotePromptArgument {
+                            name: a.name,
+                            description: a.description,
+                            required: a.required.unwrap_or(false),
+                        })
+                        .collect(),
+                }
+            }));
+            match listed.next_cursor {
+                Some(next) if !next.is_empty() => cursor = Some(next),
+                _ => return Ok(prompts),
+            }
+        }
+        Ok(prompts)
+    }
+
+    async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Vec<RemotePromptMessage>, ClientError> {
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = (!arguments.is_empty()).then_some(arguments);
+        match self.peer.get_prompt(params).await {
+            Ok(result) => Ok(result
+                .messages
+                .into_iter()
+                .map(|m| RemotePromptMessage {
+                    assistant: matches!(m.role, rmcp::model::Role::Assistant),
+                    content: remote_content(m.content),
+                })
+                .collect()),
+            Err(err) => Err(self.failure(err).await),
         }
     }
 
@@ -751,6 +946,19 @@ impl Connection for RmcpConnection {
             process.shutdown(CLOSE_GRACE).await;
         }
     }
+}
+
+/// The params of the page after `cursor`.
+fn page(cursor: Option<String>) -> Option<PaginatedRequestParams> {
+    cursor.map(|c| {
+        let mut params = PaginatedRequestParams::default();
+        params.cursor = Some(c);
+        params
+    })
+}
+
+fn as_json(value: &impl serde::Serialize) -> Result<Value, ClientError> {
+    serde_json::to_value(value).map_err(|e| ClientError::Failed(format!("unexpected answer: {e}")))
 }
 
 fn remote_tool(tool: rmcp::model::Tool) -> RemoteTool {

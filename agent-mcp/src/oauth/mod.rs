@@ -37,6 +37,7 @@
 
 mod authorizer;
 mod callback;
+pub mod cli;
 mod config;
 mod discovery;
 mod flow;

@@ -33,7 +33,8 @@ pub struct TokenStatus {
     /// The identity the token is bound to (a hash of the name and URL).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub server_identity: String,
-    /// The server's URL.
+    /// The server's URL (not in the JSON: Zero's shape).
+    #[serde(skip)]
     pub url: String,
     /// Whether an access token is stored.
     pub has_token: bool,

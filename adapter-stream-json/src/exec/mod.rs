@@ -243,6 +243,7 @@ async fn exec(
         return (code, out);
     }
     let mcp = plan.mcp.as_ref().map(|mcp| mcp.inner.clone());
+    let lsp = plan.lsp.clone();
     let (code, out) = match setup::ready(&options, hooks, plan, stdin).await {
         Ok(ready) => {
             let servers = mcp.clone().unwrap_or_default();
@@ -255,6 +256,8 @@ async fn exec(
     if let Some(mcp) = mcp {
         mcp.shutdown().await;
     }
+    // Nor a language server (`shutdown` and `exit`, then its group is killed).
+    lsp.shutdown().await;
     (code, out)
 }
 

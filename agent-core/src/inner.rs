@@ -33,6 +33,8 @@ pub(crate) struct Inner {
     pub(crate) session: Option<(Arc<dyn SessionStore>, String)>,
     /// The OS sandbox policy for commands, and whether it was reported.
     pub(crate) sandbox: crate::agent_sandbox::AgentSandbox,
+    /// The client's buffers and terminals the tools use ([`crate::editor`]; none: the disk).
+    pub(crate) editor: crate::editor::Editor,
     /// Lifecycle hooks (none: nothing is consulted).
     pub(crate) hooks: crate::hook_points::AgentHooks,
     /// Set when this agent is a sub-agent: which one, and where it was started from.

@@ -94,6 +94,7 @@
 //! | [`permission`] | the permission gate: assessments, risks, blocks, [`permission::ApprovalRequest`] and [`permission::Approval`] |
 //! | [`hooks`] | lifecycle hooks ([`hooks::Hooks`]) and their decisions |
 //! | [`sandbox`] | the OS sandbox policy, its support and report |
+//! | [`editor`] | the text buffers and terminals a client (an editor) lends the tools |
 //! | [`session`] | transcripts persisted through [`session::SessionStore`] |
 //! | [`subagent`] | sub-agents, foreground and background |
 //! | [`context`], [`compaction`], [`spill`], [`notes`] | the context window, compaction, over-budget tool output, pinned notes |
@@ -109,6 +110,7 @@ mod agent_sandbox;
 pub mod commands;
 pub mod compaction;
 pub mod context;
+pub mod editor;
 mod emit;
 pub mod event;
 mod frontmatter;

@@ -55,6 +55,9 @@ pub struct ToolContext {
     /// The agent run that made the call, for tools that run a sub-agent
     /// ([`crate::Agent::run_as_child`]); `None` outside the agent loop.
     pub parent: Option<ParentRun>,
+    /// The text buffers and terminals a client lends the tools ([`crate::editor`]); none
+    /// by default.
+    pub editor: crate::editor::Editor,
 }
 
 impl ToolContext {
@@ -68,6 +71,7 @@ impl ToolContext {
             progress: ProgressSink::discard(),
             sandbox: SandboxContext::default(),
             parent: None,
+            editor: crate::editor::Editor::default(),
         }
     }
 

@@ -218,13 +218,20 @@ async fn metadata_pages_and_journals_come_from_the_given_storage() {
 /// The storage contract every backend runs, on the files.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_file_store_keeps_the_storage_contract() {
-    for part in 0..3 {
+    for part in 0..4 {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = FileStore::new(dir.path());
         match part {
             0 => contract::metadata(&store).await,
             1 => contract::transcripts(&store).await,
-            _ => contract::event_log(&store).await,
+            2 => contract::event_log(&store).await,
+            _ => {
+                contract::deletion(&store).await;
+                assert!(
+                    !dir.path().join("sessions/sess_gone").exists(),
+                    "a deleted session's files are gone"
+                );
+            }
         }
     }
 }

@@ -101,6 +101,15 @@ async fn transcripts_append_in_order_and_unknown_sessions_are_not_found() {
     );
 }
 
+/// Deleting a session removes its rows (records and events by cascade).
+#[tokio::test]
+async fn the_deletion_contract_holds() {
+    let Some((_, store)) = fresh_store().await else {
+        return;
+    };
+    contract::deletion(&store).await;
+}
+
 /// The storage contract every backend runs, then what PostgreSQL checks besides: an empty
 /// log starts at 1, and a batch's own seqs are consecutive.
 #[tokio::test]

@@ -232,7 +232,18 @@ impl Tool for Bash {
         if policy.confines() && policy.private_tmp {
             roots.tmp = Some(self.private_tmp()?);
         }
-        let output = run(&args.command, &roots, timeout, cap, &ctx).await?;
+        // In the client's terminal when it lends them (and the sandbox can follow there).
+        let in_terminal = match ctx.editor.terminals() {
+            Some(terminals) => {
+                crate::editor_io::bash_in_terminal(terminals, &args.command, &roots, timeout, cap, &ctx)
+                    .await?
+            }
+            None => None,
+        };
+        let output = match in_terminal {
+            Some(output) => output,
+            None => run(&args.command, &roots, timeout, cap, &ctx).await?,
+        };
         if let Some(block) = &output.block {
             self.remember(&args.command, block);
         }
@@ -241,7 +252,7 @@ impl Tool for Bash {
 }
 
 /// What the model is told after the sandbox refused something the command did.
-fn sandbox_note(confinement: &Confinement, denial: &Denial) -> String {
+pub(crate) fn sandbox_note(confinement: &Confinement, denial: &Denial) -> String {
     let (what, ask, rerun) = match denial.kind {
         DenialKind::Network => (
             "network access".to_string(),
@@ -271,13 +282,13 @@ fn sandbox_note(confinement: &Confinement, denial: &Denial) -> String {
 /// Written to stderr by a confined command line before the command itself, so what the login
 /// shell's profile printed (a version manager failing to write under `$HOME`, say) is not
 /// taken for the command's own sandbox refusals. Removed from the output.
-const PROFILE_END: &[u8] = b"\x1eagent-sandbox: profile done\x1e\n";
+pub(crate) const PROFILE_END: &[u8] = b"\x1eagent-sandbox: profile done\x1e\n";
 /// The same, as the shell prints it.
-const PROFILE_END_PRINTF: &str = "printf '\\036agent-sandbox: profile done\\036\\n' >&2; ";
+pub(crate) const PROFILE_END_PRINTF: &str = "printf '\\036agent-sandbox: profile done\\036\\n' >&2; ";
 
 /// The recent bytes of one output stream: at most `limit` once the command is done.
 #[derive(Debug, Default)]
-struct Capture {
+pub(crate) struct Capture {
     bytes: Vec<u8>,
     limit: usize,
     dropped: usize,
@@ -292,7 +303,7 @@ struct Capture {
 
 impl Capture {
     /// A capture keeping the last `limit` bytes.
-    fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         Self {
             limit,
             ..Self::default()
@@ -300,7 +311,7 @@ impl Capture {
     }
 
     /// A capture that cuts `marker` out of the stream and remembers where it was.
-    fn with_marker(marker: &'static [u8], limit: usize) -> Self {
+    pub(crate) fn with_marker(marker: &'static [u8], limit: usize) -> Self {
         Self {
             marker: Some(marker),
             limit,
@@ -308,7 +319,7 @@ impl Capture {
         }
     }
 
-    fn push(&mut self, chunk: &[u8]) {
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
         self.bytes.extend_from_slice(chunk);
         self.dirty = true;
         if let Some(marker) = self.marker {
@@ -344,7 +355,7 @@ impl Capture {
 
     /// What the command itself printed: everything after the marker, or everything when
     /// the marker never came.
-    fn command_text(&self) -> String {
+    pub(crate) fn command_text(&self) -> String {
         let start = self.command_start.unwrap_or(0).min(self.bytes.len());
         String::from_utf8_lossy(&self.bytes[start..]).into_owned()
     }
@@ -568,7 +579,7 @@ fn send_progress(ctx: &ToolContext, out: &mut Capture, err: &mut Capture) {
 }
 
 /// Formats the result, keeping the end of each stream when the whole would exceed `cap`.
-fn render(header: &str, out: &Capture, err: &Capture, cap: usize) -> (String, bool) {
+pub(crate) fn render(header: &str, out: &Capture, err: &Capture, cap: usize) -> (String, bool) {
     let stdout = out.text();
     let stderr = err.text();
     let overhead = header.len() + 64;

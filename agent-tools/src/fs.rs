@@ -90,14 +90,75 @@ impl Tool for ReadFile {
         assess_read_path(&self.config, self.name(), str_arg(args, "path"))
     }
 
-    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ReadFileArgs = parse_args(self.name(), args)?;
         let resolved = resolve_read(&self.config, self.name(), &args.path)?;
         let cap = self.config.output_cap;
+        // The client's buffer when it lends them (not for a spilled output file, a
+        // directory or an image, which only the disk has).
+        if let Some(files) = crate::editor_io::files(&ctx) {
+            let path = resolved.path.clone();
+            let local = blocking(move || {
+                Ok(agent_core::spill::is_spill_file(&path)
+                    || path.is_dir()
+                    || crate::editor_io::is_image_on_disk(&path))
+            })
+            .await?;
+            if !local {
+                let output = read_from_editor(files, &resolved.path, &resolved.display, &args, cap, &ctx)
+                    .await?;
+                return Ok(finish_output(output, cap));
+            }
+        }
         let output =
             blocking(move || read_numbered(&resolved.path, &resolved.display, &args, cap)).await?;
         Ok(finish_output(output, cap))
     }
+}
+
+/// `read_file` through the client's editor: the lines asked for (and one more, to tell
+/// whether more follow), numbered as from the disk.
+async fn read_from_editor(
+    files: &Arc<dyn agent_core::editor::EditorFiles>,
+    path: &Path,
+    display: &str,
+    args: &ReadFileArgs,
+    cap: usize,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let offset = args.offset.unwrap_or(1).max(1);
+    let limit = args.limit.unwrap_or(DEFAULT_READ_LIMIT);
+    if limit == 0 {
+        return Err(ToolError::InvalidArguments(
+            "read_file: limit must be at least 1".to_string(),
+        ));
+    }
+    let to_u32 = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+    let request = agent_core::editor::ReadText {
+        path: path.to_path_buf(),
+        line: args.offset.map(|_| to_u32(offset)),
+        limit: args.limit.map(|l| to_u32(l.saturating_add(1))),
+    };
+    let text = files.read_text(request, ctx).await?;
+    if looks_binary(text.as_bytes()) {
+        return Err(ToolError::Failed(format!(
+            "{display} is a binary file; read_file shows text files only"
+        )));
+    }
+    if text.is_empty() {
+        return match offset {
+            1 => Ok(ToolOutput::text(format!("{display} is empty (0 bytes)."))),
+            _ => Err(ToolError::Failed(format!(
+                "offset {offset} is past the end of {display}"
+            ))),
+        };
+    }
+    // A whole file (no offset asked) is numbered from its first line.
+    let first = match args.offset {
+        Some(_) => offset,
+        None => 1,
+    };
+    number_lines(&mut text.as_bytes(), display, offset, limit, cap, first)
 }
 
 fn read_numbered(
@@ -138,8 +199,21 @@ fn read_numbered(
             "read_file: limit must be at least 1".to_string(),
         ));
     }
+    number_lines(&mut reader, display, offset, limit, cap, 1)
+}
+
+/// The lines of `reader` from `offset` on (at most `limit`, within `cap` bytes), numbered;
+/// the reader's first line is line `first`.
+fn number_lines<R: BufRead>(
+    reader: &mut R,
+    display: &str,
+    offset: u64,
+    limit: u64,
+    cap: usize,
+    first: u64,
+) -> Result<ToolOutput, ToolError> {
     let mut out = String::new();
-    let mut line_no: u64 = 0;
+    let mut line_no: u64 = first.saturating_sub(1);
     let mut shown: u64 = 0;
     let mut more = false;
     let mut cut_for_size = false;
@@ -252,9 +326,22 @@ impl Tool for WriteFile {
         )
     }
 
-    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: WriteFileArgs = parse_args(self.name(), args)?;
         let resolved = resolve(&self.config, self.name(), &args.path)?;
+        if let Some(files) = crate::editor_io::files(&ctx) {
+            // Through the client's editor, which creates the file when it is new.
+            let (path, display) = (&resolved.path, &resolved.display);
+            if path.is_dir() {
+                return Err(ToolError::Failed(format!(
+                    "{display} is a directory; give a file path"
+                )));
+            }
+            let existed = path.exists();
+            files.write_text(path, &args.content, &ctx).await?;
+            let output = written(display, existed, &args.content);
+            return Ok(finish_output(output, self.config.output_cap));
+        }
         let output = blocking(move || {
             let path = &resolved.path;
             let display = &resolved.display;
@@ -270,18 +357,23 @@ impl Tool for WriteFile {
             let existed = path.exists();
             std::fs::write(path, args.content.as_bytes())
                 .map_err(|e| io_error("writing", display, e))?;
-            let verb = if existed { "Overwrote" } else { "Created" };
-            let mut output = ToolOutput::text(format!(
-                "{verb} {display} ({} bytes, {} lines).",
-                args.content.len(),
-                args.content.lines().count()
-            ));
-            output.changed_files = vec![display.clone()];
-            Ok(output)
+            Ok(written(display, existed, &args.content))
         })
         .await?;
         Ok(finish_output(output, self.config.output_cap))
     }
+}
+
+/// What `write_file` reports after writing `content` to `display`.
+fn written(display: &str, existed: bool, content: &str) -> ToolOutput {
+    let verb = if existed { "Overwrote" } else { "Created" };
+    let mut output = ToolOutput::text(format!(
+        "{verb} {display} ({} bytes, {} lines).",
+        content.len(),
+        content.lines().count()
+    ));
+    output.changed_files = vec![display.to_string()];
+    output
 }
 
 // ---------------------------------------------------------------------------------------
@@ -373,7 +465,7 @@ impl Tool for EditFile {
         )
     }
 
-    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let call: EditFileCall = parse_args(self.name(), args)?;
         let ops = match (call.edits, call.old_string, call.new_string) {
             (Some(edits), None, None) if !edits.is_empty() => edits,
@@ -395,17 +487,35 @@ impl Tool for EditFile {
             }
         };
         let resolved = resolve(&self.config, self.name(), &call.path)?;
+        if let Some(files) = crate::editor_io::files(&ctx) {
+            // The text the client's editor has, changed and written back through it.
+            let (path, display) = (&resolved.path, resolved.display.as_str());
+            check_ops(&ops)?;
+            if path.is_dir() {
+                return Err(ToolError::Failed(format!("{display} is a directory, not a file")));
+            }
+            let old = crate::editor_io::read_whole(files, path, &ctx).await?;
+            let (new, count) = replace_all_ops(&old, display, &ops)?;
+            files.write_text(path, &new, &ctx).await?;
+            let output = edited(display, &old, &new, count);
+            return Ok(finish_output(output, self.config.output_cap));
+        }
         let output = blocking(move || edit(&resolved.path, &resolved.display, &ops)).await?;
         Ok(finish_output(output, self.config.output_cap))
     }
 }
 
-fn edit(path: &Path, display: &str, ops: &[EditOp]) -> Result<ToolOutput, ToolError> {
-    let several = ops.len() > 1;
-    let which = |i: usize| match several {
+/// `" (edit N)"` for the `i`th of several replacements, else nothing.
+fn which(ops: &[EditOp], i: usize) -> String {
+    match ops.len() > 1 {
         true => format!(" (edit {})", i + 1),
         false => String::new(),
-    };
+    }
+}
+
+/// Refuses replacements that cannot change anything.
+fn check_ops(ops: &[EditOp]) -> Result<(), ToolError> {
+    let which = |i: usize| which(ops, i);
     for (i, op) in ops.iter().enumerate() {
         if op.old_string.is_empty() {
             return Err(ToolError::InvalidArguments(format!(
@@ -420,6 +530,11 @@ fn edit(path: &Path, display: &str, ops: &[EditOp]) -> Result<ToolOutput, ToolEr
             )));
         }
     }
+    Ok(())
+}
+
+fn edit(path: &Path, display: &str, ops: &[EditOp]) -> Result<ToolOutput, ToolError> {
+    check_ops(ops)?;
     let bytes = std::fs::read(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ToolError::Failed(format!(
             "file not found: {display}; use write_file to create it"
@@ -434,7 +549,19 @@ fn edit(path: &Path, display: &str, ops: &[EditOp]) -> Result<ToolOutput, ToolEr
             "{display} is not valid UTF-8 text; edit_file edits text files only"
         ))
     })?;
-    let mut new = old.clone();
+    let (new, count) = replace_all_ops(&old, display, ops)?;
+    std::fs::write(path, new.as_bytes()).map_err(|e| io_error("writing", display, e))?;
+    Ok(edited(display, &old, &new, count))
+}
+
+/// `old` with every replacement of `ops` applied, in order, and how many were made.
+fn replace_all_ops(
+    old: &str,
+    display: &str,
+    ops: &[EditOp],
+) -> Result<(String, usize), ToolError> {
+    let which = |i: usize| which(ops, i);
+    let mut new = old.to_string();
     let mut count = 0;
     for (i, op) in ops.iter().enumerate() {
         let found = new.matches(op.old_string.as_str()).count();
@@ -458,8 +585,12 @@ fn edit(path: &Path, display: &str, ops: &[EditOp]) -> Result<ToolOutput, ToolEr
         };
         count += found;
     }
-    std::fs::write(path, new.as_bytes()).map_err(|e| io_error("writing", display, e))?;
-    let diff = similar::TextDiff::from_lines(&old, &new)
+    Ok((new, count))
+}
+
+/// What `edit_file` reports after changing `old` into `new` with `count` replacements.
+fn edited(display: &str, old: &str, new: &str, count: usize) -> ToolOutput {
+    let diff = similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
         .header(&format!("a/{display}"), &format!("b/{display}"))
@@ -469,5 +600,5 @@ fn edit(path: &Path, display: &str, ops: &[EditOp]) -> Result<ToolOutput, ToolEr
         "Edited {display} ({count} replacement{plural}).\n{diff}"
     ));
     output.changed_files = vec![display.to_string()];
-    Ok(output)
+    output
 }

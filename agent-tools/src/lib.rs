@@ -25,10 +25,12 @@ mod bash;
 mod catalogue;
 mod classify;
 mod common;
+mod editor_io;
 #[cfg(unix)]
 mod exec;
 mod fs;
 mod image;
+pub mod launcher;
 mod patch;
 mod plan;
 mod scrub;

@@ -21,6 +21,7 @@ pub struct AgentBuilder {
     compact_keep_tail: usize,
     sandbox: Option<SandboxPolicy>,
     sandbox_support: Option<SandboxSupport>,
+    editor: crate::editor::Editor,
     hooks: crate::hook_points::HookSetup,
     context: ContextOptions,
     project: ProjectOptions,
@@ -130,6 +131,13 @@ impl AgentBuilder {
     /// Workspace directory for tools (default: the process's current directory).
     pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
         self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// The text buffers and terminals a client (an editor) lends the tools (see
+    /// [`crate::editor`]); by default they use the local disk and processes.
+    pub fn editor(mut self, editor: crate::editor::Editor) -> Self {
+        self.editor = editor;
         self
     }
 
@@ -325,6 +333,7 @@ impl AgentBuilder {
                 session: self.session,
                 ctx,
                 sandbox: AgentSandbox::new(self.sandbox, self.sandbox_support),
+                editor: self.editor,
                 hooks: crate::hook_points::AgentHooks::new(self.hooks),
                 subagent: None,
                 queue: tokio::sync::Mutex::new(()),
@@ -370,6 +379,7 @@ impl Agent {
             context: ContextOptions::default(),
             sandbox: None,
             sandbox_support: None,
+            editor: crate::editor::Editor::default(),
             hooks: crate::hook_points::HookSetup::default(),
             project: ProjectOptions::default(),
         }

@@ -413,6 +413,11 @@ impl Agent {
             Some((parent, _)) => (parent.sandbox.inherit(), parent.hooks.fork(), Vec::new()),
             None => (inner.sandbox.fork(), inner.hooks.fork(), state.plan.clone()),
         };
+        // A sub-agent's calls use the local disk and processes (see `crate::editor`).
+        let editor = match &child {
+            Some(_) => crate::editor::Editor::default(),
+            None => inner.editor.clone(),
+        };
         let subagent = match child {
             Some((_, info)) => Some(info),
             None => inner.subagent.clone(),
@@ -430,6 +435,7 @@ impl Agent {
                 session,
                 ctx: inner.ctx.clone(),
                 sandbox,
+                editor,
                 hooks,
                 subagent,
                 queue: tokio::sync::Mutex::new(()),

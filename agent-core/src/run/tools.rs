@@ -318,6 +318,7 @@ async fn execute(
                 progress: sink,
                 sandbox: inner.sandbox.context(&inner.tools, ready.escalation),
                 parent: Some(parent),
+                editor: inner.editor.clone(),
             };
             let tool = ready.tool.clone();
             let args = ready.call.args.clone();

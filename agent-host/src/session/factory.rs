@@ -14,12 +14,14 @@ use agent_core::{
     session::{SessionError, SessionRecord, SessionStore},
     skills::{Skills, SKILL_TOOL},
     tool_source::ToolSource,
+    editor::Editor,
     Agent, Approver, Message, PermissionMode, Provider, ReasoningLevel, Tool,
 };
 use agent_mcp::{ConfigError as McpConfigError, McpManager, McpServerConfig};
 use agent_providers::{build_provider, ConfigError, ProviderConfig};
 use agent_specialists::{BackgroundTasks, SpecialistRegistry, TaskTools};
 
+use super::client::SessionClient;
 use super::tool_filter::{ToolFilter, ToolRequest};
 use super::types::SessionMeta;
 use crate::capabilities::Capabilities;
@@ -106,6 +108,8 @@ pub struct AgentSpec {
     /// Its skills: listed in the system prompt; the `skill` tool is added unless `tools`
     /// has it (a front end that filters tools adds [`Skills::tool`] to `tools` itself).
     pub skills: Option<Skills>,
+    /// The client's text buffers and terminals its tools use (none: the local disk).
+    pub editor: Editor,
 }
 
 impl AgentSpec {
@@ -126,6 +130,7 @@ impl AgentSpec {
             recording: None,
             instructions: None,
             skills: None,
+            editor: Editor::none(),
         }
     }
 }
@@ -141,6 +146,7 @@ pub struct AgentFactory {
     appended: Vec<String>,
     capabilities: Option<Arc<Capabilities>>,
     project: Option<Arc<ProjectContext>>,
+    client: Option<Arc<dyn SessionClient>>,
 }
 
 impl std::fmt::Debug for AgentFactory {
@@ -203,7 +209,15 @@ impl AgentFactory {
             appended: Vec::new(),
             capabilities: None,
             project: None,
+            client: None,
         }
+    }
+
+    /// What the front end's client lends each session (an editor's buffers and terminals,
+    /// a way to ask the user for its MCP servers); see [`SessionClient`].
+    pub fn session_client(mut self, client: Arc<dyn SessionClient>) -> Self {
+        self.client = Some(client);
+        self
     }
 
     /// Where every session's agent finds the project's instructions, skills and commands
@@ -248,6 +262,19 @@ impl AgentFactory {
         workspace: &Path,
         session_servers: Vec<McpServerConfig>,
     ) -> Result<McpManager, FactoryError> {
+        self.connect_session_mcp(None, workspace, session_servers)
+            .await
+    }
+
+    /// [`connect_mcp`](Self::connect_mcp) for session `session_id`: its servers' questions
+    /// and authorization URLs go to the user through the [`SessionClient`], when it has a
+    /// way.
+    pub async fn connect_session_mcp(
+        &self,
+        session_id: Option<&str>,
+        workspace: &Path,
+        session_servers: Vec<McpServerConfig>,
+    ) -> Result<McpManager, FactoryError> {
         let (mut servers, mut options) = match &self.capabilities {
             Some(caps) => (caps.mcp_servers.clone(), caps.mcp_options.clone()),
             None => (Vec::new(), agent_mcp::McpOptions::default()),
@@ -257,6 +284,14 @@ impl AgentFactory {
             return Ok(McpManager::empty());
         }
         options.cwd = PathBuf::from(workspace);
+        if let (Some(client), Some(id)) = (&self.client, session_id) {
+            if let Some(elicitor) = client.elicitor(id) {
+                options.elicitor = Some(elicitor);
+            }
+            if let Some(prompt) = client.authorization_prompt(id) {
+                options.oauth.prompt = Some(prompt);
+            }
+        }
         Ok(McpManager::connect(servers, options).await?)
     }
 
@@ -438,6 +473,9 @@ impl AgentFactory {
         if let Some(skills) = spec.skills {
             builder = builder.skills(skills);
         }
+        if !spec.editor.is_empty() {
+            builder = builder.editor(spec.editor);
+        }
         let builder = match spec.recording {
             None => builder,
             Some(Recording {
@@ -536,6 +574,9 @@ impl AgentFactory {
         spec.approver = Some(approver);
         spec.tool_source = (!mcp.is_empty()).then(|| Arc::new(mcp.clone()) as Arc<dyn ToolSource>);
         spec.spill_dir = spill_dir;
+        if let Some(client) = &self.client {
+            spec.editor = client.editor(&meta.session_id);
+        }
         spec.recording = Some(Recording {
             store,
             session_id: meta.session_id.clone(),

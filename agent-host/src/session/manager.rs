@@ -266,12 +266,13 @@ impl SessionManager {
 
     async fn connect_mcp(
         &self,
+        session_id: &str,
         workspace: &str,
         servers: Vec<McpServerConfig>,
     ) -> Result<McpManager, ManagerError> {
         Ok(self
             .factory
-            .connect_mcp(Path::new(workspace), servers)
+            .connect_session_mcp(Some(session_id), Path::new(workspace), servers)
             .await?)
     }
 
@@ -305,7 +306,7 @@ impl SessionManager {
         let meta = self.new_meta(&options, model);
         // Connected before the activation lock: a slow server delays only this session.
         let mcp = self
-            .connect_mcp(&options.workspace_path, options.mcp_servers)
+            .connect_mcp(&meta.session_id, &options.workspace_path, options.mcp_servers)
             .await?;
         let _serial = self.activation.lock().await;
         self.activate(meta, false, Vec::new(), mcp).await
@@ -344,7 +345,7 @@ impl SessionManager {
             sub.status = SubagentStatus::Cancelled;
         }
         let mcp = self
-            .connect_mcp(&meta.workspace_path, options.mcp_servers)
+            .connect_mcp(id, &meta.workspace_path, options.mcp_servers)
             .await?;
         Ok((self.activate(meta, true, Vec::new(), mcp).await?, true))
     }
@@ -361,7 +362,7 @@ impl SessionManager {
         let old = self.get(id);
         let mcp = match &old {
             Some(old) => old.mcp().clone(),
-            None => self.connect_mcp(&meta.workspace_path, Vec::new()).await?,
+            None => self.connect_mcp(id, &meta.workspace_path, Vec::new()).await?,
         };
         if let Some(old) = &old {
             self.forget(old);
@@ -395,7 +396,7 @@ impl SessionManager {
         meta.todos = parent_meta.todos.clone();
         meta.goal = parent_meta.goal.clone();
         let mcp = self
-            .connect_mcp(&options.workspace_path, Vec::new())
+            .connect_mcp(&meta.session_id, &options.workspace_path, Vec::new())
             .await?;
         let _serial = self.activation.lock().await;
         self.activate(meta, false, messages, mcp).await
@@ -451,6 +452,34 @@ impl SessionManager {
         let reports = session.close(SessionEndReason::Other).await;
         self.forget(&session);
         Some(reports)
+    }
+
+    /// Deletes session `id`: closes it when it is active here (as [`close`](Self::close)),
+    /// then removes it and its sub-agents' sessions from the storage, so it is no longer
+    /// listed or loaded. [`ManagerError::NotFound`] when it is not stored.
+    pub async fn delete(&self, id: &str, timeout: Duration) -> Result<(), ManagerError> {
+        self.close(id, timeout).await;
+        self.forget_journal(id);
+        let children: Vec<String> = self
+            .store
+            .list_meta()
+            .await?
+            .into_iter()
+            .filter(|m| m.is_subagent() && m.parent_session_id.as_deref() == Some(id))
+            .map(|m| m.session_id)
+            .collect();
+        match self.store.delete(id).await {
+            Ok(()) => {}
+            Err(StoreError::NotFound(_)) => return Err(ManagerError::NotFound(id.to_string())),
+            Err(err) => return Err(err.into()),
+        }
+        for child in children {
+            self.forget_journal(&child);
+            if let Err(err) = self.store.delete(&child).await {
+                tracing::warn!(session = %child, error = %err, "cannot delete a sub-agent's session");
+            }
+        }
+        Ok(())
     }
 
     fn forget(&self, session: &Session) {

@@ -76,6 +76,15 @@ impl SessionStorage for MemoryStorage {
         Ok(self.lock().metas.values().cloned().collect())
     }
 
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        let mut sessions = self.lock();
+        sessions.events.remove(id);
+        match sessions.metas.remove(id) {
+            Some(_) => Ok(()),
+            None => Err(StoreError::NotFound(id.to_string())),
+        }
+    }
+
     async fn sync_transcript(&self, _id: &str) -> Result<(), StoreError> {
         Ok(())
     }

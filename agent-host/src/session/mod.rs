@@ -28,6 +28,8 @@
 //! - [`manager`]: [`SessionManager`], creating, resuming, forking and closing sessions.
 //! - [`claim`]: one writer per session among processes sharing a storage
 //!   ([`SessionManager::claim_turn`], [`TurnClaim`]).
+//! - [`client`]: what a front end's client lends each session ([`SessionClient`]: an
+//!   editor's buffers and terminals, a way to ask the user for its MCP servers).
 //!
 //! Imports run one way: `types` ← `storage` ← `store`, `zero`, `journal`, `factory` (with `tool_filter`) ← `live` (with
 //! `interaction`, which finds sub-agent sessions in the live registry) ← `subagent`, `turn`,
@@ -63,6 +65,7 @@
 //! are asked in the name of its session.
 
 pub mod claim;
+pub mod client;
 pub mod factory;
 pub mod file_events;
 pub mod interaction;
@@ -82,6 +85,7 @@ pub mod types;
 pub mod zero;
 
 pub use claim::{TurnClaim, WriterClaim};
+pub use client::SessionClient;
 pub use factory::{
     canonical_tool_name, AgentFactory, AgentSpec, BuiltAgent, FactoryError, Recording,
 };

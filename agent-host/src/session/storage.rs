@@ -339,4 +339,14 @@ pub trait SessionStorage: SessionStore {
         let _ = id;
         Ok(None)
     }
+
+    /// Deletes session `id` — its metadata, transcript, event log and own files — so that
+    /// it is no longer listed or loaded; [`StoreError::NotFound`] when it is not stored.
+    /// The default cannot delete: [`StoreError::Unavailable`].
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        Err(StoreError::Unavailable {
+            context: format!("delete session {id}"),
+            source: "this session storage cannot delete sessions".into(),
+        })
+    }
 }

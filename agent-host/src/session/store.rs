@@ -285,6 +285,19 @@ impl SessionStorage for FileStore {
         self.session_dir(id)
     }
 
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        let dir = self.dir(id)?;
+        self.appenders().remove(id);
+        match tokio::fs::try_exists(dir.join(META)).await {
+            Ok(true) => {}
+            Ok(false) => return Err(StoreError::NotFound(id.to_string())),
+            Err(err) => return Err(StoreError::io(format!("read {}", dir.display()))(err)),
+        }
+        tokio::fs::remove_dir_all(&dir)
+            .await
+            .map_err(StoreError::io(format!("remove {}", dir.display())))
+    }
+
     async fn save_meta(&self, meta: &SessionMeta) -> Result<(), StoreError> {
         Ok(FileStore::save_meta(self, meta).await?)
     }

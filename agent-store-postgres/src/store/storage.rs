@@ -375,4 +375,25 @@ WHERE EXISTS (SELECT 1 FROM upd UNION ALL SELECT 1 FROM ins) AND EXISTS (SELECT 
         let stale = self.changed_elsewhere(id).await?;
         Ok(Some(Box::new(lease::PgClaim::new(lease, stale))))
     }
+
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        // Its records and events go with it (ON DELETE CASCADE); a stale lease too.
+        let deleted = self
+            .inner
+            .timed("delete a session", id, async {
+                sqlx::query("DELETE FROM session_leases WHERE session_id = $1")
+                    .bind(id)
+                    .execute(&self.inner.pool)
+                    .await?;
+                sqlx::query("DELETE FROM sessions WHERE session_id = $1 AND meta IS NOT NULL")
+                    .bind(id)
+                    .execute(&self.inner.pool)
+                    .await
+            })
+            .await?;
+        match deleted.rows_affected() {
+            0 => Err(StoreError::NotFound(id.to_string())),
+            _ => Ok(()),
+        }
+    }
 }

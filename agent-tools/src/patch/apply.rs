@@ -2,7 +2,7 @@
 //! written while one fails), then the files are written; an I/O error while writing undoes
 //! what was written before it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::parse::{FileOp, Hunk, OpKind};
@@ -103,7 +103,16 @@ fn target(
     Ok((resolved.path, resolved.display))
 }
 
-fn read_text(path: &Path, raw: &str, op: &str) -> Result<(Vec<u8>, String), ApplyError> {
+fn read_text(
+    path: &Path,
+    raw: &str,
+    op: &str,
+    sources: &HashMap<PathBuf, String>,
+) -> Result<(Vec<u8>, String), ApplyError> {
+    // The text the client's editor has, when the patch goes through it.
+    if let Some(text) = sources.get(path) {
+        return Ok((text.clone().into_bytes(), text.clone()));
+    }
     let file_error = |reason: String| ApplyError::File {
         op: op.to_string(),
         path: raw.to_string(),
@@ -126,11 +135,14 @@ fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
 }
 
-/// Checks every operation and computes the new contents; nothing is written.
-pub(crate) fn plan(
+/// Checks every operation and computes the new contents; nothing is written. The files of
+/// `sources` (by absolute path: the texts of the client's editor) are read from there
+/// instead of the disk.
+pub(crate) fn plan_with(
     workspace: &Workspace,
     base: &str,
     ops: &[FileOp],
+    sources: &HashMap<PathBuf, String>,
 ) -> Result<Vec<Change>, ApplyError> {
     let mut touched: HashSet<PathBuf> = HashSet::new();
     let mut changes = Vec::new();
@@ -184,7 +196,7 @@ pub(crate) fn plan(
                 });
             }
             OpKind::Update { hunks, move_to } => {
-                let (before, text) = read_text(&path, &op.path, "update")?;
+                let (before, text) = read_text(&path, &op.path, "update", sources)?;
                 let updated = apply_hunks(&text, hunks).map_err(|(index, reason)| {
                     ApplyError::Hunk {
                         hunk: index + 1,

@@ -19,6 +19,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use apply::ApplyError;
+pub(crate) use apply::Change;
+pub(crate) use parse::{FileOp, OpKind};
 pub use parse::ParseError;
 
 use crate::common::{assess_path, blocking, parse_args, schema_for, str_arg, Config, ToolsConfig};
@@ -129,7 +131,7 @@ impl Tool for ApplyPatch {
         }
     }
 
-    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ApplyPatchArgs = parse_args(self.name(), args)?;
         let cwd = args.cwd.unwrap_or_else(|| ".".to_string());
         let workspace = self.config.workspace.clone();
@@ -141,12 +143,27 @@ impl Tool for ApplyPatch {
                 "Error applying patch: cwd {cwd} is not a directory"
             )));
         }
-        let output = blocking(move || {
+        // With the client's buffers, the files are read and written through them.
+        let editor = crate::editor_io::files(&ctx).cloned();
+        let sources = match &editor {
+            Some(files) => match parse::parse(&args.patch) {
+                Ok(ops) => {
+                    crate::editor_io::patch_sources(files, &workspace, &base.display, &ops, &ctx)
+                        .await?
+                }
+                Err(_) => Default::default(),
+            },
+            None => Default::default(),
+        };
+        let through_editor = editor.is_some();
+        let (output, changes) = blocking(move || {
             let fail = |e: String| ToolError::Failed(format!("Error applying patch: {e}"));
             let ops = parse::parse(&args.patch).map_err(|e| fail(e.to_string()))?;
-            let changes =
-                apply::plan(&workspace, &base.display, &ops).map_err(|e| fail(e.to_string()))?;
-            apply::commit(&changes).map_err(|e| fail(e.to_string()))?;
+            let changes = apply::plan_with(&workspace, &base.display, &ops, &sources)
+                .map_err(|e| fail(e.to_string()))?;
+            if !through_editor {
+                apply::commit(&changes).map_err(|e| fail(e.to_string()))?;
+            }
             let summary = match base.display.as_str() {
                 "." => "Patch applied successfully.".to_string(),
                 dir => format!("Patch applied successfully in {dir}."),
@@ -159,9 +176,12 @@ impl Tool for ApplyPatch {
                 }
             }
             output.changed_files = changed;
-            Ok(output)
+            Ok((output, changes))
         })
         .await?;
+        if let Some(files) = &editor {
+            crate::editor_io::commit_patch(files, &changes, &ctx).await?;
+        }
         Ok(finish_output(output, self.config.output_cap))
     }
 }

@@ -7,6 +7,7 @@
 //!   only records, pages continue after their last entry, filters by workspace and ids.
 //! - [`transcripts`]: records come back in order, verbatim; unknown sessions are not found.
 //! - [`event_log`]: the event-log contract of the [module docs](super).
+//! - [`deletion`]: a deleted session is gone, the others stay (backends that can delete).
 //!
 //! They panic (as a test does) when the storage breaks the contract. What only one backend
 //! promises (the order of an unpaged listing, an empty log starting at 1, several processes
@@ -319,4 +320,46 @@ pub async fn event_log(store: &dyn SessionStorage) {
         store.read_events("sess_e", 0, 100).await.expect("read"),
         events(6..=7)
     );
+}
+
+/// Deletion: a deleted session (metadata, records, events) is neither listed nor loaded,
+/// another is untouched, and deleting it again (or one never stored) is not found. Leaves
+/// `sess_kept` behind.
+pub async fn deletion(store: &dyn SessionStorage) {
+    for id in ["sess_gone", "sess_kept"] {
+        store.save_meta(&meta(id, "/ws", 5)).await.expect("save");
+        store
+            .append(
+                id,
+                &SessionRecord::Message {
+                    message: Message::user_text("hi"),
+                },
+            )
+            .await
+            .expect("append");
+        store
+            .append_events(id, &events(1..=2), Durability::Buffered)
+            .await
+            .expect("events");
+    }
+    store.delete("sess_gone").await.expect("delete");
+    let listed: Vec<String> = (store.list_meta().await.expect("list").into_iter())
+        .map(|m| m.session_id)
+        .collect();
+    assert_eq!(listed, ["sess_kept"]);
+    assert!(matches!(
+        store.load_meta("sess_gone").await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(store.load("sess_gone").await.map_or(true, |r| r.is_empty()));
+    assert!(matches!(
+        store.delete("sess_gone").await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.delete("sess_never").await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert_eq!(store.load("sess_kept").await.expect("load").len(), 1);
+    assert_eq!(store.load_meta("sess_kept").await.expect("meta").session_id, "sess_kept");
 }

@@ -269,7 +269,8 @@ fn builtin_tools(
     skills: Option<&Skills>,
     lsp: &Lsp,
 ) -> Result<Vec<Arc<dyn agent_core::Tool>>, StartupError> {
-    let mut request = ToolRequest::new(cwd);
+    // zut's tool names and argument shapes (read, write, edit, …).
+    let mut request = ToolRequest::with_catalogue(cwd, agent_tools::Catalogue::Zut);
     request
         .extra
         .extend(skills.map(|s| Arc::new(s.tool()) as Arc<dyn agent_core::Tool>));

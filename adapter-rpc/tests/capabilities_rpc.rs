@@ -426,12 +426,12 @@ async fn without_tools_there_is_no_task_tool() {
     assert!(rpc.exit().await.success());
 
     let mut rpc = Rpc::spawn(Opts {
-        args: vec!["--tools".into(), "read_file,Task".into()],
+        args: vec!["--tools".into(), "read,Task".into()],
         ..Opts::default()
     });
     assert_eq!(
         state(&mut rpc, "s").await["tools"],
-        json!(["read_file", "Task", "TaskOutput", "TaskStop"])
+        json!(["read", "Task", "TaskOutput", "TaskStop"])
     );
     rpc.close();
     rpc.rest().await;

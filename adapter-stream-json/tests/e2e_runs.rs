@@ -321,13 +321,13 @@ fn list_tools_emits_three_events() {
             "-o",
             "stream-json",
             "--enabled-tools",
-            "plan",
+            "update_plan",
             "--disabled-tools",
-            "plan",
+            "update_plan",
         ],
         "",
     );
-    run.assert_usage_error("Tool cannot be both enabled and disabled: plan");
+    run.assert_usage_error("Tool cannot be both enabled and disabled: update_plan");
     let run = sb.run(&["exec", "--list-tools"], "");
     assert_eq!(run.code, 0);
     assert!(run.stdout.starts_with("Tools visible to model:\n"));

@@ -124,6 +124,10 @@ fn build_tools(
             also_known: mcp_names.to_vec(),
             valid_names: true,
         }),
+        // Zero's tool names, argument shapes and texts (list_directory, update_plan, …),
+        // and web_search when Zero's variables configure a backend.
+        catalogue: agent_tools::Catalogue::Zero,
+        web_search: agent_tools::SearchBackend::from_env(),
     };
     let mut tools = request.build().map_err(|err| match err {
         ToolFilterError::InvalidName(name) => format!("Invalid tool name {}.", go_quote(&name)),

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_core::{SideEffect, Tool};
-use agent_tools::ToolSet;
+use agent_tools::{Catalogue, SearchBackend, ToolSet};
 
 use super::factory::canonical_tool_name;
 
@@ -102,6 +102,22 @@ impl ToolFilter {
         }
     }
 
+    /// The names in a catalogue's spelling: each name `rename` maps (an SDK name the
+    /// catalogue offers under another, `list_dir` → `list_directory`) is replaced.
+    pub fn renamed(self, rename: impl Fn(&str) -> Option<&'static str>) -> Self {
+        let map = |names: Vec<String>| {
+            names
+                .into_iter()
+                .map(|n| rename(&n).map(str::to_string).unwrap_or(n))
+                .collect()
+        };
+        Self {
+            allow: self.allow.map(map),
+            deny: map(self.deny),
+            read_only: self.read_only,
+        }
+    }
+
     /// The allow-list, when there is one.
     pub fn allowed(&self) -> Option<&[String]> {
         self.allow.as_deref()
@@ -188,6 +204,12 @@ pub struct ToolRequest {
     pub filter: ToolFilter,
     /// When given, the filter's names are checked first.
     pub check: Option<ToolCheck>,
+    /// Whose tool names and argument shapes the defaults have: the SDK's (ZCode, ACP),
+    /// Zero's (exec) or zut's (rpc). The filter's names are the catalogue's.
+    pub catalogue: Catalogue,
+    /// The `web_search` backend (none: no `web_search`); [`ToolRequest::new`] reads Zero's
+    /// variables ([`SearchBackend::from_env`]).
+    pub web_search: Option<SearchBackend>,
 }
 
 impl ToolRequest {
@@ -200,13 +222,25 @@ impl ToolRequest {
             own: Vec::new(),
             filter: ToolFilter::all(),
             check: None,
+            catalogue: Catalogue::Sdk,
+            web_search: SearchBackend::from_env(),
+        }
+    }
+
+    /// [`ToolRequest::new`] offering `catalogue`'s tools.
+    pub fn with_catalogue(workspace: impl Into<PathBuf>, catalogue: Catalogue) -> Self {
+        Self {
+            catalogue,
+            ..Self::new(workspace)
         }
     }
 
     /// The tools, in order: the defaults (with `extra` replacing or following them), then
     /// `own`; filtered. With [`check`](Self::check), a name that does not fit is the error.
     pub fn build(self) -> Result<Vec<Arc<dyn Tool>>, ToolFilterError> {
-        let mut builder = ToolSet::builder(&self.workspace);
+        let mut builder = ToolSet::builder(&self.workspace)
+            .catalogue(self.catalogue)
+            .web_search(self.web_search);
         for root in self.roots {
             builder = builder.allow_root(root);
         }
@@ -217,12 +251,18 @@ impl ToolRequest {
         let mut tools = set.into_tools();
         tools.retain(|t| !self.own.iter().any(|o| o.name() == t.name()));
         tools.extend(self.own);
+        // An SDK name (a session's stored list, an old flag) means the catalogue's tool.
+        let catalogue = self.catalogue;
+        let filter = self.filter.renamed(|name| {
+            catalogue
+                .name_of(name)
+                .filter(|_| catalogue.base_of(name).is_none())
+        });
         if let Some(check) = &self.check {
             let known: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-            self.filter
-                .check(&known, &check.also_known, check.valid_names)?;
+            filter.check(&known, &check.also_known, check.valid_names)?;
         }
-        Ok(self.filter.apply(tools))
+        Ok(filter.apply(tools))
     }
 }
 
@@ -258,6 +298,22 @@ mod tests {
         let filter = ToolFilter::lists(Some(vec!["Bash".into()]), vec!["Read".into()]).canonical();
         assert_eq!(filter.allowed(), Some(&["bash".to_string()][..]));
         assert_eq!(filter.denied(), ["read_file"]);
+    }
+
+    #[test]
+    fn a_catalogue_offers_its_names_and_takes_the_sdks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut request = ToolRequest::with_catalogue(dir.path(), Catalogue::Zero);
+        request.filter = ToolFilter::only(["list_dir".into(), "update_plan".into()]);
+        request.check = Some(ToolCheck::default());
+        let offered = request.build().expect("valid");
+        assert_eq!(names(&offered), ["list_directory", "update_plan"]);
+        let mut request = ToolRequest::with_catalogue(dir.path(), Catalogue::Zut);
+        request.filter = ToolFilter::all().deny(["read_file".into(), "bash".into()]);
+        let offered = request.build().expect("valid");
+        let offered = names(&offered);
+        assert!(offered.contains(&"write") && !offered.contains(&"read"), "{offered:?}");
+        assert!(!offered.contains(&"bash"));
     }
 
     #[test]

@@ -28,10 +28,10 @@ const TITLE_MAX: usize = 120;
 /// The ACP kind of a tool, by name (this project's names; ZCode's are mapped first).
 pub fn tool_kind(name: &str) -> ToolKind {
     match canonical_tool_name(name).as_str() {
-        "read_file" | "list_dir" => ToolKind::Read,
-        "write_file" | "edit_file" => ToolKind::Edit,
+        "read_file" | "list_dir" | "view_image" => ToolKind::Read,
+        "write_file" | "edit_file" | "apply_patch" => ToolKind::Edit,
         "glob" | "grep" | "web_search" => ToolKind::Search,
-        "bash" => ToolKind::Execute,
+        "bash" | "exec_command" | "write_stdin" => ToolKind::Execute,
         "plan" | "think" | "Task" => ToolKind::Think,
         "web_fetch" | "fetch" => ToolKind::Fetch,
         "exit_plan_mode" => ToolKind::SwitchMode,
@@ -372,6 +372,9 @@ mod tests {
     fn kinds_by_tool_name() {
         assert_eq!(tool_kind("read_file"), ToolKind::Read);
         assert_eq!(tool_kind("edit_file"), ToolKind::Edit);
+        assert_eq!(tool_kind("apply_patch"), ToolKind::Edit);
+        assert_eq!(tool_kind("exec_command"), ToolKind::Execute);
+        assert_eq!(tool_kind("view_image"), ToolKind::Read);
         assert_eq!(tool_kind("write_file"), ToolKind::Edit);
         assert_eq!(tool_kind("bash"), ToolKind::Execute);
         assert_eq!(tool_kind("Bash"), ToolKind::Execute);

@@ -49,8 +49,9 @@ pub const DEFAULT_PROVIDER: ProviderId = ProviderId::Scripted;
 #[derive(Debug, Clone, Default, Args)]
 pub struct ProviderArgs {
     /// Provider: openai, openai-responses, anthropic, gemini, azure, azure-responses, vertex,
-    /// bedrock or scripted (default: scripted, the offline demo).
-    #[arg(long, value_name = "ID")]
+    /// bedrock or scripted (default: scripted, the offline demo). Given twice, the last
+    /// wins (as in Zero's own parser).
+    #[arg(long, value_name = "ID", overrides_with = "provider")]
     pub provider: Option<String>,
     /// Model id (default: the provider's default model).
     #[arg(long)]

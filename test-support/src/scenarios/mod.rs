@@ -16,6 +16,7 @@
 //! per scenario and a test that the harness lists the whole table.
 
 mod lsp;
+mod providers;
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -305,6 +306,8 @@ pub enum Fact {
     NotInStderr(String),
     /// The binary refused to start, its message containing every needle.
     Refused(Vec<String>),
+    /// The path (and query) of request `.0` contains `.1` (the provider's endpoint).
+    Path(usize, &'static str),
 }
 
 type Checked = Result<(), String>;
@@ -436,6 +439,12 @@ impl Fact {
             Fact::NotInStderr(needle) => (!seen.stderr.contains(needle.as_str()))
                 .then_some(())
                 .ok_or_else(|| format!("{needle:?} is in {:?}", seen.stderr)),
+            Fact::Path(index, needle) => {
+                let path = &request(seen, *index)?.path;
+                path.contains(needle)
+                    .then_some(())
+                    .ok_or_else(|| format!("{needle:?} is not in {path:?}"))
+            }
             Fact::Refused(needles) => match &seen.refusal {
                 Some(message) => has_all(message, needles, &[]),
                 None => Err("it started".into()),
@@ -502,9 +511,12 @@ macro_rules! scenario_tests {
             task_project_manifest_overrides_the_builtin,
             context_auto_compaction,
             context_auto_compact_off_never_compacts,
+            provider_gemini_answers,
+            provider_vertex_answers,
+            provider_azure_answers,
+            provider_bedrock_answers,
             api_key_redacted_from_a_tool_error,
-            lsp_edit_reports_the_error_and_the_fix_clears_it,
-            tools_answer_to_the_sdk_names_in_every_catalogue
+            lsp_edit_reports_the_error_and_the_fix_clears_it
         );
     };
     (@list async $run:ident; $($name:ident),+) => {

@@ -32,6 +32,10 @@ pub const NAMES: &[&str] = &[
     "task_project_manifest_overrides_the_builtin",
     "context_auto_compaction",
     "context_auto_compact_off_never_compacts",
+    "provider_gemini_answers",
+    "provider_vertex_answers",
+    "provider_azure_answers",
+    "provider_bedrock_answers",
     "api_key_redacted_from_a_tool_error",
     "lsp_edit_reports_the_error_and_the_fix_clears_it",
 ];
@@ -42,7 +46,6 @@ pub const SECRET: &str = "zq9-plural-zalpha-4711-capability";
 
 /// Scenario `name` for one run in `paths`; panics for a name not in [`NAMES`].
 pub fn build(name: &str, p: &Paths) -> Scenario {
-    "tools_answer_to_the_sdk_names_in_every_catalogue",
     let s = match name {
         "hook_pre_tool_use_vetoes_bash" => hook_veto(),
         "hook_zero_after_tool_output_reaches_the_model" => hook_after(
@@ -107,7 +110,7 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
             hooks: Some(json!({"enabled": true, "hooks": [
                 {"id": "gone-before", "event": "beforeTool", "matcher": "bash",
                  "command": "/nonexistent/zero-hook"},
-                {"id": "gone-after", "event": "afterTool", "matcher": "grep",
+                {"id": "gone-after", "event": "afterTool", "matcher": "list_dir",
                  "command": "/nonexistent/zero-hook"}
             ]})),
             facts: vec![
@@ -119,8 +122,7 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
             ..base([
                 calls(
                     &[
-                        // grep: a tool of every front end's catalogue (zut has no list).
-                        ("l1", "grep", json!({"pattern": "no-such-text", "path": "."})),
+                        ("l1", "list_dir", json!({"path": "."})),
                         ("b1", "bash", bash("touch marker")),
                     ],
                     10,
@@ -161,6 +163,18 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
             ])
         },
         "session_hooks_run_at_start_and_end" => session_hooks(p),
+        "provider_gemini_answers"
+        | "provider_vertex_answers"
+        | "provider_azure_answers"
+        | "provider_bedrock_answers" => {
+            let run = super::providers::run(name);
+            Scenario {
+                flags: run.flags,
+                api_key: Some(run.key),
+                facts: run.facts,
+                ..base(run.replies)
+            }
+        }
         "sandbox_refuses_a_write_outside_the_workspace" => Scenario {
             flags: strings(&["--sandbox", "workspace-write"]),
             facts: vec![
@@ -297,11 +311,7 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
         "lsp_edit_reports_the_error_and_the_fix_clears_it" => {
             super::lsp::edit_reports_the_error(p)
         }
-        "tools_answer_to_the_sdk_names_in_every_catalogue" => sdk_names_everywhere(),
-        other => match super::project::build(other, p) {
-            Some(s) => s,
-            None => panic!("no scenario {other:?} in the table"),
-        },
+        other => panic!("no scenario {other:?} in the table"),
     };
     Scenario {
         name: named(name),
@@ -762,40 +772,6 @@ mod tests {
 
     #[test]
     fn facts_fail_when_they_do_not_hold() {
-/// Every front end offers its program's catalogue (exec Zero's, rpc zut's, ZCode and ACP
-/// the SDK's), and each answers to the SDK names of the tools it renames: `edit_file` with
-/// the SDK's arguments reaches zut's `edit`, `write_file` its `write`, `read_file` its
-/// `read`, under the same implementations.
-fn sdk_names_everywhere() -> Scenario {
-    Scenario {
-        files: vec![(Place::Ws("notes.txt".into()), "alpha\nbeta\n".into())],
-        facts: vec![
-            ok(0, "e1", &["notes.txt"]),
-            ok(0, "w1", &[]),
-            ok(0, "r1", &["fresh"]),
-            file(Place::Ws("notes.txt".into()), FileIs::Text("alpha\nBETA\n".into())),
-            file(Place::Ws("new.txt".into()), FileIs::Text("fresh\n".into())),
-            Fact::Answers(0, vec!["done"]),
-        ],
-        ..base([
-            calls(
-                &[
-                    (
-                        "e1",
-                        "edit_file",
-                        json!({"path": "notes.txt", "old_string": "beta", "new_string": "BETA"}),
-                    ),
-                    ("w1", "write_file", json!({"path": "new.txt", "content": "fresh\n"})),
-                ],
-                10,
-                5,
-            ),
-            calls(&[("r1", "read_file", json!({"path": "new.txt"}))], 20, 5),
-            Reply::chat_text("done"),
-        ])
-    }
-}
-
         let dir = tempfile::tempdir().expect("tempdir");
         let paths = Paths::new(dir.path(), &dir.path().join("ws"), &dir.path().join("home"));
         let scenario = build("hook_pre_tool_use_vetoes_bash", &paths);

@@ -163,6 +163,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod mock;
 pub mod npm;
+pub mod oauth;
 pub mod pg;
 pub mod pipe;
 pub mod procs;

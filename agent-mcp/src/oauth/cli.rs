@@ -206,7 +206,17 @@ impl OAuthCommand {
                     Err(e) => return failed(err, &e.to_string()),
                 };
                 if parsed.json {
-                    let payload = serde_json::json!({"serverName": name, "removed": removed});
+                    /// Zero's `{serverName, removed}`, in its order.
+                    #[derive(serde::Serialize)]
+                    #[serde(rename_all = "camelCase")]
+                    struct Removed<'a> {
+                        server_name: &'a str,
+                        removed: bool,
+                    }
+                    let payload = Removed {
+                        server_name: name,
+                        removed,
+                    };
                     let _ = writeln!(out, "{}", pretty(&payload));
                 } else if removed {
                     let _ = writeln!(out, "Removed OAuth credentials for {name}.");
@@ -227,8 +237,11 @@ impl OAuthCommand {
                     statuses.retain(|s| &s.server_name == name);
                 }
                 if parsed.json {
-                    let payload = serde_json::json!({ "tokens": statuses });
-                    let _ = writeln!(out, "{}", pretty(&payload));
+                    #[derive(serde::Serialize)]
+                    struct Tokens<'a> {
+                        tokens: &'a [TokenStatus],
+                    }
+                    let _ = writeln!(out, "{}", pretty(&Tokens { tokens: &statuses }));
                 } else {
                     let _ = writeln!(out, "{}", format_statuses(&statuses));
                 }
@@ -239,6 +252,6 @@ impl OAuthCommand {
 }
 
 /// Two-space indented JSON, as Go's `json.MarshalIndent(v, "", "  ")`.
-fn pretty(value: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+fn pretty(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
 }

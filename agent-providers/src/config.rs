@@ -880,6 +880,40 @@ mod tests {
     }
 
     #[test]
+    fn bedrock_names_what_is_missing() {
+        let http = HttpConfig::default();
+        let bedrock = ProviderConfig::new(ProviderId::Bedrock);
+        let err = resolve(&bedrock, &http, &env_of(&[("HOME", "/nonexistent")]))
+            .err()
+            .expect("no region");
+        assert!(err.to_string().contains("AWS_REGION"), "{err}");
+        let env = env_of(&[("HOME", "/nonexistent"), ("AWS_REGION", "us-west-2")]);
+        let err = resolve(&bedrock, &http, &env)
+            .err()
+            .expect("no credentials");
+        assert!(err.to_string().contains("AWS_ACCESS_KEY_ID"), "{err}");
+        let err = resolve(
+            &bedrock,
+            &http,
+            &env_of(&[("AWS_REGION", "us-west-2"), ("AWS_ACCESS_KEY_ID", "AKID")]),
+        )
+        .err()
+        .expect("half a key");
+        assert!(err.to_string().contains("AWS_SECRET_ACCESS_KEY"), "{err}");
+        let env = env_of(&[
+            ("HOME", "/nonexistent"),
+            ("AWS_DEFAULT_REGION", "eu-north-1"),
+            ("AWS_ACCESS_KEY_ID", "AKID"),
+            ("AWS_SECRET_ACCESS_KEY", "secret-0123456789"),
+        ]);
+        let provider = resolve(&bedrock, &http, &env).expect("keys and a region");
+        assert_eq!(provider.id(), "bedrock");
+        assert!(agent_core::secrets::registered_secrets()
+            .iter()
+            .any(|s| s == "secret-0123456789"));
+    }
+
+    #[test]
     fn scripted_without_a_script_plays_the_demo() {
         let provider = build_provider(&ProviderConfig::new(ProviderId::Scripted)).expect("demo");
         assert_eq!(provider.id(), "scripted");

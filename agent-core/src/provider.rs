@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -340,6 +341,9 @@ pub struct ModelInfo {
 /// A boxed stream of provider events.
 pub type ProviderStream = BoxStream<'static, Result<ProviderEvent, ProviderError>>;
 
+/// The models a provider's API offers now ([`Provider::list_models`]).
+pub type ModelList<'a> = BoxFuture<'a, Result<Vec<ModelInfo>, ProviderError>>;
+
 /// A language model API.
 ///
 /// A provider turns one [`ProviderRequest`] into a stream of [`ProviderEvent`]s. Retries of
@@ -362,5 +366,13 @@ pub trait Provider: Send + Sync + 'static {
     /// Catalogue entry for `model`, if known.
     fn model_info(&self, model: &str) -> Option<ModelInfo> {
         self.models().into_iter().find(|m| m.id == model)
+    }
+
+    /// The models the provider's API offers now (`GET /models` where the API has it), for
+    /// a model picker; an entry the catalogue knows carries its figures. The default is the
+    /// catalogue ([`Provider::models`]). A host bounds the wait and falls back to the
+    /// configured model when this fails.
+    fn list_models(&self) -> ModelList<'_> {
+        Box::pin(futures::future::ready(Ok(self.models())))
     }
 }

@@ -13,6 +13,8 @@
 //! - [`http`]: the HTTP layer the three APIs share: timeouts, retries with jittered
 //!   exponential backoff (before the first byte of a response only), error mapping.
 //! - [`catalog`]: the model catalogue (context windows, output limits, prices).
+//! - [`models`]: the models an API lists (`GET /models`) for a model picker
+//!   ([`agent_core::Provider::list_models`]).
 //!
 //! [`build_provider`] reads four optional overrides of the HTTP settings from the
 //! environment, so hosts and tests can tune the binaries without new flags:
@@ -42,6 +44,7 @@ pub mod config;
 pub mod gemini;
 pub mod headers;
 pub mod http;
+pub mod models;
 pub mod openai;
 pub mod openai_responses;
 pub mod replay;

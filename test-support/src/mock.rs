@@ -1,7 +1,11 @@
 //! The mock model server: real HTTP/1.1 (hyper) on 127.0.0.1, streaming each reply chunk by
-//! chunk, recording every request.
+//! chunk, recording every request. A `GET …/models` (OpenAI's `/v1/models`, Anthropic's
+//! `/v1/models`) is answered with the server's model list ([`MockModel::MODELS`] unless
+//! [`MockModel::set_models`] changed it) in the `{"data": [{"id": …}]}` form both vendors
+//! use; it is counted apart ([`MockModel::model_list_requests`]), not recorded or scripted.
 
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -107,14 +111,25 @@ impl Reply {
     }
 }
 
+/// The model list a mock server answers `GET …/models` with, and how often it was asked.
+#[derive(Debug)]
+struct Models {
+    ids: Mutex<Vec<String>>,
+    asked: AtomicUsize,
+}
+
 /// The mock model server. Starts listening on 127.0.0.1 (port 0) when created, answers each
 /// request from its [`Script`], records every request, and stops when dropped.
 pub struct MockModel {
     server: Background,
     journal: Arc<Journal>,
+    models: Arc<Models>,
 }
 
 impl MockModel {
+    /// The models a mock server lists by default (`GET …/models`).
+    pub const MODELS: [&'static str; 2] = ["mock-model-small", "mock-model-large"];
+
     /// Starts a server answering from `script` (a sequence of [`Reply`]s converts into one).
     ///
     /// # Panics
@@ -123,22 +138,59 @@ impl MockModel {
     pub fn start(script: impl Into<Script<Reply>>) -> Self {
         let script = Arc::new(Mutex::new(script.into()));
         let journal = Arc::new(Journal::default());
-        let shared = journal.clone();
+        let models = Arc::new(Models {
+            ids: Mutex::new(Self::MODELS.map(String::from).to_vec()),
+            asked: AtomicUsize::new(0),
+        });
+        let (shared, listed) = (journal.clone(), models.clone());
         let server = Background::spawn("mock-model", move |stream| {
-            let (journal, script) = (shared.clone(), script.clone());
+            let (journal, script, models) = (shared.clone(), script.clone(), listed.clone());
             async move {
                 let service = hyper::service::service_fn(move |request| {
-                    handle(request, journal.clone(), script.clone())
+                    handle(request, journal.clone(), script.clone(), models.clone())
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                     .await;
             }
         });
-        Self { server, journal }
+        Self {
+            server,
+            journal,
+            models,
+        }
+    }
+
+    /// Lists `ids` from now on in answer to `GET …/models`.
+    pub fn set_models<S: Into<String>>(&self, ids: impl IntoIterator<Item = S>) {
+        *self.models.ids.lock().unwrap_or_else(|e| e.into_inner()) =
+            ids.into_iter().map(Into::into).collect();
+    }
+
+    /// How many `GET …/models` requests arrived so far.
+    pub fn model_list_requests(&self) -> usize {
+        self.models.asked.load(Ordering::SeqCst)
     }
 
     served_api!();
+}
+
+/// The body of a model listing, in the form OpenAI and Anthropic share.
+fn model_listing(ids: &[String]) -> String {
+    let data: Vec<serde_json::Value> = ids
+        .iter()
+        .map(|id| {
+            serde_json::json!({
+                "id": id, "object": "model", "type": "model", "display_name": id,
+                "created": 0, "created_at": "2025-01-01T00:00:00Z", "owned_by": "mock"
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "object": "list", "data": data, "has_more": false,
+        "first_id": ids.first(), "last_id": ids.last()
+    })
+    .to_string()
 }
 
 type Body = BoxBody<Bytes, Infallible>;
@@ -147,8 +199,14 @@ async fn handle(
     request: hyper::Request<Incoming>,
     journal: Arc<Journal>,
     script: Arc<Mutex<Script<Reply>>>,
+    models: Arc<Models>,
 ) -> Result<hyper::Response<Body>, Infallible> {
     let (parts, body) = request.into_parts();
+    if parts.method == hyper::Method::GET && parts.uri.path().ends_with("/models") {
+        models.asked.fetch_add(1, Ordering::SeqCst);
+        let ids = models.ids.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        return Ok(response(Reply::json(200, model_listing(&ids))));
+    }
     let body = body
         .collect()
         .await

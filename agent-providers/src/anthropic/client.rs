@@ -133,6 +133,12 @@ impl AnthropicProvider {
     }
 
     fn prepare(&self, request: &ProviderRequest) -> Result<PreparedRequest, ProviderError> {
+        let (headers, secrets) = self.auth_headers()?;
+        PreparedRequest::json(self.url(), headers, &self.body(request), secrets)
+    }
+
+    /// The version, credentials and custom headers every request carries.
+    fn auth_headers(&self) -> Result<(HeaderMap, Vec<secrecy::SecretString>), ProviderError> {
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         let mut secrets = Vec::new();
@@ -147,7 +153,21 @@ impl AnthropicProvider {
             secrets.push(token.clone());
         }
         self.config.apply_headers(&mut headers, &mut secrets);
-        PreparedRequest::json(self.url(), headers, &self.body(request), secrets)
+        Ok((headers, secrets))
+    }
+
+    /// The models `GET /v1/models` lists, each with its catalogue figures.
+    async fn listed_models(&self) -> Result<Vec<ModelInfo>, ProviderError> {
+        let (headers, secrets) = self.auth_headers()?;
+        let url = match self.config.base_url.trim_end_matches('/').ends_with("/v1") {
+            true => self.config.url("models"),
+            false => self.config.url("v1/models"),
+        };
+        let ids = crate::models::fetch(&self.http, url, headers, &secrets).await?;
+        Ok(ids
+            .iter()
+            .map(|id| catalog::model_info("anthropic", Family::Anthropic, id))
+            .collect())
     }
 }
 
@@ -171,5 +191,9 @@ impl Provider for AnthropicProvider {
 
     fn model_info(&self, model: &str) -> Option<ModelInfo> {
         Some(catalog::model_info("anthropic", Family::Anthropic, model))
+    }
+
+    fn list_models(&self) -> agent_core::provider::ModelList<'_> {
+        Box::pin(self.listed_models())
     }
 }

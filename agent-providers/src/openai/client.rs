@@ -168,6 +168,12 @@ impl OpenAiClient {
         model: &str,
         body: &impl Serialize,
     ) -> Result<PreparedRequest, ProviderError> {
+        let (headers, secrets) = self.auth_headers()?;
+        PreparedRequest::json(self.url(api, model), headers, body, secrets)
+    }
+
+    /// The credentials and custom headers every request carries.
+    fn auth_headers(&self) -> Result<(HeaderMap, Vec<secrecy::SecretString>), ProviderError> {
         let mut headers = HeaderMap::new();
         let mut secrets = Vec::new();
         let key_header = match self.service {
@@ -186,7 +192,28 @@ impl OpenAiClient {
             secrets.push(token.clone());
         }
         self.config.apply_headers(&mut headers, &mut secrets);
-        PreparedRequest::json(self.url(api, model), headers, body, secrets)
+        Ok((headers, secrets))
+    }
+
+    /// The models `GET {base}/models` lists (OpenAI's own API: its chat models only), as
+    /// `provider`, each with its catalogue figures; Azure's deployments are not listed
+    /// (the catalogue).
+    pub(crate) async fn list_models(
+        &self,
+        provider: &str,
+    ) -> Result<Vec<ModelInfo>, ProviderError> {
+        if !matches!(self.service, Service::OpenAi) {
+            return Ok(self.models(provider));
+        }
+        let (headers, secrets) = self.auth_headers()?;
+        let ids =
+            crate::models::fetch(&self.http, self.config.url("models"), headers, &secrets).await?;
+        let openai = self.is_openai();
+        Ok(ids
+            .into_iter()
+            .filter(|id| !openai || crate::models::openai_chat_model(id))
+            .map(|id| self.model_info(provider, &id))
+            .collect())
     }
 
     /// The configured model first, then the rest of the OpenAI catalogue, as `provider`.

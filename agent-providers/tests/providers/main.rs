@@ -10,6 +10,7 @@ mod fixtures;
 mod gemini;
 mod headers;
 mod http_behaviour;
+mod models;
 mod openai_chat;
 mod openai_responses;
 mod structured_output;

@@ -102,6 +102,10 @@ impl Provider for OpenAiProvider {
         self.client.models(self.client.provider_id(Api::Chat))
     }
 
+    fn list_models(&self) -> agent_core::provider::ModelList<'_> {
+        Box::pin(self.client.list_models(self.client.provider_id(Api::Chat)))
+    }
+
     fn model_info(&self, model: &str) -> Option<ModelInfo> {
         Some(
             self.client

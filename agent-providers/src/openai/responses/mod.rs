@@ -107,6 +107,13 @@ impl Provider for OpenAiResponsesProvider {
         self.client.models(self.client.provider_id(Api::Responses))
     }
 
+    fn list_models(&self) -> agent_core::provider::ModelList<'_> {
+        Box::pin(
+            self.client
+                .list_models(self.client.provider_id(Api::Responses)),
+        )
+    }
+
     fn model_info(&self, model: &str) -> Option<ModelInfo> {
         Some(
             self.client

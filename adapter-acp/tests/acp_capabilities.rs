@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use common::acp_client::{content_text, of_call, Acp};
 use common::{scenario_stderr, write_script};
 use serde_json::{json, Value};
-use test_support::scenarios::{self, Observed, Paths, Said, ToolOutcome, Turn};
+use test_support::scenarios::{self, FrontEnd, Observed, Paths, Said, ToolOutcome, Turn};
 use test_support::MockModel;
 
 /// One scenario's run: the agent, its session, and each prompt's reply, updates and the
@@ -71,7 +71,10 @@ async fn run(name: &str) {
     }
     args.extend(scenario.flags.iter().cloned());
     let mut acp = spawn(&paths, args, false);
-    let mut seen = Observed::default();
+    let mut seen = Observed {
+        front_end: Some(FrontEnd::Acp),
+        ..Observed::default()
+    };
     if scenario.refused() {
         let status = acp.wait_exit().await;
         assert!(!status.success(), "{status:?}");
@@ -92,7 +95,11 @@ async fn run(name: &str) {
         return;
     }
     acp.initialize().await;
-    let sid = acp.new_session(&paths.ws).await;
+    let cwd = match &scenario.cwd {
+        Some(sub) => paths.ws.join(sub),
+        None => paths.ws.clone(),
+    };
+    let sid = acp.new_session(&cwd).await;
     let mode = if scenario.approve { "build" } else { "yolo" };
     acp.call(
         "session/set_mode",
@@ -205,6 +212,54 @@ async fn replayed_result(run: &mut Run, call: &str) -> (String, String) {
         last["status"].as_str().unwrap_or_default().to_string(),
         content_text(&last),
     )
+}
+
+/// The slash commands of the scenario's workspace, as ACP lists them: announced once after
+/// `session/new` (the prompt changed nothing), again after `session/load`'s response.
+async fn expect_commands(run: &mut Run, updates: &[Value]) {
+    let announced: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "available_commands_update")
+        .collect();
+    assert_eq!(announced.len(), 1, "{updates:?}");
+    let check = |list: &Value| {
+        let names: Vec<&str> = list
+            .as_array()
+            .expect("availableCommands")
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        assert_eq!(names, ["fix", "plain", "review"], "{list}");
+        // The project's review shadows the user's; a file without frontmatter is described
+        // as Zero describes it; a command taking arguments has an input hint.
+        assert_eq!(list[2]["description"], "Review a file for bugs");
+        assert_eq!(list[2]["input"]["hint"], "<file>");
+        assert_eq!(list[1]["description"], "User command: /plain");
+        assert!(list[1].get("input").is_none(), "{list}");
+        assert_eq!(list[0]["description"], "Fix the failing test");
+        assert_eq!(list[0]["input"]["hint"], "arguments");
+    };
+    check(&announced[0]["availableCommands"]);
+    run.acp.backlog.clear();
+    let loaded = run
+        .acp
+        .call_raw(
+            "session/load",
+            json!({"sessionId": run.sid, "cwd": run.paths.ws, "mcpServers": []}),
+        )
+        .await;
+    assert!(loaded.get("result").is_some(), "{loaded}");
+    let is_list = |m: &Value| {
+        m["method"] == "session/update"
+            && m["params"]["update"]["sessionUpdate"] == "available_commands_update"
+    };
+    assert!(
+        !run.acp.backlog.iter().any(is_list),
+        "announced before the session/load response"
+    );
+    let update = run.acp.next_matching(is_list).await;
+    assert_eq!(update["params"]["sessionId"], run.sid.as_str());
+    check(&update["params"]["update"]["availableCommands"]);
 }
 
 /// ACP's own expectations of a scenario, the agent still running.
@@ -368,6 +423,9 @@ async fn expect(name: &str, run: &mut Run) {
         "context_auto_compact_off_never_compacts" => {
             let thought = kinds(&updates, "agent_thought_chunk");
             assert!(!thought.contains("Compacting the context"), "{thought}");
+        }
+        "project_slash_command_expands_where_the_protocol_has_commands" => {
+            expect_commands(run, &updates).await;
         }
         _ => {}
     }

@@ -11,7 +11,7 @@ mod common;
 
 use common::{message_texts, outcome_of, scenario_stderr, tool_part, types, Client};
 use serde_json::{json, Value};
-use test_support::scenarios::{self, Observed, Paths, Prompt, Said, ToolOutcome, Turn};
+use test_support::scenarios::{self, FrontEnd, Observed, Paths, Prompt, Said, ToolOutcome, Turn};
 use test_support::MockModel;
 
 /// One scenario's run: the server, its session and each prompt's events and permission
@@ -58,7 +58,10 @@ async fn run(name: &str) {
         ("XDG_CONFIG_HOME", config.as_str()),
     ];
     let mut c = Client::spawn_with(&args, &vars, Some(&paths.root.join("stderr.log")));
-    let mut seen = Observed::default();
+    let mut seen = Observed {
+        front_end: Some(FrontEnd::Zcode),
+        ..Observed::default()
+    };
     if scenario.refused() {
         assert_eq!(c.wait_exit().await.code(), Some(2), "a usage error");
         assert!(c.raw.is_empty(), "nothing on stdout: {:?}", c.raw);
@@ -74,7 +77,11 @@ async fn run(name: &str) {
         scenario.check(&paths, &seen);
         return;
     }
-    let ws = paths.ws.display().to_string();
+    let ws = match &scenario.cwd {
+        Some(sub) => paths.ws.join(sub),
+        None => paths.ws.clone(),
+    };
+    let ws = ws.display().to_string();
     let mode = if scenario.approve { "build" } else { "yolo" };
     let sid = c.create(&ws, mode).await;
     let mut run = Run {
@@ -340,6 +347,23 @@ async fn expect(name: &str, run: &mut Run) {
             let part = tool_part(c, &sid, "r1").await;
             let error = part["state"]["error"].as_str().unwrap_or("");
             assert!(error.contains("[REDACTED]"), "{part}");
+        }
+        "project_slash_command_expands_where_the_protocol_has_commands" => {
+            // The snapshot lists the workspace's commands: the project's review (shadowing
+            // the user's), Zero's fix, and plain (no frontmatter: Zero's description).
+            let read = c.call("session/read", json!({"sessionId": sid})).await;
+            let commands = &read["slashCommands"];
+            let names: Vec<&str> = commands
+                .as_array()
+                .unwrap_or_else(|| panic!("no slashCommands in {read}"))
+                .iter()
+                .filter_map(|c| c["name"].as_str())
+                .collect();
+            assert_eq!(names, ["fix", "plain", "review"], "{commands}");
+            assert_eq!(commands[2]["description"], "Review a file for bugs");
+            assert_eq!(commands[2]["argumentHint"], "<file>");
+            assert_eq!(commands[1]["description"], "User command: /plain");
+            assert!(commands[1].get("argumentHint").is_none(), "{commands}");
         }
         _ => {}
     }

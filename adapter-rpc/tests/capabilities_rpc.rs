@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::*;
 use serde_json::{json, Value};
-use test_support::scenarios::{self, Observed, Paths, Said, Scenario, ToolOutcome, Turn};
+use test_support::scenarios::{self, FrontEnd, Observed, Paths, Said, Scenario, ToolOutcome, Turn};
 use test_support::MockModel;
 
 /// A finished or live run of one scenario.
@@ -45,14 +45,17 @@ async fn run(name: &str) {
     args.extend(scenario.flags.iter().cloned());
     let home = paths.home.display().to_string();
     let config = paths.root.join("config").display().to_string();
+    let zut_home = paths.root.join("zut").display().to_string();
     let rpc = Rpc::spawn(Opts {
         args,
         env: vec![
             ("AGENT_SDK_MAX_RETRIES", "0"),
             ("HOME", &home),
             ("XDG_CONFIG_HOME", &config),
+            ("ZUT_HOME", &zut_home),
         ],
         dir: Some(ws),
+        cwd: scenario.cwd.as_ref().map(|sub| paths.ws.join(sub)),
         ..Opts::default()
     });
     let mut run = Run {
@@ -62,7 +65,10 @@ async fn run(name: &str) {
         turns: Vec::new(),
         _root: root,
     };
-    let mut seen = Observed::default();
+    let mut seen = Observed {
+        front_end: Some(FrontEnd::Rpc),
+        ..Observed::default()
+    };
     if scenario.refused() {
         let rest = run.rpc.rest().await;
         assert!(rest.is_empty(), "stdout stays empty: {rest:?}");

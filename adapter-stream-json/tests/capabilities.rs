@@ -10,7 +10,9 @@ mod common;
 
 use common::{session_events, session_meta, Piped, Run, Sandbox, RUN_TIMEOUT};
 use serde_json::Value;
-use test_support::scenarios::{self, Observed, Paths, Prompt, Said, Scenario, ToolOutcome, Turn};
+use test_support::scenarios::{
+    self, FrontEnd, Observed, Paths, Prompt, Said, Scenario, ToolOutcome, Turn,
+};
 use test_support::MockModel;
 
 /// The key the harness gives unless a scenario names its own.
@@ -37,7 +39,10 @@ fn run(name: &str) {
         model,
         runs: Vec::new(),
     };
-    let mut seen = Observed::default();
+    let mut seen = Observed {
+        front_end: Some(FrontEnd::Exec),
+        ..Observed::default()
+    };
     if scenario.refused() {
         let run = exec(&runs, &scenario, "hi", None);
         assert_ne!(run.code, 0, "{}", run.stdout);
@@ -80,6 +85,9 @@ fn exec(runs: &Runs, scenario: &Scenario, prompt: &str, interrupt: Option<&Promp
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut cmd = runs.sb.command(&args);
     cmd.env("AGENT_SDK_MAX_RETRIES", "0");
+    if let Some(sub) = &scenario.cwd {
+        cmd.current_dir(runs.paths.ws.join(sub));
+    }
     let Some(interrupt) = interrupt else {
         let run = runs.sb.run_with(cmd, "");
         run.assert_framing();

@@ -27,6 +27,8 @@ pub struct Opts<'a> {
     /// Turns of a scripted provider; `None` means the args choose the provider.
     pub script: Option<Value>,
     pub dir: Option<tempfile::TempDir>,
+    /// The `--cwd` given (default: `dir`).
+    pub cwd: Option<PathBuf>,
 }
 
 pub fn bin() -> &'static str {
@@ -57,7 +59,7 @@ impl Rpc {
         let mut cmd = Command::new(bin());
         cmd.arg("rpc")
             .arg("--cwd")
-            .arg(dir.path())
+            .arg(opts.cwd.as_deref().unwrap_or(dir.path()))
             .current_dir(dir.path());
         if let Some(turns) = opts.script {
             let path = write_script(dir.path(), turns);

@@ -17,6 +17,7 @@
 
 mod lsp;
 mod providers;
+mod project;
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -135,6 +136,9 @@ pub struct Scenario {
     pub prompts: Vec<Prompt>,
     /// What must hold when the run is over.
     pub facts: Vec<Fact>,
+    /// The sub-directory of the workspace the binary works in (its working directory, or
+    /// the session's workspace), when not the workspace itself.
+    pub cwd: Option<String>,
 }
 
 impl Scenario {
@@ -192,6 +196,21 @@ pub struct Observed {
     pub requests: Vec<Request>,
     /// The binary's stderr (at the end of the run).
     pub stderr: String,
+    /// The front end the harness runs ([`Fact::For`] facts apply to it).
+    pub front_end: Option<FrontEnd>,
+}
+
+/// The front ends, for facts that differ between them ([`Fact::For`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// `adapter-stream-json exec` (`zero exec`).
+    Exec,
+    /// `adapter-rpc rpc` (`zut rpc`).
+    Rpc,
+    /// `adapter-acp acp`.
+    Acp,
+    /// `adapter-acp app-server` (ZCode).
+    Zcode,
 }
 
 /// What one prompt's turn showed.
@@ -306,6 +325,11 @@ pub enum Fact {
     NotInStderr(String),
     /// The binary refused to start, its message containing every needle.
     Refused(Vec<String>),
+    /// Request `.0` contains every needle, in this order.
+    InOrder(usize, Vec<String>),
+    /// These facts, for these front ends only (the harness names its own in
+    /// [`Observed::front_end`]).
+    For(&'static [FrontEnd], Vec<Fact>),
     /// The path (and query) of request `.0` contains `.1` (the provider's endpoint).
     Path(usize, &'static str),
 }
@@ -449,6 +473,31 @@ impl Fact {
                 Some(message) => has_all(message, needles, &[]),
                 None => Err("it started".into()),
             },
+            Fact::InOrder(index, needles) => {
+                let text = request(seen, *index)?.text();
+                let mut from = 0;
+                for needle in needles {
+                    match text[from..].find(needle.as_str()) {
+                        Some(at) => from += at + needle.len(),
+                        None => {
+                            return Err(format!("{needle:?} is not after byte {from} of {text:?}"))
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Fact::For(fronts, facts) => {
+                let Some(front) = seen.front_end else {
+                    return Err("the harness names no front end (Observed::front_end)".into());
+                };
+                if !fronts.contains(&front) {
+                    return Ok(());
+                }
+                facts.iter().try_for_each(|fact| {
+                    fact.check(paths, seen)
+                        .map_err(|e| format!("{fact:?}: {e}"))
+                })
+            }
         }
     }
 }
@@ -509,6 +558,10 @@ macro_rules! scenario_tests {
             task_interrupted_mid_child_bash_leaves_no_process,
             task_two_in_the_background_read_with_task_output,
             task_project_manifest_overrides_the_builtin,
+            project_instructions_reach_the_model_in_order,
+            project_skill_tool_loads_a_body_and_lists_names,
+            project_slash_command_expands_where_the_protocol_has_commands,
+            project_no_context_files_leaves_the_instructions_out,
             context_auto_compaction,
             context_auto_compact_off_never_compacts,
             provider_gemini_answers,

@@ -37,6 +37,10 @@ pub const NAMES: &[&str] = &[
     "provider_azure_answers",
     "provider_bedrock_answers",
     "api_key_redacted_from_a_tool_error",
+    "project_instructions_reach_the_model_in_order",
+    "project_skill_tool_loads_a_body_and_lists_names",
+    "project_slash_command_expands_where_the_protocol_has_commands",
+    "project_no_context_files_leaves_the_instructions_out",
     "lsp_edit_reports_the_error_and_the_fix_clears_it",
 ];
 
@@ -311,7 +315,10 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
         "lsp_edit_reports_the_error_and_the_fix_clears_it" => {
             super::lsp::edit_reports_the_error(p)
         }
-        other => panic!("no scenario {other:?} in the table"),
+        other => match super::project::build(other, p) {
+            Some(s) => s,
+            None => panic!("no scenario {other:?} in the table"),
+        },
     };
     Scenario {
         name: named(name),
@@ -344,6 +351,7 @@ fn base(model: impl Into<Script<Reply>>) -> Scenario {
         approve: false,
         prompts: vec![prompt("Do the task.")],
         facts: Vec::new(),
+        cwd: None,
     }
 }
 

@@ -161,8 +161,9 @@ const ZUT: &[Entry] = &[
     },
 ];
 
-/// zut's tools that other work builds (`lsp`, `lsp_diagnostics`: issue 35's agent-lsp).
-const ZUT_RESERVED: &[&str] = &["lsp", "lsp_diagnostics"];
+/// zut's tools that other work builds (`lsp`, `lsp_diagnostics`: issue 35's agent-lsp;
+/// `skill`: issue 29, agent-core's skills).
+const ZUT_RESERVED: &[&str] = &["lsp", "lsp_diagnostics", "skill"];
 
 impl Catalogue {
     /// The catalogue's table; `None` for the SDK's own (every tool as it is).

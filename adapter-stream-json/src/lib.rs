@@ -98,4 +98,4 @@ pub mod redact;
 pub mod session;
 pub mod wire;
 
-pub use exec::{run_exec, ExecHooks, ExecIo};
+pub use exec::{run_exec, run_mcp, ExecHooks, ExecIo};

@@ -2,12 +2,13 @@
 
 use std::process::ExitCode;
 
-use adapter_stream_json::{run_exec, ExecHooks, ExecIo};
+use adapter_stream_json::{run_exec, run_mcp, ExecHooks, ExecIo};
 use agent_core::CancellationToken;
 
 const USAGE: &str = "Usage:
   adapter-stream-json exec [flags] [prompt]
   adapter-stream-json -p <prompt> [flags]
+  adapter-stream-json mcp oauth login|logout|status [server]
 
 Run `adapter-stream-json exec --help` for the flags.";
 
@@ -21,8 +22,33 @@ fn watch_signals(token: CancellationToken) {
     });
 }
 
+/// `mcp …` (Zero's `zero mcp oauth`): its exit code.
+fn mcp(args: &[String]) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("[zero] failed to start the runtime: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let env: adapter_stream_json::exec::EnvLookup = std::sync::Arc::new(|k| std::env::var(k).ok());
+    let code = runtime.block_on(run_mcp(
+        args,
+        env,
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
+    ));
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("mcp") {
+        return mcp(&args[1..]);
+    }
     let exec_args: Vec<String> = match args.first().map(String::as_str) {
         Some("exec") => args[1..].to_vec(),
         // `zero -p X …` is `zero exec --prompt=X …`.

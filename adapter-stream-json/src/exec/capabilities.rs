@@ -116,16 +116,16 @@ fn read_zero_layer(path: &Path) -> Result<Option<ZeroMcpConfig>, String> {
 
 /// The MCP servers of a run.
 #[derive(Debug, Default)]
-pub(super) struct McpSetup {
+pub(crate) struct McpSetup {
     /// The enabled servers, validated.
-    pub(super) servers: Vec<McpServerConfig>,
+    pub(crate) servers: Vec<McpServerConfig>,
     /// What the trust gate skipped.
     pub(super) trust: TrustSkip,
 }
 
 /// Reads the MCP servers of Zero's config layers (see the module docs); an invalid file is
 /// the message of an `mcp_error`.
-pub(super) fn zero_mcp_servers(workspace: &Path, env: &EnvLookup) -> Result<McpSetup, String> {
+pub(crate) fn zero_mcp_servers(workspace: &Path, env: &EnvLookup) -> Result<McpSetup, String> {
     let mut config = ZeroMcpConfig::default();
     if let Some(dir) = user_config_dir(env) {
         if let Some(user) = read_zero_layer(&dir.join("zero").join("config.json"))? {
@@ -220,6 +220,13 @@ pub(super) fn load(
     })?;
     // The layer's own warnings are about the specialists it loaded, which Zero's replace.
     caps.warnings.clear();
+    // MCP servers that ask for OAuth: tokens in Zero's data directory. A server's question
+    // (elicitation) has nobody to answer in a headless run, except under
+    // --skip-permissions-unsafe, which accepts with the schema's defaults.
+    caps.mcp_options.oauth = super::mcp_oauth::oauth_options(env);
+    if o.skip_permissions_unsafe {
+        caps.mcp_options.elicitor = Some(Arc::new(agent_mcp::AcceptDefaults));
+    }
     let mut notices: Vec<String> = specialists
         .errors()
         .iter()

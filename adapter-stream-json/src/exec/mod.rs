@@ -30,11 +30,14 @@ use crate::wire::{ErrorEvent, EventBody, FinalEvent, RunEnd, RunStart};
 use agent_host::stdout::Stdout;
 
 mod capabilities;
+mod mcp_oauth;
 mod project;
 mod run;
 mod setup;
 #[cfg(test)]
 mod tests;
+
+pub use mcp_oauth::{run_mcp, token_dir};
 
 /// Environment lookup (injectable for tests).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;

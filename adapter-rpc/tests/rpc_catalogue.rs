@@ -29,7 +29,11 @@ async fn zuts_names_and_argument_shapes() {
     assert_eq!(state["success"], true, "{state}");
     let tools: Vec<String> = state["data"]["tools"]
         .as_array()
-        .map(|t| t.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
+        .map(|t| {
+            t.iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     for name in ["read", "write", "edit", "bash", "grep", "plan"] {
         assert!(tools.iter().any(|t| t == name), "{name}: {state}");
@@ -54,6 +58,10 @@ async fn zuts_names_and_argument_shapes() {
         assert_eq!(result["is_error"], false, "{result}");
     }
     let text = |r: &Value| r["content"].to_string();
-    assert!(text(results[1]).contains("1") && text(results[1]).contains("2"), "{}", text(results[1]));
+    assert!(
+        text(results[1]).contains("1") && text(results[1]).contains("2"),
+        "{}",
+        text(results[1])
+    );
     assert!(text(results[2]).contains("hi"), "{}", text(results[2]));
 }

@@ -28,7 +28,10 @@ fn list_tools_shows_zeros_names() {
     for sdk in ["list_dir [", "plan [", "web_page ["] {
         assert!(!text.contains(&format!("\n  {sdk}")), "{sdk}: {text}");
     }
-    assert!(!text.contains("web_search ["), "no backend, no web_search: {text}");
+    assert!(
+        !text.contains("web_search ["),
+        "no backend, no web_search: {text}"
+    );
     // The filters take Zero's names (and an SDK name of a renamed tool).
     let run = sb.run(
         &[
@@ -70,10 +73,21 @@ fn zeros_tools_run_under_zeros_names() {
     let names: Vec<&str> = calls.iter().filter_map(|c| c["name"].as_str()).collect();
     assert_eq!(
         names,
-        ["apply_patch", "update_plan", "ask_user", "exec_command", "list_dir"]
+        [
+            "apply_patch",
+            "update_plan",
+            "ask_user",
+            "exec_command",
+            "list_dir"
+        ]
     );
     let results = run.of("tool_result");
-    let output = |i: usize| results[i]["output"].as_str().unwrap_or_default().to_string();
+    let output = |i: usize| {
+        results[i]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
     assert_eq!(results[0]["status"], "ok", "{}", output(0));
     assert_eq!(output(0), "Patch applied successfully.");
     assert_eq!(
@@ -81,7 +95,11 @@ fn zeros_tools_run_under_zeros_names() {
         "one\nTWO\n"
     );
     assert_eq!(output(1), "Current Plan:\n1. [completed] patch");
-    assert!(output(2).starts_with("No interactive user is available"), "{}", output(2));
+    assert!(
+        output(2).starts_with("No interactive user is available"),
+        "{}",
+        output(2)
+    );
     assert!(output(3).contains("from-a-pty"), "{}", output(3));
     assert!(output(3).contains("exit_code: 0"), "{}", output(3));
     // A call under the SDK's earlier name still runs (a transcript recorded before).

@@ -111,7 +111,12 @@ const ZERO: &[Entry] = &[
 
 /// Zero's tools that other work builds (`read_minified_file`, `lsp_navigate`: issue 35's
 /// agent-lsp; `skill`: issue 29; `request_permissions`).
-const ZERO_RESERVED: &[&str] = &["read_minified_file", "lsp_navigate", "skill", "request_permissions"];
+const ZERO_RESERVED: &[&str] = &[
+    "read_minified_file",
+    "lsp_navigate",
+    "skill",
+    "request_permissions",
+];
 
 /// zut's built-in tools (`packages/agent/tools`), in its order.
 const ZUT: &[Entry] = &[
@@ -219,10 +224,20 @@ pub(crate) fn arrange(catalogue: Catalogue, tools: Vec<Arc<dyn Tool>>) -> Vec<Ar
         .iter()
         .filter_map(|entry| {
             let inner = tools.iter().find(|t| t.name() == entry.base)?.clone();
-            Some(match entry.name == entry.base && entry.args.is_none() && entry.parameters.is_none() && entry.description.is_none() && entry.output.is_none() {
-                true => inner,
-                false => Arc::new(Listed { entry: *entry, inner }) as Arc<dyn Tool>,
-            })
+            Some(
+                match entry.name == entry.base
+                    && entry.args.is_none()
+                    && entry.parameters.is_none()
+                    && entry.description.is_none()
+                    && entry.output.is_none()
+                {
+                    true => inner,
+                    false => Arc::new(Listed {
+                        entry: *entry,
+                        inner,
+                    }) as Arc<dyn Tool>,
+                },
+            )
         })
         .collect()
 }
@@ -236,9 +251,8 @@ struct Listed {
 impl Listed {
     fn translate(&self, args: Value) -> Result<Value, ToolError> {
         match self.entry.args {
-            Some(translate) => translate(args).map_err(|e| {
-                ToolError::InvalidArguments(format!("{}: {e}", self.entry.name))
-            }),
+            Some(translate) => translate(args)
+                .map_err(|e| ToolError::InvalidArguments(format!("{}: {e}", self.entry.name))),
             None => Ok(args),
         }
     }
@@ -268,15 +282,16 @@ impl ToolWrapper for Listed {
     }
 
     fn assess(&self, args: &Value, cwd: &Path) -> Assessment {
-        let args = self.translate(args.clone()).unwrap_or_else(|_| args.clone());
+        let args = self
+            .translate(args.clone())
+            .unwrap_or_else(|_| args.clone());
         self.inner.assess(&args, cwd)
     }
 
-    fn sandbox_escalation(
-        &self,
-        args: &Value,
-    ) -> Option<agent_core::sandbox::SandboxEscalation> {
-        let args = self.translate(args.clone()).unwrap_or_else(|_| args.clone());
+    fn sandbox_escalation(&self, args: &Value) -> Option<agent_core::sandbox::SandboxEscalation> {
+        let args = self
+            .translate(args.clone())
+            .unwrap_or_else(|_| args.clone());
         self.inner.sandbox_escalation(&args)
     }
 
@@ -397,7 +412,11 @@ fn zero_plan_args(args: Value) -> Result<Value, String> {
     let steps: Vec<Value> = plan
         .iter()
         .map(|(content, status, _)| {
-            let status = if *status == "failed" { "completed" } else { status };
+            let status = if *status == "failed" {
+                "completed"
+            } else {
+                status
+            };
             json!({"step": content, "status": status})
         })
         .collect();

@@ -14,8 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::common::{
-    assess_read_path, blocking, parse_args, resolve_read, schema_for, str_arg, Config,
-    ToolsConfig,
+    assess_read_path, blocking, parse_args, resolve_read, schema_for, str_arg, Config, ToolsConfig,
 };
 use crate::scrub::finish_output;
 
@@ -53,9 +52,8 @@ pub(crate) fn load_image(path: &Path, display: &str) -> Result<(&'static str, Ve
         ));
     }
     let data = std::fs::read(path).map_err(|e| e.to_string())?;
-    let mime = sniff_image(&data).ok_or_else(|| {
-        format!("{display} is not a PNG, JPEG, GIF or WebP image")
-    })?;
+    let mime = sniff_image(&data)
+        .ok_or_else(|| format!("{display} is not a PNG, JPEG, GIF or WebP image"))?;
     Ok((mime, data))
 }
 

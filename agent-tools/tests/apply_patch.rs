@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use agent_core::{permission::PermissionAction, Tool, ToolContext, ToolError, ToolOutput};
+use agent_core::{permission::PermissionAction, ToolContext, ToolError, ToolOutput};
 use agent_tools::ToolSet;
 use serde_json::{json, Value};
 
@@ -16,7 +16,9 @@ fn setup() -> (tempfile::TempDir, ToolSet) {
 }
 
 async fn call(tools: &ToolSet, args: Value) -> Result<ToolOutput, ToolError> {
-    let tool = tools.get("apply_patch").expect("apply_patch is a default tool");
+    let tool = tools
+        .get("apply_patch")
+        .expect("apply_patch is a default tool");
     let ctx = ToolContext::new(tools.workspace());
     tokio::time::timeout(Duration::from_secs(30), tool.call(args, ctx))
         .await
@@ -41,8 +43,14 @@ async fn a_structured_patch_adds_updates_and_deletes_across_three_files() {
     assert_eq!(out.text_content(), "Patch applied successfully.");
     assert!(!out.is_error);
     assert_eq!(out.changed_files, ["src/new.rs", "keep.txt", "old.txt"]);
-    assert_eq!(read(dir.path(), "src/new.rs").as_deref(), Some("fn main() {}\n"));
-    assert_eq!(read(dir.path(), "keep.txt").as_deref(), Some("one\nTWO\nthree\n"));
+    assert_eq!(
+        read(dir.path(), "src/new.rs").as_deref(),
+        Some("fn main() {}\n")
+    );
+    assert_eq!(
+        read(dir.path(), "keep.txt").as_deref(),
+        Some("one\nTWO\nthree\n")
+    );
     assert_eq!(read(dir.path(), "old.txt"), None);
 }
 
@@ -51,7 +59,8 @@ async fn a_unified_diff_applies_in_a_subdirectory_and_moves() {
     let (dir, tools) = setup();
     std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
     std::fs::write(dir.path().join("sub/a.txt"), "x\ny\nz\n").expect("write");
-    let patch = "diff --git a/a.txt b/b.txt\n--- a/a.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n x\n-y\n+Y\n z\n\
+    let patch =
+        "diff --git a/a.txt b/b.txt\n--- a/a.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n x\n-y\n+Y\n z\n\
                  --- /dev/null\n+++ b/c.txt\n@@ -0,0 +1 @@\n+c\n";
     let out = call(&tools, json!({ "patch": patch, "cwd": "sub" }))
         .await
@@ -81,8 +90,15 @@ async fn a_bad_hunk_changes_nothing_and_is_named() {
     );
     assert!(text.contains("four"), "{text}");
     assert_eq!(read(dir.path(), "created.txt"), None, "nothing was added");
-    assert_eq!(read(dir.path(), "old.txt").as_deref(), Some("bye\n"), "nothing deleted");
-    assert_eq!(read(dir.path(), "keep.txt").as_deref(), Some("one\ntwo\nthree\n"));
+    assert_eq!(
+        read(dir.path(), "old.txt").as_deref(),
+        Some("bye\n"),
+        "nothing deleted"
+    );
+    assert_eq!(
+        read(dir.path(), "keep.txt").as_deref(),
+        Some("one\ntwo\nthree\n")
+    );
 }
 
 #[tokio::test]
@@ -92,7 +108,10 @@ async fn paths_outside_the_workspace_are_refused_before_and_during_the_call() {
     let victim = outside.path().join("victim.txt");
     for patch in [
         "*** Begin Patch\n*** Add File: ../escape.txt\n+x\n*** End Patch".to_string(),
-        format!("*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch", victim.display()),
+        format!(
+            "*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch",
+            victim.display()
+        ),
         "--- a/keep.txt\n+++ b/../moved.txt\n@@ -1 +1 @@\n-one\n+1\n".to_string(),
     ] {
         let args = json!({ "patch": patch });
@@ -101,11 +120,22 @@ async fn paths_outside_the_workspace_are_refused_before_and_during_the_call() {
         let block = assessment.block.expect("blocked before the gate");
         assert_eq!(block.action, PermissionAction::Deny, "{patch}");
         let err = call(&tools, args).await.expect_err("refused");
-        assert!(err.to_string().contains("must stay inside the workspace"), "{err}");
+        assert!(
+            err.to_string().contains("must stay inside the workspace"),
+            "{err}"
+        );
     }
     assert!(!victim.exists());
-    assert!(!dir.path().parent().expect("parent").join("escape.txt").exists());
-    assert_eq!(read(dir.path(), "keep.txt").as_deref(), Some("one\ntwo\nthree\n"));
+    assert!(!dir
+        .path()
+        .parent()
+        .expect("parent")
+        .join("escape.txt")
+        .exists());
+    assert_eq!(
+        read(dir.path(), "keep.txt").as_deref(),
+        Some("one\ntwo\nthree\n")
+    );
     let err = call(&tools, json!({ "patch": "x", "cwd": "../" }))
         .await
         .expect_err("cwd outside");
@@ -117,7 +147,10 @@ async fn malformed_patches_are_clear_errors() {
     let (_dir, tools) = setup();
     for (patch, expected) in [
         ("", "the patch is empty"),
-        ("*** Begin Patch\n*** Add File: a\n+x\n", "must be \"*** End Patch\""),
+        (
+            "*** Begin Patch\n*** Add File: a\n+x\n",
+            "must be \"*** End Patch\"",
+        ),
         ("hello", "contains no file operations"),
         (
             "*** Begin Patch\n*** Add File: keep.txt\n+x\n*** End Patch",

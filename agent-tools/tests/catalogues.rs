@@ -5,9 +5,7 @@ use std::time::Duration;
 
 use agent_core::{Agent, AgentEvent, RunStatus, Tool, ToolContext, ToolError, ToolOutput};
 use agent_providers::scripted::{ScriptedProvider, Turn};
-use agent_tools::{
-    Answers, Catalogue, Question, QuestionChannel, ToolSet, NO_USER_TO_ASK,
-};
+use agent_tools::{Answers, Catalogue, Question, QuestionChannel, ToolSet, NO_USER_TO_ASK};
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -62,12 +60,16 @@ fn each_catalogue_has_its_programs_names() {
     );
     let (_dir, sdk) = build(Catalogue::Sdk);
     assert!(sdk.names().contains(&"list_dir"));
-    assert!(!sdk.names().contains(&"ask_user"), "no channel, no ask_user");
+    assert!(
+        !sdk.names().contains(&"ask_user"),
+        "no channel, no ask_user"
+    );
 
     let shape = |set: &ToolSet, name: &str| properties(set.get(name).expect("tool").as_ref());
     assert_eq!(shape(&zero, "update_plan"), ["plan"]);
     assert_eq!(
-        zero.get("update_plan").expect("tool").parameters()["properties"]["plan"]["items"]["required"],
+        zero.get("update_plan").expect("tool").parameters()["properties"]["plan"]["items"]
+            ["required"],
         json!(["content"])
     );
     assert_eq!(shape(&zero, "glob"), ["cwd", "pattern"]);
@@ -115,7 +117,11 @@ async fn arguments_and_results_take_the_programs_shape() {
     let err = call(&zut, "bash", json!({"command": "echo hi", "timeout": 0}))
         .await
         .expect_err("bad timeout");
-    assert!(err.to_string().contains("timeout must be between 1 and 600 seconds"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("timeout must be between 1 and 600 seconds"),
+        "{err}"
+    );
 
     let (_dir, zero) = build(Catalogue::Zero);
     let out = call(
@@ -135,9 +141,13 @@ async fn arguments_and_results_take_the_programs_shape() {
         .await
         .expect("listed");
     assert!(out.text_content().contains("a.txt"));
-    let out = call(&zero, "ask_user", json!({"questions": [{"question": "Which?"}]}))
-        .await
-        .expect("answered");
+    let out = call(
+        &zero,
+        "ask_user",
+        json!({"questions": [{"question": "Which?"}]}),
+    )
+    .await
+    .expect("answered");
     assert_eq!(out.text_content(), NO_USER_TO_ASK);
 }
 
@@ -146,7 +156,12 @@ struct Yes;
 #[agent_core::async_trait]
 impl QuestionChannel for Yes {
     async fn ask(&self, questions: Vec<Question>, _ctx: &ToolContext) -> Answers {
-        Answers::Answered(questions.iter().map(|q| format!("yes to {}", q.question)).collect())
+        Answers::Answered(
+            questions
+                .iter()
+                .map(|q| format!("yes to {}", q.question))
+                .collect(),
+        )
     }
 }
 
@@ -163,7 +178,10 @@ async fn ask_user_asks_through_the_hosts_channel() {
     )
     .await
     .expect("answered");
-    assert_eq!(out.text_content(), "1. [question] Proceed?\n[answer] yes to Proceed?");
+    assert_eq!(
+        out.text_content(),
+        "1. [question] Proceed?\n[answer] yes to Proceed?"
+    );
 }
 
 #[tokio::test]
@@ -173,9 +191,7 @@ async fn a_call_under_the_sdk_name_still_reaches_the_renamed_tool() {
         Turn::new().tool_call("c1", "list_dir", r#"{"path":"."}"#),
         Turn::new().text("done"),
     ]);
-    let agent = Agent::builder(provider)
-        .tools(zero.into_tools())
-        .build();
+    let agent = Agent::builder(provider).tools(zero.into_tools()).build();
     let events = tokio::time::timeout(WAIT, agent.prompt("list").collect_events())
         .await
         .expect("in time");
@@ -196,6 +212,9 @@ async fn a_call_under_the_sdk_name_still_reaches_the_renamed_tool() {
     assert!(text.contains("a.txt"), "{text}");
     assert!(matches!(
         events.last(),
-        Some(AgentEvent::RunFinished { status: RunStatus::Success, .. })
+        Some(AgentEvent::RunFinished {
+            status: RunStatus::Success,
+            ..
+        })
     ));
 }

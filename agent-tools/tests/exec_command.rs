@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use agent_core::{Tool, ToolContext, ToolError, ToolOutput};
+use agent_core::{ToolContext, ToolError, ToolOutput};
 use agent_tools::{ToolSet, MAX_EXEC_SESSIONS};
 use serde_json::{json, Value};
 
@@ -123,16 +123,27 @@ async fn a_finished_command_reports_its_exit_and_is_gone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_a_clear_error() {
     let (_dir, tools) = setup();
-    for args in [json!({"session_id": 7, "chars": "x"}), json!({"chars": "x"})] {
-        let err = call(&tools, "write_stdin", args).await.expect_err("unknown");
+    for args in [
+        json!({"session_id": 7, "chars": "x"}),
+        json!({"chars": "x"}),
+    ] {
+        let err = call(&tools, "write_stdin", args)
+            .await
+            .expect_err("unknown");
         assert!(
-            err.to_string().starts_with("Error: write_stdin needs a session_id returned by a still-running exec_command"),
+            err.to_string().starts_with(
+                "Error: write_stdin needs a session_id returned by a still-running exec_command"
+            ),
             "{err}"
         );
     }
-    let err = call(&tools, "exec_command", json!({"cmd": "ls", "workdir": "../"}))
-        .await
-        .expect_err("outside");
+    let err = call(
+        &tools,
+        "exec_command",
+        json!({"cmd": "ls", "workdir": "../"}),
+    )
+    .await
+    .expect_err("outside");
     assert!(matches!(err, ToolError::Blocked(_)), "{err}");
 
     // A finished session takes no input.
@@ -144,29 +155,48 @@ async fn bad_input_is_a_clear_error() {
     .await
     .expect("started");
     let id = session_id(&started.text_content());
-    let answer = call(&tools, "write_stdin", json!({"session_id": id, "chars": "hi\n", "yield_time_ms": 5000}))
-        .await
-        .expect("written");
+    let answer = call(
+        &tools,
+        "write_stdin",
+        json!({"session_id": id, "chars": "hi\n", "yield_time_ms": 5000}),
+    )
+    .await
+    .expect("written");
     let text = answer.text_content();
     assert!(text.contains("got hi"), "{text}");
     assert!(text.ends_with("exit_code: 0"), "{text}");
-    let err = call(&tools, "write_stdin", json!({"session_id": id, "chars": "again\n"}))
-        .await
-        .expect_err("gone");
+    let err = call(
+        &tools,
+        "write_stdin",
+        json!({"session_id": id, "chars": "again\n"}),
+    )
+    .await
+    .expect_err("gone");
     assert!(err.to_string().contains("(no live session"), "{err}");
 
     // The number of live sessions is bounded.
     let mut ids = Vec::new();
     for _ in 0..MAX_EXEC_SESSIONS {
-        let out = call(&tools, "exec_command", json!({"cmd": "sleep 600", "yield_time_ms": 250}))
-            .await
-            .expect("started");
+        let out = call(
+            &tools,
+            "exec_command",
+            json!({"cmd": "sleep 600", "yield_time_ms": 250}),
+        )
+        .await
+        .expect("started");
         ids.push(session_id(&out.text_content()));
     }
-    let err = call(&tools, "exec_command", json!({"cmd": "sleep 600", "yield_time_ms": 250}))
-        .await
-        .expect_err("too many");
-    assert!(err.to_string().contains("too many live exec sessions (8)"), "{err}");
+    let err = call(
+        &tools,
+        "exec_command",
+        json!({"cmd": "sleep 600", "yield_time_ms": 250}),
+    )
+    .await
+    .expect_err("too many");
+    assert!(
+        err.to_string().contains("too many live exec sessions (8)"),
+        "{err}"
+    );
     // Ctrl-C stops one, which frees a slot.
     let stopped = call(
         &tools,
@@ -175,7 +205,11 @@ async fn bad_input_is_a_clear_error() {
     )
     .await
     .expect("interrupted");
-    assert!(stopped.text_content().contains("interrupted: true"), "{}", stopped.text_content());
+    assert!(
+        stopped.text_content().contains("interrupted: true"),
+        "{}",
+        stopped.text_content()
+    );
     let sessions = tools.exec_sessions().expect("sessions");
     assert_eq!(sessions.list().len(), MAX_EXEC_SESSIONS - 1);
     let pids: Vec<u32> = sessions.list().iter().map(|s| s.pid).collect();

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use agent_core::{Agent, ContentBlock, RunStatus, Tool, ToolContext, ToolError, ToolOutput};
+use agent_core::{Agent, ContentBlock, RunStatus, ToolContext, ToolError, ToolOutput};
 use agent_providers::{build_provider, ProviderConfig, ProviderId};
 use agent_tools::{ToolSet, MAX_IMAGE_BYTES};
 use serde_json::{json, Value};
@@ -58,7 +58,10 @@ async fn view_image_and_read_file_return_the_image() {
     let err = call(&tools, "view_image", json!({"path": "big.png"}))
         .await
         .expect_err("too big");
-    assert!(err.to_string().contains("over the 10485760-byte limit"), "{err}");
+    assert!(
+        err.to_string().contains("over the 10485760-byte limit"),
+        "{err}"
+    );
     let err = call(&tools, "view_image", json!({"path": "../outside.png"}))
         .await
         .expect_err("outside");
@@ -115,7 +118,10 @@ async fn a_png_reaches_chat_completions_as_an_image_part() {
 async fn a_png_reaches_responses_as_an_input_image() {
     let body = second_request(
         ProviderId::OpenAiResponses,
-        Reply::sse(sse::responses::function_call("view_image", r#"{"path":"shot.png"}"#)),
+        Reply::sse(sse::responses::function_call(
+            "view_image",
+            r#"{"path":"shot.png"}"#,
+        )),
         Reply::sse(sse::responses::text("A red square.")),
     )
     .await;
@@ -129,7 +135,10 @@ async fn a_png_reaches_responses_as_an_input_image() {
 async fn a_png_reaches_anthropic_as_an_image_block_in_the_tool_result() {
     let body = second_request(
         ProviderId::Anthropic,
-        Reply::sse(sse::anthropic::tool_use("view_image", r#"{"path":"shot.png"}"#)),
+        Reply::sse(sse::anthropic::tool_use(
+            "view_image",
+            r#"{"path":"shot.png"}"#,
+        )),
         Reply::sse(sse::anthropic::text("A red square.")),
     )
     .await;

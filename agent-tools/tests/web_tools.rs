@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agent_core::permission::PermissionAction;
 use agent_core::sandbox::{NetworkAccess, SandboxContext, SandboxPolicy};
-use agent_core::{SideEffect, Tool, ToolContext, ToolError, ToolOutput};
+use agent_core::{SideEffect, ToolContext, ToolError, ToolOutput};
 use agent_tools::{SearchBackend, SearchProvider, ToolSet};
 use serde_json::{json, Value};
 use test_support::web::DocsServer;
@@ -50,9 +50,17 @@ async fn web_fetch_turns_a_documentation_page_into_markdown() {
         .await
         .expect("fetched");
     let text = out.text_content();
-    assert!(text.starts_with(&format!("URL: {url}\nStatus: 200 OK\nContent-Type: text/html; charset=utf-8\nBytes: ")), "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "URL: {url}\nStatus: 200 OK\nContent-Type: text/html; charset=utf-8\nBytes: "
+        )),
+        "{text}"
+    );
     assert!(text.contains("Converted: html -> markdown"), "{text}");
-    assert!(text.contains("\n# Hello World\n"), "the page's heading: {text}");
+    assert!(
+        text.contains("\n# Hello World\n"),
+        "the page's heading: {text}"
+    );
     assert!(text.contains("### Activity"), "a sub-heading: {text}");
     // Links are kept and made absolute against the page.
     assert!(
@@ -66,7 +74,10 @@ async fn web_fetch_turns_a_documentation_page_into_markdown() {
     // The page's code block, and none of its scripts or styles.
     assert!(text.contains("```"), "{text}");
     assert!(text.contains("println!(\"Hello World!\");"), "{text}");
-    assert!(!text.contains("addEventListener"), "a script leaked: {text}");
+    assert!(
+        !text.contains("addEventListener"),
+        "a script leaked: {text}"
+    );
     assert!(!text.contains("<div"), "markup leaked: {text}");
     assert!(!out.truncated);
 
@@ -125,7 +136,11 @@ async fn web_fetch_follows_five_redirects_and_refuses_a_sixth() {
         .iter()
         .map(|r| r.path.clone())
         .collect();
-    assert_eq!(paths.len(), 6, "the sixth redirect is not followed: {paths:?}");
+    assert_eq!(
+        paths.len(),
+        6,
+        "the sixth redirect is not followed: {paths:?}"
+    );
     assert!(!paths.contains(&"/book/hello.html".to_string()));
 }
 
@@ -144,7 +159,10 @@ async fn web_fetch_stops_at_the_size_cap() {
     assert!(out.truncated);
     let text = out.text_content();
     assert!(text.contains("Bytes: 1000\n"), "{text}");
-    assert!(text.contains("Truncated: the body was cut at max_bytes=1000"), "{text}");
+    assert!(
+        text.contains("Truncated: the body was cut at max_bytes=1000"),
+        "{text}"
+    );
     let body = text.split_once("\n\n").map(|(_, b)| b).unwrap_or("");
     assert_eq!(body.len(), 1000);
     let err = call(
@@ -168,10 +186,19 @@ async fn web_fetch_refuses_what_it_may_not_reach() {
     let assessment = fetch.assess(&json!({"url": "file:///etc/passwd"}), tools.workspace());
     let block = assessment.block.expect("blocked");
     assert_eq!(block.action, PermissionAction::Deny);
-    assert!(block.reason.contains("only http and https"), "{}", block.reason);
-    let err = call(&tools, "web_fetch", json!({"url": "file:///etc/passwd"}), open(&tools))
-        .await
-        .expect_err("refused");
+    assert!(
+        block.reason.contains("only http and https"),
+        "{}",
+        block.reason
+    );
+    let err = call(
+        &tools,
+        "web_fetch",
+        json!({"url": "file:///etc/passwd"}),
+        open(&tools),
+    )
+    .await
+    .expect_err("refused");
     assert!(err.to_string().contains("only http and https"), "{err}");
     // While the sandbox keeps commands off the network, a loopback host is refused, and so
     // is a redirect to one.
@@ -184,7 +211,10 @@ async fn web_fetch_refuses_what_it_may_not_reach() {
     .await
     .expect_err("loopback refused");
     assert!(matches!(err, ToolError::Blocked(_)), "{err}");
-    assert!(err.to_string().contains("loopback hosts are blocked"), "{err}");
+    assert!(
+        err.to_string().contains("loopback hosts are blocked"),
+        "{err}"
+    );
     assert!(server.requests().is_empty(), "nothing was requested");
     // A redirect to another host is checked like the first URL.
     let err = call(
@@ -195,7 +225,10 @@ async fn web_fetch_refuses_what_it_may_not_reach() {
     )
     .await
     .expect_err("localhost refused");
-    assert!(err.to_string().contains("localhost hosts are blocked"), "{err}");
+    assert!(
+        err.to_string().contains("localhost hosts are blocked"),
+        "{err}"
+    );
     // Non-text content is a clear error.
     let err = call(
         &tools,
@@ -214,7 +247,11 @@ async fn web_fetch_refuses_what_it_may_not_reach() {
     )
     .await
     .expect_err("404");
-    assert!(err.to_string().starts_with("Error fetching URL: HTTP 404 Not Found"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("Error fetching URL: HTTP 404 Not Found"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -267,12 +304,20 @@ async fn web_search_lists_searxng_results() {
 #[tokio::test]
 async fn web_search_posts_the_generic_shape_with_the_key() {
     let server = DocsServer::start();
-    let backend = SearchBackend::new(format!("{}/api/search", server.url()), SearchProvider::Generic(Some("docs".into())))
-        .api_key("sk-websearch-0123456789abcdef".to_string().into());
+    let backend = SearchBackend::new(
+        format!("{}/api/search", server.url()),
+        SearchProvider::Generic(Some("docs".into())),
+    )
+    .api_key("sk-websearch-0123456789abcdef".to_string().into());
     let (_dir, tools) = tools_with(Some(backend));
-    let out = call(&tools, "web_search", json!({ "query": "std detect", "limit": 1 }), confined(&tools))
-        .await
-        .expect("searched");
+    let out = call(
+        &tools,
+        "web_search",
+        json!({ "query": "std detect", "limit": 1 }),
+        confined(&tools),
+    )
+    .await
+    .expect("searched");
     assert_eq!(
         out.text_content(),
         "1. Hello World - Rust By Example (std detect) — https://doc.rust-lang.org/rust-by-example/hello.html — score 0.93\n   \
@@ -285,5 +330,8 @@ async fn web_search_posts_the_generic_shape_with_the_key() {
         Some("Bearer sk-websearch-0123456789abcdef")
     );
     let body: Value = serde_json::from_slice(&request.body).expect("json");
-    assert_eq!(body, json!({"query": "std detect", "limit": 1, "provider": "docs"}));
+    assert_eq!(
+        body,
+        json!({"query": "std detect", "limit": 1, "provider": "docs"})
+    );
 }

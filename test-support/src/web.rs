@@ -120,7 +120,9 @@ fn reply(status: u16, content_type: &str, body: Bytes) -> hyper::Response<Body> 
 fn redirect(to: &str) -> hyper::Response<Body> {
     let mut response = reply(302, "text/plain", Bytes::from_static(b"moved"));
     if let Ok(value) = hyper::header::HeaderValue::from_str(to) {
-        response.headers_mut().insert(hyper::header::LOCATION, value);
+        response
+            .headers_mut()
+            .insert(hyper::header::LOCATION, value);
     }
     response
 }
@@ -140,15 +142,13 @@ fn percent_decode(text: &str) -> String {
     while i < bytes.len() {
         match bytes[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                match u8::from_str_radix(&text[i + 1..i + 3], 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
+            b'%' if i + 2 < bytes.len() => match u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                Ok(b) => {
+                    out.push(b);
+                    i += 2;
                 }
-            }
+                Err(_) => out.push(b'%'),
+            },
             b => out.push(b),
         }
         i += 1;
@@ -233,9 +233,15 @@ async fn handle(
                 Some("json") => reply(
                     200,
                     "application/json",
-                    Bytes::from(serde_json::json!({"query": q, "results": search_results(&q)}).to_string()),
+                    Bytes::from(
+                        serde_json::json!({"query": q, "results": search_results(&q)}).to_string(),
+                    ),
                 ),
-                _ => reply(403, "text/plain", Bytes::from_static(b"format=json is required")),
+                _ => reply(
+                    403,
+                    "text/plain",
+                    Bytes::from_static(b"format=json is required"),
+                ),
             }
         }
         "/api/search" if parts.method == hyper::Method::POST => {

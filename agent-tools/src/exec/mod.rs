@@ -21,7 +21,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use session::{ExecError, ExecSessionInfo, ExecSessions, MAX_EXEC_SESSIONS, MAX_SESSION_BUFFER};
+pub use session::{
+    ExecError, ExecSessionInfo, ExecSessions, MAX_EXEC_SESSIONS, MAX_SESSION_BUFFER,
+};
 
 use crate::classify::{classify_command, SHELL_REASON};
 use crate::common::{parse_args, schema_for, str_arg, Config, ToolsConfig};
@@ -171,7 +173,8 @@ fn budget_output(output: &str, max_bytes: usize) -> (String, bool) {
 
 /// Zero's result text for what a session printed and where it stands.
 fn render(collected: &Collected, max_bytes: usize, interrupted: bool) -> ToolOutput {
-    let (output, truncated) = budget_output(collected.output.trim_end_matches(['\r', '\n']), max_bytes);
+    let (output, truncated) =
+        budget_output(collected.output.trim_end_matches(['\r', '\n']), max_bytes);
     let mut parts = Vec::new();
     if !output.is_empty() {
         parts.push(format!("output:\n{output}"));
@@ -353,7 +356,11 @@ impl Tool for WriteStdin {
         let max_bytes = token_budget(args.max_output_tokens)?;
         let wait = match chars.is_empty() {
             true => clamp_yield(args.yield_time_ms, DEFAULT_POLL_YIELD_MS, MAX_POLL_YIELD_MS),
-            false => clamp_yield(args.yield_time_ms, DEFAULT_WRITE_YIELD_MS, MAX_EXEC_YIELD_MS),
+            false => clamp_yield(
+                args.yield_time_ms,
+                DEFAULT_WRITE_YIELD_MS,
+                MAX_EXEC_YIELD_MS,
+            ),
         };
         let sessions = &self.shared.sessions;
         if sessions.tty(id).is_none() {

@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::sandbox::SandboxContext;
+use agent_core::CancellationToken;
 use agent_sandbox::{ProcessGroup, Roots};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
-use agent_core::CancellationToken;
 
 /// Live sessions one agent may hold at once.
 pub const MAX_EXEC_SESSIONS: usize = 8;
@@ -182,11 +182,10 @@ impl ExecSessions {
         let mut readers: Vec<Box<dyn tokio::io::AsyncRead + Send + Unpin>> = Vec::new();
         let writer: Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
         let mut child = if start.tty {
-            let (pty, pts) = pty_process::open()
-                .map_err(|e| ExecError::Io {
-                    context: "opening a pseudo-terminal".into(),
-                    source: std::io::Error::other(e.to_string()),
-                })?;
+            let (pty, pts) = pty_process::open().map_err(|e| ExecError::Io {
+                context: "opening a pseudo-terminal".into(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
             let _ = pty.resize(pty_process::Size::new(40, 120));
             let fd = |what: &str| {
                 pts.as_fd()

@@ -386,11 +386,11 @@ fn find(lines: &[String], wanted: &[String], from: usize, hint: Option<usize>, e
 pub(crate) fn commit(changes: &[Change]) -> Result<(), ApplyError> {
     for (done, change) in changes.iter().enumerate() {
         if let Err(err) = commit_one(change) {
-            let restored = changes[..done]
-                .iter()
-                .rev()
-                .map(undo)
-                .all(|ok| ok);
+            // Every change is undone, even after one fails to be.
+            let mut restored = true;
+            for change in changes[..done].iter().rev() {
+                restored &= undo(change);
+            }
             let state = match restored {
                 true => "nothing was changed",
                 false => "the patch was partly applied; read the files before retrying",

@@ -103,7 +103,10 @@ const END_OF_FILE: &str = "*** End of File";
 
 /// Whether `patch` is in the `*** Begin Patch` format.
 pub(crate) fn is_structured(patch: &str) -> bool {
-    patch.trim_start_matches('\u{feff}').trim().starts_with(BEGIN)
+    patch
+        .trim_start_matches('\u{feff}')
+        .trim()
+        .starts_with(BEGIN)
 }
 
 /// Parses either format.
@@ -230,7 +233,9 @@ fn parse_structured(patch: &str) -> Result<Vec<FileOp>, ParseError> {
                         ..Hunk::default()
                     });
                 }
-                let hunk = hunks.last_mut().ok_or_else(|| line_error(i + 1, "no hunk"))?;
+                let hunk = hunks
+                    .last_mut()
+                    .ok_or_else(|| line_error(i + 1, "no hunk"))?;
                 if line.is_empty() {
                     hunk.old.push(String::new());
                     hunk.new.push(String::new());
@@ -351,7 +356,10 @@ fn parse_unified(patch: &str) -> Result<Vec<FileOp>, ParseError> {
         let number = i + 1;
         let old = header_path(&line[4..]);
         let Some(plus) = lines.get(i + 1).and_then(|l| l.strip_prefix("+++ ")) else {
-            return Err(line_error(number, "a '---' header must be followed by '+++'"));
+            return Err(line_error(
+                number,
+                "a '---' header must be followed by '+++'",
+            ));
         };
         let new = header_path(plus);
         i += 2;

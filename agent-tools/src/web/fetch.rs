@@ -220,12 +220,20 @@ impl Tool for WebFetch {
             Some(n) if (1..=MAX_WEB_FETCH_MAX_BYTES).contains(&n) => n,
             Some(_) => return Err(invalid("max_bytes must be between 1 and 2097152")),
         };
-        let format = match args.format.as_deref().map(|f| f.trim().to_ascii_lowercase()) {
+        let format = match args
+            .format
+            .as_deref()
+            .map(|f| f.trim().to_ascii_lowercase())
+        {
             None => Format::Auto,
             Some(f) if f.is_empty() || f == "auto" => Format::Auto,
             Some(f) if f == "raw" => Format::Raw,
             Some(f) if f == "markdown" => Format::Markdown,
-            Some(_) => return Err(invalid("format must be \"auto\", \"raw\", or \"markdown\".")),
+            Some(_) => {
+                return Err(invalid(
+                    "format must be \"auto\", \"raw\", or \"markdown\".",
+                ))
+            }
         };
         let url = Url::parse(args.url.trim())
             .map_err(|e| failed(format!("Error: Unsafe URL for web_fetch: invalid URL: {e}")))?;
@@ -241,10 +249,11 @@ impl Tool for WebFetch {
                 recoverable: true,
             }))
         })?;
-        let client = self
-            .clients
-            .get(reach)
-            .map_err(|e| failed(format!("Error fetching URL: cannot build the HTTP client: {e}")))?;
+        let client = self.clients.get(reach).map_err(|e| {
+            failed(format!(
+                "Error fetching URL: cannot build the HTTP client: {e}"
+            ))
+        })?;
         let request = client.get(url.clone()).header(
             reqwest::header::ACCEPT,
             "text/*, application/json, application/xhtml+xml, application/xml;q=0.9, */*;q=0.5",
@@ -304,7 +313,11 @@ impl Tool for WebFetch {
                 format!("Status: {}", status_line(status)),
                 format!(
                     "Content-Type: {}",
-                    if content_type.is_empty() { "unknown" } else { &content_type }
+                    if content_type.is_empty() {
+                        "unknown"
+                    } else {
+                        &content_type
+                    }
                 ),
                 format!("Bytes: {}", text.len()),
             ];

@@ -15,8 +15,25 @@ const DROPPED: &[&str] = &[
 ];
 /// Elements that are blocks of their own.
 const BLOCKS: &[&str] = &[
-    "p", "div", "section", "article", "main", "header", "footer", "nav", "aside", "figure",
-    "figcaption", "details", "summary", "dl", "dt", "dd", "address", "body", "html",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+    "figure",
+    "figcaption",
+    "details",
+    "summary",
+    "dl",
+    "dt",
+    "dd",
+    "address",
+    "body",
+    "html",
     "caption",
 ];
 /// Deepest element nesting rendered (deeper content is skipped, so a hostile page cannot
@@ -519,6 +536,9 @@ mod tests {
 
     #[test]
     fn entities_decode() {
-        assert_eq!(decode_entities("a&amp;b &#65;&#x42; &nope; & x"), "a&b AB &nope; & x");
+        assert_eq!(
+            decode_entities("a&amp;b &#65;&#x42; &nope; & x"),
+            "a&b AB &nope; & x"
+        );
     }
 }

@@ -114,7 +114,11 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
 pub(crate) fn check_url(url: &Url, reach: Reach) -> Result<(), String> {
     match url.scheme() {
         "http" | "https" => {}
-        other => return Err(format!("only http and https URLs are supported, not {other}:")),
+        other => {
+            return Err(format!(
+                "only http and https URLs are supported, not {other}:"
+            ))
+        }
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err("URLs with user info are not allowed".into());
@@ -144,7 +148,10 @@ pub(crate) fn check_url(url: &Url, reach: Reach) -> Result<(), String> {
     if let Some(reason) = reason {
         return Err(format!("{reason}; {PUBLIC_ONLY_HINT}"));
     }
-    if url.port().is_some_and(|p| Some(p) != default_port(url.scheme())) {
+    if url
+        .port()
+        .is_some_and(|p| Some(p) != default_port(url.scheme()))
+    {
         return Err(format!(
             "only default ports are allowed for {} URLs while the sandbox keeps commands off the network",
             url.scheme()
@@ -170,9 +177,8 @@ impl reqwest::dns::Resolve for PublicResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let host = name.as_str().to_string();
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .collect();
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             if addrs.is_empty() {
                 return Err("the host did not resolve to an address".into());
             }

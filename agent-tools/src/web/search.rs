@@ -340,7 +340,11 @@ impl WebSearch {
             .map_err(|e| format!("read {label} response: {}", error_chain(&e)))?;
         if !status.is_success() {
             // The status only: a body may echo the request (its key included).
-            let name = if searxng { "searxng backend" } else { "search backend" };
+            let name = if searxng {
+                "searxng backend"
+            } else {
+                "search backend"
+            };
             return Err(format!("{name} returned HTTP {}", status.as_u16()));
         }
         if searxng {
@@ -362,8 +366,8 @@ impl WebSearch {
             if body.iter().all(u8::is_ascii_whitespace) {
                 return Err("empty search backend response".into());
             }
-            let answer: GenericAnswer = serde_json::from_slice(&body)
-                .map_err(|e| format!("parse search results: {e}"))?;
+            let answer: GenericAnswer =
+                serde_json::from_slice(&body).map_err(|e| format!("parse search results: {e}"))?;
             let hits = match answer {
                 GenericAnswer::Bare(hits) | GenericAnswer::Wrapped { results: hits } => hits,
             };
@@ -506,6 +510,9 @@ mod tests {
             format_hits(&hits),
             "1. Serde — https://serde.rs — score 0.91\n   A framework\n2. (untitled) — https://x.test"
         );
-        assert_eq!(canonical_host("https://WWW.React.dev:443/x").as_deref(), Some("react.dev"));
+        assert_eq!(
+            canonical_host("https://WWW.React.dev:443/x").as_deref(),
+            Some("react.dev")
+        );
     }
 }

@@ -243,8 +243,10 @@ pub fn prepare_std(
 /// [`prepare`] for a command on a pseudo-terminal: the child leads a session of its own
 /// (`setsid`, so its process group id is its pid, as with [`prepare`]) and makes the
 /// terminal on its standard input its controlling terminal, so the terminal's line
-/// discipline delivers Ctrl-C to it; then the sandbox is applied as [`prepare`] does. Set
-/// the command's standard input to the terminal before spawning it.
+/// discipline delivers Ctrl-C to it; on Linux it is also killed when the thread that spawned
+/// it exits (`PR_SET_PDEATHSIG`), so it cannot outlive the agent's process. Then the sandbox
+/// is applied as [`prepare`] does. Set the command's standard input to the terminal before
+/// spawning it.
 pub fn prepare_session(
     cmd: &mut tokio::process::Command,
     sandbox: &SandboxContext,
@@ -258,6 +260,12 @@ pub fn prepare_session(
         unsafe {
             cmd.pre_exec(|| {
                 if libc::setsid() == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // A process that outlives the agent (which exited without dropping it) is
+                // killed with it.
+                #[cfg(target_os = "linux")]
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
                     return Err(std::io::Error::last_os_error());
                 }
                 if libc::isatty(0) == 1 && libc::ioctl(0, libc::TIOCSCTTY as _, 0) == -1 {

@@ -569,7 +569,8 @@ macro_rules! scenario_tests {
             provider_azure_answers,
             provider_bedrock_answers,
             api_key_redacted_from_a_tool_error,
-            lsp_edit_reports_the_error_and_the_fix_clears_it
+            lsp_edit_reports_the_error_and_the_fix_clears_it,
+            tools_answer_to_the_sdk_names_in_every_catalogue
         );
     };
     (@list async $run:ident; $($name:ident),+) => {

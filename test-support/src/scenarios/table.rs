@@ -42,6 +42,7 @@ pub const NAMES: &[&str] = &[
     "project_slash_command_expands_where_the_protocol_has_commands",
     "project_no_context_files_leaves_the_instructions_out",
     "lsp_edit_reports_the_error_and_the_fix_clears_it",
+    "tools_answer_to_the_sdk_names_in_every_catalogue",
 ];
 
 /// The key of [`NAMES`]' `api_key_redacted_from_a_tool_error`: shaped like no key a
@@ -114,7 +115,7 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
             hooks: Some(json!({"enabled": true, "hooks": [
                 {"id": "gone-before", "event": "beforeTool", "matcher": "bash",
                  "command": "/nonexistent/zero-hook"},
-                {"id": "gone-after", "event": "afterTool", "matcher": "list_dir",
+                {"id": "gone-after", "event": "afterTool", "matcher": "grep",
                  "command": "/nonexistent/zero-hook"}
             ]})),
             facts: vec![
@@ -126,7 +127,8 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
             ..base([
                 calls(
                     &[
-                        ("l1", "list_dir", json!({"path": "."})),
+                        // grep: a tool of every front end's catalogue (zut has no list).
+                        ("l1", "grep", json!({"pattern": "no-such-text", "path": "."})),
                         ("b1", "bash", bash("touch marker")),
                     ],
                     10,
@@ -315,6 +317,7 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
         "lsp_edit_reports_the_error_and_the_fix_clears_it" => {
             super::lsp::edit_reports_the_error(p)
         }
+        "tools_answer_to_the_sdk_names_in_every_catalogue" => sdk_names_everywhere(),
         other => match super::project::build(other, p) {
             Some(s) => s,
             None => panic!("no scenario {other:?} in the table"),
@@ -756,6 +759,40 @@ fn task_manifest() -> Scenario {
                     answer("done", 20, 4),
                 ]),
         )
+    }
+}
+
+/// Every front end offers its program's catalogue (exec Zero's, rpc zut's, ZCode and ACP
+/// the SDK's), and each answers to the SDK names of the tools it renames: `edit_file` with
+/// the SDK's arguments reaches zut's `edit`, `write_file` its `write`, `read_file` its
+/// `read`, under the same implementations.
+fn sdk_names_everywhere() -> Scenario {
+    Scenario {
+        files: vec![(Place::Ws("notes.txt".into()), "alpha\nbeta\n".into())],
+        facts: vec![
+            ok(0, "e1", &["notes.txt"]),
+            ok(0, "w1", &[]),
+            ok(0, "r1", &["fresh"]),
+            file(Place::Ws("notes.txt".into()), FileIs::Text("alpha\nBETA\n".into())),
+            file(Place::Ws("new.txt".into()), FileIs::Text("fresh\n".into())),
+            Fact::Answers(0, vec!["done"]),
+        ],
+        ..base([
+            calls(
+                &[
+                    (
+                        "e1",
+                        "edit_file",
+                        json!({"path": "notes.txt", "old_string": "beta", "new_string": "BETA"}),
+                    ),
+                    ("w1", "write_file", json!({"path": "new.txt", "content": "fresh\n"})),
+                ],
+                10,
+                5,
+            ),
+            calls(&[("r1", "read_file", json!({"path": "new.txt"}))], 20, 5),
+            Reply::chat_text("done"),
+        ])
     }
 }
 

@@ -198,6 +198,11 @@ impl Mapping for RpcMapping {
                 max_attempts: *max_attempts,
                 delay_ms: *delay_ms,
             },
+            AgentEvent::ModelFallback { from, to, reason } => Event::ModelFallback {
+                from: from.as_str().into(),
+                to: to.as_str().into(),
+                reason: reason.as_str().into(),
+            },
             AgentEvent::AssistantStarted => Event::AssistantStart,
             // Nearly every event of a turn: built straight into `out`, not moved through
             // `frame` (callgrind, text load: 1443 → 1389 instructions per event).

@@ -519,6 +519,17 @@ pub enum Event<'a> {
         /// Continuation state.
         continuation: String,
     },
+    /// A model call failed (overloaded, rate-limited, a server error) before any output and
+    /// is made again with the fallback model (`--fallback-model`); this SDK's extension to
+    /// zut's events.
+    ModelFallback {
+        /// The model that failed.
+        from: Cow<'a, str>,
+        /// The fallback model.
+        to: Cow<'a, str>,
+        /// The failure.
+        reason: Cow<'a, str>,
+    },
     /// The upcoming attempt is delayed.
     RetryScheduled {
         /// Which layer.
@@ -685,6 +696,11 @@ impl Event<'_> {
                 mode,
                 transport,
                 continuation,
+            },
+            Event::ModelFallback { from, to, reason } => Event::ModelFallback {
+                from: owned(from),
+                to: owned(to),
+                reason: owned(reason),
             },
             Event::RetryScheduled {
                 scope,

@@ -93,17 +93,24 @@ pub fn permission_event(
     granted: bool,
 ) -> PermissionEvent {
     let reason = info.reason.clone().unwrap_or_default();
-    let decision_reason = match action {
-        PermissionAction::Deny | PermissionAction::Cancel => reason.clone(),
+    // Zero's `decisionReason`: why a denial was made, and which permission rule (or grant)
+    // decided a call.
+    let decision_reason = match (action, &info.rule) {
+        (PermissionAction::Deny | PermissionAction::Cancel, _) => reason.clone(),
+        (_, Some(rule)) => rule.describe(),
         _ => String::new(),
     };
+    let grant_matched = info
+        .rule
+        .as_ref()
+        .is_some_and(|r| r.source == "session" || r.source.starts_with("grants "));
     PermissionEvent {
         action: action.as_str().to_owned(),
         autonomy: config.autonomy.clone(),
         block: info.block.as_ref().map(wire_block),
         decision_reason,
         grant: None,
-        grant_matched: false,
+        grant_matched,
         id: info.id.clone(),
         name: info.name.clone(),
         permission: info.permission.as_str().to_string(),
@@ -268,6 +275,9 @@ impl Mapping for ZeroMapping {
                     _ => EventBody::PermissionDecision(event),
                 });
             }
+            AgentEvent::ModelFallback { from, to, reason } => out(warning(format!(
+                "Model {from} failed ({reason}); retrying the call with the fallback model {to}."
+            ))),
             AgentEvent::ToolResult {
                 id,
                 name,

@@ -317,6 +317,8 @@ impl Mapping for SessionRecorder {
             // ([`SessionRecorder::finish`]); a call's sandbox block with its result (the
             // state keeps it); the rest has no record in Zero's session.
             AgentEvent::SandboxReport(_)
+            // The call made again with the fallback model is recorded as the call.
+            | AgentEvent::ModelFallback { .. }
             | AgentEvent::TextDelta { .. }
             | AgentEvent::ReasoningDelta { .. }
             | AgentEvent::TurnEnded { .. }

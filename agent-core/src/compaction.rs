@@ -235,7 +235,7 @@ async fn quiet_call(
                 }
                 let cumulative = {
                     let mut state = inner.state();
-                    state.usage += &turn;
+                    state.add_usage(&turn);
                     state.usage
                 };
                 em.emit(AgentEvent::Usage { turn, cumulative }).await;

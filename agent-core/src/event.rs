@@ -17,8 +17,12 @@
 //!    [HookDecided{pre_compact}…]         or the previous call overflowed the window
 //!    [Usage]
 //!    (CompactionFinished ContextUsage | Error{compaction})]
+//!   [Error{budget_exceeded}]             the spend cap is reached: RunFinished{error}
 //!   TurnStarted{step}
 //!   RequestStarted{agent}  (RequestStarted{provider} | RetryScheduled{provider})*
+//!   [ModelFallback RequestStarted{agent} (…)*]
+//!                                        the call failed before any output (overload, rate
+//!                                        limit, 5xx): made once more with the fallback model
 //!   AssistantStarted
 //!   (TextDelta | ReasoningDelta | ToolUseStarted ToolUseArgsDelta* ToolUseEnded | Usage)*
 //!   [AssistantMessage]                   when the reply has content
@@ -105,6 +109,7 @@ use serde_json::Value;
 
 use crate::hooks::{HookEvent, HookOutcome, HookReport};
 use crate::message::{ContentBlock, Message};
+use crate::permission::rules::DecidingRule;
 use crate::permission::{Block, PermissionAction, PermissionMode, Risk};
 pub use crate::run_status::RunStatus;
 use crate::sandbox::report::SandboxReport;
@@ -210,6 +215,9 @@ pub enum ErrorCode {
     Compaction,
     /// Recording to the session store failed.
     Session,
+    /// The spend cap ([`crate::AgentBuilder::max_budget_usd`]) was reached, or cannot be
+    /// enforced because a model has no prices: the run ends before its next model call.
+    BudgetExceeded,
 }
 
 /// Details of a permission check, shared by the request and decision events.
@@ -233,6 +241,10 @@ pub struct PermissionInfo {
     pub risk: Risk,
     /// Sandbox metadata, when the call hit a block.
     pub block: Option<Block>,
+    /// The permission rule that decided the call ([`crate::permission::rules`]), or the
+    /// session's "always allow" answer that let it run; absent when the mode decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<DecidingRule>,
 }
 
 /// Everything the agent reports while it works.
@@ -274,6 +286,17 @@ pub enum AgentEvent {
         attempt: u32,
         /// Attempts allowed.
         max_attempts: u32,
+    },
+    /// A model call failed (the model overloaded, rate-limited after its retries, or a
+    /// server error) before it produced anything, and is made once more with the fallback
+    /// model ([`crate::AgentBuilder::fallback_model`]); its `RequestStarted` follows.
+    ModelFallback {
+        /// The model that failed.
+        from: String,
+        /// The fallback model the call is made with.
+        to: String,
+        /// The failure, in the provider's words.
+        reason: String,
     },
     /// A failed attempt will be retried after a delay.
     RetryScheduled {

@@ -37,6 +37,8 @@ pub(crate) struct Inner {
     pub(crate) editor: crate::editor::Editor,
     /// Lifecycle hooks (none: nothing is consulted).
     pub(crate) hooks: crate::hook_points::AgentHooks,
+    /// Permission rules, the spend cap and the fallback model ([`crate::guard`]).
+    pub(crate) guard: Arc<crate::guard::Guard>,
     /// Set when this agent is a sub-agent: which one, and where it was started from.
     pub(crate) subagent: Option<Arc<crate::subagent_info::SubagentInfo>>,
     /// Context settings fixed at build time: summary prompt, tool-output budget, spill dir.
@@ -54,6 +56,8 @@ pub(crate) struct State {
     pub(crate) reasoning: ReasoningLevel,
     pub(crate) mode: PermissionMode,
     pub(crate) usage: Usage,
+    /// The usage of the prompt run in flight (its sub-agents' included), for the spend cap.
+    pub(crate) run_usage: Usage,
     pub(crate) busy: bool,
     /// Runs created but still waiting for the queue.
     pub(crate) queued: usize,
@@ -63,6 +67,14 @@ pub(crate) struct State {
     pub(crate) plan: Vec<PlanItem>,
     /// Context accounting, window, auto-compact setting and pinned notes.
     pub(crate) ctx: crate::context::ContextState,
+}
+
+impl State {
+    /// Adds one model call's usage to the agent's total and the run's.
+    pub(crate) fn add_usage(&mut self, turn: &Usage) {
+        self.usage += turn;
+        self.run_usage += turn;
+    }
 }
 
 impl Inner {

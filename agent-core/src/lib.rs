@@ -107,13 +107,17 @@
 
 mod agent;
 mod agent_sandbox;
+pub mod budget;
 pub mod commands;
 pub mod compaction;
 pub mod context;
 pub mod editor;
 mod emit;
 pub mod event;
+pub mod fallback;
 mod frontmatter;
+mod grants;
+mod guard;
 mod hook_points;
 pub mod hooks;
 pub mod ids;

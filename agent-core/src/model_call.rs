@@ -245,7 +245,7 @@ pub(crate) async fn stream_call(
                 }
                 let cumulative = {
                     let mut state = inner.state();
-                    state.usage += &turn;
+                    state.add_usage(&turn);
                     state.usage
                 };
                 usage = Some(turn);

@@ -11,6 +11,12 @@ use serde_json::Value;
 
 use crate::subagent_info::SubagentInfo;
 
+pub mod rules;
+pub mod shell;
+pub mod target;
+
+pub use target::CallTarget;
+
 /// What a tool does to the world; drives permissions and protocol metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -29,6 +29,12 @@ pub enum SessionRecord {
         /// Every pinned note, in order.
         notes: Vec<String>,
     },
+    /// The approver allowed a tool for the rest of the session ("always allow"); a resumed
+    /// session keeps the grant.
+    Granted {
+        /// The tool's name.
+        tool: String,
+    },
 }
 
 impl SessionRecord {
@@ -40,7 +46,7 @@ impl SessionRecord {
                 SessionRecord::Message { message } => messages.push(message.clone()),
                 SessionRecord::Replaced { messages: m } => messages = m.clone(),
                 SessionRecord::Cleared => messages.clear(),
-                SessionRecord::Notes { .. } => {}
+                SessionRecord::Notes { .. } | SessionRecord::Granted { .. } => {}
             }
         }
         messages
@@ -54,10 +60,25 @@ impl SessionRecord {
             match record {
                 SessionRecord::Notes { notes: n } => notes = n.clone(),
                 SessionRecord::Cleared => notes.clear(),
-                SessionRecord::Message { .. } | SessionRecord::Replaced { .. } => {}
+                SessionRecord::Message { .. }
+                | SessionRecord::Replaced { .. }
+                | SessionRecord::Granted { .. } => {}
             }
         }
         notes
+    }
+
+    /// The tools the session's "always allow" answers granted, from records in order.
+    pub fn replay_granted<'a>(
+        records: impl IntoIterator<Item = &'a SessionRecord>,
+    ) -> std::collections::HashSet<String> {
+        records
+            .into_iter()
+            .filter_map(|record| match record {
+                SessionRecord::Granted { tool } => Some(tool.clone()),
+                _ => None,
+            })
+            .collect()
     }
 }
 

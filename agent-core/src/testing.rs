@@ -60,6 +60,7 @@ pub fn one_of_each() -> Vec<AgentEvent> {
     let mut decided = permission.clone();
     decided["action"] = json!("allow");
     decided["granted"] = json!(true);
+    decided["rule"] = json!({"rule": "Bash(ls:*)", "action": "allow", "source": "sdk"});
     let message = |m: Message| serde_json::to_value(m).unwrap_or(Value::Null);
     let with_type = |ty: &str, mut v: Value| {
         v["type"] = json!(ty);
@@ -76,6 +77,8 @@ pub fn one_of_each() -> Vec<AgentEvent> {
                "attempt": 1, "max_attempts": 6}),
         json!({"type": "retry_scheduled", "scope": "provider", "attempt": 2,
                "max_attempts": 6, "delay_ms": 10}),
+        json!({"type": "model_fallback", "from": "m", "to": "m-mini",
+               "reason": "the model is overloaded"}),
         json!({"type": "assistant_started"}),
         json!({"type": "reasoning_delta", "delta": "thinking"}),
         json!({"type": "text_delta", "delta": "Let me look."}),

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::parent_run::ParentRun;
-use crate::permission::{Assessment, Block, Risk};
+use crate::permission::{Assessment, Block, CallTarget, Risk};
 pub use crate::permission::{Permission, SideEffect};
 pub use crate::progress::{ProgressReceiver, ProgressSink};
 use crate::provider::ToolSpec;
@@ -191,6 +191,15 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs the call.
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// What this call touches — the command it runs, the files it reads or writes, the URL
+    /// it fetches — for permission rules ([`crate::permission::rules`]) and file
+    /// checkpoints. The default reads the usual argument names ([`CallTarget::from_args`]); a
+    /// tool whose arguments name files otherwise (a patch) overrides it. A wrapper tool must
+    /// forward this (a [`ToolWrapper`] does).
+    fn call_target(&self, args: &Value) -> CallTarget {
+        CallTarget::from_args(self.side_effect(), args)
+    }
 
     /// For a tool that starts processes under the OS sandbox (it applies
     /// [`ToolContext::sandbox`]): what the kernel lets it enforce. The agent reports it

@@ -5,7 +5,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::permission::{Assessment, Permission, SideEffect};
+use crate::permission::{Assessment, CallTarget, Permission, SideEffect};
 use crate::provider::ToolSpec;
 use crate::sandbox::policy::SandboxEscalation;
 use crate::sandbox::report::SandboxSupport;
@@ -103,6 +103,11 @@ pub trait ToolWrapper: Send + Sync + 'static {
         self.inner().call(args, ctx).await
     }
 
+    /// [`Tool::call_target`]; the wrapped tool's by default.
+    fn call_target(&self, args: &Value) -> CallTarget {
+        self.inner().call_target(args)
+    }
+
     /// [`Tool::sandbox_support`]; the wrapped tool's by default.
     fn sandbox_support(&self) -> Option<SandboxSupport> {
         self.inner().sandbox_support()
@@ -157,6 +162,10 @@ impl<W: ToolWrapper> Tool for W {
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         ToolWrapper::call(self, args, ctx).await
+    }
+
+    fn call_target(&self, args: &Value) -> CallTarget {
+        ToolWrapper::call_target(self, args)
     }
 
     fn sandbox_support(&self) -> Option<SandboxSupport> {

@@ -257,6 +257,7 @@ pub fn mixed_run(turns: u32) -> Vec<AgentEvent> {
             reason: Some("ask mode: read_file needs approval".into()),
             risk: Risk::from_categories([RiskCategory::Read]),
             block: None,
+            rule: None,
         });
         events.push(AgentEvent::PermissionRequested(info.clone()));
         events.push(AgentEvent::PermissionDecided {

@@ -29,6 +29,9 @@ pub mod exit {
 enum RunError {
     /// The step limit stopped the run: `final`, `error{incomplete}`, `run_end{incomplete}`.
     Incomplete,
+    /// The spend cap stopped the run: `final`, `error{budget_exceeded}`,
+    /// `run_end{incomplete}` (exit 4: a clean stop with work unfinished).
+    Budget,
     /// A provider or runtime error: `error{provider_error}`, `run_end{error}`.
     Provider,
     /// The final answer does not match `--output-schema` (after the repair turn):
@@ -49,6 +52,7 @@ impl RunError {
             RunStatus::Aborted => Some((Self::Interrupted, "run cancelled by signal")),
             RunStatus::Error => Some(match &outcome.error {
                 Some((ErrorCode::MaxSteps, message)) => (Self::Incomplete, message.as_str()),
+                Some((ErrorCode::BudgetExceeded, message)) => (Self::Budget, message.as_str()),
                 Some((_, message)) => (Self::Provider, message.as_str()),
                 None => (Self::Provider, "agent run failed"),
             }),
@@ -59,6 +63,7 @@ impl RunError {
     fn code(self) -> &'static str {
         match self {
             Self::Incomplete => "incomplete",
+            Self::Budget => "budget_exceeded",
             Self::Provider => "provider_error",
             Self::OutputSchema => "output_schema_error",
             Self::Interrupted => "interrupted",
@@ -69,7 +74,7 @@ impl RunError {
     fn end(error: Option<Self>) -> (&'static str, i32) {
         match error {
             None => ("success", exit::SUCCESS),
-            Some(Self::Incomplete) => ("incomplete", exit::INCOMPLETE),
+            Some(Self::Incomplete | Self::Budget) => ("incomplete", exit::INCOMPLETE),
             Some(Self::Provider | Self::OutputSchema) => ("error", exit::PROVIDER),
             Some(Self::Interrupted) => ("interrupted", exit::INTERRUPTED),
         }
@@ -99,7 +104,10 @@ impl Terminal {
                 message: "The model's answer was cut off by its output token limit.".into(),
             }));
         }
-        if matches!(error, None | Some((RunError::Incomplete, _))) {
+        if matches!(
+            error,
+            None | Some((RunError::Incomplete | RunError::Budget, _))
+        ) {
             events.push(EventBody::Final(FinalEvent {
                 meta: None,
                 text: text.into(),
@@ -137,7 +145,7 @@ impl<'a> EndRecord<'a> {
     pub fn of(outcome: &'a TurnOutcome, invalid_output: Option<&'a str>) -> Self {
         match RunError::of(outcome, invalid_output) {
             None => Self::Answer(outcome.final_text.as_deref().unwrap_or_default()),
-            Some((RunError::Incomplete, message)) => {
+            Some((RunError::Incomplete | RunError::Budget, message)) => {
                 Self::Error(format!("incomplete: {message}").into())
             }
             Some((RunError::Interrupted, _)) => Self::Error("interrupted".into()),

@@ -28,6 +28,7 @@ fn info(id: &str) -> Box<PermissionInfo> {
         reason: Some("why".into()),
         risk: Risk::for_side_effect(SideEffect::Read),
         block: None,
+        rule: None,
     })
 }
 

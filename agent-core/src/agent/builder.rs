@@ -25,6 +25,7 @@ pub struct AgentBuilder {
     hooks: crate::hook_points::HookSetup,
     context: ContextOptions,
     project: ProjectOptions,
+    guard: crate::guard::Guard,
 }
 
 /// The builder's instructions and skills (see [`crate::instructions`], [`crate::skills`]).
@@ -157,6 +158,7 @@ impl AgentBuilder {
         let records = store.load(&id).await?;
         self.messages = SessionRecord::replay(&records);
         self.context.notes = SessionRecord::replay_notes(&records);
+        self.guard.granted = SessionRecord::replay_granted(&records);
         self.session = Some((store, id));
         Ok(self)
     }
@@ -263,6 +265,31 @@ impl AgentBuilder {
         self
     }
 
+    /// Permission rules consulted before the permission mode: deny wins, then ask, then
+    /// allow (see [`crate::permission::rules`]). Added to those already given.
+    pub fn permission_rules(mut self, rules: crate::permission::rules::RuleSet) -> Self {
+        self.guard.rules.extend(rules);
+        self
+    }
+
+    /// The most one prompt run may cost, in USD: before each model call the run's priced
+    /// cost (its sub-agents' included) is checked, and at or over the cap the run ends with
+    /// `Error{budget_exceeded}` and `RunFinished{error}`. A model without prices in the
+    /// catalogue ends the run the same way: its cost cannot be capped. See [`crate::budget`].
+    pub fn max_budget_usd(mut self, usd: f64) -> Self {
+        self.guard.max_budget_usd = Some(usd);
+        self
+    }
+
+    /// The model a call is made with once more when it fails before producing anything
+    /// because the model is overloaded, rate-limited after the provider's retries, or the
+    /// server failed (a 5xx); an [`AgentEvent::ModelFallback`] says so. See
+    /// [`crate::fallback`].
+    pub fn fallback_model(mut self, model: impl Into<String>) -> Self {
+        self.guard.fallback_model = Some(model.into());
+        self
+    }
+
     /// Builds the agent.
     pub fn build(self) -> Agent {
         let model = self
@@ -302,6 +329,8 @@ impl AgentBuilder {
             notes,
         } = self.context;
         let mut tools = self.tools;
+        let mut guard = self.guard;
+        let granted = std::mem::take(&mut guard.granted);
         if let Some(skills) = skills.filter(|s| !s.is_empty()) {
             if !tools.iter().any(|t| t.name() == crate::skills::SKILL_TOOL) {
                 tools.push(Arc::new(skills.tool()));
@@ -335,6 +364,7 @@ impl AgentBuilder {
                 sandbox: AgentSandbox::new(self.sandbox, self.sandbox_support),
                 editor: self.editor,
                 hooks: crate::hook_points::AgentHooks::new(self.hooks),
+                guard: Arc::new(guard),
                 subagent: None,
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
@@ -345,11 +375,12 @@ impl AgentBuilder {
                     reasoning: self.reasoning,
                     mode: self.mode,
                     usage: Usage::default(),
+                    run_usage: Usage::default(),
                     busy: false,
                     queued: 0,
                     active: None,
                     steering: Vec::new(),
-                    granted: HashSet::new(),
+                    granted,
                     plan: Vec::new(),
                     ctx: ContextState::new(window, auto, notes),
                 }),
@@ -382,6 +413,7 @@ impl Agent {
             editor: crate::editor::Editor::default(),
             hooks: crate::hook_points::HookSetup::default(),
             project: ProjectOptions::default(),
+            guard: crate::guard::Guard::default(),
         }
     }
 }

@@ -1,7 +1,6 @@
 //! [`Agent`], its builder ([`builder`]), and [`Run`], the event stream of one prompt or
 //! compaction ([`stream`]).
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -383,6 +382,11 @@ impl Agent {
         if !notes.is_empty() {
             store.append(&id, &SessionRecord::Notes { notes }).await?;
         }
+        let mut granted: Vec<String> = forked.inner.state().granted.iter().cloned().collect();
+        granted.sort();
+        for tool in granted {
+            store.append(&id, &SessionRecord::Granted { tool }).await?;
+        }
         Ok(forked)
     }
 
@@ -418,6 +422,12 @@ impl Agent {
             Some(_) => crate::editor::Editor::default(),
             None => inner.editor.clone(),
         };
+        let guard = match &child {
+            Some((parent, _)) => {
+                Arc::new(crate::guard::Guard::for_child(&inner.guard, &parent.guard))
+            }
+            None => inner.guard.clone(),
+        };
         let subagent = match child {
             Some((_, info)) => Some(info),
             None => inner.subagent.clone(),
@@ -437,6 +447,7 @@ impl Agent {
                 sandbox,
                 editor,
                 hooks,
+                guard,
                 subagent,
                 queue: tokio::sync::Mutex::new(()),
                 state: Mutex::new(State {
@@ -447,6 +458,7 @@ impl Agent {
                     reasoning: state.reasoning,
                     mode,
                     usage: Usage::default(),
+                    run_usage: Usage::default(),
                     busy: false,
                     queued: 0,
                     active: None,

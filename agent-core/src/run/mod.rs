@@ -16,7 +16,7 @@ use crate::telemetry;
 
 mod tools;
 
-use crate::model_call::{stream_call, CallEnd};
+use crate::model_call::CallEnd;
 use tools::run_tools;
 
 /// Text of the one bounded continuation added when the model stops without an answer.
@@ -42,6 +42,7 @@ pub(crate) async fn prompt(
         return (RunStatus::Error, None);
     }
     let message = input.into_message();
+    inner.state().run_usage = crate::usage::Usage::default();
     let context = match crate::hook_points::user_prompt(&inner, &em, &message).await {
         crate::hook_points::UserPrompt::Proceed(context) => context,
         crate::hook_points::UserPrompt::Stop if em.cancel.is_cancelled() => {
@@ -79,10 +80,16 @@ pub(crate) async fn prompt(
             em.emit(error_event(ErrorCode::MaxSteps, message)).await;
             return (RunStatus::Error, final_text);
         }
+        if crate::budget::stop(&inner, &em).await {
+            return (RunStatus::Error, final_text);
+        }
         match crate::compaction::before_call(&inner, &em, std::mem::take(&mut overflowed)).await {
             crate::compaction::Flow::Proceed => {}
             crate::compaction::Flow::Aborted => return (RunStatus::Aborted, final_text),
             crate::compaction::Flow::Failed => return (RunStatus::Error, final_text),
+        }
+        if crate::budget::stop(&inner, &em).await {
+            return (RunStatus::Error, final_text);
         }
         step += 1;
         em.emit(AgentEvent::TurnStarted { step }).await;
@@ -91,7 +98,7 @@ pub(crate) async fn prompt(
         let mut request = build_request(&inner, true);
         request.output_schema = output.as_ref().map(|o| o.schema.clone());
         let turn = telemetry::turn_span(inner.provider.id(), &request.model, step);
-        let call = stream_call(&inner, &em, request, true)
+        let call = crate::fallback::call(&inner, &em, request)
             .instrument(turn.clone())
             .await;
         telemetry::record_output(&turn, &call.message);

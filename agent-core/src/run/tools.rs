@@ -175,6 +175,8 @@ async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<Stri
         Some(_) => crate::agent_sandbox::decide_escalation(mode, permission, &assessment),
         None => decide(mode, permission, side_effect, &assessment, granted),
     };
+    let escalated = escalation.is_some();
+    let rule = crate::grants::rule(inner, &*tool, &call, &mut verdict, escalated, granted);
     if let Some(reason) = hook_ask {
         crate::hook_points::force_prompt(&mut verdict, reason);
     }
@@ -188,6 +190,7 @@ async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<Stri
         reason: verdict.reason.clone(),
         risk: assessment.risk.clone(),
         block: assessment.block.clone(),
+        rule,
     };
     let decided = |info: PermissionInfo, action, granted, always| AgentEvent::PermissionDecided {
         info: Box::new(info),
@@ -264,7 +267,7 @@ async fn check(inner: &Inner, em: &Emitter, mut call: ToolCall, raw: Option<Stri
                 Some(approval) => {
                     let always = approval == Approval::AllowAlways;
                     if always {
-                        inner.state().granted.insert(call.name.clone());
+                        crate::grants::remember(inner, em, &call.name).await;
                     }
                     Gate::Run(Box::new(Ready {
                         call,

@@ -467,7 +467,7 @@ impl Observed {
     fn observe(&mut self, event: &AgentEvent, parent: &Inner) {
         if let AgentEvent::Usage { turn, .. } = event.innermost() {
             self.usage += turn;
-            parent.state().usage += turn;
+            parent.state().add_usage(turn);
         }
         match event {
             AgentEvent::AssistantStarted => self.text.clear(),

@@ -16,10 +16,9 @@ use agent_core::permission::{
 use crate::workspace::{normalize, Workspace};
 
 mod simple;
-mod split;
 
+use agent_core::permission::shell::{split_line, Op};
 use simple::{analyze_simple, Stage};
-use split::{split_line, Op};
 
 /// Canonical reason for a shell command without other findings.
 pub const SHELL_REASON: &str = "unsandboxed shell command requires approval";

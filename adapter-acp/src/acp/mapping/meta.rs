@@ -1,5 +1,7 @@
 //! The `_meta` this agent attaches to tool call updates, where ACP has no field for what
-//! happened: a hook's decision on the call, a sandbox block, the sub-agent a call runs.
+//! happened: a hook's decision on the call, a sandbox block, the sub-agent a call runs, the
+//! permission rule that decided it (`_meta.permission`: agent-core's `DecidingRule`); and to
+//! a thought, a model call made again with the fallback model.
 //! Serde types, serialised into the schema's `Meta` map.
 
 use agent_client_protocol::v1::schema::Meta;
@@ -68,6 +70,18 @@ pub struct SubagentMeta<'a> {
     pub background: bool,
     /// 1 for a child of the session's agent.
     pub depth: u32,
+}
+
+/// `_meta.modelFallback`: a model call failed and was made again with the fallback model.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FallbackMeta<'a> {
+    /// The model that failed.
+    pub from: &'a str,
+    /// The fallback model.
+    pub to: &'a str,
+    /// The failure.
+    pub reason: &'a str,
 }
 
 /// A `_meta` map holding `value` under `key` (none when it cannot be serialised, which

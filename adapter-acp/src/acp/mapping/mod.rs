@@ -70,7 +70,7 @@ pub enum TurnEnd {
 
 /// The stop reason of a finished run: `cancelled` when the client cancelled (or the run was
 /// aborted), `max_tokens` / `refusal` from the last model stop, `max_turn_requests` when
-/// the step limit ended it, another error as a failure, else `end_turn`.
+/// the step limit or the spend cap ended it, another error as a failure, else `end_turn`.
 pub fn turn_end(
     status: RunStatus,
     last_stop: Option<CoreStop>,
@@ -81,7 +81,10 @@ pub fn turn_end(
         return TurnEnd::Stop(StopReason::Cancelled);
     }
     match (status, error) {
-        (RunStatus::Error, Some((ErrorCode::MaxSteps, _))) => {
+        // The spend cap stops the run before its next model request, as the step limit
+        // does: ACP's nearest stop reason is `max_turn_requests` (its message went out as a
+        // thought).
+        (RunStatus::Error, Some((ErrorCode::MaxSteps | ErrorCode::BudgetExceeded, _))) => {
             TurnEnd::Stop(StopReason::MaxTurnRequests)
         }
         (RunStatus::Error, Some((_, message))) => TurnEnd::Failed(message.to_string()),

@@ -17,7 +17,7 @@ use agent_core::{
 use agent_host::turn::{Coverage, Mapping, TurnState};
 use agent_mcp::McpManager;
 
-use super::meta::{self, BlockMeta, HookMeta, SubagentMeta};
+use super::meta::{self, BlockMeta, FallbackMeta, HookMeta, SubagentMeta};
 use super::subagent::ChildProgress;
 use super::tools::{self, plan_update, result_fields, text_block, update};
 
@@ -205,6 +205,32 @@ impl AcpMapping {
             }
             // The prompt's stop reason ([`turn_end`], from the state's last stop).
             AgentEvent::TurnEnded { .. } => {}
+            // A call a permission rule decided (never put to the client): the rule, in the
+            // call's `_meta.permission`.
+            AgentEvent::PermissionDecided { info, .. }
+                if info
+                    .rule
+                    .as_ref()
+                    .is_some_and(|r| r.action != agent_core::permission::rules::RuleAction::Ask) =>
+            {
+                let update = ToolCallUpdate::new(info.id.clone(), ToolCallUpdateFields::new())
+                    .meta(meta::meta("permission", info.rule.as_ref()));
+                emit(SessionUpdate::ToolCallUpdate(update));
+            }
+            AgentEvent::ModelFallback { from, to, reason } => {
+                let text = format!("\nThe model {from} failed ({reason}); retrying with {to}.\n");
+                let fallback = FallbackMeta { from, to, reason };
+                let chunk = ContentChunk::new(text_block(text))
+                    .meta(meta::meta("modelFallback", fallback));
+                emit(SessionUpdate::AgentThoughtChunk(chunk));
+            }
+            // The spend cap: the prompt ends with `max_turn_requests` ([`turn_end`]), and
+            // says why here.
+            AgentEvent::Error {
+                code: agent_core::event::ErrorCode::BudgetExceeded,
+                message,
+                ..
+            } => emit(thought(format!("\n{message}\n"))),
             // Permission prompts reach the client as `session/request_permission` requests
             // (the session's approver), not as updates.
             AgentEvent::PermissionRequested(_)

@@ -45,6 +45,7 @@ use crate::zcode::wire::{
     CompactionUpdate, EventBody, ModelStreamingPayload, SessionEvent, SessionUpdatedPayload,
     TurnCompletedPayload, TurnError, TurnFailedPayload, TurnStartedPayload, WireSandbox,
 };
+use crate::zcode::wire::{DecisionSource, ModelFallbackUpdate, PermissionResolvedPayload};
 
 mod observer;
 #[cfg(test)]
@@ -345,10 +346,21 @@ impl ZcodeMapping {
                 ..
             } => return self.subagent_event(run, task_id, inner, out),
             AgentEvent::SubagentFinished { .. } => self.subagent_finished(at, run, event, out),
+            AgentEvent::PermissionDecided { info, action, .. } => match rule_decision(info, *action) {
+                Some(resolved) => send(resolved),
+                None => return Coverage::NotShown,
+            },
+            AgentEvent::ModelFallback { from, to, reason } => send(session_updated(SessionUpdatedPayload {
+                model_fallback: Some(ModelFallbackUpdate {
+                    from: from.clone(),
+                    to: to.clone(),
+                    reason: reason.clone(),
+                }),
+                ..Default::default()
+            })),
             // Permission prompts reach the client as `interaction/requestPermission`; a
             // refusal shows as the call's `permission_denied` error (the state marks it).
             AgentEvent::PermissionRequested(_)
-            | AgentEvent::PermissionDecided { .. }
             // A hook's decision about a call and a sandbox block travel with the call's
             // `tool.updated` result or error (the state records them on the call);
             // decisions about no call are only logged.
@@ -392,6 +404,34 @@ fn streaming(payload: ModelStreamingPayload) -> EventBody {
 
 fn session_updated(payload: SessionUpdatedPayload) -> EventBody {
     EventBody::SessionUpdated(payload)
+}
+
+/// `permission.resolved` for a call a permission rule (or the session's "always allow"
+/// answer) decided without the client; `None` for a decision the client made (an ask rule
+/// puts the call to it) or the mode made.
+fn rule_decision(
+    info: &agent_core::event::PermissionInfo,
+    action: agent_core::permission::PermissionAction,
+) -> Option<EventBody> {
+    use agent_core::permission::{rules::RuleAction, PermissionAction};
+    let rule = info.rule.as_ref().filter(|r| r.action != RuleAction::Ask)?;
+    let decision = match action {
+        PermissionAction::Allow => crate::zcode::wire::Decision::Allow,
+        PermissionAction::Deny => crate::zcode::wire::Decision::Deny,
+        PermissionAction::Prompt | PermissionAction::Cancel => return None,
+    };
+    let decision_source = match rule.source.as_str() {
+        "session" => DecisionSource::Session,
+        _ => DecisionSource::Rule,
+    };
+    Some(EventBody::PermissionResolved(PermissionResolvedPayload {
+        tool_call_id: info.id.clone(),
+        tool_name: info.name.clone(),
+        decision,
+        reason: rule.describe(),
+        decision_source,
+        rule: rule.clone(),
+    }))
 }
 
 /// `session.updated{compaction}`: a compaction (`reason`, the sizes once it finished) in

@@ -15,8 +15,9 @@ fn every_agent_event_is_mapped_or_declared_not_shown() {
         }
     }
     // The eight of the first front ends, the sandbox report, context usage, compaction
-    // start and end, and the three sub-agent events.
-    assert_eq!(report.shown().len(), 15, "{:?}", report.shown());
+    // start and end, the three sub-agent events, a model fallback and a permission a rule
+    // decided.
+    assert_eq!(report.shown().len(), 17, "{:?}", report.shown());
 }
 
 #[test]

@@ -120,5 +120,7 @@ pub(super) fn error_kind(code: ErrorCode) -> (&'static str, &'static str) {
         ErrorCode::EmptyPrompt => ("invalid_input", "empty_prompt"),
         ErrorCode::Compaction => ("compaction_error", "compaction"),
         ErrorCode::Session => ("session_error", "session"),
+        // ZCode's `error_max_budget`, as a failure with the cap's message.
+        ErrorCode::BudgetExceeded => ("max_budget", "budget_exceeded"),
     }
 }

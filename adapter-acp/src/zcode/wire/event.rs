@@ -99,6 +99,52 @@ pub enum EventBody {
     /// Session state changed (usage, todos, mode, compaction).
     #[serde(rename = "session.updated")]
     SessionUpdated(SessionUpdatedPayload),
+    /// A call's permission was decided without asking the client: by a permission rule, or
+    /// by the session's "always allow" answer.
+    #[serde(rename = "permission.resolved")]
+    PermissionResolved(PermissionResolvedPayload),
+}
+
+/// `permission.resolved` payload: the decision and where it came from.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionResolvedPayload {
+    /// The call.
+    pub tool_call_id: String,
+    /// Its tool.
+    pub tool_name: String,
+    /// `allow` or `deny` (a rule that asks reaches the client as a permission request).
+    pub decision: super::Decision,
+    /// Why, in words (`permission rule allow Bash(git status:*) (settings …)`).
+    pub reason: String,
+    /// What decided: `rule` (a settings or SDK rule, a grant) or `session` (an "always
+    /// allow" answer of this session).
+    pub decision_source: DecisionSource,
+    /// The rule as written, its list and its source.
+    pub rule: agent_core::permission::rules::DecidingRule,
+}
+
+/// What decided a permission without the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DecisionSource {
+    /// A permission rule.
+    Rule,
+    /// The session's "always allow" answer.
+    Session,
+}
+
+/// `session.updated.modelFallback`: a model call failed and was made again with the
+/// fallback model.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelFallbackUpdate {
+    /// The model that failed.
+    pub from: String,
+    /// The fallback model.
+    pub to: String,
+    /// The failure.
+    pub reason: String,
 }
 
 /// `turn.started` payload.
@@ -526,6 +572,9 @@ pub struct SessionUpdatedPayload {
     /// The end of the background task's output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_tail: Option<String>,
+    /// A model call failed and was made again with the fallback model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_fallback: Option<ModelFallbackUpdate>,
 }
 
 /// Where a turn's input comes from: `user`, or `subagent` on a sub-agent's session.

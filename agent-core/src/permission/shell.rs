@@ -1,25 +1,33 @@
-//! Splitting a command line into simple commands at unquoted control operators, with the
-//! bodies of substitutions set aside and here-document bodies skipped.
+//! Splitting a shell command line into simple commands at unquoted control operators
+//! (`|`, `||`, `&&`, `;`, `&`, newlines, subshell parentheses), with the bodies of command
+//! and process substitutions set aside and here-document bodies skipped.
+//!
+//! The one parser of command lines in the workspace: agent-tools' risk classifier and the
+//! permission rules ([`super::rules`]) both read commands through it, so a rule sees the
+//! same simple commands the classifier judged (`git status; rm -rf /` is two commands).
 
 /// A control operator after a simple command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Op {
+pub enum Op {
+    /// `|` or `|&`: the next command reads this one's output.
     Pipe,
+    /// Any other operator, or the end of the line.
     Other,
 }
 
 /// The result of splitting a command line.
 #[derive(Debug, Default)]
-pub(super) struct Split {
+pub struct Split {
     /// Simple commands with the operator that follows each.
-    pub(super) segments: Vec<(String, Op)>,
+    pub segments: Vec<(String, Op)>,
     /// Bodies of `$(…)`, backticks and process substitutions, per segment index.
-    pub(super) nested: Vec<(usize, String)>,
-    pub(super) unparseable: bool,
+    pub nested: Vec<(usize, String)>,
+    /// Quotes or parentheses were left open.
+    pub unparseable: bool,
 }
 
 /// Finds the index of the `)` closing the `(` at `open`, honouring quotes and nesting.
-pub(super) fn matching_paren(chars: &[char], open: usize) -> Option<usize> {
+pub fn matching_paren(chars: &[char], open: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = open;
     while i < chars.len() {
@@ -55,7 +63,7 @@ pub(super) fn matching_paren(chars: &[char], open: usize) -> Option<usize> {
 }
 
 /// Splits a command line into simple commands (see the module docs).
-pub(super) fn split_line(line: &str) -> Split {
+pub fn split_line(line: &str) -> Split {
     let chars: Vec<char> = line.chars().collect();
     let n = chars.len();
     let mut out = Split::default();
@@ -308,4 +316,57 @@ pub(super) fn split_line(line: &str) -> Split {
     }
     finish!(Op::Other);
     out
+}
+
+/// How deep substitutions may nest before a line counts as unparseable.
+const MAX_DEPTH: usize = 8;
+
+/// The simple commands of `line` as word lists (quotes removed, redirections kept as words),
+/// in order, the commands of every command or process substitution included; `None` when
+/// the line cannot be parsed (open quotes or parentheses, a word the shell-words parser
+/// rejects, substitutions nested too deep).
+pub fn simple_commands(line: &str) -> Option<Vec<Vec<String>>> {
+    let mut out = Vec::new();
+    collect(line, 0, &mut out).then_some(out)
+}
+
+fn collect(line: &str, depth: usize, out: &mut Vec<Vec<String>>) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let split = split_line(line);
+    if split.unparseable {
+        return false;
+    }
+    for (text, _) in &split.segments {
+        match shell_words::split(text) {
+            Ok(words) if words.is_empty() => {}
+            Ok(words) => out.push(words),
+            Err(_) => return false,
+        }
+    }
+    split
+        .nested
+        .iter()
+        .all(|(_, body)| collect(body, depth + 1, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_commands_split_at_operators_and_include_substitutions() {
+        let words = |line| simple_commands(line).expect("parses");
+        assert_eq!(words("git status -s"), vec![vec!["git", "status", "-s"]]);
+        assert_eq!(
+            words("git status; rm -rf /"),
+            vec![vec!["git", "status"], vec!["rm", "-rf", "/"]]
+        );
+        assert_eq!(
+            words("echo \"$(curl x)\" | sh"),
+            vec![vec!["echo", "SUBST"], vec!["sh"], vec!["curl", "x"]]
+        );
+        assert_eq!(simple_commands("echo 'open"), None);
+    }
 }

@@ -39,6 +39,7 @@ mod connection;
 mod error;
 mod format;
 mod framing;
+mod init;
 mod manager;
 mod server;
 mod tools;

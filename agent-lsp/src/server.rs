@@ -10,13 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_sandbox::ProcessGroup;
-use lsp_types::{
-    ClientCapabilities, ClientInfo, Diagnostic, DocumentSymbolClientCapabilities, GotoCapability,
-    HoverClientCapabilities, InitializeParams, MarkupKind, PublishDiagnosticsClientCapabilities,
-    PublishDiagnosticsParams, ReferenceClientCapabilities, TextDocumentClientCapabilities,
-    TextDocumentSyncClientCapabilities, WorkspaceClientCapabilities, WorkspaceFolder,
-    WorkspaceSymbolClientCapabilities,
-};
+use lsp_types::{Diagnostic, PublishDiagnosticsParams, WorkspaceFolder};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -290,19 +284,14 @@ impl Server {
     }
 
     async fn initialize(&self, spec: &ServerSpec) -> Result<Value, LspError> {
-        let root = file_uri(&self.root)?;
-        #[allow(deprecated)] // rootUri: older servers (bash-language-server) read only it.
-        let params = InitializeParams {
-            process_id: Some(std::process::id()),
-            root_uri: Some(root.clone()),
-            initialization_options: spec.initialization_options.clone(),
-            capabilities: client_capabilities(),
-            workspace_folders: serde_json::from_value(self.store.folders.clone()).ok(),
-            client_info: Some(ClientInfo {
-                name: "agent-sdk".into(),
-                version: Some(env!("CARGO_PKG_VERSION").into()),
-            }),
-            ..InitializeParams::default()
+        let root = file_uri_string(&self.root);
+        let params = crate::init::InitializeParams {
+            process_id: std::process::id(),
+            root_uri: &root,
+            workspace_folders: &self.store.folders,
+            initialization_options: spec.initialization_options.as_ref(),
+            capabilities: crate::init::Capabilities::default(),
+            client_info: crate::init::ClientInfo::default(),
         };
         let params = serde_json::to_value(params)
             .map_err(|e| LspError::Protocol(format!("encoding initialize: {e}")))?;
@@ -564,48 +553,6 @@ async fn keep_tail(server: String, pipe: tokio::process::ChildStderr, tail: Arc<
     }
 }
 
-/// What the client supports: document sync with saves, versioned diagnostics,
-/// definitions (with links), references, implementations, type definitions, hover,
-/// document and workspace symbols, configuration and workspace folders.
-fn client_capabilities() -> ClientCapabilities {
-    let goto = GotoCapability {
-        dynamic_registration: None,
-        link_support: Some(true),
-    };
-    ClientCapabilities {
-        workspace: Some(WorkspaceClientCapabilities {
-            configuration: Some(true),
-            workspace_folders: Some(true),
-            symbol: Some(WorkspaceSymbolClientCapabilities::default()),
-            ..WorkspaceClientCapabilities::default()
-        }),
-        text_document: Some(TextDocumentClientCapabilities {
-            synchronization: Some(TextDocumentSyncClientCapabilities {
-                did_save: Some(true),
-                ..TextDocumentSyncClientCapabilities::default()
-            }),
-            publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
-                version_support: Some(true),
-                ..PublishDiagnosticsClientCapabilities::default()
-            }),
-            hover: Some(HoverClientCapabilities {
-                dynamic_registration: None,
-                content_format: Some(vec![MarkupKind::Markdown, MarkupKind::PlainText]),
-            }),
-            definition: Some(goto),
-            type_definition: Some(goto),
-            implementation: Some(goto),
-            references: Some(ReferenceClientCapabilities::default()),
-            document_symbol: Some(DocumentSymbolClientCapabilities {
-                hierarchical_document_symbol_support: Some(true),
-                ..DocumentSymbolClientCapabilities::default()
-            }),
-            ..TextDocumentClientCapabilities::default()
-        }),
-        ..ClientCapabilities::default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -622,17 +569,5 @@ mod tests {
         assert_eq!(setting(Some(&settings), Some("nope.x")), Value::Null);
         assert_eq!(setting(Some(&settings), None), settings);
         assert_eq!(setting(None, Some("python")), Value::Null);
-    }
-
-    #[test]
-    fn the_client_capabilities_ask_for_what_the_tools_use() {
-        let caps = serde_json::to_value(client_capabilities()).expect("serializes");
-        assert_eq!(caps["textDocument"]["definition"]["linkSupport"], true);
-        assert_eq!(
-            caps["textDocument"]["publishDiagnostics"]["versionSupport"],
-            true
-        );
-        assert_eq!(caps["workspace"]["configuration"], true);
-        assert_eq!(caps["textDocument"]["synchronization"]["didSave"], true);
     }
 }

@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 pub mod acp;
+pub mod mcp_oauth;
 pub mod zcode;
 
 /// How a session's agent is built (the session host's

@@ -27,7 +27,10 @@ use tracing_subscriber::Layer;
 #[command(
     name = "adapter-acp",
     version,
-    about = "ZCode app-server and ACP front ends for agent-core"
+    about = "ZCode app-server and ACP front ends for agent-core",
+    after_help = "MCP OAuth logins: adapter-acp mcp oauth login|logout|status [server] \
+                  [--mcp-config FILE | --url URL] [--data-dir DIR] (tokens in the data \
+                  directory's mcp-oauth)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -204,6 +207,15 @@ async fn acp(args: AcpArgs) -> Result<(), Failure> {
     for warning in capabilities.warnings() {
         tracing::warn!("{warning}");
     }
+    // MCP servers that ask for OAuth: tokens in the data directory's `mcp-oauth`
+    // (`adapter-acp mcp oauth login`).
+    let mut capabilities = capabilities;
+    capabilities.mcp_options.oauth = adapter_acp::mcp_oauth::oauth_options(
+        &args
+            .data_dir
+            .clone()
+            .unwrap_or_else(adapter_acp::default_data_dir),
+    );
     let factory = factory(
         &args.provider,
         &args.disallowed_tools,
@@ -260,6 +272,15 @@ async fn app_server(args: AppServerArgs) -> Result<(), Failure> {
     for warning in capabilities.warnings() {
         tracing::warn!("{warning}");
     }
+    // MCP servers that ask for OAuth: tokens in the data directory's `mcp-oauth`
+    // (`adapter-acp mcp oauth login`).
+    let mut capabilities = capabilities;
+    capabilities.mcp_options.oauth = adapter_acp::mcp_oauth::oauth_options(
+        &args
+            .data_dir
+            .clone()
+            .unwrap_or_else(adapter_acp::default_data_dir),
+    );
     let factory = factory(
         &args.provider,
         &args.disallowed_tools,
@@ -300,7 +321,30 @@ async fn app_server(args: AppServerArgs) -> Result<(), Failure> {
 /// Exit codes: 0 after stdin closed, SIGTERM/SIGINT or a closed stdout (every running turn
 /// was stopped first); 1 on other failures; 2 on bad arguments (also a capability flag
 /// whose file or value is unusable).
+/// `adapter-acp mcp …` (MCP OAuth logins): its exit code.
+fn mcp(args: &[String]) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "adapter-acp: cannot start tokio: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+    let code = runtime.block_on(adapter_acp::mcp_oauth::run_mcp(args, &mut out, &mut err));
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
 fn main() -> ExitCode {
+    // Started by an editor's terminal to run a command under the sandbox: confine, exec.
+    agent_tools::launcher::run_if_launched();
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    if words.first().map(String::as_str) == Some("mcp") {
+        return mcp(&words[1..]);
+    }
     let cli = Cli::parse();
     let _otel = init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -32,7 +32,13 @@ changed.";
 
 /// `adapter-rpc`: agent front ends over stdio.
 #[derive(Parser)]
-#[command(name = "adapter-rpc", version, about)]
+#[command(
+    name = "adapter-rpc",
+    version,
+    about,
+    after_help = "MCP OAuth logins: adapter-rpc mcp oauth login|logout|status [server] \
+                  [--mcp-config FILE | --url URL] (tokens in $ZUT_HOME/mcp-oauth)"
+)]
 pub struct Cli {
     /// The mode.
     #[command(subcommand)]
@@ -196,6 +202,9 @@ pub async fn build(args: &RpcArgs) -> Result<Built, StartupError> {
     }
     let skills = Some(found.skills).filter(|s| !s.is_empty());
     let mut capabilities = Capabilities::load(&args.capabilities, &cwd)?;
+    // MCP servers that ask for OAuth: tokens in zut's home (`adapter-rpc mcp oauth login`).
+    capabilities.mcp_options.oauth =
+        crate::mcp_oauth::oauth_options(&|name| std::env::var(name).ok());
     // zut's `lsp` tool and its diagnostics after a write; nothing starts until used.
     let lsp = capabilities.lsp_session(&cwd);
     let mut tools = builtin_tools(args, &cwd, skills.as_ref(), &lsp)?;

@@ -106,6 +106,7 @@
 pub mod auth;
 pub mod cli;
 pub mod framing;
+pub mod mcp_oauth;
 pub mod processor;
 pub mod reasoning;
 pub mod server;

@@ -25,8 +25,29 @@ enum Exit {
     Signal(Signal),
 }
 
+/// `adapter-rpc mcp …` (MCP OAuth logins): its exit code.
+fn mcp(args: &[String]) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("adapter-rpc: cannot start the runtime: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+    let code = runtime.block_on(adapter_rpc::mcp_oauth::run_mcp(args, &mut out, &mut err));
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
 fn main() -> ExitCode {
     let program = program();
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    if words.first().map(String::as_str) == Some("mcp") {
+        return mcp(&words[1..]);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -45,6 +45,7 @@ pub mod gemini;
 pub mod headers;
 pub mod http;
 pub mod models;
+mod opaque;
 pub mod openai;
 pub mod openai_responses;
 pub mod replay;

@@ -8,6 +8,7 @@ use agent_core::{
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::opaque::Opaque;
 use crate::transcript::{args_object, base64};
 
 /// The body of `POST /v1/messages`.
@@ -267,12 +268,7 @@ fn block(block: &ContentBlock) -> Option<WireBlock> {
             signature,
             opaque,
         } => {
-            if let Some(data) = opaque
-                .as_ref()
-                .filter(|o| o.get("type").and_then(Value::as_str) == Some("redacted_thinking"))
-                .and_then(|o| o.get("data"))
-                .and_then(Value::as_str)
-            {
+            if let Some(Opaque::RedactedThinking { data }) = opaque.as_ref().and_then(Opaque::of) {
                 WireBlock::RedactedThinking {
                     data: data.to_string(),
                 }

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::http::{api_error_kind, ErrorObject};
+use crate::opaque::Opaque;
 use crate::sse::{decode_error, truncated_stream, Decoder};
 use crate::transcript::{lenient_count, lenient_nonempty, lenient_text, lenient_vec};
 
@@ -418,7 +419,7 @@ fn end_block(block: Block, out: &mut Vec<ProviderEvent>) {
         }),
         Block::Redacted { data } => out.push(ProviderEvent::ReasoningEnd {
             signature: None,
-            opaque: Some(serde_json::json!({"type": "redacted_thinking", "data": data})),
+            opaque: Opaque::RedactedThinking { data: &data }.to_value(),
         }),
         Block::ToolUse { id } => out.push(ProviderEvent::ToolCallEnd { id }),
         // An answer whose input never streamed: the whole input (or `{}`) is the text.

@@ -17,6 +17,7 @@ use bytes::{Buf, BytesMut};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::opaque::Opaque;
 use crate::sse::{decode_error, truncated_stream, Decoder};
 use crate::transcript::{lenient_count, lenient_nonempty, lenient_text};
 
@@ -319,8 +320,7 @@ fn end(block: Block, out: &mut Vec<ProviderEvent>) {
             redacted,
         } => out.push(ProviderEvent::ReasoningEnd {
             signature: (!signature.is_empty()).then_some(signature),
-            opaque: redacted
-                .map(|data| serde_json::json!({"type": "redacted_thinking", "data": data})),
+            opaque: redacted.and_then(|data| Opaque::RedactedThinking { data: &data }.to_value()),
         }),
         Block::ToolUse { id } => out.push(ProviderEvent::ToolCallEnd { id }),
         Block::Text | Block::Answer => {}

@@ -9,16 +9,12 @@ use agent_core::{
     ContentBlock, Message, ReasoningLevel,
 };
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::catalog::{self, Family, Reasoning};
+use crate::opaque::Opaque;
 use crate::transcript::{args_object, base64, text_of};
 
-/// The `opaque` type of a reasoning block carrying a thought signature of a non-thought
-/// part (a function call's when it names `callId`).
-pub(crate) const SIGNATURE: &str = "gemini_signature";
-/// The `opaque` type of a thought summary's reasoning block.
-pub(crate) const THOUGHT: &str = "gemini_thought";
 /// Prefix of the call ids made here for calls Gemini sent without one; never sent back.
 pub(crate) const CALL_ID_PREFIX: &str = "gemini_call";
 /// Google's documented placeholder for a function call whose signature is unknown (history
@@ -44,8 +40,29 @@ pub(crate) struct GenerateContentRequest {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) tools: Vec<Tool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) tool_config: Option<Value>,
+    pub(crate) tool_config: Option<ToolConfig>,
     pub(crate) generation_config: GenerationConfig,
+}
+
+/// `toolConfig`.
+#[derive(Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolConfig {
+    pub(crate) function_calling_config: FunctionCallingConfig,
+}
+
+/// `functionCallingConfig`.
+#[derive(Debug, Serialize, PartialEq)]
+pub(crate) struct FunctionCallingConfig {
+    pub(crate) mode: FunctionCallingMode,
+}
+
+/// How the model may call functions.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub(crate) enum FunctionCallingMode {
+    /// The model must call a function.
+    Any,
 }
 
 /// A turn: its role and parts.
@@ -111,7 +128,15 @@ pub(crate) struct FunctionResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) id: Option<String>,
     pub(crate) name: String,
-    pub(crate) response: Value,
+    pub(crate) response: ResponseBody,
+}
+
+/// `response` of a tool's result: `{"output": …}`, or `{"error": …}` when it failed.
+#[derive(Debug, Serialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ResponseBody {
+    Output(String),
+    Error(String),
 }
 
 /// `tools: [{"functionDeclarations": [...]}]`.
@@ -223,7 +248,11 @@ pub(crate) fn body(
                     .to_string(),
                 parameters_json_schema: output.schema.clone(),
             });
-            Some(json!({"functionCallingConfig": {"mode": "ANY"}}))
+            Some(ToolConfig {
+                function_calling_config: FunctionCallingConfig {
+                    mode: FunctionCallingMode::Any,
+                },
+            })
         }
         _ => None,
     };
@@ -260,20 +289,6 @@ fn checks_signatures(model: &str) -> bool {
     !["gemini-1", "gemini-2"]
         .iter()
         .any(|p| model.starts_with(p))
-}
-
-/// A thought signature kept in a reasoning block's `opaque`: `(kind, signature, call id)`.
-fn signature_of(opaque: &Value) -> Option<(&str, &str, Option<&str>)> {
-    let kind = opaque.get("type")?.as_str()?;
-    if kind != SIGNATURE && kind != THOUGHT {
-        return None;
-    }
-    let signature = opaque.get("thoughtSignature")?.as_str()?;
-    Some((
-        kind,
-        signature,
-        opaque.get("callId").and_then(Value::as_str),
-    ))
 }
 
 /// The transcript as Gemini contents.
@@ -323,8 +338,11 @@ fn model_parts<'a>(
             ContentBlock::Reasoning {
                 opaque: Some(opaque),
                 ..
-            } => match signature_of(opaque)? {
-                (_, signature, Some(call)) => Some((call, signature)),
+            } => match Opaque::of(opaque)? {
+                Opaque::GeminiSignature {
+                    thought_signature,
+                    call_id: Some(call),
+                } => Some((call, thought_signature)),
                 _ => None,
             },
             _ => None,
@@ -347,14 +365,17 @@ fn model_parts<'a>(
                 text,
                 opaque: Some(opaque),
                 ..
-            } => match signature_of(opaque) {
-                Some((THOUGHT, signature, _)) => parts.push(Part {
+            } => match Opaque::of(opaque) {
+                Some(Opaque::GeminiThought { thought_signature }) => parts.push(Part {
                     data: PartData::Text(text.clone()),
                     thought: true,
-                    thought_signature: Some(signature.to_string()),
+                    thought_signature: Some(thought_signature.to_string()),
                 }),
                 // A text part's signature: back on the text it followed.
-                Some((_, signature, None)) => {
+                Some(Opaque::GeminiSignature {
+                    thought_signature: signature,
+                    call_id: None,
+                }) => {
                     if let Some(part) = parts.last_mut().filter(|p| {
                         !p.thought
                             && p.thought_signature.is_none()
@@ -411,8 +432,8 @@ fn user_parts(message: &Message, dialect: Dialect, names: &HashMap<&str, &str>) 
             } => {
                 let text = text_of(content);
                 let response = match is_error {
-                    true => json!({ "error": text }),
-                    false => json!({ "output": text }),
+                    true => ResponseBody::Error(text),
+                    false => ResponseBody::Output(text),
                 };
                 parts.push(Part::new(PartData::FunctionResponse(FunctionResponse {
                     id: call_id(id, dialect),
@@ -444,6 +465,7 @@ fn user_parts(message: &Message, dialect: Dialect, names: &HashMap<&str, &str>) 
 mod tests {
     use super::*;
     use agent_core::message::ToolCall;
+    use serde_json::json;
 
     fn reasoning(text: &str, opaque: Value) -> ContentBlock {
         ContentBlock::Reasoning {
@@ -460,13 +482,16 @@ mod tests {
             vec![
                 reasoning(
                     "planning",
-                    json!({"type": THOUGHT, "thoughtSignature": "T1"}),
+                    json!({"type": "gemini_thought", "thoughtSignature": "T1"}),
                 ),
                 ContentBlock::text("Checking."),
-                reasoning("", json!({"type": SIGNATURE, "thoughtSignature": "S0"})),
                 reasoning(
                     "",
-                    json!({"type": SIGNATURE, "thoughtSignature": "S1", "callId": "gemini_call_1"}),
+                    json!({"type": "gemini_signature", "thoughtSignature": "S0"}),
+                ),
+                reasoning(
+                    "",
+                    json!({"type": "gemini_signature", "thoughtSignature": "S1", "callId": "gemini_call_1"}),
                 ),
                 ContentBlock::ToolCall(ToolCall {
                     id: "gemini_call_1".into(),
@@ -547,5 +572,40 @@ mod tests {
         };
         assert_eq!(sent("gemini-3-pro-preview"), SKIP_SIGNATURE);
         assert_eq!(sent("gemini-2.5-flash"), Value::Null);
+    }
+    #[test]
+    fn an_answer_function_is_forced_with_mode_any_before_gemini_3() {
+        let request = ProviderRequest {
+            model: "gemini-2.5-flash".into(),
+            system: None,
+            messages: vec![Message::user_text("verdict?")],
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "Reads.".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            reasoning: ReasoningLevel::default(),
+            max_output_tokens: None,
+            output_schema: Some(agent_core::provider::OutputSchema {
+                name: "verdict".into(),
+                schema: json!({"type": "object"}),
+                strict: true,
+            }),
+            session_id: None,
+        };
+        let wire = serde_json::to_value(body(&request, "gemini-2.5-flash", Dialect::Gemini))
+            .expect("serializes");
+        assert_eq!(
+            wire["toolConfig"],
+            json!({"functionCallingConfig": {"mode": "ANY"}})
+        );
+        assert_eq!(
+            wire["tools"][0]["functionDeclarations"][1]["name"],
+            "verdict"
+        );
+        assert!(wire["generationConfig"].get("responseJsonSchema").is_none());
+        let wire = serde_json::to_value(body(&request, "gemini-3-pro-preview", Dialect::Gemini))
+            .expect("serializes");
+        assert!(wire.get("toolConfig").is_none(), "{wire}");
     }
 }

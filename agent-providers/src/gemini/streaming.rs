@@ -10,10 +10,11 @@ use agent_core::{
     Usage,
 };
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::errors::{stream_error, GoogleError};
-use super::request::{CALL_ID_PREFIX, SIGNATURE, THOUGHT};
+use super::request::CALL_ID_PREFIX;
+use crate::opaque::Opaque;
 use crate::sse::{decode_error, truncated_stream, Decoder};
 use crate::transcript::{lenient_count, lenient_nonempty, lenient_text, lenient_vec};
 
@@ -146,7 +147,12 @@ impl GeminiDecoder {
         if let Some(signature) = self.thinking.take() {
             out.push(ProviderEvent::ReasoningEnd {
                 signature: None,
-                opaque: signature.map(|s| json!({"type": THOUGHT, "thoughtSignature": s})),
+                opaque: signature.and_then(|s| {
+                    Opaque::GeminiThought {
+                        thought_signature: &s,
+                    }
+                    .to_value()
+                }),
             });
         }
     }
@@ -202,8 +208,10 @@ impl GeminiDecoder {
         if let Some(call) = part.function_call {
             if call.name.is_some() && call.name == self.answer_tool {
                 self.answered = true;
-                let args = call.args.unwrap_or_else(|| json!({}));
-                out.push(ProviderEvent::TextDelta(args.to_string()));
+                let args = call
+                    .args
+                    .map_or_else(|| "{}".to_string(), |a| a.to_string());
+                out.push(ProviderEvent::TextDelta(args));
                 return;
             }
             let id = call
@@ -212,9 +220,11 @@ impl GeminiDecoder {
             if let Some(signature) = part.thought_signature {
                 out.push(ProviderEvent::ReasoningEnd {
                     signature: None,
-                    opaque: Some(
-                        json!({"type": SIGNATURE, "thoughtSignature": signature, "callId": id}),
-                    ),
+                    opaque: Opaque::GeminiSignature {
+                        thought_signature: &signature,
+                        call_id: Some(&id),
+                    }
+                    .to_value(),
                 });
             }
             self.any_call = true;
@@ -239,7 +249,11 @@ impl GeminiDecoder {
         if let Some(signature) = part.thought_signature {
             out.push(ProviderEvent::ReasoningEnd {
                 signature: None,
-                opaque: Some(json!({"type": SIGNATURE, "thoughtSignature": signature})),
+                opaque: Opaque::GeminiSignature {
+                    thought_signature: &signature,
+                    call_id: None,
+                }
+                .to_value(),
             });
         }
     }

@@ -14,7 +14,7 @@ use agent_core::provider::{ProviderError, ProviderErrorKind};
 use base64::Engine;
 use ring::signature::{RsaKeyPair, RSA_PKCS1_SHA256};
 use secrecy::{ExposeSecret, SecretString};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
 use crate::http::{error_chain, truncate, HttpClient};
@@ -271,6 +271,35 @@ fn base64url(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// The JOSE header of a service account's JWT.
+#[derive(Serialize)]
+struct JwtHeader<'a> {
+    alg: &'static str,
+    typ: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kid: Option<&'a str>,
+}
+
+/// The claims of a service account's JWT bearer grant (RFC 7523).
+#[derive(Serialize)]
+struct JwtClaims<'a> {
+    iss: &'a str,
+    scope: &'static str,
+    aud: &'a str,
+    iat: u64,
+    exp: u64,
+}
+
+/// Base64url (unpadded) of `value`'s JSON.
+fn base64url_json(value: &impl Serialize) -> Result<String, ProviderError> {
+    let json = serde_json::to_vec(value).map_err(|e| {
+        auth_error(format!(
+            "cannot encode the service account's token request: {e}"
+        ))
+    })?;
+    Ok(base64url(&json))
+}
+
 impl Exchange {
     fn token_uri(&self) -> &str {
         match self {
@@ -289,22 +318,19 @@ impl Exchange {
         else {
             return Err(auth_error("no service account key to sign with".into()));
         };
-        let mut header = serde_json::json!({"alg": "RS256", "typ": "JWT"});
-        if let Some(kid) = key_id {
-            header["kid"] = kid.clone().into();
-        }
-        let claims = serde_json::json!({
-            "iss": email,
-            "scope": SCOPE,
-            "aud": token_uri,
-            "iat": now,
-            "exp": now + 3600,
-        });
-        let signing_input = format!(
-            "{}.{}",
-            base64url(header.to_string().as_bytes()),
-            base64url(claims.to_string().as_bytes())
-        );
+        let header = JwtHeader {
+            alg: "RS256",
+            typ: "JWT",
+            kid: key_id.as_deref(),
+        };
+        let claims = JwtClaims {
+            iss: email,
+            scope: SCOPE,
+            aud: token_uri,
+            iat: now,
+            exp: now + 3600,
+        };
+        let signing_input = format!("{}.{}", base64url_json(&header)?, base64url_json(&claims)?);
         let mut signature = vec![0u8; key.public().modulus_len()];
         key.sign(
             &RSA_PKCS1_SHA256,

@@ -34,3 +34,52 @@ impl Capabilities {
         Lsp::new(workspace, self.lsp.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::capabilities::{Capabilities, CapabilityError};
+    use crate::cli::CapabilityArgs;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        caps: CapabilityArgs,
+    }
+
+    fn load(args: &[&str], dir: &std::path::Path) -> Result<Capabilities, CapabilityError> {
+        let cli = Cli::try_parse_from(std::iter::once("bin").chain(args.iter().copied()))
+            .expect("parses");
+        Capabilities::load(&cli.caps, dir)
+    }
+
+    #[test]
+    fn the_flags_configure_the_servers_and_a_session_starts_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let caps = load(&[], dir.path()).expect("loads");
+        assert!(caps.lsp.diagnostics_after_edits);
+        assert!(caps.lsp.server("pyright-langserver").is_some());
+
+        let file = dir.path().join("lsp.json");
+        std::fs::write(&file, r#"{"servers": {"clangd": {"disabled": true}}}"#).expect("write");
+        let path = file.to_str().expect("utf-8");
+        let caps =
+            load(&["--lsp-config", path, "--no-lsp-diagnostics"], dir.path()).expect("loads");
+        assert!(caps.lsp.server("clangd").is_none());
+        assert!(!caps.lsp.diagnostics_after_edits);
+        let lsp = caps.lsp_session(dir.path());
+        assert_eq!(lsp.workspace(), dir.path());
+        assert!(lsp.running().is_empty(), "nothing starts");
+
+        std::fs::write(&file, r#"{"servers": {"x": {"command": "x"}}}"#).expect("write");
+        let err = load(&["--lsp-config", path], dir.path()).expect_err("invalid");
+        assert!(matches!(err, CapabilityError::Lsp(_)), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("--lsp-config ") && text.contains("lsp.json"),
+            "{text}"
+        );
+        assert!(text.contains("needs fileTypes"), "{text}");
+    }
+}

@@ -15,7 +15,11 @@
 //! - `session/cancel` mid-call answers `cancelled` and the server keeps serving;
 //! - after the agent exits no server process is left (checked by pid);
 //! - `session/load` connects the servers it is given;
-//! - an invalid `mcpServers` list is `invalid_params`, naming the server.
+//! - an invalid `mcpServers` list is `invalid_params`, naming the server;
+//! - the server's prompts are slash commands: listed in `available_commands_update`
+//!   (`/mcp__<server>__<prompt>`, an input hint naming the arguments), `/mcp__… words`
+//!   reaches the model as the prompt the server renders, a missing argument is
+//!   `invalid_params`.
 
 mod common;
 
@@ -448,4 +452,71 @@ async fn session_load_connects_the_servers_it_is_given() {
         wait_gone(&[pid]).await.is_empty(),
         "no server left after exit"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_prompts_are_slash_commands() {
+    if !test_support::mcp::ready() {
+        return;
+    }
+    let f = Fixture::new();
+    let mock = MockModel::start(vec![Reply::chat_text("Sunny.")]);
+    let mut acp = f.mocked(&mock);
+    let (sid, status) =
+        session_with(&mut acp, &f.ws(), json!([everything_stdio("everything")])).await;
+    assert_eq!(status[0]["status"], "connected", "{status:?}");
+    let pid = pid_of(&status, "everything");
+    // Announced after the response: the server's prompts, with their arguments as a hint.
+    let announced = acp
+        .next_matching(|m| {
+            m["method"] == "session/update"
+                && m["params"]["update"]["sessionUpdate"] == "available_commands_update"
+        })
+        .await;
+    let list = announced["params"]["update"]["availableCommands"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let command = |name: &str| {
+        list.iter()
+            .find(|c| c["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {list:?}"))
+    };
+    let args = command("mcp__everything__args-prompt");
+    assert_eq!(
+        args["description"],
+        "A prompt with two arguments, one required and one optional"
+    );
+    assert_eq!(args["input"]["hint"], "<city> [state]", "{args}");
+    assert!(command("mcp__everything__simple-prompt")
+        .get("input")
+        .is_none());
+
+    // A required argument missing: the prompt's error, naming the usage; no model call.
+    let refused = acp.prompt(&sid, "/mcp__everything__args-prompt").await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("city")),
+        "{refused}"
+    );
+    // The words fill the arguments in order; the server's prompt reaches the model.
+    let (reply, _, _) = acp
+        .prompt_turn(
+            &sid,
+            "/mcp__everything__args-prompt Paris France",
+            "reject_once",
+        )
+        .await;
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let requests = mock.wait_for_requests(1, WAIT).await.expect("a request");
+    assert_eq!(requests.len(), 1, "the refused prompt called no model");
+    let sent = requests[0].json()["messages"].to_string();
+    assert!(sent.contains("What's weather in Paris, France?"), "{sent}");
+    assert!(!sent.contains("/mcp__everything"), "{sent}");
+
+    assert!(acp.shutdown().await, "clean exit");
+    assert!(wait_gone(&[pid]).await.is_empty(), "no server left");
 }

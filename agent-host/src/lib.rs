@@ -7,7 +7,9 @@
 //!   lock with torn-tail repair, tolerant JSONL reading, the one session-id check.
 //! - [`text`]: text of content blocks, UTF-8 cutting, the JSON escapes of U+2028/U+2029
 //!   (and Go's `<`, `>`, `&`).
-//! - [`context_files`]: `AGENTS.md` and the like, read into the system prompt.
+//! - [`context_files`]: where each front end finds the project's instructions (`AGENTS.md`
+//!   and the like), skills and slash commands; [`mcp_commands`]: MCP servers' prompts as
+//!   slash commands.
 //! - [`cli`]: the provider flags as one clap struct, and the provider they describe; the
 //!   capability flags.
 //! - [`capabilities`]: hooks, MCP servers, the sandbox, specialists, the context budget and
@@ -82,6 +84,7 @@ pub mod cli;
 pub mod context_files;
 pub mod fs;
 pub mod lines;
+pub mod mcp_commands;
 pub mod lsp;
 pub mod output;
 pub mod session;

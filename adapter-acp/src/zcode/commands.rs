@@ -3,13 +3,16 @@
 //! rule) are listed in its snapshot's `slashCommands` (read once per session, and again on
 //! each `session/send` that starts with `/`); a `session/send` whose content is `/name args`
 //! naming one of them starts the turn with the command's prompt (agent-core's
-//! [`Commands::expand`]). A `/name` that names no command is sent as it is.
+//! [`Commands::expand`]). The session's MCP servers' prompts are commands too
+//! (`/mcp__<server>__<prompt> args`, rendered by their server; one that cannot be is the
+//! request's invalid-params error). A `/name` that names no command is sent as it is.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use agent_core::commands::Commands;
+use agent_host::mcp_commands::McpPromptCommands;
 use agent_host::session::{Session, SessionManager};
 
 use super::wire::SlashCommand;
@@ -25,9 +28,10 @@ impl SessionCommands {
         self.by_session.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Reads the commands of `session`'s workspace and remembers them.
+    /// Reads the commands of `session`'s workspace, then its MCP servers' prompts, and
+    /// remembers them.
     fn read(&self, manager: &SessionManager, session: &Session) -> Commands {
-        let commands = match manager.factory().project() {
+        let files = match manager.factory().project() {
             None => Commands::default(),
             Some(project) => {
                 let workspace = session.meta().workspace_path;
@@ -38,6 +42,7 @@ impl SessionCommands {
                 loaded.commands
             }
         };
+        let commands = files.merged(McpPromptCommands(session.mcp().clone()).listed());
         self.lock()
             .insert(session.id().to_string(), commands.clone());
         commands
@@ -51,19 +56,29 @@ impl SessionCommands {
     }
 
     /// `content` expanded when it is `/name args` naming one of `session`'s commands (read
-    /// again now); `None` otherwise.
-    pub(crate) fn expand(
+    /// again now); `None` otherwise; an MCP prompt its server could not render is the
+    /// error's message.
+    pub(crate) async fn expand(
         &self,
         manager: &SessionManager,
         session: &Session,
         content: &str,
-    ) -> Option<String> {
+    ) -> Result<Option<String>, String> {
         if !content.trim_start().starts_with('/') {
-            return None;
+            return Ok(None);
         }
-        let expansion = self.read(manager, session).expand(content)?;
-        tracing::debug!(session = %session.id(), command = %expansion.name, "slash command expanded");
-        Some(expansion.prompt)
+        let prompt = match self.read(manager, session).expand(content) {
+            Some(expansion) if !expansion.name.starts_with("mcp__") => expansion.prompt,
+            _ => match McpPromptCommands(session.mcp().clone())
+                .expand_line(content)
+                .await
+            {
+                None => return Ok(None),
+                Some(result) => result?,
+            },
+        };
+        tracing::debug!(session = %session.id(), "slash command expanded");
+        Ok(Some(prompt))
     }
 }
 

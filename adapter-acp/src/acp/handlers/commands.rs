@@ -3,7 +3,11 @@
 //! announced with `available_commands_update` after `session/new` and `session/load` (when
 //! there is at least one), and again before a prompt when the set changed; a prompt whose
 //! first text block is `/name args` naming one of them is sent to the model expanded
-//! (agent-core's [`Commands::expand`]). A `/name` that names no command goes as it is.
+//! (agent-core's [`Commands::expand`]). The prompts of the session's MCP servers are
+//! commands too (`/mcp__<server>__<prompt> args`, agent-host's [`McpPromptCommands`]),
+//! listed after the files' and rendered by their server; one that cannot be rendered (a
+//! missing argument, a failing server) is the prompt's `invalid_params` error. A `/name`
+//! that names no command goes as it is.
 
 use std::path::Path;
 
@@ -13,20 +17,28 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
+use agent_client_protocol::Error;
 use agent_core::commands::Commands;
+use agent_host::mcp_commands::McpPromptCommands;
+use agent_host::session::Session;
 
-use super::{notify, Shared};
+use super::{invalid_params, notify, Shared};
 
-/// The commands of `workspace`, read now (what was skipped is logged).
-fn load(s: &Shared, workspace: &Path) -> Commands {
-    let Some(project) = s.manager.factory().project() else {
-        return Commands::default();
+/// The commands of `session`'s workspace, read now (what was skipped is logged), then its
+/// MCP servers' prompts.
+fn load(s: &Shared, session: &Session) -> Commands {
+    let files = match s.manager.factory().project() {
+        None => Commands::default(),
+        Some(project) => {
+            let workspace = session.meta().workspace_path;
+            let loaded = project.commands(Path::new(&workspace));
+            for warning in &loaded.warnings {
+                tracing::warn!(workspace = %workspace, "{warning}");
+            }
+            loaded.commands
+        }
     };
-    let loaded = project.commands(workspace);
-    for warning in &loaded.warnings {
-        tracing::warn!(workspace = %workspace.display(), "{warning}");
-    }
-    loaded.commands
+    files.merged(McpPromptCommands(session.mcp().clone()).listed())
 }
 
 /// `commands` as ACP lists them: name, description, and an unstructured `input` with its
@@ -48,17 +60,14 @@ pub(crate) fn update(commands: &Commands) -> SessionUpdate {
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(available))
 }
 
-/// Reads the commands of session `id`'s `workspace`, remembers them, and returns the
-/// update to send: after `session/new`/`session/load` (`announce`) when there are any,
-/// otherwise when they differ from those last announced.
-fn refresh(
-    s: &Shared,
-    id: &str,
-    workspace: &Path,
-    announce: bool,
-) -> (Commands, Option<SessionUpdate>) {
-    let commands = load(s, workspace);
-    let previous = s.commands().insert(id.to_string(), commands.clone());
+/// Reads the commands of `session`, remembers them, and returns the update to send: after
+/// `session/new`/`session/load` (`announce`) when there are any, otherwise when they differ
+/// from those last announced.
+fn refresh(s: &Shared, session: &Session, announce: bool) -> (Commands, Option<SessionUpdate>) {
+    let commands = load(s, session);
+    let previous = s
+        .commands()
+        .insert(session.id().to_string(), commands.clone());
     let changed = match (announce, previous) {
         (true, _) => !commands.is_empty(),
         (false, None) => !commands.is_empty(),
@@ -68,10 +77,13 @@ fn refresh(
     (commands, update)
 }
 
-/// Announces session `id`'s commands after its `session/new` or `session/load` response:
-/// through the SDK, after that response.
-fn announce(s: &Shared, cx: &ConnectionTo<Client>, id: &str, workspace: &Path) {
-    let (_, update) = refresh(s, id, workspace, true);
+/// Announces session `id`'s commands after its `session/new` or `session/load` response
+/// (through the SDK, after that response), when it has any.
+pub(super) fn announce_session(s: &Shared, cx: &ConnectionTo<Client>, id: &str) {
+    let Some(session) = s.manager.get(id) else {
+        return;
+    };
+    let (_, update) = refresh(s, &session, true);
     if let Some(update) = update {
         let notification = SessionNotification::new(SessionId::new(id), update);
         if let Err(err) = cx.send_notification(notification) {
@@ -80,40 +92,41 @@ fn announce(s: &Shared, cx: &ConnectionTo<Client>, id: &str, workspace: &Path) {
     }
 }
 
-/// [`announce`] for session `id`, whose workspace is its own (a loaded session keeps
-/// the one it was created in).
-pub(super) fn announce_session(s: &Shared, cx: &ConnectionTo<Client>, id: &str) {
-    if let Some(session) = s.manager.get(id) {
-        let workspace = session.meta().workspace_path;
-        announce(s, cx, id, Path::new(&workspace));
-    }
-}
-
-/// The prompt's blocks with a leading `/name args` expanded when `name` is one of the
-/// session's commands (re-read now; a change is announced first); the blocks as they are
-/// otherwise.
-pub(super) fn expand(
+/// The prompt's blocks with a leading `/name args` expanded when `name` is one of
+/// `session`'s commands (re-read now; a change is announced first); `None`: the blocks as
+/// they are. An MCP prompt the server could not render is `invalid_params`.
+pub(super) async fn expand(
     s: &Shared,
     cx: &ConnectionTo<Client>,
-    id: &str,
-    workspace: &Path,
+    session: &Session,
     blocks: &[AcpBlock],
-) -> Option<Vec<AcpBlock>> {
+) -> Result<Option<Vec<AcpBlock>>, Error> {
     let Some(AcpBlock::Text(first)) = blocks.first() else {
-        return None;
+        return Ok(None);
     };
     if !first.text.trim_start().starts_with('/') {
-        return None;
+        return Ok(None);
     }
-    let (commands, update) = refresh(s, id, workspace, false);
+    let id = session.id();
+    let (commands, update) = refresh(s, session, false);
     if let Some(update) = update {
         notify(s, cx, &SessionId::new(id), update);
     }
-    let expansion = commands.expand(&first.text)?;
-    tracing::debug!(session = %id, command = %expansion.name, "slash command expanded");
+    let prompt = match commands.expand(&first.text) {
+        Some(expansion) if !expansion.name.starts_with("mcp__") => expansion.prompt,
+        _ => match McpPromptCommands(session.mcp().clone())
+            .expand_line(&first.text)
+            .await
+        {
+            None => return Ok(None),
+            Some(Ok(prompt)) => prompt,
+            Some(Err(message)) => return Err(invalid_params(message)),
+        },
+    };
+    tracing::debug!(session = %id, "slash command expanded");
     let mut blocks = blocks.to_vec();
-    blocks[0] = AcpBlock::Text(TextContent::new(expansion.prompt));
-    Some(blocks)
+    blocks[0] = AcpBlock::Text(TextContent::new(prompt));
+    Ok(Some(blocks))
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! `session/prompt` and `session/cancel`: a prompt starts a turn whose observer
 //! ([`AcpTurn`]) streams `session/update`s and answers the request when the turn ends.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -126,9 +125,9 @@ pub(super) async fn start_prompt(
     req: PromptRequest,
 ) -> Result<ReplySlot, Error> {
     let id = req.session_id.0.to_string();
-    let workspace = active(s, &id)?.meta().workspace_path;
-    // `/name args` naming one of the workspace's commands goes to the model expanded.
-    let expanded = commands::expand(s, cx, &id, Path::new(&workspace), &req.prompt);
+    let active_session = active(s, &id)?;
+    // `/name args` naming one of the session's commands goes to the model expanded.
+    let expanded = commands::expand(s, cx, &active_session, &req.prompt).await?;
     let blocks = expanded.as_deref().unwrap_or(&req.prompt);
     let input = mapping::prompt_input(blocks).map_err(|e| invalid_params(e.to_string()))?;
     if s.cancels().contains_key(&id) {

@@ -46,6 +46,8 @@ impl Server {
         let content = self
             .commands
             .expand(&self.manager, &session, &p.content)
+            .await
+            .map_err(|message| RpcError::invalid_params("content", message))?
             .unwrap_or(p.content);
         let turn = session
             .start_prompt(content, p.input_id, observer)

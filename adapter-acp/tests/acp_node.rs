@@ -1,6 +1,8 @@
 //! Drives `adapter-acp acp` with the official ACP client SDK (`@agentclientprotocol/sdk`,
-//! Node): runs `tests/acp-client/test.mjs` against the built binary (see that file for the
-//! scenarios). The client's locked dependencies are installed on first use
+//! Node): runs `tests/acp-client/test.mjs` (a client that lends nothing) and
+//! `tests/acp-client/editor.mjs` (an editor lending its buffers, terminals and forms, on the
+//! mock model server) against the built binary (see those files for the scenarios). The
+//! client's locked dependencies are installed on first use
 //! (`test_support::npm::npm_project`). Without Node >= 20 and npm it prints a `skipped: …`
 //! line, unless `AGENT_SDK_NODE=required` (CI), when it fails.
 
@@ -8,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use serde_json::json;
+use test_support::{MockModel, Reply, Script};
 use tokio::process::Command;
 
 /// Bound on the whole Node test (it bounds each of its own waits too).
@@ -81,5 +85,172 @@ async fn official_acp_client_drives_the_agent() {
         "ok - load replays the earlier session",
     ] {
         assert!(stdout.contains(scenario), "missing {scenario:?}");
+    }
+}
+
+/// The replies of the mock model to the editor scenarios (`tests/acp-client/editor.mjs`),
+/// each scenario's requests recognised by the tag its prompt carries.
+fn editor_script() -> Script<Reply> {
+    let call = |id: &str, name: &str, args: serde_json::Value| Reply::chat_call(id, name, args);
+    Script::new()
+        .route(
+            |r| r.contains("[scenario-read]"),
+            [
+                call("call_read", "read_file", json!({"path": "notes.txt"})),
+                Reply::chat_text("The notes say hi."),
+            ],
+        )
+        .route(
+            |r| r.contains("[scenario-write]"),
+            [
+                call(
+                    "call_write",
+                    "write_file",
+                    json!({"path": "new.txt", "content": "written via the editor\n"}),
+                ),
+                Reply::chat_text("Written."),
+            ],
+        )
+        .route(
+            |r| r.contains("[scenario-bash]"),
+            [
+                call(
+                    "call_bash",
+                    "bash",
+                    json!({"command": "echo from-terminal"}),
+                ),
+                Reply::chat_text("Ran it."),
+            ],
+        )
+        .route(
+            |r| r.contains("[scenario-cancel]"),
+            [call("call_sleep", "bash", json!({"command": "sleep 30"}))],
+        )
+        .route(
+            |r| r.contains("[scenario-fail]"),
+            [
+                call("call_fail", "read_file", json!({"path": "missing.txt"})),
+                Reply::chat_text("It failed."),
+            ],
+        )
+        .route(
+            |r| r.contains("[scenario-ask]"),
+            [
+                call(
+                    "call_ask",
+                    "ask_user",
+                    json!({"questions": [{"question": "Pick a color",
+                        "options": [{"label": "Red"}, {"label": "Blue"}]}]}),
+                ),
+                Reply::chat_text("Blue it is."),
+            ],
+        )
+        .route(
+            |r| r.contains("[scenario-model]"),
+            [Reply::chat_text("Large.")],
+        )
+        .route(
+            |r| r.contains("[scenario-resume]"),
+            [Reply::chat_text("First."), Reply::chat_text("Second.")],
+        )
+        .route(
+            |r| r.contains("[scenario-mcp]"),
+            [
+                call(
+                    "call_mcp",
+                    "mcp_everything_trigger_elicitation_request",
+                    json!({}),
+                ),
+                Reply::chat_text("Thanks."),
+            ],
+        )
+}
+
+/// The official client as an editor lending its buffers, terminals and forms
+/// (`tests/acp-client/editor.mjs`), against the mock model server; then what reached the
+/// model: the buffer (never the disk), the switched model, the resumed history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn official_acp_client_lends_its_editor() {
+    let dir = client_dir();
+    let node_modules = test_support::or_skip!(test_support::npm::npm_project(&dir));
+    assert!(node_modules
+        .join("@agentclientprotocol/sdk/package.json")
+        .exists());
+    let server = MockModel::start(editor_script());
+    let mut node = Command::new("node");
+    node.arg(dir.join("editor.mjs"))
+        .arg(env!("CARGO_BIN_EXE_adapter-acp"))
+        .arg(server.v1())
+        .current_dir(&dir);
+    // The MCP scenario needs server-everything (installed like the client's packages).
+    if test_support::mcp::ready() {
+        node.arg(test_support::mcp::node())
+            .arg(test_support::mcp::script("server-everything"));
+    }
+    let output = run(node, TEST_TIMEOUT, "node editor.mjs").await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{}", show(&output));
+    assert!(
+        output.status.success() && stdout.contains("all editor scenarios passed"),
+        "the editor scenarios failed ({}):\n{}",
+        output.status,
+        show(&output)
+    );
+    for scenario in [
+        "ok - initialize, configOptions with the provider's models",
+        "ok - read_file sees the unsaved buffer, not the disk",
+        "ok - write_file goes to the editor, not to the disk",
+        "ok - bash runs in an editor terminal, which the call names and which is released",
+        "ok - cancel kills the command's terminal and releases it",
+        "ok - a read the editor fails is the call's error; the turn ends",
+        "ok - ask_user is one elicitation form",
+        "ok - set_config_option switches the model of the next request",
+        "ok - close, resume (the next prompt keeps the history), delete",
+    ] {
+        assert!(stdout.contains(scenario), "missing {scenario:?}");
+    }
+
+    let requests = server.requests();
+    let of = |tag: &str| -> Vec<&test_support::Request> {
+        requests.iter().filter(|r| r.contains(tag)).collect()
+    };
+    assert_eq!(
+        server.model_list_requests(),
+        1,
+        "the models are listed once"
+    );
+    let read = of("[scenario-read]");
+    assert_eq!(read.len(), 2);
+    assert!(
+        read[1].contains("unsaved buffer text"),
+        "the model read the buffer"
+    );
+    assert!(
+        read.iter().all(|r| !r.contains("disk text")),
+        "never the disk"
+    );
+    let model = of("[scenario-model]");
+    assert_eq!(model.len(), 1);
+    assert_eq!(model[0].json()["model"], "mock-model-large");
+    assert_eq!(read[0].json()["model"], "mock-model-small");
+    let resumed = of("[scenario-resume] second prompt");
+    assert_eq!(resumed.len(), 1);
+    assert!(
+        resumed[0].contains("[scenario-resume] first prompt"),
+        "history kept"
+    );
+    assert!(resumed[0].contains("First."), "the earlier answer too");
+    let asked = of("[scenario-ask]");
+    assert!(asked
+        .last()
+        .is_some_and(|r| r.contains("Pick a color: Blue")));
+    let failed = of("[scenario-fail]");
+    assert!(failed
+        .last()
+        .is_some_and(|r| r.contains("through the editor")));
+    if stdout.contains("ok - an MCP server's elicitation is answered through the client") {
+        assert!(of("[scenario-mcp]")
+            .last()
+            .is_some_and(|r| r.contains("Ada Lovelace")));
     }
 }

@@ -158,6 +158,9 @@ pub trait EditorTerminals: Send + Sync {
     /// [`ToolError::Cancelled`]). The terminal is released before this returns (or, when
     /// the call's future is dropped, right after). An editor that fails a request is the
     /// call's error; no wait is unbounded.
-    async fn run(&self, command: TerminalCommand, ctx: &ToolContext)
-        -> Result<TerminalRun, ToolError>;
+    async fn run(
+        &self,
+        command: TerminalCommand,
+        ctx: &ToolContext,
+    ) -> Result<TerminalRun, ToolError>;
 }

@@ -235,8 +235,15 @@ impl Tool for Bash {
         // In the client's terminal when it lends them (and the sandbox can follow there).
         let in_terminal = match ctx.editor.terminals() {
             Some(terminals) => {
-                crate::editor_io::bash_in_terminal(terminals, &args.command, &roots, timeout, cap, &ctx)
-                    .await?
+                crate::editor_io::bash_in_terminal(
+                    terminals,
+                    &args.command,
+                    &roots,
+                    timeout,
+                    cap,
+                    &ctx,
+                )
+                .await?
             }
             None => None,
         };
@@ -284,7 +291,8 @@ pub(crate) fn sandbox_note(confinement: &Confinement, denial: &Denial) -> String
 /// taken for the command's own sandbox refusals. Removed from the output.
 pub(crate) const PROFILE_END: &[u8] = b"\x1eagent-sandbox: profile done\x1e\n";
 /// The same, as the shell prints it.
-pub(crate) const PROFILE_END_PRINTF: &str = "printf '\\036agent-sandbox: profile done\\036\\n' >&2; ";
+pub(crate) const PROFILE_END_PRINTF: &str =
+    "printf '\\036agent-sandbox: profile done\\036\\n' >&2; ";
 
 /// The recent bytes of one output stream: at most `limit` once the command is done.
 #[derive(Debug, Default)]

@@ -183,10 +183,14 @@ pub(crate) async fn bash_in_terminal(
         program,
         args,
         cwd: roots.workspace.clone(),
-        env: [("PAGER", "cat"), ("GIT_PAGER", "cat"), ("GIT_TERMINAL_PROMPT", "0")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
+        env: [
+            ("PAGER", "cat"),
+            ("GIT_PAGER", "cat"),
+            ("GIT_TERMINAL_PROMPT", "0"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
         output_byte_limit: u64::try_from(cap).ok(),
         timeout,
     };

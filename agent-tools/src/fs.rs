@@ -105,8 +105,9 @@ impl Tool for ReadFile {
             })
             .await?;
             if !local {
-                let output = read_from_editor(files, &resolved.path, &resolved.display, &args, cap, &ctx)
-                    .await?;
+                let output =
+                    read_from_editor(files, &resolved.path, &resolved.display, &args, cap, &ctx)
+                        .await?;
                 return Ok(finish_output(output, cap));
             }
         }
@@ -492,7 +493,9 @@ impl Tool for EditFile {
             let (path, display) = (&resolved.path, resolved.display.as_str());
             check_ops(&ops)?;
             if path.is_dir() {
-                return Err(ToolError::Failed(format!("{display} is a directory, not a file")));
+                return Err(ToolError::Failed(format!(
+                    "{display} is a directory, not a file"
+                )));
             }
             let old = crate::editor_io::read_whole(files, path, &ctx).await?;
             let (new, count) = replace_all_ops(&old, display, &ops)?;
@@ -555,11 +558,7 @@ fn edit(path: &Path, display: &str, ops: &[EditOp]) -> Result<ToolOutput, ToolEr
 }
 
 /// `old` with every replacement of `ops` applied, in order, and how many were made.
-fn replace_all_ops(
-    old: &str,
-    display: &str,
-    ops: &[EditOp],
-) -> Result<(String, usize), ToolError> {
+fn replace_all_ops(old: &str, display: &str, ops: &[EditOp]) -> Result<(String, usize), ToolError> {
     let which = |i: usize| which(ops, i);
     let mut new = old.to_string();
     let mut count = 0;

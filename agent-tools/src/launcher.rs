@@ -72,7 +72,10 @@ fn launch(args: Vec<std::ffi::OsString>) -> String {
     }
     #[cfg(not(unix))]
     {
-        format!("cannot run {}: not supported here", program.to_string_lossy())
+        format!(
+            "cannot run {}: not supported here",
+            program.to_string_lossy()
+        )
     }
 }
 
@@ -115,7 +118,8 @@ pub fn invocation(
     args: &[String],
 ) -> Result<Launch, SandboxError> {
     // What the launcher will apply, worked out here as it will be there (nothing runs).
-    let confinement = agent_sandbox::prepare_std(&mut std::process::Command::new(program), sandbox, roots)?;
+    let confinement =
+        agent_sandbox::prepare_std(&mut std::process::Command::new(program), sandbox, roots)?;
     let exe = std::env::current_exe().map_err(|e| SandboxError::Setup {
         context: "finding this executable for the sandbox launcher".to_string(),
         message: e.to_string(),
@@ -131,7 +135,12 @@ pub fn invocation(
         context: "writing the sandbox launcher's spec".to_string(),
         message: e.to_string(),
     })?;
-    let mut launch_args = vec![LAUNCH_ARG.to_string(), spec, "--".to_string(), program.to_string()];
+    let mut launch_args = vec![
+        LAUNCH_ARG.to_string(),
+        spec,
+        "--".to_string(),
+        program.to_string(),
+    ];
     launch_args.extend(args.iter().cloned());
     Ok(Launch {
         program: exe.to_string_lossy().into_owned(),

@@ -52,16 +52,12 @@ impl EditorFiles for Buffers {
         if let Some(why) = &self.fail {
             return Err(ToolError::Failed(why.clone()));
         }
-        let text = self
-            .get(&request.path)
-            .ok_or_else(|| ToolError::Failed(format!("file not found: {}", request.path.display())))?;
+        let text = self.get(&request.path).ok_or_else(|| {
+            ToolError::Failed(format!("file not found: {}", request.path.display()))
+        })?;
         let from = request.line.unwrap_or(1).max(1) as usize - 1;
         let take = request.limit.map_or(usize::MAX, |l| l as usize);
-        Ok(text
-            .split_inclusive('\n')
-            .skip(from)
-            .take(take)
-            .collect())
+        Ok(text.split_inclusive('\n').skip(from).take(take).collect())
     }
 
     async fn write_text(
@@ -109,7 +105,12 @@ fn ctx(ws: &Path, editor: Editor) -> ToolContext {
     ctx
 }
 
-async fn call(tools: &ToolSet, name: &str, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+async fn call(
+    tools: &ToolSet,
+    name: &str,
+    args: Value,
+    ctx: ToolContext,
+) -> Result<ToolOutput, ToolError> {
     tokio::time::timeout(LIMIT, tools.get(name).unwrap().call(args, ctx))
         .await
         .expect("the call finishes")
@@ -126,9 +127,14 @@ async fn read_file_sees_the_buffer_not_the_disk() {
     std::fs::write(&path, "on disk\n").unwrap();
     let buffers = Buffers::with(&path, "unsaved one\nunsaved two\nunsaved three\n");
     let editor = Editor::none().with_files(buffers.clone());
-    let output = call(&tools, "read_file", json!({"path": "a.txt"}), ctx(dir.path(), editor.clone()))
-        .await
-        .expect("read");
+    let output = call(
+        &tools,
+        "read_file",
+        json!({"path": "a.txt"}),
+        ctx(dir.path(), editor.clone()),
+    )
+    .await
+    .expect("read");
     let shown = text(&output);
     assert!(shown.contains("     1\tunsaved one"), "{shown}");
     assert!(!shown.contains("on disk"), "{shown}");
@@ -164,7 +170,11 @@ async fn writes_and_edits_go_to_the_editor_not_to_the_disk() {
     )
     .await
     .expect("write");
-    assert!(text(&output).starts_with("Created new.txt"), "{}", text(&output));
+    assert!(
+        text(&output).starts_with("Created new.txt"),
+        "{}",
+        text(&output)
+    );
     assert_eq!(output.changed_files, ["new.txt"]);
     assert!(!path.exists(), "nothing was written to the disk");
     assert_eq!(buffers.get(&path).as_deref(), Some("alpha\nbeta\n"));
@@ -192,7 +202,10 @@ async fn writes_and_edits_go_to_the_editor_not_to_the_disk() {
     .expect("patch");
     assert!(!output.is_error, "{}", text(&output));
     assert_eq!(buffers.get(&path).as_deref(), Some("alpha\ndelta\n"));
-    assert_eq!(buffers.get(&dir.path().join("added.txt")).as_deref(), Some("fresh\n"));
+    assert_eq!(
+        buffers.get(&dir.path().join("added.txt")).as_deref(),
+        Some("fresh\n")
+    );
     assert!(!dir.path().join("added.txt").exists());
 }
 
@@ -204,9 +217,14 @@ async fn an_editor_that_fails_is_the_calls_error_and_confinement_still_holds() {
         ..Buffers::default()
     });
     let editor = Editor::none().with_files(buffers.clone());
-    let err = call(&tools, "read_file", json!({"path": "x.txt"}), ctx(dir.path(), editor.clone()))
-        .await
-        .expect_err("fails");
+    let err = call(
+        &tools,
+        "read_file",
+        json!({"path": "x.txt"}),
+        ctx(dir.path(), editor.clone()),
+    )
+    .await
+    .expect_err("fails");
     assert!(err.to_string().contains("the editor refused"), "{err}");
     let err = call(
         &tools,
@@ -217,7 +235,10 @@ async fn an_editor_that_fails_is_the_calls_error_and_confinement_still_holds() {
     .await
     .expect_err("outside the workspace");
     assert!(matches!(err, ToolError::Blocked(_)), "{err:?}");
-    assert!(buffers.reads.lock().unwrap().len() == 1, "the escape never reached the editor");
+    assert!(
+        buffers.reads.lock().unwrap().len() == 1,
+        "the escape never reached the editor"
+    );
 }
 
 #[tokio::test]
@@ -233,9 +254,14 @@ async fn bash_runs_in_the_editors_terminal_when_the_sandbox_is_off() {
     });
     let mut ctx = ctx(dir.path(), Editor::none().with_terminals(terminal.clone()));
     ctx.sandbox = SandboxContext::new(SandboxPolicy::off());
-    let output = call(&tools, "bash", json!({"command": "echo hi", "timeout_ms": 5000}), ctx)
-        .await
-        .expect("bash");
+    let output = call(
+        &tools,
+        "bash",
+        json!({"command": "echo hi", "timeout_ms": 5000}),
+        ctx,
+    )
+    .await
+    .expect("bash");
     assert!(!output.is_error);
     let shown = text(&output);
     assert!(shown.starts_with("exit code: 0"), "{shown}");
@@ -268,7 +294,11 @@ async fn a_failed_command_in_the_terminal_is_an_error_result() {
         .expect("bash");
     assert!(output.is_error);
     assert!(output.truncated);
-    assert!(text(&output).starts_with("exit code: 3"), "{}", text(&output));
+    assert!(
+        text(&output).starts_with("exit code: 3"),
+        "{}",
+        text(&output)
+    );
 }
 
 #[tokio::test]
@@ -290,5 +320,8 @@ async fn a_confining_sandbox_without_a_launcher_keeps_bash_local() {
         .await
         .expect("bash");
     assert!(text(&output).contains("local"), "{}", text(&output));
-    assert!(terminal.seen.lock().unwrap().is_empty(), "not in the editor's terminal");
+    assert!(
+        terminal.seen.lock().unwrap().is_empty(),
+        "not in the editor's terminal"
+    );
 }

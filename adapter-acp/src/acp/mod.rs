@@ -64,6 +64,7 @@
 //! SDK's agent builder and the methods, over agent-host's session host) and [`transport`]
 //! (lines ⇄ the SDK's frames, with one ordered output queue; it knows no method names).
 
+pub(crate) mod client;
 pub mod handlers;
 pub mod mapping;
 pub mod transport;

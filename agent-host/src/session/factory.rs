@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{
+    editor::Editor,
     instructions::Instructions,
     sandbox::SandboxSupport,
     session::{SessionError, SessionRecord, SessionStore},
     skills::{Skills, SKILL_TOOL},
     tool_source::ToolSource,
-    editor::Editor,
     Agent, Approver, Message, PermissionMode, Provider, ReasoningLevel, Tool,
 };
 use agent_mcp::{ConfigError as McpConfigError, McpManager, McpServerConfig};

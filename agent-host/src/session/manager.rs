@@ -306,7 +306,11 @@ impl SessionManager {
         let meta = self.new_meta(&options, model);
         // Connected before the activation lock: a slow server delays only this session.
         let mcp = self
-            .connect_mcp(&meta.session_id, &options.workspace_path, options.mcp_servers)
+            .connect_mcp(
+                &meta.session_id,
+                &options.workspace_path,
+                options.mcp_servers,
+            )
             .await?;
         let _serial = self.activation.lock().await;
         self.activate(meta, false, Vec::new(), mcp).await

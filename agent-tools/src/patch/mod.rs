@@ -20,8 +20,8 @@ use serde_json::Value;
 
 pub use apply::ApplyError;
 pub(crate) use apply::Change;
-pub(crate) use parse::{FileOp, OpKind};
 pub use parse::ParseError;
+pub(crate) use parse::{FileOp, OpKind};
 
 use crate::common::{assess_path, blocking, parse_args, schema_for, str_arg, Config, ToolsConfig};
 use crate::scrub::finish_output;

@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use super::Shared;
-use crate::acp::mapping;
+use crate::acp::{client, mapping};
 
 use PermissionOptionKind::{AllowAlways, AllowOnce, RejectOnce};
 
@@ -118,7 +118,7 @@ impl Announced {
     }
 
     /// Waits (at most `timeout`) until the call was announced.
-    async fn wait(&self, session: &str, call: &str, timeout: Duration) -> bool {
+    pub(crate) async fn wait(&self, session: &str, call: &str, timeout: Duration) -> bool {
         self.0
             .wait(&Self::key(session, call), timeout)
             .await
@@ -232,7 +232,22 @@ pub(super) async fn interact(
             }
             InteractionKind::UserInput(mut request) => {
                 request.call_id = request.call_id.map(|id| asker.call_id(&id));
-                InteractionReply::UserInput(user_input(&cx, &asker.session_id, request).await)
+                // Questions as one form when the client takes them (plans keep their
+                // approve / keep-planning choice).
+                let answer = match request.plan.is_none() && s.client.elicits_forms() {
+                    true => {
+                        let call = request.call_id.as_deref();
+                        client::elicit::ask_user(
+                            &s.client,
+                            &asker.session_id,
+                            call,
+                            &request.questions,
+                        )
+                        .await
+                    }
+                    false => user_input(&cx, &asker.session_id, request).await,
+                };
+                InteractionReply::UserInput(answer)
             }
         }
     };

@@ -16,7 +16,9 @@
 //! `initialize`, instead of being refused because the response has not been written yet.
 
 mod commands;
+mod config;
 mod interact;
+mod lifecycle;
 mod prompt;
 mod sessions;
 
@@ -26,9 +28,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, InitializeRequest, InitializeResponse, ListSessionsRequest,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, SessionId, SessionNotification, SessionUpdate, SetSessionModeRequest,
+    CancelNotification, CloseSessionRequest, DeleteSessionRequest, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
+    SessionId, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{
@@ -41,6 +45,7 @@ use agent_host::session::{ManagerError, SessionManager};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
+use super::client::{ClientSide, Lender};
 use super::transport::Outbox;
 use interact::{Announced, Tasks};
 
@@ -118,6 +123,12 @@ pub(crate) struct Shared {
     pub(crate) unanswered: tokio::sync::watch::Sender<usize>,
     /// Per session: the slash commands last announced.
     commands: Mutex<HashMap<String, agent_core::commands::Commands>>,
+    /// What the client advertised and lends the sessions (files, terminals, elicitation).
+    pub(crate) client: Arc<ClientSide>,
+    /// The provider's models, for the `model` config option.
+    models: config::Models,
+    /// The session titles the client was told.
+    titles: lifecycle::Titles,
 }
 
 impl Shared {
@@ -259,6 +270,7 @@ fn gatekeeper(
         let responder = responder.cast::<InitializeResponse>();
         return match InitializeRequest::parse_message(request.method(), request.params()) {
             Ok(init) => {
+                s.client.set_capabilities(&init.client_capabilities);
                 s.initialized.store(true, Ordering::Release);
                 responder.respond(sessions::initialize(&init))
             }
@@ -292,8 +304,14 @@ macro_rules! answer {
 impl ConnectTo<Client> for AcpAgent {
     async fn connect_to(self, client: impl ConnectTo<Agent>) -> agent_client_protocol::Result<()> {
         let (int_tx, int_rx) = mpsc::unbounded_channel();
+        // What the client lends each session, by the capabilities `initialize` brings.
+        let client_side = Arc::new(ClientSide::default());
+        let mut options = self.options;
+        options.factory = options
+            .factory
+            .session_client(Arc::new(Lender(client_side.clone())));
         let shared = Arc::new(Shared {
-            manager: self.options.manager(int_tx),
+            manager: options.manager(int_tx),
             gate: self.gate,
             outbox: self.outbox,
             cancels: Mutex::new(HashMap::new()),
@@ -302,6 +320,9 @@ impl ConnectTo<Client> for AcpAgent {
             initialized: AtomicBool::new(false),
             unanswered: tokio::sync::watch::channel(0).0,
             commands: Mutex::new(HashMap::new()),
+            client: client_side,
+            models: config::Models::default(),
+            titles: lifecycle::Titles::default(),
         });
         let s = shared.clone();
         // The SDK's v1 agent refuses requests until the response to `initialize` has been
@@ -361,7 +382,25 @@ impl ConnectTo<Client> for AcpAgent {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                answer!(s, |req: SetSessionModeRequest, _cx| sessions::set_mode(&s, req)),
+                answer!(s, |req: SetSessionModeRequest, cx| sessions::set_mode(&s, &cx, req)),
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                answer!(s, |req: SetSessionConfigOptionRequest, cx| {
+                    config::set_config_option(&s, &cx, req)
+                }),
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                answer!(s, |req: ResumeSessionRequest, _cx| lifecycle::resume_session(&s, req)),
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                answer!(s, |req: CloseSessionRequest, _cx| lifecycle::close_session(&s, req)),
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                answer!(s, |req: DeleteSessionRequest, _cx| lifecycle::delete_session(&s, req)),
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
@@ -395,6 +434,7 @@ impl ConnectTo<Client> for AcpAgent {
             .connect_with(client, {
                 let s = shared.clone();
                 async move |cx: ConnectionTo<Client>| {
+                    s.client.attach(&cx, &s);
                     let mut int_rx = int_rx;
                     loop {
                         tokio::select! {

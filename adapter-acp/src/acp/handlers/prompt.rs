@@ -20,6 +20,7 @@ use agent_host::turn::{Mapping, TurnState};
 use serde::Serialize;
 
 use super::commands;
+use super::config;
 use super::sessions::active;
 use super::{
     hold_update, internal, invalid_params, invalid_request, notify, session_not_found, Shared,
@@ -226,7 +227,12 @@ impl TurnObserver for AcpTurn {
         self.frames.lines()
     }
 
-    fn started(&mut self, _session: &Session, _turn: &TurnInfo) {}
+    fn started(&mut self, session: &Session, _turn: &TurnInfo) {
+        // The first prompt gives the session its title.
+        if let Some(update) = self.shared.titles.update(session) {
+            self.send(update);
+        }
+    }
 
     fn observe(
         &mut self,
@@ -236,11 +242,17 @@ impl TurnObserver for AcpTurn {
         event: &AgentEvent,
     ) {
         let (mapping, frames, sid) = (&mut self.mapping, &mut self.frames, &self.sid);
+        // A call running in a client terminal keeps it in its content.
+        let (terminals, id) = (&self.shared.client.terminals, &self.session_id);
         match &self.shared.outbox {
-            Some(_) => mapping.map(state, event, |update| hold_update(frames, sid, update)),
+            Some(_) => mapping.map(state, event, |update| {
+                hold_update(frames, sid, terminals.keep_shown(id, update))
+            }),
             None => {
                 let (shared, cx) = (&self.shared, &self.cx);
-                mapping.map(state, event, |update| notify(shared, cx, sid, update))
+                mapping.map(state, event, |update| {
+                    notify(shared, cx, sid, terminals.keep_shown(id, update))
+                })
             }
         };
         self.stop = mapping::stop_reason(state);
@@ -266,6 +278,7 @@ impl TurnObserver for AcpTurn {
                     self.send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
                         mode.as_str(),
                     )));
+                    self.send(config::changed(&self.shared, session));
                 }
             }
             _ => {}
@@ -277,6 +290,10 @@ impl TurnObserver for AcpTurn {
         self.flush();
         self.shared.cancels().remove(&self.session_id);
         self.shared.announced.forget_session(&self.session_id);
+        self.shared
+            .client
+            .terminals
+            .forget_session(&self.session_id);
         if turn.kind != RunKind::Prompt {
             return self.shared.answered();
         }

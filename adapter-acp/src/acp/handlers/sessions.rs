@@ -8,8 +8,9 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
     ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionId,
-    SessionInfo, SessionListCapabilities, SessionMode as AcpMode, SessionModeState,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, SessionCapabilities,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionId, SessionInfo,
+    SessionListCapabilities, SessionMode as AcpMode, SessionModeState, SessionResumeCapabilities,
     SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::schema::{McpServer, Meta};
@@ -20,7 +21,7 @@ use agent_host::session::{
 };
 use agent_mcp::{McpServerConfig, ServerState};
 
-use super::{internal, invalid_params, notify, session_error, session_not_found, Shared};
+use super::{config, internal, invalid_params, notify, session_error, session_not_found, Shared};
 use crate::acp::mapping;
 
 /// The session modes offered, in order, as `(id, name, description)`. They are the ZCode
@@ -95,7 +96,11 @@ pub(super) fn initialize(req: &InitializeRequest) -> InitializeResponse {
                 // stdio servers always; streamable HTTP too (agent-mcp); not the legacy SSE.
                 .mcp_capabilities(McpCapabilities::new().http(true))
                 .session_capabilities(
-                    SessionCapabilities::new().list(SessionListCapabilities::new()),
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new())
+                        .delete(SessionDeleteCapabilities::new()),
                 ),
         )
         .agent_info(
@@ -106,13 +111,13 @@ pub(super) fn initialize(req: &InitializeRequest) -> InitializeResponse {
 
 /// A session's `mcpServers` as server configurations; an invalid list is the request's
 /// `invalid_params` error.
-fn session_servers(servers: &[McpServer]) -> Result<Vec<McpServerConfig>, Error> {
+pub(super) fn session_servers(servers: &[McpServer]) -> Result<Vec<McpServerConfig>, Error> {
     mapping::mcp_servers(servers).map_err(|e| invalid_params(format!("mcpServers: {e}")))
 }
 
 /// A session that could not be made: an invalid MCP server list (the request's own or
 /// with `--mcp-config`) is `invalid_params`, the rest as [`session_error`].
-fn activation_error(err: ManagerError, id: Option<&str>) -> Error {
+pub(super) fn activation_error(err: ManagerError, id: Option<&str>) -> Error {
     match err {
         ManagerError::Factory(FactoryError::Mcp(e)) => invalid_params(format!("mcpServers: {e}")),
         err => session_error(err, id),
@@ -122,7 +127,7 @@ fn activation_error(err: ManagerError, id: Option<&str>) -> Error {
 /// The `_meta` of a session's response: `{"mcpServers": [{name, transport, status, reason?,
 /// tools}]}` when it has MCP servers (ACP has no field for their state; a server that
 /// failed is listed with its reason), else none.
-fn servers_meta(session: &Session) -> Option<Meta> {
+pub(super) fn servers_meta(session: &Session) -> Option<Meta> {
     let mcp = session.mcp();
     if mcp.is_empty() {
         return None;
@@ -152,9 +157,11 @@ pub(super) async fn new_session(
         .await
         .map_err(|e| activation_error(e, None))?;
     let meta = session.meta();
+    s.titles.known(&session);
     Ok(
         NewSessionResponse::new(SessionId::new(meta.session_id.as_str()))
             .modes(mode_state(meta.mode))
+            .config_options(config::options(s, &session).await)
             .meta(servers_meta(&session)),
     )
 }
@@ -205,8 +212,10 @@ pub(super) async fn load_session(
     if !meta.todos.is_empty() {
         notify(s, cx, &sid, mapping::plan_update(&meta.todos));
     }
+    s.titles.known(&session);
     Ok(LoadSessionResponse::new()
         .modes(mode_state(meta.mode))
+        .config_options(config::options(s, &session).await)
         .meta(servers_meta(&session)))
 }
 
@@ -242,6 +251,7 @@ pub(super) fn active(s: &Shared, id: &str) -> Result<Arc<Session>, Error> {
 
 pub(super) async fn set_mode(
     s: &Shared,
+    cx: &ConnectionTo<Client>,
     req: SetSessionModeRequest,
 ) -> Result<SetSessionModeResponse, Error> {
     let session = active(s, &req.session_id.0)?;
@@ -254,5 +264,7 @@ pub(super) async fn set_mode(
         ))
     })?;
     session.set_mode(mode).await.map_err(internal)?;
+    // The `mode` config option changed with it.
+    config::announce(s, cx, &session);
     Ok(SetSessionModeResponse::new())
 }

@@ -1,0 +1,474 @@
+// `adapter-acp acp` with an editor that lends it what ACP lets it: the official ACP client
+// SDK (@agentclientprotocol/sdk) plays an editor with unsaved buffers, real terminals
+// (processes it starts itself) and forms. The model is the test's mock server (OpenAI
+// Chat Completions, two listed models); tests/acp_node.rs checks what reached it.
+//
+// Usage: node editor.mjs <adapter-acp binary> <mock server /v1 URL> [<node> <server-everything script>]
+//
+// Scenarios (each in a session of its own; its prompt names it, the mock answers by name):
+//  1. initialize advertises resume/close/delete; session/new answers configOptions: mode,
+//     and model with the mock server's two models; set_config_option sets the mode.
+//  2. read_file sees the editor's unsaved buffer, not the disk (fs/read_text_file, absolute
+//     path); the first prompt gives the session its title (session_info_update).
+//  3. write_file goes to the editor (fs/write_text_file) and not to the disk.
+//  4. bash runs in an editor terminal: terminal/create, the call's content names the
+//     terminal, its output is the result, the terminal is released.
+//  5. cancelling a prompt whose bash runs kills the terminal and releases it.
+//  6. a read the editor fails is the call's error; the turn ends normally.
+//  7. ask_user is one elicitation/create form; the answer reaches the model.
+//  8. set_config_option switches the model of the next request; bad ids and values are
+//     invalid params.
+//  9. close, resume (no replay; the next prompt keeps the history), delete (gone).
+// 10. (with server-everything) an MCP server's elicitation is answered through the client.
+//
+// Every wait is bounded; the process exits non-zero on the first failure.
+
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import assert from "node:assert/strict";
+import * as acp from "@agentclientprotocol/sdk";
+
+const [BIN, MOCK, MCP_NODE, MCP_SCRIPT] = process.argv.slice(2);
+if (!BIN || !MOCK) {
+  console.error("usage: node editor.mjs <adapter-acp binary> <mock /v1 URL> [<node> <everything script>]");
+  process.exit(2);
+}
+
+const STEP_TIMEOUT_MS = 20_000;
+const TOTAL_TIMEOUT_MS = 150_000;
+const overall = setTimeout(() => {
+  console.error(`FAIL: the whole test took longer than ${TOTAL_TIMEOUT_MS} ms`);
+  process.exit(1);
+}, TOTAL_TIMEOUT_MS);
+overall.unref();
+
+function within(promise, what, ms = STEP_TIMEOUT_MS) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function deferred() {
+  let resolve;
+  const promise = new Promise((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+async function until(check, what) {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const root = mkdtempSync(join(tmpdir(), "acp-editor-"));
+const workspace = join(root, "ws");
+const dataDir = join(root, "data");
+mkdirSync(workspace);
+mkdirSync(dataDir);
+const notes = join(workspace, "notes.txt");
+writeFileSync(notes, "disk text\n");
+
+/** The editor: buffers (unsaved text by path), terminals it runs itself, a log of requests. */
+const editor = {
+  buffers: new Map([[notes, "unsaved buffer text\n"]]),
+  reads: [],
+  writes: [],
+  terminals: new Map(),
+  nextTerminal: 1,
+  created: deferred(),
+  elicitations: [],
+  answerElicitation: null,
+};
+
+function createTerminal(params) {
+  const id = `term_${editor.nextTerminal++}`;
+  const env = { ...process.env };
+  for (const { name, value } of params.env ?? []) env[name] = value;
+  const child = spawn(params.command, params.args ?? [], { cwd: params.cwd, env });
+  const terminal = {
+    id,
+    params,
+    child,
+    output: "",
+    truncated: false,
+    exit: null,
+    exited: deferred(),
+    killed: false,
+    released: false,
+  };
+  const append = (chunk) => {
+    terminal.output += chunk.toString();
+    const limit = params.outputByteLimit;
+    if (limit != null && Buffer.byteLength(terminal.output) > limit) {
+      terminal.output = Buffer.from(terminal.output).subarray(-limit).toString();
+      terminal.truncated = true;
+    }
+  };
+  child.stdout.on("data", append);
+  child.stderr.on("data", append);
+  child.on("error", (err) => {
+    append(`${err}\n`);
+    terminal.exit = { exitCode: 127, signal: null };
+    terminal.exited.resolve();
+  });
+  child.on("exit", (code, signal) => {
+    terminal.exit = { exitCode: code, signal };
+    terminal.exited.resolve();
+  });
+  editor.terminals.set(id, terminal);
+  editor.created.resolve(terminal);
+  return id;
+}
+
+function terminal(params) {
+  const found = editor.terminals.get(params.terminalId);
+  if (!found) throw new Error(`unknown terminal ${params.terminalId}`);
+  return found;
+}
+
+const updates = [];
+const child = spawn(
+  BIN,
+  ["acp", "--provider", "openai", "--base-url", MOCK, "--api-key", "sk-editor-test", "--model", "mock-model-small", "--data-dir", dataDir],
+  { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ADAPTER_ACP_LOG: "warn" } },
+);
+let stderr = "";
+child.stderr.on("data", (chunk) => (stderr += chunk));
+const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+
+const app = acp
+  .client({ name: "adapter-acp-editor-test" })
+  .onRequest(acp.methods.client.session.requestPermission, async () => {
+    throw new Error("no permission request expected in yolo mode");
+  })
+  .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
+    editor.reads.push(params);
+    const text = editor.buffers.get(params.path);
+    if (text === undefined) throw new Error(`no buffer for ${params.path}`);
+    let lines = text.split(/(?<=\n)/);
+    if (params.line) lines = lines.slice(params.line - 1);
+    if (params.limit) lines = lines.slice(0, params.limit);
+    return { content: lines.join("") };
+  })
+  .onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {
+    editor.writes.push(params);
+    editor.buffers.set(params.path, params.content);
+    return {};
+  })
+  .onRequest(acp.methods.client.terminal.create, async ({ params }) => ({ terminalId: createTerminal(params) }))
+  .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) => {
+    const t = terminal(params);
+    await t.exited.promise;
+    return t.exit;
+  })
+  .onRequest(acp.methods.client.terminal.output, async ({ params }) => {
+    const t = terminal(params);
+    return { output: t.output, truncated: t.truncated, exitStatus: t.exit ?? undefined };
+  })
+  .onRequest(acp.methods.client.terminal.kill, async ({ params }) => {
+    const t = terminal(params);
+    t.killed = true;
+    if (!t.exit) t.child.kill("SIGKILL");
+    return {};
+  })
+  .onRequest(acp.methods.client.terminal.release, async ({ params }) => {
+    const t = terminal(params);
+    if (!t.exit) t.child.kill("SIGKILL");
+    t.released = true;
+    return {};
+  })
+  .onRequest(acp.methods.client.elicitation.create, async ({ params }) => {
+    editor.elicitations.push(params);
+    if (!editor.answerElicitation) throw new Error("unexpected elicitation");
+    return editor.answerElicitation(params);
+  })
+  .onNotification(acp.methods.client.session.update, async ({ params }) => {
+    updates.push({ sessionId: params.sessionId, update: params.update });
+  });
+
+const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+
+function updatesOf(sessionId, from = 0) {
+  return updates.slice(from).filter((u) => u.sessionId === sessionId).map((u) => u.update);
+}
+
+function callUpdates(sessionId, from = 0) {
+  return updatesOf(sessionId, from).filter((u) => u.sessionUpdate === "tool_call_update");
+}
+
+function contentText(update) {
+  return (update?.content ?? [])
+    .map((c) => (c.type === "content" && c.content.type === "text" ? c.content.text : ""))
+    .join("");
+}
+
+let failures = 0;
+async function scenario(name, fn) {
+  try {
+    await fn();
+    console.log(`ok - ${name}`);
+  } catch (err) {
+    failures += 1;
+    console.error(`not ok - ${name}\n${err?.stack ?? err}`);
+    throw err;
+  }
+}
+
+try {
+  await app.connectWith(stream, async (ctx) => {
+    const prompt = (sessionId, text) =>
+      ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+    const newSession = async (extra = {}) => {
+      const created = await within(
+        ctx.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [], ...extra }),
+        "session/new",
+      );
+      const set = await within(
+        ctx.request(acp.methods.agent.session.setConfigOption, {
+          sessionId: created.sessionId,
+          configId: "mode",
+          value: "yolo",
+        }),
+        "set_config_option mode",
+      );
+      assert.equal(set.configOptions.find((o) => o.id === "mode")?.currentValue, "yolo");
+      return created;
+    };
+
+    await scenario("initialize, configOptions with the provider's models", async () => {
+      const init = await within(
+        ctx.request(acp.methods.agent.initialize, {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          clientCapabilities: {
+            fs: { readTextFile: true, writeTextFile: true },
+            terminal: true,
+            elicitation: { form: {} },
+          },
+        }),
+        "initialize",
+      );
+      const caps = init.agentCapabilities?.sessionCapabilities ?? {};
+      for (const cap of ["list", "resume", "close", "delete"]) assert.ok(caps[cap], `sessionCapabilities.${cap}`);
+      const created = await within(
+        ctx.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] }),
+        "session/new",
+      );
+      const options = created.configOptions ?? [];
+      const model = options.find((o) => o.id === "model");
+      assert.equal(model?.type, "select");
+      assert.equal(model.category, "model");
+      assert.equal(model.currentValue, "mock-model-small");
+      assert.deepEqual(model.options.map((o) => o.value), ["mock-model-small", "mock-model-large"]);
+      const mode = options.find((o) => o.id === "mode");
+      assert.equal(mode?.currentValue, "build");
+      assert.equal(mode.category, "mode");
+      assert.ok(mode.options.some((o) => o.value === "yolo"));
+      const before = updates.length;
+      const set = await within(
+        ctx.request(acp.methods.agent.session.setConfigOption, {
+          sessionId: created.sessionId,
+          configId: "mode",
+          value: "plan",
+        }),
+        "set_config_option",
+      );
+      assert.equal(set.configOptions.find((o) => o.id === "mode").currentValue, "plan");
+      assert.ok(set.configOptions.some((o) => o.id === "model"), "the whole set");
+      await until(
+        () => updatesOf(created.sessionId, before).some((u) => u.sessionUpdate === "current_mode_update" && u.currentModeId === "plan"),
+        "current_mode_update",
+      );
+      // The legacy set_mode keeps the option in step.
+      await within(
+        ctx.request(acp.methods.agent.session.setMode, { sessionId: created.sessionId, modeId: "edit" }),
+        "set_mode",
+      );
+      await until(
+        () =>
+          updatesOf(created.sessionId, before).some(
+            (u) => u.sessionUpdate === "config_option_update" && u.configOptions.find((o) => o.id === "mode")?.currentValue === "edit",
+          ),
+        "config_option_update after set_mode",
+      );
+    });
+
+    await scenario("read_file sees the unsaved buffer, not the disk; the first prompt titles the session", async () => {
+      const { sessionId } = await newSession();
+      const before = updates.length;
+      const response = await within(prompt(sessionId, "[scenario-read] Read the notes."), "prompt (read)");
+      assert.equal(response.stopReason, "end_turn");
+      assert.equal(editor.reads.length, 1);
+      assert.equal(editor.reads[0].path, notes, "an absolute path");
+      assert.equal(editor.reads[0].sessionId, sessionId);
+      const done = callUpdates(sessionId, before).filter((u) => u.status === "completed").at(-1);
+      assert.match(contentText(done), /unsaved buffer text/);
+      assert.doesNotMatch(contentText(done), /disk text/);
+      const info = updatesOf(sessionId, before).find((u) => u.sessionUpdate === "session_info_update");
+      assert.equal(info?.title, "[scenario-read] Read the notes.");
+    });
+
+    await scenario("write_file goes to the editor, not to the disk", async () => {
+      const { sessionId } = await newSession();
+      const response = await within(prompt(sessionId, "[scenario-write] Write a file."), "prompt (write)");
+      assert.equal(response.stopReason, "end_turn");
+      assert.equal(editor.writes.length, 1);
+      assert.equal(editor.writes[0].path, join(workspace, "new.txt"));
+      assert.equal(editor.writes[0].content, "written via the editor\n");
+      assert.ok(!existsSync(join(workspace, "new.txt")), "nothing written to the disk");
+    });
+
+    await scenario("bash runs in an editor terminal, which the call names and which is released", async () => {
+      const { sessionId } = await newSession();
+      const before = updates.length;
+      editor.created = deferred();
+      const response = await within(prompt(sessionId, "[scenario-bash] Run a command."), "prompt (bash)");
+      assert.equal(response.stopReason, "end_turn");
+      const t = await within(editor.created.promise, "terminal/create");
+      assert.equal(t.params.sessionId, sessionId);
+      assert.equal(t.params.cwd, workspace);
+      assert.ok(t.params.outputByteLimit > 0, "outputByteLimit");
+      assert.ok(t.params.env.some((e) => e.name === "PAGER"), "env");
+      // The default sandbox confines the command: the agent's own binary confines itself
+      // and becomes `bash -lc …` in the editor's terminal.
+      assert.equal(t.params.command, BIN);
+      assert.equal(t.params.args[0], "__agent-sandbox-exec");
+      assert.deepEqual(t.params.args.slice(2, 5), ["--", "bash", "-lc"]);
+      assert.match(t.params.args.at(-1), /echo from-terminal$/);
+      const calls = callUpdates(sessionId, before);
+      const named = calls.find((u) => u.content?.some((c) => c.type === "terminal" && c.terminalId === t.id));
+      assert.ok(named, "a tool_call_update names the terminal");
+      const done = calls.filter((u) => u.status === "completed").at(-1);
+      assert.equal(done.content[0].type, "terminal", "the terminal stays in the final content");
+      assert.match(contentText(done), /from-terminal/);
+      assert.ok(t.released, "terminal/release");
+      assert.ok(!t.killed, "a command that ended is not killed");
+    });
+
+    await scenario("cancel kills the command's terminal and releases it", async () => {
+      const { sessionId } = await newSession();
+      editor.created = deferred();
+      const running = prompt(sessionId, "[scenario-cancel] Run a long command.");
+      const t = await within(editor.created.promise, "terminal/create (long)");
+      await ctx.notify(acp.methods.agent.session.cancel, { sessionId });
+      const response = await within(running, "prompt (cancel)");
+      assert.equal(response.stopReason, "cancelled");
+      await until(() => t.killed && t.released, "terminal/kill and terminal/release");
+      await within(t.exited.promise, "the killed command ends");
+    });
+
+    await scenario("a read the editor fails is the call's error; the turn ends", async () => {
+      const { sessionId } = await newSession();
+      const before = updates.length;
+      const response = await within(prompt(sessionId, "[scenario-fail] Read a missing file."), "prompt (fail)");
+      assert.equal(response.stopReason, "end_turn");
+      const failed = callUpdates(sessionId, before).filter((u) => u.status === "failed").at(-1);
+      assert.ok(failed, "the call failed");
+      assert.match(contentText(failed), /no buffer for/);
+    });
+
+    await scenario("ask_user is one elicitation form", async () => {
+      const { sessionId } = await newSession();
+      const before = updates.length;
+      const asked = editor.elicitations.length;
+      editor.answerElicitation = (params) => {
+        assert.equal(params.mode, "form");
+        assert.equal(params.sessionId, sessionId);
+        assert.equal(params.toolCallId, "call_ask");
+        const q = params.requestedSchema.properties.q_0;
+        assert.equal(q.title, "Pick a color");
+        assert.deepEqual(q.oneOf.map((o) => o.const), ["Red", "Blue"]);
+        return { action: "accept", content: { q_0: "Blue" } };
+      };
+      const response = await within(prompt(sessionId, "[scenario-ask] Ask me."), "prompt (ask)");
+      assert.equal(response.stopReason, "end_turn");
+      assert.equal(editor.elicitations.length, asked + 1);
+      const done = callUpdates(sessionId, before).filter((u) => u.status === "completed").at(-1);
+      assert.match(contentText(done), /Pick a color: Blue/);
+      editor.answerElicitation = null;
+    });
+
+    await scenario("set_config_option switches the model of the next request", async () => {
+      const { sessionId } = await newSession();
+      const set = await within(
+        ctx.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "model", value: "mock-model-large" }),
+        "set_config_option model",
+      );
+      assert.equal(set.configOptions.find((o) => o.id === "model").currentValue, "mock-model-large");
+      for (const [configId, value] of [["model", "no-such-model"], ["nonsense", "x"], ["mode", "nonsense"]]) {
+        await assert.rejects(
+          within(ctx.request(acp.methods.agent.session.setConfigOption, { sessionId, configId, value }), `bad ${configId}`),
+          (err) => err?.code === -32602,
+        );
+      }
+      const response = await within(prompt(sessionId, "[scenario-model] Which model?"), "prompt (model)");
+      assert.equal(response.stopReason, "end_turn");
+    });
+
+    await scenario("close, resume (the next prompt keeps the history), delete", async () => {
+      const { sessionId } = await newSession();
+      await within(prompt(sessionId, "[scenario-resume] first prompt"), "prompt (first)");
+      await within(ctx.request(acp.methods.agent.session.close, { sessionId }), "session/close");
+      await assert.rejects(
+        within(prompt(sessionId, "[scenario-resume] after close"), "prompt after close"),
+        (err) => typeof err?.code === "number",
+      );
+      const listed = await within(ctx.request(acp.methods.agent.session.list, {}), "list after close");
+      assert.ok(listed.sessions.some((s) => s.sessionId === sessionId), "a closed session stays stored");
+      const before = updates.length;
+      const resumed = await within(
+        ctx.request(acp.methods.agent.session.resume, { sessionId, cwd: workspace, mcpServers: [] }),
+        "session/resume",
+      );
+      assert.equal(updatesOf(sessionId, before).length, 0, "resume replays nothing");
+      assert.equal(resumed.configOptions.find((o) => o.id === "mode").currentValue, "yolo");
+      const response = await within(prompt(sessionId, "[scenario-resume] second prompt"), "prompt (after resume)");
+      assert.equal(response.stopReason, "end_turn");
+      await within(ctx.request(acp.methods.agent.session.delete, { sessionId }), "session/delete");
+      const after = await within(ctx.request(acp.methods.agent.session.list, {}), "list after delete");
+      assert.ok(!after.sessions.some((s) => s.sessionId === sessionId), "gone from the list");
+      assert.ok(!existsSync(join(dataDir, "sessions", sessionId)), "gone from the disk");
+      await assert.rejects(
+        within(ctx.request(acp.methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] }), "load deleted"),
+        (err) => typeof err?.code === "number",
+      );
+    });
+
+    if (MCP_NODE && MCP_SCRIPT) {
+      await scenario("an MCP server's elicitation is answered through the client", async () => {
+        const { sessionId } = await newSession({
+          mcpServers: [{ name: "everything", command: MCP_NODE, args: [MCP_SCRIPT], env: [] }],
+        });
+        const before = updates.length;
+        editor.answerElicitation = (params) => {
+          assert.equal(params.mode, "form");
+          assert.equal(params.sessionId, sessionId);
+          assert.ok(params.requestedSchema.properties.name, "the server's schema");
+          return { action: "accept", content: { name: "Ada Lovelace", check: true } };
+        };
+        const response = await within(prompt(sessionId, "[scenario-mcp] Ask through MCP."), "prompt (mcp)", 60_000);
+        assert.equal(response.stopReason, "end_turn");
+        const done = callUpdates(sessionId, before).filter((u) => u.status === "completed").at(-1);
+        assert.match(contentText(done), /Name: Ada Lovelace/);
+        editor.answerElicitation = null;
+      });
+    } else {
+      console.log("skipped: the MCP elicitation scenario (no server-everything)");
+    }
+  });
+  child.stdin.end();
+  await within(exited, "agent exit after stdin closed");
+  console.log("all editor scenarios passed");
+  rmSync(root, { recursive: true, force: true });
+  process.exit(0);
+} catch (err) {
+  console.error(`FAIL: ${err?.message ?? err}\nagent stderr:\n${stderr}`);
+  child.kill("SIGKILL");
+  process.exit(1);
+}

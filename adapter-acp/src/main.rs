@@ -341,8 +341,6 @@ fn mcp(args: &[String]) -> ExitCode {
 fn main() -> ExitCode {
     // Started by an editor's terminal to run a command under the sandbox: confine, exec.
     agent_tools::launcher::run_if_launched();
-    // Started by an editor's terminal to run a command under the sandbox: confine, exec.
-    agent_tools::launcher::run_if_launched();
     let words: Vec<String> = std::env::args().skip(1).collect();
     if words.first().map(String::as_str) == Some("mcp") {
         return mcp(&words[1..]);

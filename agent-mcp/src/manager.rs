@@ -16,7 +16,7 @@ use crate::client::{self, ClientError, Connection, RemotePrompt, RemoteTool};
 use crate::config::{ConfigError, McpServerConfig, McpTransport, TransportKind};
 use crate::elicit::Elicitor;
 use crate::naming;
-use crate::oauth::OAuthOptions;
+use crate::oauth::{Authorizer, OAuthOptions};
 use crate::prompts::{self, McpPrompt, PromptError};
 use crate::resources::{ResourceOp, ResourceTool};
 use crate::tool::{as_dyn, McpTool};
@@ -197,6 +197,84 @@ struct Slot {
     catalog_changed: Arc<AtomicBool>,
     /// A call found the connection closed.
     closed: AtomicBool,
+    /// How to connect an OAuth server again once a login left to the user completes.
+    retry: Option<Retry>,
+}
+
+/// What reconnecting a server whose login completed later needs.
+struct Retry {
+    config: McpServerConfig,
+    auth: Arc<Authorizer>,
+    /// Set when the login completed (and the token was stored).
+    authorized: Arc<AtomicBool>,
+}
+
+/// The hooks of one server's connection: its flags, the manager's dirty flag, its OAuth
+/// state and the host's elicitor.
+fn hooks(
+    list_changed: &Arc<AtomicBool>,
+    catalog_changed: &Arc<AtomicBool>,
+    dirty: &Arc<AtomicBool>,
+    auth: Option<Arc<Authorizer>>,
+    elicitor: Option<Arc<dyn Elicitor>>,
+) -> client::Hooks {
+    let flag = |flag: &Arc<AtomicBool>| -> client::OnListChanged {
+        let (flag, dirty) = (flag.clone(), dirty.clone());
+        Arc::new(move || {
+            flag.store(true, Ordering::SeqCst);
+            dirty.store(true, Ordering::SeqCst);
+        })
+    };
+    client::Hooks {
+        on_list_changed: flag(list_changed),
+        auth,
+        elicitor,
+        on_catalog_changed: Some(flag(catalog_changed)),
+    }
+}
+
+/// What a connected server has when it is first listed.
+type Listed = (Arc<dyn Connection>, Vec<RemoteTool>, Vec<RemotePrompt>);
+
+/// Connects `server` and lists its tools (and prompts), bounded by the connect timeout
+/// (outside an OAuth login waiting for the user).
+async fn attempt(
+    server: &McpServerConfig,
+    options: &McpOptions,
+    hooks: client::Hooks,
+) -> Result<Listed, String> {
+    let limit = options.connect_timeout;
+    let authorizing = hooks.auth.as_ref().map(|a| a.authorizing());
+    let work = async {
+        let connection =
+            client::connect(server, &options.cwd, options.sandbox.as_ref(), hooks).await?;
+        let tools = match connection.list_tools().await {
+            Ok(tools) => tools,
+            Err(err) => {
+                connection.close().await;
+                return Err(err);
+            }
+        };
+        // Prompts are extras: a server whose listing fails keeps its tools.
+        let prompts = match connection.offers().prompts {
+            false => Vec::new(),
+            true => match connection.list_prompts().await {
+                Ok(prompts) => prompts,
+                Err(err) => {
+                    tracing::warn!(server = %server.name, error = %scrub(&err.to_string()), "listing MCP prompts failed");
+                    Vec::new()
+                }
+            },
+        };
+        Ok((connection, tools, prompts))
+    };
+    match bounded(limit, work, authorizing).await {
+        Some(result) => result.map_err(|e| e.to_string()),
+        None => Err(format!(
+            "no answer within {} ms (connect and tools/list)",
+            limit.as_millis()
+        )),
+    }
 }
 
 impl Slot {
@@ -306,6 +384,62 @@ impl Shared {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Connects again the servers skipped for want of a login that the user has since
+    /// completed (the URL of the skip's warning); whether one connected.
+    async fn reconnect_authorized(&self) -> bool {
+        let due: Vec<usize> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| {
+                slot.retry
+                    .as_ref()
+                    .is_some_and(|r| r.authorized.swap(false, Ordering::SeqCst))
+                    && matches!(&*slot.state(), SlotState::Failed(_))
+            })
+            .map(|(index, _)| index)
+            .collect();
+        let attempts = due.iter().map(|&index| {
+            let slot = &self.slots[index];
+            let retry = slot
+                .retry
+                .as_ref()
+                .map(|r| (r.config.clone(), r.auth.clone()));
+            async move {
+                let Some((config, auth)) = retry else {
+                    return (index, Err(String::new()));
+                };
+                let hooks = hooks(
+                    &slot.list_changed,
+                    &slot.catalog_changed,
+                    &self.dirty,
+                    Some(auth),
+                    self.options.elicitor.clone(),
+                );
+                (index, attempt(&config, &self.options, hooks).await)
+            }
+        });
+        let mut connected = false;
+        for (index, result) in futures::future::join_all(attempts).await {
+            let slot = &self.slots[index];
+            match result {
+                Ok((connection, tools, prompts)) => {
+                    tracing::info!(server = %slot.name, "MCP server connected after its OAuth login");
+                    *slot.state() = SlotState::Connected {
+                        connection,
+                        tools,
+                        prompts,
+                    };
+                    connected = true;
+                }
+                Err(reason) => {
+                    *slot.state() = SlotState::Failed(scrub(&reason));
+                }
+            }
+        }
+        connected
+    }
+
     /// Lists again the prompts of the servers that said they changed.
     async fn relist_prompts(&self) {
         let due: Vec<(usize, Arc<dyn Connection>)> = self
@@ -367,6 +501,7 @@ impl Shared {
             }
         }
         if self.dirty.swap(false, Ordering::SeqCst) {
+            changed |= self.reconnect_authorized().await;
             self.relist_prompts().await;
             let relists = self.slots.iter().enumerate().filter_map(|(index, slot)| {
                 if !slot.list_changed.swap(false, Ordering::SeqCst) {
@@ -506,78 +641,46 @@ impl McpManager {
             register_secrets(server);
         }
         let dirty = Arc::new(AtomicBool::new(false));
-        let flags: Vec<Arc<AtomicBool>> = servers
+        let flag = || Arc::new(AtomicBool::new(false));
+        let prepared: Vec<_> = servers
             .iter()
-            .map(|_| Arc::new(AtomicBool::new(false)))
-            .collect();
-        let limit = options.connect_timeout;
-        let cwd = options.cwd.clone();
-        let sandbox = options.sandbox.clone();
-        let catalog_flags: Vec<Arc<AtomicBool>> = servers
-            .iter()
-            .map(|_| Arc::new(AtomicBool::new(false)))
-            .collect();
-        let attempts = servers.iter().zip(flags.iter().zip(&catalog_flags)).map(|(server, (flag, catalog))| {
-            let (flag, dirty, cwd) = (flag.clone(), dirty.clone(), cwd.clone());
-            let on_catalog_changed: client::OnListChanged = {
-                let (catalog, dirty) = (catalog.clone(), dirty.clone());
-                Arc::new(move || {
-                    catalog.store(true, Ordering::SeqCst);
-                    dirty.store(true, Ordering::SeqCst);
-                })
-            };
-            let sandbox = sandbox.clone();
-            let auth = crate::oauth::authorizer_for(server, &options.oauth);
-            let elicitor = options.elicitor.clone();
-            async move {
-                let on_list_changed: client::OnListChanged = Arc::new(move || {
-                    flag.store(true, Ordering::SeqCst);
-                    dirty.store(true, Ordering::SeqCst);
+            .map(|server| {
+                let (list_changed, catalog_changed) = (flag(), flag());
+                let retry = crate::oauth::authorizer_for(server, &options.oauth).map(|auth| {
+                    let authorized = flag();
+                    let (done, dirty) = (authorized.clone(), dirty.clone());
+                    auth.on_authorized(Arc::new(move || {
+                        done.store(true, Ordering::SeqCst);
+                        dirty.store(true, Ordering::SeqCst);
+                    }));
+                    Retry {
+                        config: server.clone(),
+                        auth,
+                        authorized,
+                    }
                 });
-                let authorizing = auth.as_ref().map(|a| a.authorizing());
-                let hooks = client::Hooks {
-                    on_list_changed,
-                    auth,
-                    elicitor,
-                    on_catalog_changed: Some(on_catalog_changed),
-                };
-                let attempt = async {
-                    let connection = client::connect(server, &cwd, sandbox.as_ref(), hooks).await?;
-                    let tools = match connection.list_tools().await {
-                        Ok(tools) => tools,
-                        Err(err) => {
-                            connection.close().await;
-                            return Err(err);
-                        }
-                    };
-                    // Prompts are extras: a server whose listing fails keeps its tools.
-                    let prompts = match connection.offers().prompts {
-                        false => Vec::new(),
-                        true => match connection.list_prompts().await {
-                            Ok(prompts) => prompts,
-                            Err(err) => {
-                                tracing::warn!(server = %server.name, error = %scrub(&err.to_string()), "listing MCP prompts failed");
-                                Vec::new()
-                            }
-                        },
-                    };
-                    Ok((connection, tools, prompts))
-                };
-                match bounded(limit, attempt, authorizing).await {
-                    Some(result) => result.map_err(|e| e.to_string()),
-                    None => Err(format!(
-                        "no answer within {} ms (connect and tools/list)",
-                        limit.as_millis()
-                    )),
-                }
-            }
-        });
+                (list_changed, catalog_changed, retry)
+            })
+            .collect();
+        let attempts = servers
+            .iter()
+            .zip(&prepared)
+            .map(|(server, (list, catalog, retry))| {
+                let hooks = hooks(
+                    list,
+                    catalog,
+                    &dirty,
+                    retry.as_ref().map(|r| r.auth.clone()),
+                    options.elicitor.clone(),
+                );
+                attempt(server, &options, hooks)
+            });
         let results = futures::future::join_all(attempts).await;
         let slots = servers
             .iter()
             .zip(results)
-            .zip(flags.into_iter().zip(catalog_flags))
-            .map(|((server, result), (list_changed, catalog_changed))| {
+            .zip(prepared)
+            .map(|((server, result), (list_changed, catalog_changed, retry))| {
                 let state = match result {
                     Ok((connection, tools, prompts)) => SlotState::Connected {
                         connection,
@@ -597,6 +700,7 @@ impl McpManager {
                     list_changed,
                     catalog_changed,
                     closed: AtomicBool::new(false),
+                    retry,
                 }
             })
             .collect();

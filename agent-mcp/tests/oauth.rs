@@ -484,3 +484,53 @@ async fn the_mcp_oauth_command_has_zeros_texts_and_exit_codes() {
         "No OAuth credentials stored for docs.\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_url_of_a_skipped_server_still_logs_in_and_the_server_joins() {
+    let server = OAuthServer::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let manager = connect(
+        vec![McpServerConfig::http("docs", server.url())],
+        options(dir.path(), Arc::new(NoBrowser::default())),
+    )
+    .await;
+    let reason = match state(&manager, "docs") {
+        ServerState::Failed { reason } => reason,
+        other => panic!("{other:?}"),
+    };
+    // The warning carries the URL, which still completes the login for a while.
+    let url = reason
+        .split("; open ")
+        .nth(1)
+        .and_then(|rest| rest.split(" within ").next())
+        .unwrap_or_else(|| panic!("no URL in {reason}"))
+        .to_string();
+    assert!(
+        reason.contains("or run `agent mcp oauth login docs`"),
+        "{reason}"
+    );
+    let before = agent_core::tool_source::ToolSource::generation(&manager);
+    assert_eq!(
+        Browser::default().present("docs", &url).await,
+        Presented::Shown
+    );
+    // The login completes in the background; the next refreshes connect the server.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while state(&manager, "docs") != ServerState::Connected {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not connected in time"
+        );
+        manager.refresh().await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(agent_core::tool_source::ToolSource::generation(&manager) > before);
+    assert_eq!(
+        call(&manager, "mcp_docs_whoami", json!({}))
+            .await
+            .text_content(),
+        "authorized as client-1"
+    );
+    assert_eq!(files(dir.path()).len(), 1, "the token is stored");
+    manager.shutdown().await;
+}

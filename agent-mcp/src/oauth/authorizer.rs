@@ -67,6 +67,8 @@ pub(crate) struct Authorizer {
     failures: AtomicU32,
     last_error: Mutex<Option<String>>,
     authorizing: watch::Sender<bool>,
+    /// Called when a login left to the user (no browser) completes in the background.
+    on_authorized: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
 }
 
 /// Clears the "authorizing" flag when an authorization ends, however it ends.
@@ -98,6 +100,7 @@ impl Authorizer {
             failures: AtomicU32::new(0),
             last_error: Mutex::new(None),
             authorizing: watch::channel(false).0,
+            on_authorized: Mutex::new(None),
         })
     }
 
@@ -117,6 +120,11 @@ impl Authorizer {
     /// not run then).
     pub(crate) fn authorizing(&self) -> watch::Receiver<bool> {
         self.authorizing.subscribe()
+    }
+
+    /// Calls `hook` when a login left to the user completes in the background.
+    pub(crate) fn on_authorized(&self, hook: Arc<dyn Fn() + Send + Sync>) {
+        *self.on_authorized.lock().unwrap_or_else(|e| e.into_inner()) = Some(hook);
     }
 
     /// Why the last attempt to get a token failed, once.
@@ -234,7 +242,7 @@ impl Authorizer {
     /// `true`: send it again; `false`: give up (the refusal stands; [`Self::take_error`] says
     /// why when something failed).
     pub(crate) async fn recover(
-        &self,
+        self: &Arc<Self>,
         sent: u64,
         denied: Denied,
         challenge: &Challenge,
@@ -314,7 +322,7 @@ impl Authorizer {
     /// A full authorization: discovery, the client's identity, the browser, the callback,
     /// the code exchange.
     pub(crate) async fn authorize(
-        &self,
+        self: &Arc<Self>,
         challenge: Option<&Challenge>,
         scopes: Vec<String>,
     ) -> Result<Credentials, OAuthError> {
@@ -331,9 +339,15 @@ impl Authorizer {
     }
 
     pub(crate) fn needs_login(&self, why: &str) -> OAuthError {
+        self.needs_login_at(why, None)
+    }
+
+    /// [`Self::needs_login`], with the URL that still completes it for a while.
+    fn needs_login_at(&self, why: &str, url: Option<&str>) -> OAuthError {
         OAuthError::NeedsLogin {
             server: self.server.clone(),
             why: why.to_string(),
+            url: url.map(|u| (u.to_string(), self.options.callback_timeout.as_secs())),
             command: self
                 .options
                 .login_command
@@ -345,7 +359,7 @@ impl Authorizer {
     /// [`Self::authorize`] with `prompt`; when `must_show`, a URL the prompt could not show
     /// ends the attempt.
     pub(crate) async fn authorize_with(
-        &self,
+        self: &Arc<Self>,
         challenge: Option<&Challenge>,
         mut scopes: Vec<String>,
         prompt: &dyn AuthorizationPrompt,
@@ -394,13 +408,49 @@ impl Authorizer {
         let redirect_uri = callback.redirect_uri().to_string();
         // The callback is awaited while the prompt shows the URL: a browser that follows the
         // redirect at once gets its answer before its opener returns.
-        let code = callback.code(&self.server, &state, self.options.callback_timeout);
-        tokio::pin!(code);
+        let mut code =
+            Box::pin(callback.code(self.server.clone(), state, self.options.callback_timeout));
         let code = tokio::select! {
             presented = prompt.present(&self.server, &url) => match presented {
                 Presented::NotShown(why) if must_show => {
+                    // Shown where the front end shows warnings; the callback keeps waiting
+                    // in the background, and a login completed there serves the server.
                     tracing::warn!(server = %self.server, %url, "MCP server needs OAuth authorization and {why}: open the URL to authorize it");
-                    return Err(self.needs_login(&why));
+                    let this = self.clone();
+                    tokio::spawn(async move {
+                        let finished = async {
+                            let code = code.await?;
+                            exchange_code(
+                                &http,
+                                &this.server,
+                                &discovery,
+                                &client,
+                                &code,
+                                &redirect_uri,
+                                &pkce,
+                                &scopes,
+                            )
+                            .await
+                        };
+                        match finished.await {
+                            Ok(credentials) => {
+                                this.keep(credentials);
+                                this.failures.store(0, Ordering::SeqCst);
+                                let hook = this
+                                    .on_authorized
+                                    .lock()
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .clone();
+                                if let Some(hook) = hook {
+                                    hook();
+                                }
+                            }
+                            Err(err) => {
+                                tracing::debug!(server = %this.server, error = %err, "the login left to the user did not complete");
+                            }
+                        }
+                    });
+                    return Err(self.needs_login_at(&why, Some(&url)));
                 }
                 Presented::Shown | Presented::NotShown(_) => code.await?,
             },

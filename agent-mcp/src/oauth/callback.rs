@@ -57,12 +57,12 @@ impl Callback {
     /// A callback with another state, or with an `error`, ends the wait with that error.
     pub(crate) async fn code(
         self,
-        server: &str,
-        state: &str,
+        server: String,
+        state: String,
         timeout: Duration,
     ) -> Result<String, OAuthError> {
         let failed = |message: String| OAuthError::Callback {
-            server: server.to_string(),
+            server: server.clone(),
             message,
         };
         let wait = async {
@@ -72,7 +72,7 @@ impl Callback {
                     .accept()
                     .await
                     .map_err(|e| failed(format!("accepting the callback: {e}")))?;
-                match answer(stream, state).await {
+                match answer(stream, &state).await {
                     Outcome::Other => continue,
                     Outcome::Code(code) => return Ok(code),
                     Outcome::Failed(message) => return Err(failed(message)),
@@ -220,7 +220,7 @@ mod tests {
     async fn the_code_with_the_right_state_ends_the_wait() {
         let callback = Callback::bind("s").await.unwrap();
         let base = callback.redirect_uri().to_string();
-        let wait = tokio::spawn(callback.code("s", "st8", Duration::from_secs(10)));
+        let wait = tokio::spawn(callback.code("s".into(), "st8".into(), Duration::from_secs(10)));
         let (status, _) = get(&base.replace("/callback", "/favicon.ico")).await;
         assert_eq!(status, 404);
         let (status, text) = get(&format!("{base}?code=abc&state=st8")).await;
@@ -233,7 +233,8 @@ mod tests {
     async fn a_wrong_state_or_an_error_aborts_and_silence_times_out() {
         let callback = Callback::bind("docs").await.unwrap();
         let base = callback.redirect_uri().to_string();
-        let wait = tokio::spawn(callback.code("docs", "right", Duration::from_secs(10)));
+        let wait =
+            tokio::spawn(callback.code("docs".into(), "right".into(), Duration::from_secs(10)));
         let (status, _) = get(&format!("{base}?code=abc&state=wrong")).await;
         assert_eq!(status, 400);
         let err = wait.await.unwrap().unwrap_err().to_string();
@@ -244,7 +245,7 @@ mod tests {
 
         let callback = Callback::bind("docs").await.unwrap();
         let base = callback.redirect_uri().to_string();
-        let wait = tokio::spawn(callback.code("docs", "s", Duration::from_secs(10)));
+        let wait = tokio::spawn(callback.code("docs".into(), "s".into(), Duration::from_secs(10)));
         get(&format!(
             "{base}?error=access_denied&error_description=no&state=s"
         ))
@@ -254,7 +255,7 @@ mod tests {
 
         let callback = Callback::bind("docs").await.unwrap();
         let err = callback
-            .code("docs", "s", Duration::from_millis(50))
+            .code("docs".into(), "s".into(), Duration::from_millis(50))
             .await
             .unwrap_err()
             .to_string();

@@ -133,12 +133,15 @@ pub enum OAuthError {
     },
     /// The server needs a login that could not start here (no browser, or logins are not
     /// started while connecting).
-    #[error("MCP server {server:?} needs an OAuth login: {why}{}", .command.as_deref().map(|c| format!("; run `{c}`")).unwrap_or_default())]
+    #[error("MCP server {server:?} needs an OAuth login: {why}{}{}", .url.as_ref().map(|(u, secs)| format!("; open {u} within {secs} s")).unwrap_or_default(), .command.as_deref().map(|c| format!("; or run `{c}`")).unwrap_or_default())]
     NeedsLogin {
         /// The server.
         server: String,
         /// Why it could not start.
         why: String,
+        /// The authorization URL that still completes the login, and for how many seconds
+        /// its callback waits (the server is used once it completes).
+        url: Option<(String, u64)>,
         /// The command that logs in by hand, when the front end has one.
         command: Option<String>,
     },

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use agent_host::backpressure::OutputGate;
 use agent_host::lines::{LineError, LineReader};
 use agent_host::output::line_writer;
-use agent_host::session::new_id;
+use agent_host::session::{new_id, AskThroughInteractions};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
@@ -59,6 +59,11 @@ where
     let (sender, writer) = line_writer(gate);
     let mut writer = tokio::spawn(writer.run(output));
     let (int_tx, int_rx) = mpsc::unbounded_channel();
+    // MCP servers' questions are asked as the session's questions (requestUserInput).
+    let mut options = options;
+    options.factory = options
+        .factory
+        .session_client(Arc::new(AskThroughInteractions::new(int_tx.clone())));
     let server = Arc::new(Server::new(options.manager(int_tx), Outbox { sender }));
     server.out.send(&Outgoing::Notification {
         method: STORAGE_STATE.to_string(),

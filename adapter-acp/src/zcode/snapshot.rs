@@ -88,6 +88,44 @@ pub fn session_info(meta: &SessionMeta, running: bool) -> SessionInfo {
     }
 }
 
+/// Offers the provider's models (`listed`, when it lists them: `GET /models`) in
+/// `snapshot`'s settings, the current model first when the list lacks it; with an empty
+/// list the settings keep the catalogue's.
+pub fn offer_models(snapshot: &mut Snapshot, listed: &[agent_core::provider::ModelInfo]) {
+    if listed.is_empty() {
+        return;
+    }
+    let setting = &mut snapshot.settings.model;
+    let known = |n: u32| Some(u64::from(n)).filter(|n| *n > 0);
+    let mut available: Vec<ModelOption> = listed
+        .iter()
+        .map(|m| ModelOption {
+            model_ref: ModelRef {
+                provider_id: setting.current.provider_id.clone(),
+                model_id: m.id.clone(),
+            },
+            label: m.id.clone(),
+            context_window: known(m.context_window),
+            max_output_tokens: known(m.max_output),
+            properties: ModelProperties {
+                input_format: vec!["text"],
+                output_format: vec!["text"],
+            },
+        })
+        .collect();
+    let current = &setting.current.model_id;
+    if !available.iter().any(|m| &m.model_ref.model_id == current) {
+        if let Some(own) = setting
+            .available
+            .iter()
+            .find(|m| &m.model_ref.model_id == current)
+        {
+            available.insert(0, own.clone());
+        }
+    }
+    setting.available = available;
+}
+
 fn settings(session: &Session, view: &SessionView) -> Settings {
     let meta = &view.meta;
     let option = |model_id: String, context_window, max_output_tokens| ModelOption {

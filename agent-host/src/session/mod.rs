@@ -29,7 +29,10 @@
 //! - [`claim`]: one writer per session among processes sharing a storage
 //!   ([`SessionManager::claim_turn`], [`TurnClaim`]).
 //! - [`client`]: what a front end's client lends each session ([`SessionClient`]: an
-//!   editor's buffers and terminals, a way to ask the user for its MCP servers).
+//!   editor's buffers and terminals, a way to ask the user for its MCP servers);
+//!   [`ask_mcp`]: MCP servers' questions asked as the session's questions
+//!   ([`AskThroughInteractions`]); [`models`]: the provider's models for a picker
+//!   ([`ModelList`]).
 //!
 //! Imports run one way: `types` ← `storage` ← `store`, `zero`, `journal`, `factory` (with `tool_filter`) ← `live` (with
 //! `interaction`, which finds sub-agent sessions in the live registry) ← `subagent`, `turn`,
@@ -64,6 +67,7 @@
 //! [`Session::stop`] on it stops a background sub-agent. A sub-agent's permission prompts
 //! are asked in the name of its session.
 
+pub mod ask_mcp;
 pub mod claim;
 pub mod client;
 pub mod factory;
@@ -73,6 +77,7 @@ pub mod journal;
 pub mod live;
 pub mod manager;
 pub mod memory;
+pub mod models;
 pub mod queue;
 pub mod single;
 pub mod storage;
@@ -85,6 +90,7 @@ pub mod types;
 pub mod zero;
 
 pub use claim::{TurnClaim, WriterClaim};
+pub use ask_mcp::AskThroughInteractions;
 pub use client::SessionClient;
 pub use factory::{
     canonical_tool_name, AgentFactory, AgentSpec, BuiltAgent, FactoryError, Recording,
@@ -94,6 +100,7 @@ pub use journal::{EventJournal, JournalOptions, JournalSink, Replay};
 pub use live::{Session, SessionView};
 pub use manager::{ManagerError, SessionManager};
 pub use memory::MemoryStorage;
+pub use models::ModelList;
 pub use queue::QueuedTurn;
 pub use storage::{
     BoxError, Durability, EventBounds, MetaQuery, SessionStorage, StoreError, StoredEvent,

@@ -13,7 +13,6 @@
 //! `invalid_params`.
 
 use std::str::FromStr;
-use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOption, SessionConfigOptionCategory,
@@ -24,7 +23,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error};
 use agent_core::provider::ModelInfo;
 use agent_core::ReasoningLevel;
-use agent_host::session::Session;
+use agent_host::session::{ModelList, Session};
 
 use super::sessions::{active, parse_mode, MODES};
 use super::{internal, invalid_params, notify, Shared};
@@ -36,43 +35,19 @@ pub const MODEL: &str = "model";
 /// The id of the reasoning-level option.
 pub const THOUGHT_LEVEL: &str = "thought_level";
 
-/// Bound on listing the provider's models (the provider bounds each request too).
-const LIST_WAIT: Duration = Duration::from_secs(15);
-
 /// The provider's model list, fetched on first use and kept for the connection (empty
 /// when it could not be had).
 #[derive(Debug, Default)]
-pub(crate) struct Models(tokio::sync::OnceCell<Vec<ModelInfo>>);
+pub(crate) struct Models(ModelList);
 
 impl Models {
     /// The models listed so far (none before the first [`options`]).
     fn listed(&self) -> &[ModelInfo] {
-        self.0.get().map(Vec::as_slice).unwrap_or_default()
+        self.0.listed()
     }
 
     async fn get(&self, s: &Shared) -> &[ModelInfo] {
-        self.0
-            .get_or_init(|| async {
-                let provider = match s.manager.factory().provider() {
-                    Ok(provider) => provider,
-                    Err(err) => {
-                        tracing::warn!(error = %err, "no provider to list models of");
-                        return Vec::new();
-                    }
-                };
-                match tokio::time::timeout(LIST_WAIT, provider.list_models()).await {
-                    Ok(Ok(models)) => models,
-                    Ok(Err(err)) => {
-                        tracing::warn!(error = %err, "cannot list the provider's models; offering the configured one");
-                        Vec::new()
-                    }
-                    Err(_) => {
-                        tracing::warn!("listing the provider's models took too long; offering the configured one");
-                        Vec::new()
-                    }
-                }
-            })
-            .await
+        self.0.get(s.manager.factory()).await
     }
 }
 

@@ -26,7 +26,8 @@ use super::snapshot;
 use super::wire::{codes, ClientRequest, RawMessage, RequestId, Snapshot, StoredEventNotification};
 use crate::MAX_JSON_DEPTH;
 use agent_host::session::{
-    EventJournal, FactoryError, InteractionReply, ManagerError, Session, SessionManager, TurnClaim,
+    EventJournal, FactoryError, InteractionReply, ManagerError, ModelList, Session,
+    SessionManager, TurnClaim,
 };
 
 /// How long a turn's writer claim is held after the turn, at most, while its last events
@@ -154,6 +155,8 @@ pub(crate) struct Server {
     next_request: AtomicU64,
     /// Each session's slash commands.
     commands: SessionCommands,
+    /// The provider's models, offered in every snapshot's settings.
+    models: ModelList,
 }
 impl Server {
     /// A connection's state: sessions built by `manager`, output to `out`.
@@ -170,7 +173,13 @@ impl Server {
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
             commands: SessionCommands::default(),
+            models: ModelList::new(),
         }
+    }
+
+    /// Lists the provider's models (once per connection) for the snapshots' settings.
+    pub(crate) async fn list_models(&self) {
+        self.models.get(self.manager.factory()).await;
     }
 
     /// Finds sub-agent sessions' logs (for a turn's observer).
@@ -278,6 +287,7 @@ impl Server {
         let pending = self.pending_of(session.id());
         let mut snapshot = snapshot::snapshot(session, log.seq(), &pending, limit);
         snapshot.slash_commands = self.commands.listed(&self.manager, session);
+        snapshot::offer_models(&mut snapshot, self.models.listed());
         snapshot
     }
 

@@ -26,8 +26,8 @@ use super::snapshot;
 use super::wire::{codes, ClientRequest, RawMessage, RequestId, Snapshot, StoredEventNotification};
 use crate::MAX_JSON_DEPTH;
 use agent_host::session::{
-    EventJournal, FactoryError, InteractionReply, ManagerError, ModelList, Session,
-    SessionManager, TurnClaim,
+    EventJournal, FactoryError, InteractionReply, ManagerError, ModelList, Session, SessionManager,
+    TurnClaim,
 };
 
 /// How long a turn's writer claim is held after the turn, at most, while its last events

@@ -2,7 +2,9 @@
 //! SDK: `adapter-acp acp` serves it on stdin/stdout.
 //!
 //! - `initialize` reports protocol version 1, `loadSession`, image and embedded-context
-//!   prompts, `session/list`, `mcpCapabilities.http`, and the agent's name and version.
+//!   prompts, `session/list`, `resume`, `close` and `delete`, `mcpCapabilities.http`, and
+//!   the agent's name and version; it records the client's capabilities (see "What the
+//!   client lends").
 //! - `session/new` creates a session (stored with the ZCode front end's sessions, so either
 //!   front end can continue it); `session/load` replays its transcript as
 //!   `session/update` notifications (`user_message_chunk`, `agent_message_chunk`,
@@ -27,6 +29,27 @@
 //!   allow once / allow always / deny. Plan approval (`exit_plan_mode`) and `ask_user`
 //!   questions are put to the client the same way, one request per question. A sub-agent's
 //!   request is put under the prompt's session with the tool call id `task_id/call_id`.
+//! - `session/new`, `session/load` and `session/resume` answer `configOptions`: `mode`,
+//!   `model` (the provider's models, `GET /models` once per connection, else the session's
+//!   own) and `thought_level` for a model that reasons; `session/set_config_option` changes
+//!   one from the next model call and answers the whole set (an unknown id or value is
+//!   `invalid_params`); `session/set_mode` and plan approval send `config_option_update`.
+//! - `session/resume` makes a stored session active without replaying it; `session/close`
+//!   cancels its prompt, ends it here and keeps it stored; `session/delete` removes it
+//!   from `session/list` and the store. The first prompt's title goes out as
+//!   `session_info_update`.
+//!
+//! # What the client lends
+//!
+//! The `client` module turns the client's capabilities into what each session's tools and MCP
+//! servers use ([`agent_core::editor`], agent-host's `SessionClient`): `fs.readTextFile` /
+//! `fs.writeTextFile` — the file tools read and write through `fs/read_text_file` /
+//! `fs/write_text_file`; `terminal` — `bash` runs in a client terminal named in the call's
+//! content, killed on cancel or timeout and always released (confined by this binary as
+//! sandbox launcher, `agent_tools::launcher`, when the policy confines commands);
+//! `elicitation.form` — `ask_user` is one form, MCP servers' questions go to the client;
+//! `elicitation.url` — MCP authorization URLs. Each request is bounded; a client error is
+//! the call's error result.
 //!
 //! # Capabilities
 //!

@@ -299,6 +299,22 @@ fn check_session_store(value: &str) -> Result<(), String> {
     }
 }
 
+/// A `--max-budget-usd` value, checked (Zero-style error).
+fn checked_budget(value: String) -> Result<String, String> {
+    match agent_host::guards::parse_budget(&value) {
+        Ok(_) => Ok(value),
+        Err(_) => Err(format!(
+            "invalid --max-budget-usd {}. Expected a positive amount in USD.",
+            go_quote(&value)
+        )),
+    }
+}
+
+/// Why `--allow-escalation` is refused.
+pub const ALLOW_ESCALATION: &str = "--allow-escalation is not supported: this agent has no \
+    escalate_model tool to switch to a stronger model mid-run. Use --fallback-model <model> \
+    to retry an overloaded or failing model call with another model.";
+
 /// `--header 'Name: value'`: a provider header (agent-host's `ProviderArgs::headers`).
 fn parse_header(value: &str) -> Result<agent_providers::CustomHeader, String> {
     value.parse().map_err(|e| format!("--header: {e}"))
@@ -336,11 +352,11 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 "--list-tools" => o.list_tools = true,
                 "--no-context-files" => o.no_context_files = true,
                 "--plan" => o.plan = true,
+                // Zero's mid-run switch to a stronger model (its `escalate_model` tool and model
+                // registry's upgrade targets) is not built here: refused, not ignored.
+                "--allow-escalation" => return Err(ALLOW_ESCALATION.to_string()),
                 // Accepted for compatibility with Zero's command lines; they change nothing here.
-                "--allow-escalation"
-                | "--self-correct"
-                | "--no-notify"
-                | "--no-completion-gate" => {}
+                "--self-correct" | "--no-notify" | "--no-completion-gate" => {}
                 "--notify"
                 | "--profile"
                 | "--calling-session-id"
@@ -376,6 +392,11 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                 "--lsp-config" => o.capabilities.lsp_config = Some(a.next_value(arg)?.into()),
                 "--no-lsp-diagnostics" => o.capabilities.no_lsp_diagnostics = true,
                 "--output-schema" => o.output_schema = Some(a.next_value(arg)?),
+                "--settings" => o.capabilities.settings = Some(a.next_value(arg)?.into()),
+                "--max-budget-usd" => {
+                    o.capabilities.max_budget_usd = Some(checked_budget(a.next_value(arg)?)?)
+                }
+                "--fallback-model" => o.capabilities.fallback_model = Some(a.next_value(arg)?),
                 "--context-window" => {
                     o.capabilities.context_window =
                         Some(checked(&a.next_value(arg)?, parse_window)?)
@@ -506,6 +527,14 @@ pub fn parse_exec_args(args: &[String]) -> Result<Parsed, UsageError> {
                     } else if let Some(v) = inline("--lsp-config=") {
                         o.capabilities.lsp_config =
                             Some(required_inline(&v, "--lsp-config")?.into());
+                    } else if let Some(v) = inline("--settings=") {
+                        o.capabilities.settings = Some(required_inline(&v, "--settings")?.into());
+                    } else if let Some(v) = inline("--max-budget-usd=") {
+                        let v = required_inline(&v, "--max-budget-usd")?;
+                        o.capabilities.max_budget_usd = Some(checked_budget(v)?);
+                    } else if let Some(v) = inline("--fallback-model=") {
+                        o.capabilities.fallback_model =
+                            Some(required_inline(&v, "--fallback-model")?);
                     } else if let Some(v) = inline("--output-schema=") {
                         o.output_schema = Some(required_inline(&v, "--output-schema")?);
                     } else if let Some(v) = inline("--context-window=") {

@@ -87,6 +87,10 @@ pub enum CapabilityError {
     /// `--lsp-config FILE` could not be read or is not a language-server configuration.
     #[error("--lsp-config {0}")]
     Lsp(#[from] agent_lsp::ConfigError),
+    /// `--settings FILE` (a rule the syntax does not allow, a malformed file: names the file
+    /// and the rule), `--max-budget-usd` or `--fallback-model`.
+    #[error(transparent)]
+    Guards(#[from] crate::guards::GuardsError),
 }
 
 /// Everything the capability flags configure, loaded and checked, nothing started yet.
@@ -114,6 +118,9 @@ pub struct Capabilities {
     pub auto_compact: Option<AutoCompact>,
     /// The language servers (`--lsp-config`, `--no-lsp-diagnostics`; see [`crate::lsp`]).
     pub lsp: agent_lsp::LspConfig,
+    /// Permission rules, the spend cap and the fallback model (`--settings`,
+    /// `--max-budget-usd`, `--fallback-model`, the project's settings; [`crate::guards`]).
+    pub guards: crate::guards::Guards,
     /// What was skipped while loading (parts of the hooks file, specialist manifests), one
     /// line each, for stderr or the protocol's warning form.
     pub warnings: Vec<String>,
@@ -137,6 +144,7 @@ impl std::fmt::Debug for Capabilities {
             .field("context_window", &self.context_window)
             .field("auto_compact", &self.auto_compact)
             .field("lsp_servers", &self.lsp.servers.len())
+            .field("guards", &self.guards)
             .field("warnings", &self.warnings)
             .finish()
     }
@@ -212,6 +220,12 @@ impl Capabilities {
             lsp.diagnostics_after_edits = false;
         }
 
+        let guards = crate::guards::Guards::load(
+            args.settings.as_deref(),
+            args.max_budget_usd.as_deref(),
+            args.fallback_model.as_deref(),
+        )?;
+
         let specialists = SpecialistRegistry::load_for_workspace(&cwd);
         warnings.extend(
             specialists
@@ -236,6 +250,7 @@ impl Capabilities {
             context_window,
             auto_compact,
             lsp,
+            guards,
             warnings,
         })
     }
@@ -275,7 +290,9 @@ impl Capabilities {
         self.apply_without_tasks(builder).tools(self.task_tools())
     }
 
-    /// [`Self::apply`] without the `Task` tools.
+    /// [`Self::apply`] without the `Task` tools. The guards of the flags go on too
+    /// ([`crate::guards::Guards::apply`]); the rules of a workspace's own settings files are
+    /// added where the agent's workspace is known ([`crate::session::AgentFactory::agent`]).
     pub fn apply_without_tasks(&self, mut builder: AgentBuilder) -> AgentBuilder {
         for hooks in &self.hooks {
             builder = builder.hook(hooks.clone());
@@ -287,7 +304,7 @@ impl Capabilities {
         if let Some(auto) = self.auto_compact {
             builder = builder.auto_compact(auto);
         }
-        builder
+        self.guards.apply(builder)
     }
 
     /// Offers the tools of `manager` to the agent (nothing when it has no servers).

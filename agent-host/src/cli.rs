@@ -139,6 +139,20 @@ pub struct CapabilityArgs {
     /// Do not append a file's errors from its language server to the result of an edit.
     #[arg(long)]
     pub no_lsp_diagnostics: bool,
+    /// Settings file in Claude Code's format: its `permissions.allow`, `ask` and `deny` rule
+    /// lists (`Bash(git status:*)`, `Read(./src/**)`, `WebFetch(domain:example.com)`,
+    /// `mcp__server__tool`) decide tool calls before the permission mode (see
+    /// [`crate::guards`]).
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// The most one prompt may cost, in USD: the run ends before a model call once its
+    /// priced cost reaches it (a model without prices ends it too).
+    #[arg(long, value_name = "USD")]
+    pub max_budget_usd: Option<String>,
+    /// Model a call is made with once more when the model is overloaded, rate-limited after
+    /// the retries, or the server fails (5xx).
+    #[arg(long, value_name = "ID")]
+    pub fallback_model: Option<String>,
 }
 
 /// The environment variable [`SessionStoreArgs`] falls back on.

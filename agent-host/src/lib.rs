@@ -10,6 +10,8 @@
 //! - [`context_files`]: where each front end finds the project's instructions (`AGENTS.md`
 //!   and the like), skills and slash commands; [`mcp_commands`]: MCP servers' prompts as
 //!   slash commands.
+//! - [`guards`]: the guards of unattended runs: permission rules from settings files (and
+//!   Zero's grants), the spend cap, the fallback model.
 //! - [`cli`]: the provider flags as one clap struct, and the provider they describe; the
 //!   capability flags.
 //! - [`capabilities`]: hooks, MCP servers, the sandbox, specialists, the context budget and
@@ -83,6 +85,7 @@ pub mod capabilities;
 pub mod cli;
 pub mod context_files;
 pub mod fs;
+pub mod guards;
 pub mod lines;
 pub mod mcp_commands;
 pub mod lsp;

@@ -257,3 +257,36 @@ fn language_server_flags() {
     assert!(!o.capabilities.no_lsp_diagnostics);
     assert!(err(&["--lsp-config=", "p"]).message.contains("--lsp-config"));
 }
+
+#[test]
+fn guard_flags_and_allow_escalation() {
+    let o = ok(&[
+        "--settings",
+        "s.json",
+        "--max-budget-usd",
+        "0.25",
+        "--fallback-model=mini",
+        "p",
+    ]);
+    assert_eq!(
+        o.capabilities.settings.as_deref(),
+        Some(std::path::Path::new("s.json"))
+    );
+    assert_eq!(o.capabilities.max_budget_usd.as_deref(), Some("0.25"));
+    assert_eq!(o.capabilities.fallback_model.as_deref(), Some("mini"));
+    let o = ok(&["--settings=t.json", "--max-budget-usd=$1", "p"]);
+    assert_eq!(o.capabilities.max_budget_usd.as_deref(), Some("$1"));
+    assert_eq!(
+        err(&["--max-budget-usd", "free", "p"]).message,
+        "invalid --max-budget-usd \"free\". Expected a positive amount in USD."
+    );
+    assert_eq!(
+        err(&["--max-budget-usd", "-1", "p"]).message,
+        "invalid --max-budget-usd \"-1\". Expected a positive amount in USD."
+    );
+    assert_eq!(
+        err(&["--allow-escalation", "p"]).message,
+        crate::cli::ALLOW_ESCALATION
+    );
+    assert!(err(&["--settings=", "p"]).message.contains("--settings"));
+}

@@ -205,6 +205,7 @@ pub(super) fn load(
     let mut args = o.capabilities.clone();
     let hooks_file = args.hooks.take().map(|p| workspace.join(p));
     args.mcp_config = args.mcp_config.map(|p| workspace.join(p));
+    args.settings = args.settings.map(|p| workspace.join(p));
     args.add_dir = args.add_dir.iter().map(|d| workspace.join(d)).collect();
     let mut options = HookOptions::new(workspace);
     if let Some(root) = transcripts {
@@ -220,6 +221,7 @@ pub(super) fn load(
     })?;
     // The layer's own warnings are about the specialists it loaded, which Zero's replace.
     caps.warnings.clear();
+    guards(&mut caps.guards, workspace, env)?;
     // MCP servers that ask for OAuth: tokens in Zero's data directory. A server's question
     // (elicitation) has nobody to answer in a headless run, except under
     // --skip-permissions-unsafe, which accepts with the schema's defaults.
@@ -269,6 +271,32 @@ pub(super) fn load(
         trust,
         notices,
     })
+}
+
+/// Exec's part of the guards: the workspace's `.claude/settings.json` allows only where Zero
+/// trusts the workspace (its deny and ask rules always apply; a bad file is a usage error
+/// here, before anything runs), and Zero's sandbox grants are rules (a file Zero would
+/// refuse is a `sandbox_error`).
+fn guards(
+    guards: &mut agent_host::guards::Guards,
+    workspace: &Path,
+    env: &EnvLookup,
+) -> Result<(), Failure> {
+    let (trusted, _) = trusted(&zero_paths(workspace, env), workspace);
+    guards.project = Some(match trusted {
+        true => agent_host::guards::ProjectTrust::Trusted,
+        false => agent_host::guards::ProjectTrust::Untrusted,
+    });
+    guards
+        .project_rules(workspace)
+        .map_err(|err| Failure::Usage(format!("settings {err}")))?;
+    if let Some(grants) = agent_host::guards::zero_grants::ZeroGrants::locate(&|n| env(n)) {
+        let rules = grants
+            .rules()
+            .map_err(|err| Failure::Capability("sandbox_error", err.to_string()))?;
+        guards.rules.extend(rules);
+    }
+    Ok(())
 }
 
 /// Connects the MCP servers of Zero's config and `--mcp-config` (none: nothing starts);

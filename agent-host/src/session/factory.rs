@@ -45,6 +45,10 @@ pub enum FactoryError {
     /// names the server). Nothing was started.
     #[error("invalid MCP server configuration: {0}")]
     Mcp(#[from] McpConfigError),
+    /// The workspace's own settings file (`.claude/settings.json`) is malformed or holds a
+    /// rule the syntax does not allow (names the file, the list and the rule).
+    #[error("project settings {0}")]
+    Settings(#[from] crate::guards::SettingsError),
 }
 
 /// A session's agent and what the session keeps of how it was built.
@@ -445,7 +449,7 @@ impl AgentFactory {
         builder = builder
             .tools(spec.tools)
             .permission_mode(spec.permission_mode)
-            .cwd(spec.workspace);
+            .cwd(&spec.workspace);
         if let Some(level) = spec.reasoning {
             builder = builder.reasoning(level);
         }
@@ -457,6 +461,10 @@ impl AgentFactory {
         }
         if let Some(caps) = &self.capabilities {
             builder = caps.apply_without_tasks(builder);
+            let project = caps.guards.project_rules(&spec.workspace)?;
+            if !project.is_empty() {
+                builder = builder.permission_rules(project);
+            }
         }
         if let Some(source) = spec.tool_source {
             builder = builder.tool_source(source);

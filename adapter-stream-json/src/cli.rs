@@ -667,6 +667,12 @@ Extensions (Zero reads hooks and MCP servers from its own files, which work as w
       --auto-compact <percent|off>   Compact the context at this fill level (default 85)
       --output-schema <file>         The final answer must be JSON matching this JSON Schema
 
+Unattended runs (this SDK's extensions; Zero's sandbox grants are read as rules):
+      --settings <file>              Claude Code settings: permissions.allow/ask/deny rules
+                                     (the workspace's .claude/settings.json too, when trusted)
+      --max-budget-usd <usd>         End the run before a model call once it cost this much
+      --fallback-model <model>       Retry an overloaded or failing model call with this model
+
 Provider selection (Zero keeps these in its config):
       --provider <id>                openai, openai-responses, anthropic, gemini, azure,
                                      azure-responses, vertex, bedrock or scripted

@@ -154,6 +154,10 @@ fn editor_script() -> Script<Reply> {
             [Reply::chat_text("First."), Reply::chat_text("Second.")],
         )
         .route(
+            |r| r.contains("[scenario-cmd]"),
+            [Reply::chat_text("Hello, Ada!")],
+        )
+        .route(
             |r| r.contains("[scenario-mcp]"),
             [
                 call(
@@ -206,6 +210,7 @@ async fn official_acp_client_lends_its_editor() {
         "ok - ask_user is one elicitation form",
         "ok - set_config_option switches the model of the next request",
         "ok - close, resume (the next prompt keeps the history), delete",
+        "ok - slash commands reach the client and expand",
     ] {
         assert!(stdout.contains(scenario), "missing {scenario:?}");
     }
@@ -248,6 +253,12 @@ async fn official_acp_client_lends_its_editor() {
     assert!(failed
         .last()
         .is_some_and(|r| r.contains("through the editor")));
+    let expanded = of("[scenario-cmd]");
+    assert_eq!(expanded.len(), 1);
+    assert!(
+        expanded[0].contains("Greet Ada warmly."),
+        "the command's text, expanded"
+    );
     if stdout.contains("ok - an MCP server's elicitation is answered through the client") {
         assert!(of("[scenario-mcp]")
             .last()

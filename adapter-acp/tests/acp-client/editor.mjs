@@ -19,7 +19,9 @@
 //  8. set_config_option switches the model of the next request; bad ids and values are
 //     invalid params.
 //  9. close, resume (no replay; the next prompt keeps the history), delete (gone).
-// 10. (with server-everything) an MCP server's elicitation is answered through the client.
+// 10. a workspace slash command reaches the client (available_commands_update) and a
+//     `/name args` prompt reaches the model expanded.
+// 11. (with server-everything) an MCP server's elicitation is answered through the client.
 //
 // Every wait is bounded; the process exits non-zero on the first failure.
 
@@ -74,6 +76,11 @@ mkdirSync(workspace);
 mkdirSync(dataDir);
 const notes = join(workspace, "notes.txt");
 writeFileSync(notes, "disk text\n");
+mkdirSync(join(workspace, ".claude", "commands"), { recursive: true });
+writeFileSync(
+  join(workspace, ".claude", "commands", "greet.md"),
+  "---\ndescription: Greet someone\nargument-hint: <name>\n---\n[scenario-cmd] Greet $1 warmly.\n",
+);
 
 /** The editor: buffers (unsaved text by path), terminals it runs itself, a log of requests. */
 const editor = {
@@ -438,6 +445,25 @@ try {
         within(ctx.request(acp.methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] }), "load deleted"),
         (err) => typeof err?.code === "number",
       );
+    });
+
+    await scenario("slash commands reach the client and expand", async () => {
+      const before = updates.length;
+      const { sessionId } = await newSession();
+      await until(
+        () =>
+          updatesOf(sessionId, before).some(
+            (u) => u.sessionUpdate === "available_commands_update" && u.availableCommands.some((c) => c.name === "greet"),
+          ),
+        "available_commands_update with greet",
+      );
+      const greet = updatesOf(sessionId, before)
+        .find((u) => u.sessionUpdate === "available_commands_update")
+        .availableCommands.find((c) => c.name === "greet");
+      assert.equal(greet.description, "Greet someone");
+      assert.equal(greet.input?.hint, "<name>");
+      const response = await within(prompt(sessionId, "/greet Ada"), "prompt (/greet)");
+      assert.equal(response.stopReason, "end_turn");
     });
 
     if (MCP_NODE && MCP_SCRIPT) {

@@ -20,11 +20,13 @@ use crate::oauth::{Attempts, Authorizer, Challenge, Denied};
 
 type Error = StreamableHttpError<reqwest::Error>;
 
-/// rmcp's reqwest client with OAuth.
+/// rmcp's reqwest client, with OAuth for a server that may ask for it. Every HTTP server
+/// goes through this one type (without an authorizer it only delegates), so rmcp's
+/// transport is compiled once.
 #[derive(Clone)]
 pub(crate) struct OAuthHttp {
     pub(crate) inner: reqwest::Client,
-    pub(crate) auth: Arc<Authorizer>,
+    pub(crate) auth: Option<Arc<Authorizer>>,
 }
 
 /// Whether an error is a refusal the authorizer can act on.
@@ -57,9 +59,12 @@ impl OAuthHttp {
         F: Fn(Option<String>) -> Fut,
         Fut: std::future::Future<Output = Result<T, Error>>,
     {
+        let Some(auth) = &self.auth else {
+            return send(None).await;
+        };
         let mut attempts = Attempts::default();
         loop {
-            let (token, generation) = self.auth.bearer().await;
+            let (token, generation) = auth.bearer().await;
             let had_token = token.is_some();
             let result = send(token.map(|t| t.expose_secret().to_string())).await;
             match &result {
@@ -67,8 +72,7 @@ impl OAuthHttp {
                     let Some((why, challenge)) = denied(error) else {
                         return result;
                     };
-                    if !self
-                        .auth
+                    if !auth
                         .recover(generation, why, &challenge, &mut attempts)
                         .await
                     {
@@ -77,7 +81,7 @@ impl OAuthHttp {
                 }
                 Ok(_) => {
                     if had_token {
-                        self.auth.succeeded();
+                        auth.succeeded();
                     }
                     return result;
                 }
@@ -160,7 +164,10 @@ impl StreamableHttpClient for OAuthHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), Error> {
         // Ending a session never starts a login.
-        let (token, _) = self.auth.bearer().await;
+        let token = match &self.auth {
+            Some(auth) => auth.bearer().await.0,
+            None => None,
+        };
         self.inner
             .delete_session(
                 uri,

@@ -34,7 +34,7 @@ use rmcp::service::{RoleClient, RunningService, RxJsonRpcMessage, TxJsonRpcMessa
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use rmcp::{ClientHandler, ServiceExt};
@@ -311,32 +311,18 @@ pub(crate) async fn connect(
             retry.base_duration = Duration::from_millis(200);
             retry.max_delay = Some(Duration::from_secs(2));
             transport_config.retry_config = Arc::new(retry);
-            let service = match &auth {
-                Some(auth) => {
-                    let client = auth::OAuthHttp {
-                        inner: client,
-                        auth: auth.clone(),
-                    };
-                    serve_http(
-                        handler,
-                        client,
-                        transport_config,
-                        on_list_changed,
-                        progress.clone(),
-                    )
-                    .await
-                }
-                None => {
-                    serve_http(
-                        handler,
-                        client,
-                        transport_config,
-                        on_list_changed,
-                        progress.clone(),
-                    )
-                    .await
-                }
+            let client = auth::OAuthHttp {
+                inner: client,
+                auth: auth.clone(),
             };
+            let service = serve_http(
+                handler,
+                client,
+                transport_config,
+                on_list_changed,
+                progress.clone(),
+            )
+            .await;
             let service = service.map_err(|err| {
                 // An authorization that failed says why better than the refusal it left.
                 match auth.as_ref().and_then(|a| a.take_error()) {
@@ -355,9 +341,9 @@ pub(crate) async fn connect(
 }
 
 /// Serves `handler` over streamable HTTP with `client`.
-async fn serve_http<C: StreamableHttpClient>(
+async fn serve_http(
     handler: Handler,
-    client: C,
+    client: auth::OAuthHttp,
     config: StreamableHttpClientTransportConfig,
     on_list_changed: OnListChanged,
     progress: Progress,

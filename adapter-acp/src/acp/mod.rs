@@ -21,6 +21,12 @@
 //!   response's `_meta.usage`; `usage_update` notifications report the context in use.
 //! - `session/cancel` aborts the running turn (streaming, tools and an open permission
 //!   request, which is withdrawn with `$/cancel_request`); the prompt answers `cancelled`.
+//! - Each session reads its workspace's `AGENTS.md` / `CLAUDE.md` files (from the git root
+//!   down; `--no-context-files`: none) and discovers its skills when it starts. Its slash
+//!   commands (`.zero/commands`, `.claude/commands`, then the user's, and its MCP servers'
+//!   prompts as `mcp__<server>__<prompt>`) are announced with `available_commands_update`
+//!   after the `session/new` and `session/load` responses and when the set changes; a
+//!   prompt starting `/name args` that names one is sent to the model expanded.
 //! - `session/set_mode` takes one of [`handlers::MODES`]: `build` (default: asks before every
 //!   call with side effects), `edit`, `auto`, `plan`, `yolo` — the ZCode front end's modes —
 //!   or the aliases `default`/`ask`, `acceptEdits`, `unsafe`/`bypassPermissions`.

@@ -197,6 +197,14 @@ impl ResponsesDecoder {
             .clone()
             .or_else(|| item.call_id.clone())
             .unwrap_or_else(|| format!("item_{}", output_index.unwrap_or(self.items.len() as u64)));
+        if self.items.contains_key(&key) {
+            // Its state (and the call it started) would be lost.
+            return Err(ProviderError::new(
+                ProviderErrorKind::Decode,
+                format!("malformed event stream: output item {key:?} added twice"),
+            )
+            .retryable(false));
+        }
         if let Some(index) = output_index {
             self.by_index.insert(index, key.clone());
         }
@@ -407,8 +415,12 @@ impl ResponsesDecoder {
                 if state.ended {
                     return Ok(());
                 }
+                // Arguments of an item that is not a started call (an `added` item that was
+                // not a function call) have no call to go to.
+                let Some(id) = state.call_id.clone() else {
+                    return Ok(());
+                };
                 state.streamed = true;
-                let id = state.call_id.clone().unwrap_or(key);
                 if let Some(delta) = event.delta.filter(|d| !d.is_empty()) {
                     out.push(ProviderEvent::ToolCallDelta { id, delta });
                 }
@@ -518,5 +530,39 @@ impl Decoder for ResponsesDecoder {
         };
         out.push(ProviderEvent::Stop(stop));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by `prop_sse`: arguments for an output item that is not a function call made
+    /// a delta of a call that was never started.
+    #[test]
+    fn arguments_of_an_item_that_is_no_call_are_dropped() {
+        let mut decoder = ResponsesDecoder::new();
+        let mut out = Vec::new();
+        for data in [
+            r#"{"type":"response.output_item.added","output_index":1,"item":[]}"#,
+            r#"{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"a\":1}"}"#,
+        ] {
+            decoder.event("", data, &mut out).expect("decodes");
+        }
+        assert!(out.is_empty(), "{out:?}");
+    }
+
+    /// Found by `prop_sse`: an item added twice replaced the first one's state, and the call
+    /// it had started never ended.
+    #[test]
+    fn an_item_added_twice_is_a_malformed_stream() {
+        let mut decoder = ResponsesDecoder::new();
+        let mut out = Vec::new();
+        let first = r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc1","call_id":"c1","name":"f"}}"#;
+        let again = r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc1","name":"f"}}"#;
+        decoder.event("", first, &mut out).expect("decodes");
+        let err = decoder.event("", again, &mut out).expect_err("a repeat");
+        assert_eq!(err.kind, ProviderErrorKind::Decode);
+        assert!(err.message.contains("added twice"), "{}", err.message);
     }
 }

@@ -29,8 +29,8 @@ struct Run {
 }
 
 /// The agent with its data, home and config directories inside `root`, started in the
-/// workspace, stderr to `root/stderr.log`.
-fn spawn(paths: &Paths, args: Vec<String>, retries: bool) -> Acp {
+/// workspace, stderr to `root/stderr.log`; `env` is set last.
+fn spawn(paths: &Paths, args: Vec<String>, retries: bool, env: &[(&str, &str)]) -> Acp {
     let path = |name: &str| paths.root.join(name).display().to_string();
     let mut args = args;
     args.extend(["--data-dir".into(), path("data")]);
@@ -47,6 +47,7 @@ fn spawn(paths: &Paths, args: Vec<String>, retries: bool) -> Acp {
     if !retries {
         envs.push(("AGENT_SDK_MAX_RETRIES", "0"));
     }
+    envs.extend(env.iter().copied());
     Acp::spawn_in(
         Some(&paths.ws),
         &args,
@@ -65,12 +66,13 @@ async fn run(name: &str) {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    args.extend(["--api-key".into(), key, "--model".into(), "gpt-test".into()]);
+    let model_id = scenario.model_id.unwrap_or("gpt-test");
+    args.extend(["--api-key".into(), key, "--model".into(), model_id.into()]);
     if let Some(hooks) = scenario.write_hooks(&paths.root, "hooks.json") {
         args.extend(["--hooks".into(), hooks.display().to_string()]);
     }
     args.extend(scenario.flags.iter().cloned());
-    let mut acp = spawn(&paths, args, false);
+    let mut acp = spawn(&paths, args, false, &scenario.env);
     let mut seen = Observed {
         front_end: Some(FrontEnd::Acp),
         ..Observed::default()
@@ -81,9 +83,10 @@ async fn run(name: &str) {
         assert!(acp.raw.is_empty(), "nothing on stdout: {:?}", acp.raw);
         seen.refusal = Some(scenario_stderr(&paths));
         // The message names the flag.
-        let flag = match name.starts_with("sandbox") {
-            true => "--sandbox",
-            false => "--hooks",
+        let flag = match name.split('_').next() {
+            Some("sandbox") => "--sandbox",
+            Some("rules") => "--settings",
+            _ => "--hooks",
         };
         assert!(
             scenario_stderr(&paths).contains(flag),
@@ -273,6 +276,39 @@ async fn expect(name: &str, run: &mut Run) {
             .collect()
     };
     match name {
+        "rules_from_settings_allow_and_deny_each_call" => {
+            // `_meta.permission` on the calls a rule decided without asking the client.
+            let rule_of = |id: &str| {
+                of_call(&updates, id)
+                    .iter()
+                    .find_map(|u| u["_meta"]["permission"].as_object().cloned())
+                    .unwrap_or_else(|| panic!("no _meta.permission on {id}: {updates:?}"))
+            };
+            let a1 = rule_of("a1");
+            assert_eq!(a1["rule"], "Bash(echo allowed:*)", "{a1:?}");
+            assert_eq!(a1["action"], "allow");
+            assert!(a1["source"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("settings ")));
+            assert_eq!(rule_of("d1")["action"], "deny");
+            assert!(asked.is_empty(), "yolo asks nothing: {asked:?}");
+        }
+        "budget_cap_ends_the_run_after_the_first_call" => {
+            // ACP has no spend stop: the nearest, `max_turn_requests`, with the cap's words
+            // as a thought.
+            assert_eq!(stop, "max_turn_requests", "{reply}");
+            let thought = kinds(&updates, "agent_thought_chunk");
+            assert!(thought.contains("spend cap of $0.01 reached"), "{thought}");
+        }
+        "fallback_model_answers_when_the_model_is_overloaded" => {
+            let fallback = updates
+                .iter()
+                .find_map(|u| u["_meta"]["modelFallback"].as_object().cloned())
+                .unwrap_or_else(|| panic!("no _meta.modelFallback: {updates:?}"));
+            assert_eq!(fallback["from"], "gpt-test");
+            assert_eq!(fallback["to"], scenarios::FALLBACK_MODEL);
+            assert_eq!(stop, "end_turn", "{reply}");
+        }
         "hook_pre_tool_use_vetoes_bash" => {
             assert!(asked.is_empty(), "a vetoed call asks nothing: {asked:?}");
             let call = of_call(&updates, "b1");
@@ -429,10 +465,15 @@ async fn expect(name: &str, run: &mut Run) {
         }
         _ => {}
     }
-    let interrupted = name == "task_interrupted_mid_child_bash_leaves_no_process";
+    // An interrupted turn ends `cancelled`, the spend cap's `max_turn_requests`.
+    let ends_otherwise = [
+        "task_interrupted_mid_child_bash_leaves_no_process",
+        "budget_cap_ends_the_run_after_the_first_call",
+    ]
+    .contains(&name);
     let blocked = name == "hook_user_prompt_submit_blocks_one_prompt";
     for (reply, _, _) in &run.turns[usize::from(blocked)..] {
-        if !interrupted {
+        if !ends_otherwise {
             assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
         }
     }
@@ -470,7 +511,7 @@ async fn usage_update_carries_the_sessions_growing_cost() {
         "--context-window".into(),
         "2000".into(),
     ];
-    let mut acp = spawn(&paths, args, true);
+    let mut acp = spawn(&paths, args, true, &[]);
     acp.initialize().await;
     let sid = acp.new_session(&paths.ws).await;
     let (reply, updates, _) = acp.prompt_turn(&sid, "read it twice", "reject_once").await;

@@ -34,7 +34,7 @@ async fn run(name: &str) {
     let data = paths.root.join("data").display().to_string();
     args.extend([
         "--model".into(),
-        "gpt-test".into(),
+        scenario.model_id.unwrap_or("gpt-test").into(),
         "--data-dir".into(),
         data,
     ]);
@@ -52,11 +52,14 @@ async fn run(name: &str) {
     args.extend(scenario.flags.iter().cloned());
     let home = paths.home.display().to_string();
     let config = paths.root.join("config").display().to_string();
-    let vars = [
+    let vars: Vec<(&str, &str)> = [
         ("AGENT_SDK_MAX_RETRIES", "0"),
         ("HOME", home.as_str()),
         ("XDG_CONFIG_HOME", config.as_str()),
-    ];
+    ]
+    .into_iter()
+    .chain(scenario.env.iter().copied())
+    .collect();
     let mut c = Client::spawn_with(&args, &vars, Some(&paths.root.join("stderr.log")));
     let mut seen = Observed {
         front_end: Some(FrontEnd::Zcode),
@@ -66,9 +69,14 @@ async fn run(name: &str) {
         assert_eq!(c.wait_exit().await.code(), Some(2), "a usage error");
         assert!(c.raw.is_empty(), "nothing on stdout: {:?}", c.raw);
         seen.refusal = Some(scenario_stderr(&paths));
-        if name.starts_with("sandbox") {
+        let flag = match name.split('_').next() {
+            Some("sandbox") => Some("--sandbox"),
+            Some("rules") => Some("--settings"),
+            _ => None,
+        };
+        if let Some(flag) = flag {
             assert!(
-                scenario_stderr(&paths).contains("--sandbox"),
+                scenario_stderr(&paths).contains(flag),
                 "{}",
                 scenario_stderr(&paths)
             );
@@ -234,6 +242,54 @@ async fn expect(name: &str, run: &mut Run) {
     let (c, sid) = (&mut run.c, run.sid.clone());
     let done = events.last().expect("end").clone();
     match name {
+        "rules_from_settings_allow_and_deny_each_call" => {
+            // `permission.resolved`: the decisions no client was asked about, and their
+            // source.
+            let resolved = |id: &str| {
+                events
+                    .iter()
+                    .find(|e| {
+                        e["type"] == "permission.resolved" && e["payload"]["toolCallId"] == id
+                    })
+                    .unwrap_or_else(|| {
+                        panic!("no permission.resolved for {id}: {:?}", types(&events))
+                    })["payload"]
+                    .clone()
+            };
+            let a1 = resolved("a1");
+            assert_eq!(a1["decision"], "allow", "{a1}");
+            assert_eq!(a1["decisionSource"], "rule");
+            assert_eq!(a1["rule"]["rule"], "Bash(echo allowed:*)");
+            assert_eq!(a1["rule"]["action"], "allow");
+            let d1 = resolved("d1");
+            assert_eq!(d1["decision"], "deny", "{d1}");
+            assert_eq!(d1["rule"]["rule"], "Bash(touch denied:*)");
+            assert!(asked.is_empty(), "yolo asks nothing: {asked:?}");
+        }
+        "budget_cap_ends_the_run_after_the_first_call" => {
+            assert_eq!(done["type"], "turn.failed", "{done}");
+            let error = &done["payload"]["error"];
+            assert_eq!(error["type"], "max_budget", "{error}");
+            assert_eq!(error["code"], "budget_exceeded");
+            let message = error["message"].as_str().unwrap_or_default();
+            assert!(
+                message.starts_with("spend cap of $0.01 reached"),
+                "{message}"
+            );
+        }
+        "fallback_model_answers_when_the_model_is_overloaded" => {
+            let fallback = events
+                .iter()
+                .find(|e| {
+                    e["type"] == "session.updated" && e["payload"]["modelFallback"].is_object()
+                })
+                .unwrap_or_else(|| panic!("no modelFallback in {:?}", types(&events)))["payload"]
+                ["modelFallback"]
+                .clone();
+            assert_eq!(fallback["from"], "gpt-test", "{fallback}");
+            assert_eq!(fallback["to"], scenarios::FALLBACK_MODEL);
+            assert_eq!(done["type"], "turn.completed", "{done}");
+        }
         "hook_pre_tool_use_vetoes_bash" => {
             let error = &outcome_of(&events, "b1")["payload"]["error"];
             assert_eq!(error["type"], "hook_denied", "{error}");
@@ -367,7 +423,8 @@ async fn expect(name: &str, run: &mut Run) {
         }
         _ => {}
     }
-    if !name.starts_with("task_interrupted") {
+    // The spend cap's turn fails (above); every other turn completes.
+    if !name.starts_with("task_interrupted") && !name.starts_with("budget") {
         assert_eq!(done["type"], "turn.completed", "{done}");
     }
 }

@@ -43,17 +43,24 @@ async fn run(name: &str) {
         args.extend(["--hooks".into(), hooks.display().to_string()]);
     }
     args.extend(scenario.flags.iter().cloned());
+    if let Some(model) = scenario.model_id {
+        let at = args.iter().position(|a| a == "--model").expect("--model");
+        args[at + 1] = model.into();
+    }
     let home = paths.home.display().to_string();
     let config = paths.root.join("config").display().to_string();
     let zut_home = paths.root.join("zut").display().to_string();
     let rpc = Rpc::spawn(Opts {
         args,
-        env: vec![
+        env: [
             ("AGENT_SDK_MAX_RETRIES", "0"),
             ("HOME", &home),
             ("XDG_CONFIG_HOME", &config),
             ("ZUT_HOME", &zut_home),
-        ],
+        ]
+        .into_iter()
+        .chain(scenario.env.iter().copied())
+        .collect(),
         dir: Some(ws),
         cwd: scenario.cwd.as_ref().map(|sub| paths.ws.join(sub)),
         ..Opts::default()
@@ -157,6 +164,22 @@ fn progress_of(frames: &[Value], id: &str) -> String {
 async fn expect_live(name: &str, run: &mut Run) {
     let frames = run.turns[0].clone();
     match name {
+        "budget_cap_ends_the_run_after_the_first_call" => {
+            // zut's form: the cap's `error`, then `done`.
+            let kinds = types(&events(&frames));
+            assert_eq!(kinds[kinds.len() - 2..], ["error", "done"], "{kinds:?}");
+            let error = of_type(&frames, "error")[0]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            assert!(error.starts_with("spend cap of $0.01 reached"), "{error}");
+        }
+        "fallback_model_answers_when_the_model_is_overloaded" => {
+            let fallback = of_type(&frames, "model_fallback");
+            assert_eq!(fallback.len(), 1, "{frames:#?}");
+            assert_eq!(fallback[0]["from"], "gpt-test");
+            assert_eq!(fallback[0]["to"], scenarios::FALLBACK_MODEL);
+        }
         "hook_pre_tool_use_vetoes_bash" => {
             // The veto is the call's tool_result (zut's place for it); it never executed.
             assert!(of_type(&frames, "tool_execution_started").is_empty());
@@ -310,11 +333,13 @@ async fn expect_live(name: &str, run: &mut Run) {
 fn expect_after(name: &str, run: &Run, seen: &Observed) {
     match name {
         "hooks_file_that_does_not_exist_refuses_to_start"
-        | "sandbox_bad_value_refuses_to_start" => {
+        | "sandbox_bad_value_refuses_to_start"
+        | "rules_settings_with_a_bad_rule_refuse_to_start" => {
             let message = seen.refusal.as_deref().unwrap_or_default();
-            let flag = match name.starts_with("hooks") {
-                true => "--hooks",
-                false => "--sandbox",
+            let flag = match name.split('_').next() {
+                Some("hooks") => "--hooks",
+                Some("rules") => "--settings",
+                _ => "--sandbox",
             };
             assert!(message.contains(flag), "{message}");
         }

@@ -81,10 +81,16 @@ fn exec(runs: &Runs, scenario: &Scenario, prompt: &str, interrupt: Option<&Promp
         args.extend(["--hooks".into(), "hooks.json".into()]);
     }
     args.extend(scenario.flags.iter().cloned());
+    if let Some(model) = scenario.model_id {
+        args.extend(["--model".into(), model.into()]);
+    }
     args.push(prompt.into());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut cmd = runs.sb.command(&args);
     cmd.env("AGENT_SDK_MAX_RETRIES", "0");
+    for (name, value) in &scenario.env {
+        cmd.env(name, value);
+    }
     if let Some(sub) = &scenario.cwd {
         cmd.current_dir(runs.paths.ws.join(sub));
     }
@@ -203,6 +209,56 @@ fn expect(name: &str, runs: &Runs) {
             .unwrap_or_else(|| panic!("no result {id}: {}", run.stdout))
     };
     match name {
+        "rules_from_settings_allow_and_deny_each_call" => {
+            // Zero's decisionReason names the rule that decided, allowed or denied.
+            let decisions = run.of("permission_decision");
+            let reason = |id: &str| {
+                decisions
+                    .iter()
+                    .find(|d| d["id"] == id)
+                    .and_then(|d| d["decisionReason"].as_str())
+                    .unwrap_or_else(|| panic!("no decision for {id}: {}", run.stdout))
+                    .to_string()
+            };
+            assert!(
+                reason("a1").starts_with("permission rule allow Bash(echo allowed:*) (settings "),
+                "{}",
+                reason("a1")
+            );
+            assert!(reason("d1").contains("permission rule deny Bash(touch denied:*)"));
+            // The compound command was put to nobody: a request, then its error result.
+            assert!(run.of("permission_request").iter().any(|r| r["id"] == "a2"));
+        }
+        "budget_cap_ends_the_run_after_the_first_call" => {
+            let kinds = run.types();
+            assert_eq!(
+                kinds[kinds.len() - 3..],
+                ["final", "error", "run_end"],
+                "{kinds:?}"
+            );
+            let error = &run.of("error")[0];
+            assert_eq!(error["code"], "budget_exceeded", "{error}");
+            let message = error["message"].as_str().unwrap_or_default();
+            assert!(
+                message.starts_with("spend cap of $0.01 reached"),
+                "{message}"
+            );
+            let end = &run.of("run_end")[0];
+            assert_eq!(
+                (&end["status"], &end["exitCode"]),
+                (&"incomplete".into(), &4.into())
+            );
+            assert_eq!(run.code, 4);
+        }
+        "fallback_model_answers_when_the_model_is_overloaded" => {
+            let warned = run.of("warning").iter().any(|w| {
+                w["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("retrying the call with the fallback model gpt-fallback")
+            });
+            assert!(warned, "{}", run.stdout);
+        }
         "hook_pre_tool_use_vetoes_bash" => {
             // Zero shows a veto only as the call's error result: no permission line.
             assert!(run.of("permission_decision").is_empty(), "{}", run.stdout);

@@ -15,6 +15,7 @@
 //! per-protocol expectation hook. [`scenario_tests!`](crate::scenario_tests) makes one test
 //! per scenario and a test that the harness lists the whole table.
 
+mod guards;
 mod lsp;
 mod providers;
 mod project;
@@ -27,6 +28,7 @@ use serde_json::Value;
 
 use crate::{Reply, Request, Script};
 
+pub use guards::{FALLBACK_MODEL, PRICED_MODEL, SETTINGS};
 pub use table::{build, NAMES, SECRET};
 
 /// How long a fact about processes waits for them to be gone.
@@ -139,6 +141,11 @@ pub struct Scenario {
     /// The sub-directory of the workspace the binary works in (its working directory, or
     /// the session's workspace), when not the workspace itself.
     pub cwd: Option<String>,
+    /// The model the binary asks for, when not the harness's own (`gpt-test`): a model the
+    /// catalogue prices, say.
+    pub model_id: Option<&'static str>,
+    /// Environment variables of the binary, set after the harness's own (so they win).
+    pub env: Vec<(&'static str, &'static str)>,
 }
 
 impl Scenario {
@@ -570,7 +577,11 @@ macro_rules! scenario_tests {
             provider_bedrock_answers,
             api_key_redacted_from_a_tool_error,
             lsp_edit_reports_the_error_and_the_fix_clears_it,
-            tools_answer_to_the_sdk_names_in_every_catalogue
+            tools_answer_to_the_sdk_names_in_every_catalogue,
+            rules_from_settings_allow_and_deny_each_call,
+            rules_settings_with_a_bad_rule_refuse_to_start,
+            budget_cap_ends_the_run_after_the_first_call,
+            fallback_model_answers_when_the_model_is_overloaded
         );
     };
     (@list async $run:ident; $($name:ident),+) => {

@@ -38,6 +38,8 @@ fn scenario(model: impl Into<Script<Reply>>, prompt: &str) -> Scenario {
         }],
         facts: Vec::new(),
         cwd: None,
+        model_id: None,
+        env: Vec::new(),
     }
 }
 

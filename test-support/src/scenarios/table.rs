@@ -43,6 +43,10 @@ pub const NAMES: &[&str] = &[
     "project_no_context_files_leaves_the_instructions_out",
     "lsp_edit_reports_the_error_and_the_fix_clears_it",
     "tools_answer_to_the_sdk_names_in_every_catalogue",
+    "rules_from_settings_allow_and_deny_each_call",
+    "rules_settings_with_a_bad_rule_refuse_to_start",
+    "budget_cap_ends_the_run_after_the_first_call",
+    "fallback_model_answers_when_the_model_is_overloaded",
 ];
 
 /// The key of [`NAMES`]' `api_key_redacted_from_a_tool_error`: shaped like no key a
@@ -318,10 +322,9 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
             super::lsp::edit_reports_the_error(p)
         }
         "tools_answer_to_the_sdk_names_in_every_catalogue" => sdk_names_everywhere(),
-        other => match super::project::build(other, p) {
-            Some(s) => s,
-            None => panic!("no scenario {other:?} in the table"),
-        },
+        other => super::project::build(other, p)
+            .or_else(|| super::guards::build(other, p))
+            .unwrap_or_else(|| panic!("no scenario {other:?} in the table")),
     };
     Scenario {
         name: named(name),
@@ -355,6 +358,8 @@ fn base(model: impl Into<Script<Reply>>) -> Scenario {
         prompts: vec![prompt("Do the task.")],
         facts: Vec::new(),
         cwd: None,
+        model_id: None,
+        env: Vec::new(),
     }
 }
 

@@ -28,12 +28,14 @@
 
 #![warn(missing_docs)]
 
+mod http;
+
 use std::collections::HashMap;
 
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{SpanBuilder, TraceContextExt, Tracer, TracerProvider as _};
 use opentelemetry::Context;
-use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use opentelemetry_sdk::Resource;
@@ -123,6 +125,7 @@ where
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
+        .with_http_client(http::BlockingHttp::from_env())
         .build()?;
     let mut resource = Resource::builder();
     if std::env::var("OTEL_SERVICE_NAME").is_err() {

@@ -10,7 +10,7 @@
 //! errors, timeouts waiting for the response head, and HTTP 408, 409, 429 and 5xx. Once a
 //! 2xx response has started, any failure ends the stream with an error.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use agent_core::provider::{ProviderError, ProviderErrorKind};
@@ -217,6 +217,31 @@ impl ClientConfig {
     }
 }
 
+/// A reqwest client builder with the TLS of every provider: rustls with the *ring* provider,
+/// the webpki roots (the system's certificate store is not read) and ALPN offering HTTP/2
+/// then HTTP/1.1. It needs no process-wide crypto provider; without it a reqwest built with
+/// `rustls-no-provider`, as here, cannot make a client at all.
+///
+/// ```
+/// let client = agent_providers::http::client_builder()
+///     .expect("TLS set up")
+///     .build()
+///     .expect("a client");
+/// # let _ = client;
+/// ```
+pub fn client_builder() -> Result<reqwest::ClientBuilder, rustls::Error> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(reqwest::Client::builder().tls_backend_preconfigured(tls))
+}
+
 /// The shared HTTP client of one provider; the underlying `reqwest` client (and its TLS
 /// setup) is built on first use, so constructing a provider costs nothing.
 pub(crate) struct HttpClient {
@@ -234,8 +259,8 @@ impl HttpClient {
 
     pub(crate) fn client(&self) -> Result<reqwest::Client, ProviderError> {
         let built = self.client.get_or_init(|| {
-            reqwest::Client::builder()
-                .use_rustls_tls()
+            client_builder()
+                .map_err(|e| format!("cannot set up TLS: {e}"))?
                 .connect_timeout(self.config.connect_timeout)
                 .user_agent(self.config.user_agent.clone())
                 .tcp_nodelay(true)

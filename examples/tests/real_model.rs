@@ -160,7 +160,9 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
         let url = format!("http://{}", listener.local_addr().expect("proxy addr"));
         let log: Arc<Mutex<Vec<Exchange>>> = Arc::default();
-        let client = reqwest::Client::builder()
+        // The providers' TLS setup: reqwest is built without a crypto provider of its own.
+        let client = agent_providers::http::client_builder()
+            .expect("TLS setup")
             .connect_timeout(Duration::from_secs(10))
             .build()
             .expect("reqwest client");

@@ -8,11 +8,20 @@ use test_support::{fixtures, sse, End, Fault, FaultServer, MockModel, Reply, Scr
 
 const WAIT: Duration = Duration::from_secs(20);
 
+/// A client builder: reqwest is built without a crypto provider of its own, so it is given
+/// a rustls configuration (without roots: the servers here speak plain HTTP).
+fn builder() -> reqwest::ClientBuilder {
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder().tls_backend_preconfigured(tls)
+}
+
 fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(WAIT)
-        .build()
-        .expect("client")
+    builder().timeout(WAIT).build().expect("client")
 }
 
 /// The body chunks of one POST, as the client received them.
@@ -234,7 +243,7 @@ async fn stalls_and_silence_hit_the_client_timeout() {
         ),
         Fault::Silent,
     ]);
-    let client = reqwest::Client::builder()
+    let client = builder()
         .read_timeout(Duration::from_millis(300))
         .build()
         .expect("client");

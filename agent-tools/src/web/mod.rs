@@ -224,6 +224,7 @@ impl Clients {
             }
         });
         let mut builder = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls_config()?)
             .redirect(policy)
             .timeout(WEB_FETCH_TIMEOUT)
             .connect_timeout(Duration::from_secs(10))
@@ -235,6 +236,21 @@ impl Clients {
         let client = builder.build().map_err(|e| e.to_string())?;
         Ok(cell.get_or_init(|| client))
     }
+}
+
+/// rustls with the *ring* provider and the webpki roots (the system's certificate store is
+/// not read): reqwest is built without a crypto provider of its own, so every client is
+/// given this configuration.
+pub(crate) fn tls_config() -> Result<rustls::ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup failed: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
 }
 
 /// The whole chain of an error's sources, in one line.

@@ -171,6 +171,7 @@ impl WebSearch {
             attempt.follow()
         });
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(super::tls_config()?)
             .redirect(policy)
             .timeout(TIMEOUT)
             .user_agent(concat!("agent-sdk-web-search/", env!("CARGO_PKG_VERSION")))

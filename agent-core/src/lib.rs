@@ -91,7 +91,8 @@
 //! | [`provider`] | what implementing a [`Provider`] takes: [`provider::ProviderRequest`], [`provider::ProviderEvent`], [`provider::ProviderError`], model catalogue entries |
 //! | [`tool`] | plans, progress reports ([`tool::ProgressSink`]), [`tool::ToolWrapper`] for a tool that wraps another, [`tool::FnTool`] |
 //! | [`tool_source`] | [`tool_source::ToolSource`]: tools that change between model calls (MCP) |
-//! | [`permission`] | the permission gate: assessments, risks, blocks, [`permission::ApprovalRequest`] and [`permission::Approval`] |
+//! | [`permission`] | the permission gate: assessments, risks, blocks, [`permission::ApprovalRequest`] and [`permission::Approval`]; allow / ask / deny rules ([`permission::rules`]) |
+//! | [`budget`], [`fallback`], [`rewind`] | unattended runs: the spend cap, the fallback model, file checkpoints and rewinding to one |
 //! | [`hooks`] | lifecycle hooks ([`hooks::Hooks`]) and their decisions |
 //! | [`sandbox`] | the OS sandbox policy, its support and report |
 //! | [`editor`] | the text buffers and terminals a client (an editor) lends the tools |
@@ -108,6 +109,7 @@
 mod agent;
 mod agent_sandbox;
 pub mod budget;
+mod checkpoint;
 pub mod commands;
 pub mod compaction;
 pub mod context;
@@ -132,6 +134,7 @@ mod parent_run;
 pub mod permission;
 pub mod progress;
 pub mod provider;
+pub mod rewind;
 mod run;
 mod run_scope;
 mod run_status;

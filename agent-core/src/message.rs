@@ -204,7 +204,7 @@ impl From<String> for UserInput {
     }
 }
 
-mod base64_bytes {
+pub(crate) mod base64_bytes {
     use base64::Engine;
     use bytes::Bytes;
     use serde::{Deserialize, Deserializer, Serializer};

@@ -35,6 +35,17 @@ pub enum SessionRecord {
         /// The tool's name.
         tool: String,
     },
+    /// The before-state of the files a call changed ([`crate::rewind`]).
+    Checkpoint {
+        /// The checkpoint.
+        checkpoint: Box<crate::rewind::Checkpoint>,
+    },
+    /// The session was rewound to a checkpoint: it and every later one are undone (a
+    /// [`SessionRecord::Replaced`] with the cut transcript follows).
+    Rewound {
+        /// The checkpoint's id.
+        checkpoint: String,
+    },
 }
 
 impl SessionRecord {
@@ -46,7 +57,10 @@ impl SessionRecord {
                 SessionRecord::Message { message } => messages.push(message.clone()),
                 SessionRecord::Replaced { messages: m } => messages = m.clone(),
                 SessionRecord::Cleared => messages.clear(),
-                SessionRecord::Notes { .. } | SessionRecord::Granted { .. } => {}
+                SessionRecord::Notes { .. }
+                | SessionRecord::Granted { .. }
+                | SessionRecord::Checkpoint { .. }
+                | SessionRecord::Rewound { .. } => {}
             }
         }
         messages
@@ -62,7 +76,9 @@ impl SessionRecord {
                 SessionRecord::Cleared => notes.clear(),
                 SessionRecord::Message { .. }
                 | SessionRecord::Replaced { .. }
-                | SessionRecord::Granted { .. } => {}
+                | SessionRecord::Granted { .. }
+                | SessionRecord::Checkpoint { .. }
+                | SessionRecord::Rewound { .. } => {}
             }
         }
         notes
@@ -117,6 +133,13 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// Ids of all sessions.
     async fn list(&self) -> Result<Vec<String>, SessionError>;
+
+    /// Whether the records appended are kept for [`Self::load`]. A store that rebuilds its
+    /// transcripts from something else and drops the records answers false, and the agent
+    /// then takes no file checkpoints ([`crate::rewind`]) for it. True by default.
+    fn keeps_records(&self) -> bool {
+        true
+    }
 }
 
 /// A [`SessionStore`] in memory, for tests and short-lived hosts.

@@ -308,6 +308,11 @@ async fn execute(
         return true;
     }
     let tool_cancel = em.cancel.child_token();
+    // The before-state of the files write calls change (file checkpoints).
+    let mut checkpoints = Vec::with_capacity(batch.len());
+    for ready in &batch {
+        checkpoints.push(crate::checkpoint::before(inner, &*ready.tool, &ready.call).await);
+    }
     let mut running: Vec<Running> = batch
         .iter()
         .map(|ready| {
@@ -341,7 +346,8 @@ async fn execute(
         })
         .collect();
     let mut aborted = false;
-    for (ready, run) in batch.into_iter().zip(running.iter_mut()) {
+    let calls = batch.into_iter().zip(running.iter_mut()).zip(checkpoints);
+    for ((ready, run), checkpoint) in calls {
         let Ready {
             call,
             tool: _,
@@ -416,6 +422,9 @@ async fn execute(
                 Duration::ZERO,
             ),
         };
+        if let Some(checkpoint) = checkpoint {
+            crate::checkpoint::record_after(inner, em, &call, checkpoint).await;
+        }
         // The one place an error result of a run call becomes content.
         scrub_error_output(&mut output);
         // A result over its tool's budget is cut for the model (and the spans and hooks)

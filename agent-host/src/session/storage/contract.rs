@@ -160,7 +160,8 @@ pub async fn metadata(store: &dyn SessionStorage) {
     }
 }
 
-/// The transcript half: sessions `sess_t` (metadata and four records) and `sess_many`
+/// The transcript half: sessions `sess_t` (metadata and seven records: a file checkpoint
+/// with bytes that are no UTF-8 among them) and `sess_many`
 /// (twenty records appended at once, no metadata) are left behind.
 pub async fn transcripts(store: &dyn SessionStorage) {
     assert!(matches!(
@@ -183,6 +184,26 @@ pub async fn transcripts(store: &dyn SessionStorage) {
             messages: vec![Message::assistant_text("summary")],
         },
         SessionRecord::Cleared,
+        SessionRecord::Granted {
+            tool: "bash".into(),
+        },
+        SessionRecord::Checkpoint {
+            checkpoint: Box::new(agent_core::rewind::Checkpoint {
+                id: "call_1".into(),
+                tool: "write_file".into(),
+                files: vec![agent_core::rewind::FileCheckpoint {
+                    path: "src/a.rs".into(),
+                    before: agent_core::rewind::FileBefore::Content {
+                        data: bytes::Bytes::from_static(b"\xff\x00 before\r\n"),
+                        mode: Some(0o644),
+                    },
+                    after: Some(agent_core::rewind::content_hash(b"after")),
+                }],
+            }),
+        },
+        SessionRecord::Rewound {
+            checkpoint: "call_1".into(),
+        },
     ];
     for record in &records {
         store.append("sess_t", record).await.expect("append");

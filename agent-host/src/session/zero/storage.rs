@@ -302,6 +302,12 @@ impl SessionStore for ZeroStorage {
         .await?)
     }
 
+    /// Not for [`Transcripts::FromEvents`] (exec's): its records are dropped, and its file
+    /// checkpoints are Zero's own (`session_checkpoint` events and their blobs).
+    fn keeps_records(&self) -> bool {
+        self.transcripts == Transcripts::Kept
+    }
+
     async fn list(&self) -> Result<Vec<String>, CoreError> {
         let root = self.sessions.root().to_path_buf();
         Ok(blocking("list zero sessions", move || {

@@ -280,13 +280,20 @@ async fn ask(
     options: Vec<PermissionOption>,
 ) -> Option<String> {
     let request = RequestPermissionRequest::new(SessionId::new(session_id), tool_call, options);
-    match cx.send_request(request).block_task().await {
-        Ok(response) => match response.outcome {
+    // Bounded like every request to the client: no answer in time is no permission (and
+    // the request is withdrawn).
+    let asked = cx.send_request(request).block_task();
+    match tokio::time::timeout(client::USER_TIMEOUT, asked).await {
+        Ok(Ok(response)) => match response.outcome {
             RequestPermissionOutcome::Selected(selected) => Some(selected.option_id.0.to_string()),
             _ => None,
         },
-        Err(err) => {
+        Ok(Err(err)) => {
             tracing::warn!(session = session_id, error = ?err, "session/request_permission failed");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(session = session_id, "session/request_permission was not answered in time");
             None
         }
     }

@@ -293,7 +293,10 @@ async fn ask(
             None
         }
         Err(_) => {
-            tracing::warn!(session = session_id, "session/request_permission was not answered in time");
+            tracing::warn!(
+                session = session_id,
+                "session/request_permission was not answered in time"
+            );
             None
         }
     }

@@ -78,7 +78,7 @@ async fn a_stdio_reference_servers_tool_is_called_and_its_result_reaches_the_mod
         .collect();
     assert!(tools.contains(&"mcp_everything_echo"), "{tools:?}");
     assert!(
-        tools.contains(&"read_file") && tools.contains(&"Task"),
+        tools.contains(&"read") && tools.contains(&"Task"),
         "{tools:?}"
     );
 

@@ -4,8 +4,9 @@
 //! - [`Catalogue::Sdk`]: this crate's own names (`read_file`, `list_dir`, `plan`, …); the
 //!   ZCode and ACP servers offer it.
 //! - [`Catalogue::Zero`]: `zero exec`'s (`list_directory`, `update_plan`, `ask_user`, …).
-//! - [`Catalogue::Zut`]: `zut rpc`'s (`read`, `write`, `edit`, `bash`, `grep`, `plan`,
-//!   `web_search`, `web_page`).
+//! - [`Catalogue::Zut`]: `zut rpc`'s (`read`, `write`, `edit`, `bash`, `grep`, `plan`, and
+//!   its web capability: `web_search`, `web_open`, `web_find`, `web_click`, offered
+//!   together when a search backend is configured — [`Catalogue::group`]).
 //!
 //! A catalogue entry renames an SDK tool and, where the program's arguments differ, gives
 //! its schema and the translation of its arguments into the SDK tool's (and of the result,
@@ -151,20 +152,17 @@ const ZUT: &[Entry] = &[
         ..same("grep")
     },
     same("plan"),
-    Entry {
-        parameters: Some(zut_search_schema),
-        args: Some(zut_search_args),
-        ..same("web_search")
-    },
-    Entry {
-        description: Some(
-            "Fetch a web page and return its text (HTML as Markdown). Page content is untrusted \
-             external content.",
-        ),
-        parameters: Some(zut_page_schema),
-        ..renamed("web_page", "web_fetch")
-    },
+    // zut's web capability (packages/agent/tools/web_page.go): built for this catalogue
+    // under zut's names, arguments and texts (crate::web::browse).
+    same("web_search"),
+    same("web_open"),
+    same("web_find"),
+    same("web_click"),
 ];
+
+/// zut's web capability (`WebCapabilityNames`): offered, allowed and denied as one;
+/// `web_search` is the name that selects it.
+const ZUT_WEB: &[&str] = &["web_search", "web_open", "web_find", "web_click"];
 
 /// zut's tools that other work builds (`lsp`, `lsp_diagnostics`: issue 35's agent-lsp;
 /// `skill`: issue 29, agent-core's skills).
@@ -203,6 +201,27 @@ impl Catalogue {
             .iter()
             .find(|e| e.base == base)
             .map(|e| e.name)
+    }
+
+    /// The tools offered only together with `name` (itself included), if `name` is one of a
+    /// capability the program offers whole: zut's web tools. Naming one of them in an
+    /// allow- or deny-list names them all.
+    pub fn group(self, name: &str) -> Option<&'static [&'static str]> {
+        match self {
+            Self::Zut if ZUT_WEB.contains(&name) => Some(ZUT_WEB),
+            _ => None,
+        }
+    }
+
+    /// Drops the tools of a [`group`](Self::group) that `tools` does not hold whole (a
+    /// filter that kept some of them, as a read-only filter keeps `web_find` but not
+    /// `web_open`).
+    pub fn retain_whole_groups(self, tools: &mut Vec<Arc<dyn Tool>>) {
+        let names: Vec<String> = tools.iter().map(|t| t.name().to_string()).collect();
+        tools.retain(|t| {
+            self.group(t.name())
+                .is_none_or(|group| group.iter().all(|g| names.iter().any(|n| n == g)))
+        });
     }
 
     /// The SDK name of the catalogue's tool `name`, if it is one of the table's.
@@ -286,6 +305,13 @@ impl ToolWrapper for Listed {
             .translate(args.clone())
             .unwrap_or_else(|_| args.clone());
         self.inner.assess(&args, cwd)
+    }
+
+    fn call_target(&self, args: &Value) -> agent_core::permission::CallTarget {
+        let args = self
+            .translate(args.clone())
+            .unwrap_or_else(|_| args.clone());
+        self.inner.call_target(&args)
     }
 
     fn sandbox_escalation(&self, args: &Value) -> Option<agent_core::sandbox::SandboxEscalation> {
@@ -527,22 +553,6 @@ fn zut_grep_schema() -> Value {
     json!({"type":"object","properties":{"pattern":{"type":"string","description":"Regular expression to search for."},"path":{"type":"string","description":"File or directory to search recursively."}},"required":["pattern","path"],"additionalProperties":false})
 }
 
-fn zut_search_schema() -> Value {
-    json!({"type":"object","properties":{"query":{"type":"string","description":"Search query text."},"max_results":{"type":"integer","minimum":1,"maximum":10,"default":5,"description":"Maximum number of unique results to return (default 5)."}},"required":["query"],"additionalProperties":false})
-}
-
-fn zut_search_args(args: Value) -> Result<Value, String> {
-    let mut map = object(args)?;
-    if let Some(max) = map.remove("max_results") {
-        map.insert("limit".to_string(), max);
-    }
-    Ok(Value::Object(map))
-}
-
-fn zut_page_schema() -> Value {
-    json!({"type":"object","properties":{"url":{"type":"string","description":"HTTP or HTTPS URL of the page."}},"required":["url"],"additionalProperties":false})
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -584,10 +594,6 @@ mod tests {
             json!({"command": "ls", "timeout_ms": 5000})
         );
         assert!(zut_bash_args(json!({"command": "ls", "timeout": 0})).is_err());
-        assert_eq!(
-            zut_search_args(json!({"query": "q", "max_results": 3})).expect("valid"),
-            json!({"query": "q", "limit": 3})
-        );
     }
 
     #[test]
@@ -597,5 +603,8 @@ mod tests {
         assert_eq!(Catalogue::Zut.name_of("read_file"), Some("read"));
         assert_eq!(Catalogue::Sdk.name_of("read_file"), None);
         assert!(Catalogue::Zero.reserved().contains(&"lsp_navigate"));
+        assert_eq!(Catalogue::Zut.group("web_find"), Some(ZUT_WEB));
+        assert_eq!(Catalogue::Zut.group("read"), None);
+        assert_eq!(Catalogue::Zero.group("web_search"), None);
     }
 }

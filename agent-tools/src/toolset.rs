@@ -18,7 +18,7 @@ use crate::patch::ApplyPatch;
 use crate::plan::Plan;
 use crate::scrub::finish_output;
 use crate::search::{Glob, Grep, ListDir};
-use crate::web::{SearchBackend, WebFetch, WebSearch};
+use crate::web::{Clients, SearchBackend, WebFetch, WebPages, WebSearch};
 
 /// A name filter named a tool that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,6 +53,8 @@ pub enum ToolSetError {
 pub struct ToolSet {
     config: Arc<ToolsConfig>,
     tools: Vec<Arc<dyn Tool>>,
+    /// Whose names the tools have (its capabilities are kept or dropped whole).
+    catalogue: Catalogue,
     /// The live processes of `exec_command`, when the set has it.
     #[cfg(unix)]
     exec: Option<crate::exec::ExecSessions>,
@@ -116,6 +118,8 @@ impl ToolSet {
         catalogue: Catalogue,
     ) -> Self {
         let config = Arc::new(config);
+        // One HTTP client for every web tool of the set, built on first use.
+        let clients = Arc::<Clients>::default();
         let mut tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(ReadFile::new(config.clone())),
             Arc::new(WriteFile::new(config.clone())),
@@ -127,7 +131,7 @@ impl ToolSet {
             Arc::new(ViewImage::new(config.clone())),
             Arc::new(Bash::new(config.clone())),
             Arc::new(Plan::new(config.clone())),
-            Arc::new(WebFetch::new(config.clone())),
+            Arc::new(WebFetch::with_clients(config.clone(), clients.clone())),
         ];
         #[cfg(unix)]
         let sessions = {
@@ -141,8 +145,17 @@ impl ToolSet {
             tools.insert(at, Arc::new(exec));
             sessions
         };
-        if let Some(backend) = web_search {
-            tools.push(Arc::new(WebSearch::new(config.clone(), backend)));
+        match web_search {
+            // zut's web capability: web_search with references, web_open, web_find and
+            // web_click over one page store, together.
+            Some(backend) if catalogue == Catalogue::Zut => tools.extend(crate::web::browse_tools(
+                config.clone(),
+                backend,
+                WebPages::new(),
+                clients,
+            )),
+            Some(backend) => tools.push(Arc::new(WebSearch::new(config.clone(), backend))),
+            None => {}
         }
         // Zero always has ask_user (without a channel it tells the model nobody can answer).
         if questions.is_some() || catalogue == Catalogue::Zero {
@@ -152,6 +165,7 @@ impl ToolSet {
         Self {
             config,
             tools,
+            catalogue,
             #[cfg(unix)]
             exec: Some(sessions),
         }
@@ -172,6 +186,7 @@ impl ToolSet {
         Self {
             config: Arc::new(ToolsConfig::new(workspace)),
             tools: Vec::new(),
+            catalogue: Catalogue::Sdk,
             #[cfg(unix)]
             exec: None,
         }
@@ -196,7 +211,9 @@ impl ToolSet {
     }
 
     /// Keeps only the tools named in `enabled` (when given) and drops those in `disabled`.
-    /// Unknown names are an error naming the tools that exist.
+    /// Unknown names are an error naming the tools that exist. A tool of a capability the
+    /// catalogue offers whole ([`Catalogue::group`]: zut's `web_search`, `web_open`,
+    /// `web_find`, `web_click`) stands for all of it.
     pub fn filter(
         mut self,
         enabled: Option<&[String]>,
@@ -210,11 +227,16 @@ impl ToolSet {
                 });
             }
         }
+        let catalogue = self.catalogue;
+        let names = |name: &str, list: &[String]| {
+            let group = catalogue.group(name).unwrap_or_default();
+            list.iter()
+                .any(|n| n == name || group.contains(&n.as_str()))
+        };
         if let Some(enabled) = enabled {
-            self.tools.retain(|t| enabled.iter().any(|n| n == t.name()));
+            self.tools.retain(|t| names(t.name(), enabled));
         }
-        self.tools
-            .retain(|t| !disabled.iter().any(|n| n == t.name()));
+        self.tools.retain(|t| !names(t.name(), disabled));
         Ok(self)
     }
 
@@ -339,6 +361,7 @@ impl ToolSetBuilder {
         ToolSet {
             config: Arc::new(self.config),
             tools: Vec::new(),
+            catalogue: self.catalogue,
             #[cfg(unix)]
             exec: None,
         }

@@ -54,9 +54,10 @@ fn each_catalogue_has_its_programs_names() {
     ];
     assert_eq!(zero.names(), expected_zero);
     let (_dir, zut) = build(Catalogue::Zut);
+    // zut's web capability comes with a search backend (tests/web_tools.rs).
     assert_eq!(
         zut.names(),
-        ["read", "write", "edit", "bash", "grep", "plan", "web_page"]
+        ["read", "write", "edit", "bash", "grep", "plan"]
     );
     let (_dir, sdk) = build(Catalogue::Sdk);
     assert!(sdk.names().contains(&"list_dir"));
@@ -75,7 +76,6 @@ fn each_catalogue_has_its_programs_names() {
     assert_eq!(shape(&zero, "glob"), ["cwd", "pattern"]);
     assert_eq!(shape(&zut, "edit"), ["edits", "path"]);
     assert_eq!(shape(&zut, "bash"), ["command", "timeout"]);
-    assert_eq!(shape(&zut, "web_page"), ["url"]);
     assert_eq!(
         zut.get("read").expect("read").description(),
         "Read a file. Images (png/jpg/gif/webp) return inline."

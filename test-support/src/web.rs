@@ -15,6 +15,8 @@
 //! | `/search?q=…&format=json` | SearXNG results for the query |
 //! | `POST /api/search` | `{"results": [...]}` (the generic shape) |
 //! | `/moved-away` | `302` to another host (`http://localhost:<port>/book/hello.html`) |
+//! | `/` | an index of the pages above (`text/html`, relative links), as a static server lists a directory |
+//! | `/local/search?q=…&format=json` | SearXNG results that are this server's pages (for zut's `web_open`) |
 //!
 //! Every request is recorded (method, path with query, headers, body).
 
@@ -174,6 +176,44 @@ fn search_results(query: &str) -> serde_json::Value {
     ])
 }
 
+/// The pages `/` lists, with their titles.
+const LISTED: &[(&str, &str)] = &[
+    ("book/hello.html", "Hello World - Rust By Example"),
+    ("std_detect/index.html", "std_detect - Rust"),
+    ("big.txt", "1 MiB of text"),
+    ("red.png", "A red PNG"),
+    ("redirect/2", "Two redirects to Hello World"),
+];
+
+/// `/`: the listed pages, as a static file server lists a directory.
+fn index_page() -> String {
+    let items: String = LISTED
+        .iter()
+        .map(|(path, title)| format!("<li><a href=\"{path}\">{path}</a> — {title}</li>\n"))
+        .collect();
+    format!(
+        "<!DOCTYPE html>\n<html><head><title>Index of /</title></head>\n<body><h1>Index of /</h1>\n<ul>\n{items}</ul></body></html>\n"
+    )
+}
+
+/// SearXNG results that are this server's own pages (`host` as the request named it): the
+/// index first, then the listed pages.
+fn local_results(host: &str) -> serde_json::Value {
+    let index = serde_json::json!({
+        "title": "Index of /",
+        "url": format!("http://{host}/"),
+        "content": "The documentation pages this server ships.",
+    });
+    let pages = LISTED.iter().map(|(path, title)| {
+        serde_json::json!({
+            "title": title,
+            "url": format!("http://{host}/{path}"),
+            "content": format!("{title}, served at /{path}."),
+        })
+    });
+    serde_json::Value::Array(std::iter::once(index).chain(pages).collect())
+}
+
 async fn handle(
     request: hyper::Request<Incoming>,
     requests: Arc<Mutex<Vec<Request>>>,
@@ -226,6 +266,12 @@ async fn handle(
         "/moved-away" => {
             let port = host.rsplit(':').next().unwrap_or("80");
             redirect(&format!("http://localhost:{port}/book/hello.html"))
+        }
+        "/" => reply(200, "text/html; charset=utf-8", Bytes::from(index_page())),
+        "/local/search" => {
+            let q = query_value(&query, "q").unwrap_or_default();
+            let answer = serde_json::json!({"query": q, "results": local_results(&host)});
+            reply(200, "application/json", Bytes::from(answer.to_string()))
         }
         "/search" => {
             let q = query_value(&query, "q").unwrap_or_default();

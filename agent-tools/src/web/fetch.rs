@@ -13,7 +13,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{check_url, error_chain, html_to_markdown, Clients, Reach, MAX_REDIRECTS};
+use super::{
+    caused_by, check_url, error_chain, html_to_markdown, Clients, Reach, Refused, TooManyRedirects,
+    MAX_REDIRECTS,
+};
 use crate::common::{parse_args, schema_for, str_arg, Config, ToolsConfig};
 use crate::scrub::finish_output;
 
@@ -61,10 +64,12 @@ pub struct WebFetch {
 impl WebFetch {
     /// The tool for `config`. No client is built until the first call.
     pub fn new(config: Arc<ToolsConfig>) -> Self {
-        Self {
-            config,
-            clients: Arc::default(),
-        }
+        Self::with_clients(config, Arc::default())
+    }
+
+    /// The tool over `clients`, which other web tools of the set share.
+    pub(crate) fn with_clients(config: Arc<ToolsConfig>, clients: Arc<Clients>) -> Self {
+        Self { config, clients }
     }
 }
 
@@ -155,7 +160,7 @@ async fn read_capped(
 }
 
 /// Cuts `body` back to a UTF-8 boundary (a character cut by the cap is dropped).
-fn utf8_lossy_capped(body: &[u8]) -> String {
+pub(crate) fn utf8_lossy_capped(body: &[u8]) -> String {
     match std::str::from_utf8(body) {
         Ok(text) => text.to_string(),
         Err(err) if err.error_len().is_none() => {
@@ -163,6 +168,90 @@ fn utf8_lossy_capped(body: &[u8]) -> String {
         }
         Err(_) => String::from_utf8_lossy(body).into_owned(),
     }
+}
+
+/// A successful response: where the redirects led, its status and content type, and its
+/// body up to the cap.
+pub(crate) struct Fetched {
+    pub(crate) final_url: Url,
+    pub(crate) status: reqwest::StatusCode,
+    pub(crate) content_type: String,
+    pub(crate) body: Vec<u8>,
+    /// The body went on past the cap.
+    pub(crate) truncated: bool,
+}
+
+/// Why [`get`] got no successful response.
+pub(crate) enum FetchError {
+    /// The HTTP client could not be built.
+    Client(String),
+    /// The request failed (connection, timeout, a refused redirect or destination).
+    Request {
+        /// The error's whole chain.
+        text: String,
+        /// The request timed out.
+        timed_out: bool,
+        /// A redirect past [`MAX_REDIRECTS`].
+        too_many_redirects: bool,
+        /// A redirect, or a name's address, the call may not reach.
+        refused: bool,
+    },
+    /// A status other than 2xx, with the start of its body.
+    Status {
+        status: reqwest::StatusCode,
+        content_type: String,
+        body: Vec<u8>,
+    },
+    /// Reading the body failed.
+    Read(String),
+}
+
+/// One GET of `url` (already checked with [`check_url`] for `reach`) through the shared
+/// client for `reach`: at most [`MAX_REDIRECTS`] redirects, each checked like the first URL;
+/// the body read up to `cap` bytes. The web tools' one way of fetching.
+pub(crate) async fn get(
+    clients: &Clients,
+    url: Url,
+    reach: Reach,
+    accept: &str,
+    cap: u64,
+) -> Result<Fetched, FetchError> {
+    let client = clients.get(reach).map_err(FetchError::Client)?;
+    let request = client.get(url).header(reqwest::header::ACCEPT, accept);
+    let mut response = request.send().await.map_err(|e| FetchError::Request {
+        text: error_chain(&e),
+        timed_out: e.is_timeout(),
+        too_many_redirects: caused_by::<TooManyRedirects>(&e),
+        refused: caused_by::<Refused>(&e),
+    })?;
+    let final_url = response.url().clone();
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    if !status.is_success() {
+        let (body, _) = read_capped(&mut response, cap.min(ERROR_BODY_BYTES))
+            .await
+            .unwrap_or_default();
+        return Err(FetchError::Status {
+            status,
+            content_type,
+            body,
+        });
+    }
+    let (body, truncated) = read_capped(&mut response, cap)
+        .await
+        .map_err(|e| FetchError::Read(error_chain(&e)))?;
+    Ok(Fetched {
+        final_url,
+        status,
+        content_type,
+        body,
+        truncated,
+    })
 }
 
 #[async_trait]
@@ -249,48 +338,40 @@ impl Tool for WebFetch {
                 recoverable: true,
             }))
         })?;
-        let client = self.clients.get(reach).map_err(|e| {
-            failed(format!(
-                "Error fetching URL: cannot build the HTTP client: {e}"
-            ))
-        })?;
-        let request = client.get(url.clone()).header(
-            reqwest::header::ACCEPT,
-            "text/*, application/json, application/xhtml+xml, application/xml;q=0.9, */*;q=0.5",
-        );
+        let accept =
+            "text/*, application/json, application/xhtml+xml, application/xml;q=0.9, */*;q=0.5";
         let work = async {
-            let mut response = request.send().await.map_err(|e| {
-                let text = error_chain(&e);
-                match text.contains("too many redirects") {
-                    true => failed(format!(
-                        "Error fetching URL: too many redirects (web_fetch follows at most {MAX_REDIRECTS}): {text}"
-                    )),
-                    false => failed(format!("Error fetching URL: {text}")),
-                }
-            })?;
-            let final_url = response.url().clone();
-            let status = response.status();
-            let content_type = response
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_string();
-            if !status.is_success() {
-                let (body, _) = read_capped(&mut response, max_bytes.min(ERROR_BODY_BYTES))
-                    .await
-                    .unwrap_or_default();
-                let body = utf8_lossy_capped(&body);
-                let mut message = format!("Error fetching URL: HTTP {}", status_line(status));
-                if !body.trim().is_empty() && is_text(&content_type, body.as_bytes()) {
-                    message.push_str("\n\n");
-                    message.push_str(body.trim());
-                }
-                return Err(failed(message));
-            }
-            let (body, truncated) = read_capped(&mut response, max_bytes)
+            let fetched = get(&self.clients, url, reach, accept, max_bytes)
                 .await
-                .map_err(|e| failed(format!("Error reading response body: {}", error_chain(&e))))?;
+                .map_err(|err| {
+                    failed(match err {
+                        FetchError::Client(e) => {
+                            format!("Error fetching URL: cannot build the HTTP client: {e}")
+                        }
+                        FetchError::Request { text, too_many_redirects: true, .. } => format!(
+                            "Error fetching URL: too many redirects (web_fetch follows at most {MAX_REDIRECTS}): {text}"
+                        ),
+                        FetchError::Request { text, .. } => format!("Error fetching URL: {text}"),
+                        FetchError::Status { status, content_type, body } => {
+                            let body = utf8_lossy_capped(&body);
+                            let mut message =
+                                format!("Error fetching URL: HTTP {}", status_line(status));
+                            if !body.trim().is_empty() && is_text(&content_type, body.as_bytes()) {
+                                message.push_str("\n\n");
+                                message.push_str(body.trim());
+                            }
+                            message
+                        }
+                        FetchError::Read(text) => format!("Error reading response body: {text}"),
+                    })
+                })?;
+            let Fetched {
+                final_url,
+                status,
+                content_type,
+                body,
+                truncated,
+            } = fetched;
             if !is_text(&content_type, &body[..body.len().min(8192)]) {
                 return Err(failed(format!(
                     "Error fetching URL: {final_url} is {}, not text; web_fetch returns text and HTML pages only",

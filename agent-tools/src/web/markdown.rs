@@ -51,11 +51,128 @@ pub fn html_to_markdown(html: &str, base: Option<&Url>) -> String {
         base,
         text: String::new(),
         lists: Vec::new(),
+        links: None,
     };
     for handle in dom.children() {
         out.node(*handle, 0);
     }
     tidy(&out.text)
+}
+
+/// Links a page keeps (zut's `webPageMaxLinks`).
+pub(crate) const MAX_PAGE_LINKS: usize = 256;
+/// Bytes of link labels and URLs a page keeps (zut's `webPageMaxLinkBytes`).
+const MAX_PAGE_LINK_BYTES: usize = 4 * 1024;
+/// The longest URL kept (zut's `webPageMaxURLBytes`).
+pub(crate) const MAX_URL_BYTES: usize = 4 * 1024;
+/// Characters of a link's label kept.
+const MAX_LABEL_CHARS: usize = 256;
+/// Characters of a page's title kept.
+const MAX_TITLE_CHARS: usize = 512;
+
+/// A page as the browsing tools show it ([`page_markdown`]).
+#[derive(Debug, Default)]
+pub(crate) struct PageMarkdown {
+    /// The `<title>`, whitespace collapsed (empty without one).
+    pub(crate) title: String,
+    /// The content as Markdown, each link kept as its label.
+    pub(crate) text: String,
+    /// The links, in order: label (the URL when it has none) and absolute URL.
+    pub(crate) links: Vec<(String, String)>,
+}
+
+/// The page view of `html` for the browsing tools, as zut extracts a page: the title; the
+/// content of the first `<article>`, else `<main>`, else `<body>` (else the document) as
+/// Markdown, links kept as their labels; and the http(s) links, resolved against `base`
+/// without their fragments, each label and URL once (at most 256, 4 KiB in all).
+pub(crate) fn page_markdown(html: &str, base: &Url) -> PageMarkdown {
+    let Ok(dom) = tl::parse(html, tl::ParserOptions::default()) else {
+        return PageMarkdown::default();
+    };
+    let parser = dom.parser();
+    let first = |tag: &str| dom.query_selector(tag).and_then(|mut found| found.next());
+    let title = first("title")
+        .and_then(|h| h.get(parser))
+        .map(|node| decode_entities(&node.inner_text(parser)))
+        .map(|t| {
+            bound_chars(
+                &t.split_whitespace().collect::<Vec<_>>().join(" "),
+                MAX_TITLE_CHARS,
+            )
+        })
+        .unwrap_or_default();
+    let mut out = Renderer {
+        parser,
+        base: Some(base),
+        text: String::new(),
+        lists: Vec::new(),
+        links: Some(Links::default()),
+    };
+    match first("article")
+        .or_else(|| first("main"))
+        .or_else(|| first("body"))
+    {
+        Some(content) => out.node(content, 0),
+        None => {
+            for handle in dom.children() {
+                out.node(*handle, 0);
+            }
+        }
+    }
+    PageMarkdown {
+        title,
+        text: tidy(&out.text),
+        links: out.links.map(|l| l.list).unwrap_or_default(),
+    }
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+pub(crate) fn bound_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// The absolute http(s) URL of a link on a page at `base`, without its fragment.
+fn page_link(base: Option<&Url>, href: &str) -> Option<String> {
+    if href.is_empty() || href.len() > MAX_URL_BYTES {
+        return None;
+    }
+    let mut url = base?.join(href).ok()?;
+    url.set_fragment(None);
+    let plain = matches!(url.scheme(), "http" | "https")
+        && url.username().is_empty()
+        && url.password().is_none();
+    let url = url.to_string();
+    (plain && url.len() <= MAX_URL_BYTES).then_some(url)
+}
+
+/// The links a page view collects.
+#[derive(Debug, Default)]
+struct Links {
+    list: Vec<(String, String)>,
+    bytes: usize,
+}
+
+impl Links {
+    fn add(&mut self, label: &str, url: String) {
+        if self.list.len() >= MAX_PAGE_LINKS {
+            return;
+        }
+        let label = match label.is_empty() {
+            true => url.clone(),
+            false => bound_chars(label, MAX_LABEL_CHARS),
+        };
+        let size = label.len() + url.len();
+        if self.bytes + size > MAX_PAGE_LINK_BYTES
+            || self.list.iter().any(|(l, u)| *l == label && *u == url)
+        {
+            return;
+        }
+        self.bytes += size;
+        self.list.push((label, url));
+    }
 }
 
 struct Renderer<'p, 'b> {
@@ -64,6 +181,8 @@ struct Renderer<'p, 'b> {
     text: String,
     /// Open lists: `None` for bullets, `Some(n)` for the next number.
     lists: Vec<Option<usize>>,
+    /// In a page view: links are collected here and shown as their labels.
+    links: Option<Links>,
 }
 
 impl Renderer<'_, '_> {
@@ -189,6 +308,15 @@ impl Renderer<'_, '_> {
             "a" => {
                 let label = self.inline_of(tag, depth);
                 let href = Self::attr(tag, "href").unwrap_or_default();
+                if self.links.is_some() {
+                    if let Some(url) = page_link(self.base, &href) {
+                        if let Some(links) = self.links.as_mut() {
+                            links.add(&label, url);
+                        }
+                    }
+                    self.push_inline(&label);
+                    return;
+                }
                 let lower = href.to_ascii_lowercase();
                 if label.is_empty() {
                     return;
@@ -200,6 +328,7 @@ impl Renderer<'_, '_> {
                     self.push_inline(&link);
                 }
             }
+            "img" if self.links.is_some() => {}
             "img" => {
                 let alt = Self::attr(tag, "alt").unwrap_or_default();
                 if let Some(src) = Self::attr(tag, "src").filter(|s| !s.starts_with("data:")) {

@@ -1,6 +1,7 @@
-//! The web tools: `web_fetch` (a page, HTML turned into Markdown) and `web_search` (a
-//! configured search backend), over one lazily built HTTP client (reqwest with rustls, the
-//! same build agent-providers uses).
+//! The web tools: `web_fetch` (a page, HTML turned into Markdown), `web_search` (a
+//! configured search backend) and zut's browsing tools over a small page store (`web_search`
+//! with references, `web_open`, `web_find`, `web_click`: [`browse`]), over one lazily built
+//! HTTP client (reqwest with rustls, the same build agent-providers uses).
 //!
 //! Which hosts a call may reach follows the call's sandbox: while the OS sandbox confines
 //! commands and keeps them off the network, `web_fetch` reaches public hosts only (on their
@@ -8,8 +9,10 @@
 //! also when a name resolves to one, and on every redirect), as Zero's does. With the network
 //! open to commands (`--sandbox-network allow`) or the sandbox off, any host may be fetched.
 
+mod browse;
 mod fetch;
 mod markdown;
+mod pages;
 mod search;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -19,8 +22,11 @@ use std::time::Duration;
 use agent_core::sandbox::{NetworkAccess, SandboxContext};
 use reqwest::Url;
 
+pub use browse::browsing_tools;
+pub(crate) use browse::tools as browse_tools;
 pub use fetch::{WebFetch, WebFetchArgs, DEFAULT_WEB_FETCH_MAX_BYTES, MAX_WEB_FETCH_MAX_BYTES};
 pub use markdown::html_to_markdown;
+pub use pages::{WebPages, WEB_PAGES_MAX_BYTES, WEB_PAGES_MAX_DOCUMENTS};
 pub use search::{SearchBackend, SearchProvider, WebSearch, WebSearchArgs};
 
 /// Redirects `web_fetch` follows; a further one is an error.
@@ -183,13 +189,40 @@ impl reqwest::dns::Resolve for PublicResolver {
                 return Err("the host did not resolve to an address".into());
             }
             if let Some(reason) = addrs.iter().find_map(|a| non_public(a.ip())) {
-                let message = format!("{host} resolves to a non-public address: {reason}");
-                return Err(message.into());
+                return Err(Box::new(Refused(format!(
+                    "{host} resolves to a non-public address: {reason}"
+                )))
+                    as Box<dyn std::error::Error + Send + Sync>);
             }
             let addrs: reqwest::dns::Addrs = Box::new(addrs.into_iter());
             Ok(addrs)
         })
     }
+}
+
+/// A destination the call may not reach (a redirect to it, or a name resolving to a
+/// non-public address while only public hosts may be reached).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Refused(pub(crate) String);
+
+/// A redirect past [`MAX_REDIRECTS`].
+#[derive(Debug, thiserror::Error)]
+#[error("too many redirects: maximum is {MAX_REDIRECTS}")]
+pub(crate) struct TooManyRedirects;
+
+/// Whether `err`'s chain holds an error of type `E`.
+pub(crate) fn caused_by<E: std::error::Error + 'static>(
+    err: &(dyn std::error::Error + 'static),
+) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if e.is::<E>() {
+            return true;
+        }
+        current = e.source();
+    }
+    false
 }
 
 /// The HTTP clients of the web tools, built on first use.
@@ -215,12 +248,11 @@ impl Clients {
         }
         let policy = reqwest::redirect::Policy::custom(move |attempt| {
             if attempt.previous().len() > MAX_REDIRECTS {
-                let message = format!("too many redirects: maximum is {MAX_REDIRECTS}");
-                return attempt.error(message);
+                return attempt.error(TooManyRedirects);
             }
             match check_url(attempt.url(), reach) {
                 Ok(()) => attempt.follow(),
-                Err(reason) => attempt.error(format!("unsafe redirect URL: {reason}")),
+                Err(reason) => attempt.error(Refused(format!("unsafe redirect URL: {reason}"))),
             }
         });
         let mut builder = reqwest::Client::builder()

@@ -109,6 +109,16 @@ impl SearchBackend {
     pub fn provider(&self) -> &SearchProvider {
         &self.provider
     }
+
+    /// The backend's name in a sentence ("SearXNG", or the generic backend's provider name,
+    /// else "the search backend").
+    pub(crate) fn label(&self) -> String {
+        match &self.provider {
+            SearchProvider::Searxng => "SearXNG".to_string(),
+            SearchProvider::Generic(Some(name)) => name.clone(),
+            SearchProvider::Generic(None) => "the search backend".to_string(),
+        }
+    }
 }
 
 /// Arguments of `web_search`.
@@ -183,11 +193,40 @@ impl WebSearch {
 
 /// One hit.
 #[derive(Debug, Clone, PartialEq)]
-struct Hit {
-    title: String,
-    url: String,
-    snippet: String,
-    score: f64,
+pub(crate) struct Hit {
+    pub(crate) title: String,
+    pub(crate) url: String,
+    pub(crate) snippet: String,
+    pub(crate) score: f64,
+}
+
+/// What kind of failure a search met (zut's texts tell them apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SearchFailure {
+    /// The request could not be built or sent, or its body not read.
+    Failed,
+    /// The request timed out.
+    TimedOut,
+    /// The backend answered with a status other than 2xx.
+    Unavailable,
+    /// The answer was not the backend's shape.
+    Unparseable,
+}
+
+/// A failed search: its kind and the words `web_search` shows.
+#[derive(Debug, Clone)]
+pub(crate) struct SearchError {
+    pub(crate) kind: SearchFailure,
+    pub(crate) message: String,
+}
+
+impl SearchError {
+    fn new(kind: SearchFailure, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -295,8 +334,16 @@ async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, reqwest::
 }
 
 impl WebSearch {
-    async fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, String> {
-        let client = self.client()?;
+    /// The backend this tool asks.
+    pub(crate) fn backend(&self) -> &SearchBackend {
+        &self.backend
+    }
+
+    /// Asks the backend for at most `limit` hits (the generic backend is told the limit and
+    /// may answer more).
+    pub(crate) async fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, SearchError> {
+        use SearchFailure::{Failed, TimedOut, Unavailable, Unparseable};
+        let client = self.client().map_err(|e| SearchError::new(Failed, e))?;
         let backend = &self.backend;
         let searxng = backend.provider == SearchProvider::Searxng;
         let label = if searxng { "searxng" } else { "search" };
@@ -306,7 +353,7 @@ impl WebSearch {
                     "{}/search",
                     backend.base_url.trim_end_matches('/')
                 ))
-                .map_err(|e| format!("build searxng request: {e}"))?;
+                .map_err(|e| SearchError::new(Failed, format!("build searxng request: {e}")))?;
                 url.query_pairs_mut()
                     .append_pair("q", query)
                     .append_pair("format", "json");
@@ -314,13 +361,13 @@ impl WebSearch {
             }
             SearchProvider::Generic(provider) => {
                 let url = Url::parse(&backend.base_url)
-                    .map_err(|e| format!("build search request: {e}"))?;
+                    .map_err(|e| SearchError::new(Failed, format!("build search request: {e}")))?;
                 let body = serde_json::to_vec(&GenericRequest {
                     query,
                     limit,
                     provider: provider.as_deref(),
                 })
-                .map_err(|e| format!("encode search request: {e}"))?;
+                .map_err(|e| SearchError::new(Failed, format!("encode search request: {e}")))?;
                 client
                     .post(url)
                     .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -331,14 +378,15 @@ impl WebSearch {
         if let Some(key) = &backend.api_key {
             request = request.bearer_auth(key.expose_secret());
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| format!("{label} request failed: {}", error_chain(&e)))?;
+        let response = request.send().await.map_err(|e| {
+            let kind = if e.is_timeout() { TimedOut } else { Failed };
+            SearchError::new(kind, format!("{label} request failed: {}", error_chain(&e)))
+        })?;
         let status = response.status();
-        let body = read_body(response)
-            .await
-            .map_err(|e| format!("read {label} response: {}", error_chain(&e)))?;
+        let body = read_body(response).await.map_err(|e| {
+            let kind = if e.is_timeout() { TimedOut } else { Failed };
+            SearchError::new(kind, format!("read {label} response: {}", error_chain(&e)))
+        })?;
         if !status.is_success() {
             // The status only: a body may echo the request (its key included).
             let name = if searxng {
@@ -346,11 +394,13 @@ impl WebSearch {
             } else {
                 "search backend"
             };
-            return Err(format!("{name} returned HTTP {}", status.as_u16()));
+            let message = format!("{name} returned HTTP {}", status.as_u16());
+            return Err(SearchError::new(Unavailable, message));
         }
         if searxng {
-            let answer: SearxngAnswer = serde_json::from_slice(&body)
-                .map_err(|e| format!("decode searxng response: {e}"))?;
+            let answer: SearxngAnswer = serde_json::from_slice(&body).map_err(|e| {
+                SearchError::new(Unparseable, format!("decode searxng response: {e}"))
+            })?;
             Ok(answer
                 .results
                 .into_iter()
@@ -365,10 +415,13 @@ impl WebSearch {
                 .collect())
         } else {
             if body.iter().all(u8::is_ascii_whitespace) {
-                return Err("empty search backend response".into());
+                return Err(SearchError::new(
+                    Unparseable,
+                    "empty search backend response",
+                ));
             }
-            let answer: GenericAnswer =
-                serde_json::from_slice(&body).map_err(|e| format!("parse search results: {e}"))?;
+            let answer: GenericAnswer = serde_json::from_slice(&body)
+                .map_err(|e| SearchError::new(Unparseable, format!("parse search results: {e}")))?;
             let hits = match answer {
                 GenericAnswer::Bare(hits) | GenericAnswer::Wrapped { results: hits } => hits,
             };
@@ -429,8 +482,9 @@ impl Tool for WebSearch {
             _ = ctx.cancel.cancelled() => {
                 return Err(ToolError::Cancelled("the search was cancelled".to_string()))
             }
-            hits = self.search(&args.query, limit) => hits
-                .map_err(|e| ToolError::Failed(format!("Error performing web search: {e}")))?,
+            hits = self.search(&args.query, limit) => hits.map_err(|e| {
+                ToolError::Failed(format!("Error performing web search: {}", e.message))
+            })?,
         };
         if let Some(domains) = &domains {
             if !hits.is_empty() {

@@ -17,6 +17,7 @@
 //! | `/moved-away` | `302` to another host (`http://localhost:<port>/book/hello.html`) |
 //! | `/` | an index of the pages above (`text/html`, relative links), as a static server lists a directory |
 //! | `/local/search?q=…&format=json` | SearXNG results that are this server's pages (for zut's `web_open`) |
+//! | `/html/?q=…` | a DuckDuckGo HTML results page of this server's pages (`q=captcha`: a challenge; `q=nothing`: no results) |
 //!
 //! Every request is recorded (method, path with query, headers, body).
 
@@ -214,6 +215,50 @@ fn local_results(host: &str) -> serde_json::Value {
     serde_json::Value::Array(std::iter::once(index).chain(pages).collect())
 }
 
+/// `text` percent-encoded for a query value.
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `/html/?q=…`: DuckDuckGo's HTML results page as it is shaped (a `result` element per hit,
+/// its `result__a` link through DuckDuckGo's `/l/?uddg=` redirect, a `result__snippet`),
+/// listing this server's pages; a challenge for `captcha`, no results for `nothing`.
+fn duckduckgo_page(host: &str, query: &str) -> String {
+    match query {
+        "captcha" => {
+            return "<html><body><form id=\"challenge-form\">Unfortunately, bots use DuckDuckGo too. Please complete the following challenge.</form></body></html>".to_string()
+        }
+        "nothing" => {
+            return "<html><body><div class=\"no-results\">No results found.</div></body></html>"
+                .to_string()
+        }
+        _ => {}
+    }
+    let results: String = std::iter::once(("", "Index of /"))
+        .chain(LISTED.iter().copied())
+        .map(|(path, title)| {
+            let target = percent_encode(&format!("http://{host}/{path}"));
+            format!(
+                "<div class=\"result results_links results_links_deep web-result \">\n\
+                 <div class=\"links_main links_deep result__body\">\n\
+                 <h2 class=\"result__title\"><a rel=\"nofollow\" class=\"result__a\" href=\"//duckduckgo.com/l/?uddg={target}&amp;rut=0a1b\">{title}</a></h2>\n\
+                 <a class=\"result__snippet\" href=\"//duckduckgo.com/l/?uddg={target}\"><b>{title}</b> , served at /{path} .</a>\n\
+                 </div></div>\n"
+            )
+        })
+        .collect();
+    format!(
+        "<!DOCTYPE html>\n<html><head><title>{query} at DuckDuckGo</title><script>var x = 1;</script></head>\n<body><div id=\"links\" class=\"results\">\n{results}</div></body></html>\n"
+    )
+}
+
 async fn handle(
     request: hyper::Request<Incoming>,
     requests: Arc<Mutex<Vec<Request>>>,
@@ -268,6 +313,11 @@ async fn handle(
             redirect(&format!("http://localhost:{port}/book/hello.html"))
         }
         "/" => reply(200, "text/html; charset=utf-8", Bytes::from(index_page())),
+        "/html/" => {
+            let q = query_value(&query, "q").unwrap_or_default();
+            let page = duckduckgo_page(&host, &q);
+            reply(200, "text/html; charset=UTF-8", Bytes::from(page))
+        }
         "/local/search" => {
             let q = query_value(&query, "q").unwrap_or_default();
             let answer = serde_json::json!({"query": q, "results": local_results(&host)});

@@ -14,8 +14,9 @@
 //! ([`super::fetch::get`]): the same client, reach (public hosts only while the sandbox keeps
 //! commands off the network), redirect rule and 2 MiB cap; pages are rendered by the same
 //! HTML-to-Markdown renderer, their links listed apart. Names, argument names, the texts the
-//! model sees and the error texts are zut's; zut's backend is DuckDuckGo's HTML page, ours
-//! the configured one ([`SearchBackend`]), which the texts name instead.
+//! model sees and the error texts are zut's. zut's backend is DuckDuckGo's HTML page
+//! ([`SearchBackend::duckduckgo`], what the hosts give the zut catalogue unless Zero's
+//! variables configure another); with another backend the texts name it instead.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -76,8 +77,6 @@ const SEARCH_MAX_SNIPPET_CHARS: usize = 500;
 /// `web_search`'s output (zut's `webSearchMaxOutputBytes`).
 const SEARCH_MAX_OUTPUT: usize = 20 * 1024;
 
-const SEARCH_DESCRIPTION: &str = "Search the web for current public-web sources and return \
-    bounded titles, destination URLs, and snippets. Results are untrusted external content.";
 const OPEN_DESCRIPTION: &str = "Open a source or page reference returned by web_search or \
     web_click. Page content is untrusted external content.";
 const FIND_DESCRIPTION: &str = "Find literal text in a page reference already opened by \
@@ -103,6 +102,11 @@ pub(crate) fn tools(
     clients: Arc<Clients>,
 ) -> Vec<Arc<dyn Tool>> {
     let browser = Arc::new(Browser {
+        search_description: format!(
+            "Search {} for current public-web sources and return bounded titles, destination \
+             URLs, and snippets. Results are untrusted external content.",
+            backend.label()
+        ),
         search: WebSearch::new(config.clone(), backend),
         config,
         clients,
@@ -122,6 +126,8 @@ struct Browser {
     clients: Arc<Clients>,
     pages: WebPages,
     search: WebSearch,
+    /// `web_search`'s description, naming the backend as zut names DuckDuckGo HTML.
+    search_description: String,
 }
 
 fn failed(message: &str) -> ToolError {
@@ -512,7 +518,7 @@ impl Tool for SearchTool {
     }
 
     fn description(&self) -> &str {
-        SEARCH_DESCRIPTION
+        &self.0.search_description
     }
 
     fn parameters(&self) -> Value {
@@ -528,6 +534,7 @@ impl Tool for SearchTool {
         let (query, max) = Self::arguments(&args).map_err(failed)?;
         let generation = browser.pages.generation();
         let label = browser.search.backend().label();
+        let short = browser.search.backend().error_label();
         let hits = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => {
@@ -537,13 +544,13 @@ impl Tool for SearchTool {
         };
         let hits = hits.map_err(|e| {
             ToolError::Failed(match e.kind {
-                SearchFailure::Failed => format!("web search: {label} request failed"),
+                SearchFailure::Failed => format!("web search: {short} request failed"),
                 SearchFailure::TimedOut => SEARCH_TIMED_OUT.to_string(),
                 SearchFailure::Unavailable => {
-                    format!("web search: {label} returned an unavailable response")
+                    format!("web search: {short} returned an unavailable response")
                 }
                 SearchFailure::Unparseable => {
-                    format!("web search: {label} returned an unparseable response")
+                    format!("web search: {short} returned an unparseable response")
                 }
             })
         })?;
@@ -792,7 +799,7 @@ mod tests {
         assert_eq!(results[1].title, "(untitled result)");
         assert_eq!(results[2].title.chars().count(), SEARCH_MAX_TITLE_CHARS);
         assert!(results[2].title.ends_with('…'));
-        let (text, visible) = format_results("D.", &results, 130);
+        let (text, visible) = format_results("D.", &results, 100);
         assert_eq!(visible, 1, "{text}");
         assert_eq!(
             text,

@@ -10,6 +10,7 @@
 //! open to commands (`--sandbox-network allow`) or the sandbox off, any host may be fetched.
 
 mod browse;
+mod duckduckgo;
 mod fetch;
 mod markdown;
 mod pages;
@@ -23,6 +24,7 @@ use agent_core::sandbox::{NetworkAccess, SandboxContext};
 use reqwest::Url;
 
 pub use browse::browsing_tools;
+pub use duckduckgo::DUCKDUCKGO_HTML;
 pub(crate) use browse::tools as browse_tools;
 pub use fetch::{WebFetch, WebFetchArgs, DEFAULT_WEB_FETCH_MAX_BYTES, MAX_WEB_FETCH_MAX_BYTES};
 pub use markdown::html_to_markdown;

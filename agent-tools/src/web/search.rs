@@ -4,6 +4,9 @@
 //! for SearXNG's `GET /search?q=&format=json`; any other value is forwarded to the generic
 //! backend, which takes `POST {"query","limit","provider"?}` and answers `[{title,url,
 //! snippet,score?}]` or `{"results": [...]}`).
+//!
+//! zut's backend, DuckDuckGo's HTML results page ([`SearchBackend::duckduckgo`]), is one
+//! more shape ([`SearchProvider::DuckDuckGoHtml`]); no variable selects it.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -38,6 +41,9 @@ pub enum SearchProvider {
     Generic(Option<String>),
     /// A SearXNG instance (`GET {base}/search?q=&format=json`).
     Searxng,
+    /// DuckDuckGo's HTML results page (`GET {base}?q=`, answered with `text/html`): zut's
+    /// backend ([`SearchBackend::duckduckgo`]).
+    DuckDuckGoHtml,
 }
 
 /// A configured search backend. The API key is a secret: it is never printed.
@@ -66,6 +72,12 @@ impl SearchBackend {
             api_key: None,
             provider,
         }
+    }
+
+    /// zut's backend: DuckDuckGo's HTML results page at its fixed address
+    /// ([`DUCKDUCKGO_HTML`](super::DUCKDUCKGO_HTML)).
+    pub fn duckduckgo() -> Self {
+        Self::new(super::DUCKDUCKGO_HTML, SearchProvider::DuckDuckGoHtml)
     }
 
     /// Sends `key` as a bearer token.
@@ -110,13 +122,24 @@ impl SearchBackend {
         &self.provider
     }
 
-    /// The backend's name in a sentence ("SearXNG", or the generic backend's provider name,
-    /// else "the search backend").
+    /// The backend's name in a sentence ("DuckDuckGo HTML", "SearXNG", or the generic
+    /// backend's provider name, else "the search backend").
     pub(crate) fn label(&self) -> String {
         match &self.provider {
+            SearchProvider::DuckDuckGoHtml => "DuckDuckGo HTML".to_string(),
             SearchProvider::Searxng => "SearXNG".to_string(),
             SearchProvider::Generic(Some(name)) => name.clone(),
             SearchProvider::Generic(None) => "the search backend".to_string(),
+        }
+    }
+
+    /// The backend's name in an error ("DuckDuckGo", as zut words them; else [`label`]).
+    ///
+    /// [`label`]: Self::label
+    pub(crate) fn error_label(&self) -> String {
+        match &self.provider {
+            SearchProvider::DuckDuckGoHtml => "DuckDuckGo".to_string(),
+            _ => self.label(),
         }
     }
 }
@@ -346,8 +369,22 @@ impl WebSearch {
         let client = self.client().map_err(|e| SearchError::new(Failed, e))?;
         let backend = &self.backend;
         let searxng = backend.provider == SearchProvider::Searxng;
-        let label = if searxng { "searxng" } else { "search" };
+        let html = backend.provider == SearchProvider::DuckDuckGoHtml;
+        let label = match &backend.provider {
+            SearchProvider::Searxng => "searxng",
+            SearchProvider::DuckDuckGoHtml => "duckduckgo",
+            SearchProvider::Generic(_) => "search",
+        };
         let mut request = match &backend.provider {
+            SearchProvider::DuckDuckGoHtml => {
+                let mut url = Url::parse(&backend.base_url).map_err(|e| {
+                    SearchError::new(Failed, format!("build duckduckgo request: {e}"))
+                })?;
+                url.set_fragment(None);
+                url.set_query(None);
+                url.query_pairs_mut().append_pair("q", query);
+                client.get(url)
+            }
             SearchProvider::Searxng => {
                 let mut url = Url::parse(&format!(
                     "{}/search",
@@ -374,7 +411,12 @@ impl WebSearch {
                     .body(body)
             }
         };
-        request = request.header(reqwest::header::ACCEPT, "application/json");
+        let accept = if html {
+            "text/html"
+        } else {
+            "application/json"
+        };
+        request = request.header(reqwest::header::ACCEPT, accept);
         if let Some(key) = &backend.api_key {
             request = request.bearer_auth(key.expose_secret());
         }
@@ -383,19 +425,43 @@ impl WebSearch {
             SearchError::new(kind, format!("{label} request failed: {}", error_chain(&e)))
         })?;
         let status = response.status();
+        let html_answer = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/html"));
         let body = read_body(response).await.map_err(|e| {
             let kind = if e.is_timeout() { TimedOut } else { Failed };
             SearchError::new(kind, format!("read {label} response: {}", error_chain(&e)))
         })?;
         if !status.is_success() {
             // The status only: a body may echo the request (its key included).
-            let name = if searxng {
-                "searxng backend"
-            } else {
-                "search backend"
+            let name = match label {
+                "searxng" => "searxng backend",
+                "duckduckgo" => "duckduckgo",
+                _ => "search backend",
             };
             let message = format!("{name} returned HTTP {}", status.as_u16());
             return Err(SearchError::new(Unavailable, message));
+        }
+        if html {
+            if !html_answer {
+                let message = "duckduckgo answered with something other than HTML";
+                return Err(SearchError::new(Unavailable, message));
+            }
+            return match super::duckduckgo::parse(&String::from_utf8_lossy(&body)) {
+                Ok(hits) => Ok(hits),
+                Err(super::duckduckgo::NoResults::Empty) => Ok(Vec::new()),
+                Err(super::duckduckgo::NoResults::Challenge) => Err(SearchError::new(
+                    Unavailable,
+                    "duckduckgo answered with a challenge instead of results",
+                )),
+                Err(super::duckduckgo::NoResults::Unparseable) => Err(SearchError::new(
+                    Unparseable,
+                    "duckduckgo answered with a page that holds no results",
+                )),
+            };
         }
         if searxng {
             let answer: SearxngAnswer = serde_json::from_slice(&body).map_err(|e| {

@@ -28,6 +28,7 @@ use chrono::{DateTime, Utc};
 
 pub mod log;
 pub mod records;
+pub mod rewind;
 pub mod sessions;
 pub mod storage;
 

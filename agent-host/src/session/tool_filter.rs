@@ -118,6 +118,28 @@ impl ToolFilter {
         }
     }
 
+    /// Each name of a group (`group` gives the names offered only together with a name)
+    /// stands for the whole group.
+    pub fn grouped(self, group: impl Fn(&str) -> Option<&'static [&'static str]>) -> Self {
+        let expand = |names: Vec<String>| {
+            let mut out: Vec<String> = Vec::with_capacity(names.len());
+            for name in names {
+                let members = group(&name).map(|g| g.iter().map(|m| m.to_string()).collect());
+                for member in members.unwrap_or_else(|| vec![name]) {
+                    if !out.contains(&member) {
+                        out.push(member);
+                    }
+                }
+            }
+            out
+        };
+        Self {
+            allow: self.allow.map(expand),
+            deny: expand(self.deny),
+            read_only: self.read_only,
+        }
+    }
+
     /// The allow-list, when there is one.
     pub fn allowed(&self) -> Option<&[String]> {
         self.allow.as_deref()
@@ -208,7 +230,9 @@ pub struct ToolRequest {
     /// Zero's (exec) or zut's (rpc). The filter's names are the catalogue's.
     pub catalogue: Catalogue,
     /// The `web_search` backend (none: no `web_search`); [`ToolRequest::new`] reads Zero's
-    /// variables ([`SearchBackend::from_env`]).
+    /// variables ([`SearchBackend::from_env`]); for zut's catalogue, without them,
+    /// DuckDuckGo's HTML page, zut's own ([`SearchBackend::duckduckgo`]: zut offers its web
+    /// tools by default).
     pub web_search: Option<SearchBackend>,
 }
 
@@ -229,10 +253,14 @@ impl ToolRequest {
 
     /// [`ToolRequest::new`] offering `catalogue`'s tools.
     pub fn with_catalogue(workspace: impl Into<PathBuf>, catalogue: Catalogue) -> Self {
-        Self {
+        let mut request = Self {
             catalogue,
             ..Self::new(workspace)
+        };
+        if catalogue == Catalogue::Zut && request.web_search.is_none() {
+            request.web_search = Some(SearchBackend::duckduckgo());
         }
+        request
     }
 
     /// The tools, in order: the defaults (with `extra` replacing or following them), then
@@ -262,7 +290,12 @@ impl ToolRequest {
             let known: Vec<&str> = tools.iter().map(|t| t.name()).collect();
             filter.check(&known, &check.also_known, check.valid_names)?;
         }
-        Ok(filter.apply(tools))
+        // A capability offered whole (zut's web tools): one of its names names all of it,
+        // and what the filter keeps of it is kept only whole (read-only keeps none).
+        let filter = filter.grouped(|name| catalogue.group(name));
+        let mut tools = filter.apply(tools);
+        catalogue.retain_whole_groups(&mut tools);
+        Ok(tools)
     }
 }
 
@@ -314,6 +347,40 @@ mod tests {
         let offered = names(&offered);
         assert!(offered.contains(&"write") && !offered.contains(&"read"), "{offered:?}");
         assert!(!offered.contains(&"bash"));
+    }
+
+    #[test]
+    fn zuts_web_tools_are_offered_allowed_and_denied_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let web = ["web_search", "web_open", "web_find", "web_click"];
+        let request = ToolRequest::with_catalogue(dir.path(), Catalogue::Zut);
+        assert!(request.web_search.is_some(), "zut's default backend");
+        let offered = request.build().expect("valid");
+        assert!(
+            web.iter().all(|w| names(&offered).contains(w)),
+            "{:?}",
+            names(&offered)
+        );
+        let mut request = ToolRequest::with_catalogue(dir.path(), Catalogue::Zut);
+        request.filter = ToolFilter::only(["read".into(), "web_search".into()]);
+        request.check = Some(ToolCheck::default());
+        let offered = request.build().expect("valid");
+        assert_eq!(names(&offered)[1..], web);
+        let mut request = ToolRequest::with_catalogue(dir.path(), Catalogue::Zut);
+        request.filter = ToolFilter::all().deny(["web_find".into()]);
+        let offered = request.build().expect("valid");
+        assert!(!names(&offered).iter().any(|n| n.starts_with("web_")));
+        // Read-only would keep web_find alone, which finds nothing without web_open.
+        let mut request = ToolRequest::with_catalogue(dir.path(), Catalogue::Zut);
+        request.filter = ToolFilter::all().read_only();
+        let offered = request.build().expect("valid");
+        assert!(!names(&offered).iter().any(|n| n.starts_with("web_")));
+        // The SDK's catalogue: no web_search without a backend, never web_open.
+        let mut request = ToolRequest::new(dir.path());
+        request.web_search = None;
+        let offered = request.build().expect("valid");
+        assert!(names(&offered).contains(&"web_fetch"));
+        assert!(!names(&offered).contains(&"web_open"));
     }
 
     #[test]

@@ -124,6 +124,29 @@ impl ToolWrapper for CheckpointTool {
     }
 }
 
+/// A file's state after a checkpointed call, as its `tool_result` records it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AfterState {
+    /// The path as the call named it.
+    pub path: String,
+    /// Its content hash ([`agent_core::rewind::content_hash`]); absent when there is no file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+/// The state of `files` (resolved against `cwd`) now, after the call that changed them.
+pub fn after_states(cwd: &Path, files: &[String]) -> Vec<AfterState> {
+    files
+        .iter()
+        .map(|file| AfterState {
+            path: file.clone(),
+            after: std::fs::read(cwd.join(file))
+                .ok()
+                .map(|data| agent_core::rewind::content_hash(&data)),
+        })
+        .collect()
+}
+
 /// Paths a call will change, when the tool writes files and names them.
 pub fn changed_paths(side_effect: Option<SideEffect>, args: &Value) -> Vec<String> {
     if side_effect != Some(SideEffect::Write) {

@@ -99,3 +99,4 @@ pub mod session;
 pub mod wire;
 
 pub use exec::{run_exec, run_mcp, ExecHooks, ExecIo};
+pub use session::rewind_cli::run_sessions;

@@ -2,13 +2,14 @@
 
 use std::process::ExitCode;
 
-use adapter_stream_json::{run_exec, run_mcp, ExecHooks, ExecIo};
+use adapter_stream_json::{run_exec, run_mcp, run_sessions, ExecHooks, ExecIo};
 use agent_core::CancellationToken;
 
 const USAGE: &str = "Usage:
   adapter-stream-json exec [flags] [prompt]
   adapter-stream-json -p <prompt> [flags]
   adapter-stream-json mcp oauth login|logout|status [server]
+  adapter-stream-json sessions rewind-plan|rewind <id> --sequence <n> [--json]
 
 Run `adapter-stream-json exec --help` for the flags.";
 
@@ -48,6 +49,16 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("mcp") {
         return mcp(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("sessions") {
+        let env = |k: &str| std::env::var(k).ok();
+        let code = run_sessions(
+            &args[1..],
+            &env,
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        );
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     let exec_args: Vec<String> = match args.first().map(String::as_str) {
         Some("exec") => args[1..].to_vec(),

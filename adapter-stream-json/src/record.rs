@@ -68,6 +68,9 @@ pub struct SessionRecorder {
     failure: Option<String>,
     /// The child sessions of running sub-agents, by task id.
     children: HashMap<String, Child>,
+    /// The files of each checkpointed call not yet ended, by call id: their state after the
+    /// call goes on its `tool_result` (`checkpointAfter`), for rewinds.
+    checkpointed: HashMap<String, Vec<String>>,
 }
 
 /// A sub-agent's child session: its events in Zero's order and its recorder. What it was
@@ -141,6 +144,7 @@ impl SessionRecorder {
             config,
             failure: None,
             children: HashMap::new(),
+            checkpointed: HashMap::new(),
         }
     }
 
@@ -241,6 +245,7 @@ impl Mapping for SessionRecorder {
                 );
                 let files = changed_paths(*side_effect, args);
                 if self.config.checkpoints && !files.is_empty() {
+                    self.checkpointed.insert(id.clone(), files.clone());
                     if let Some(checkpoint) = self.checkpoint(id, name, files) {
                         out(checkpoint);
                     }
@@ -276,11 +281,15 @@ impl Mapping for SessionRecorder {
             } => {
                 let block = state.call(id).and_then(|call| call.block.as_ref());
                 let block = block.map(wire_block);
+                let checkpoint_after = self.checkpointed.remove(id).map(|files| {
+                    crate::checkpoint::after_states(&self.config.cwd, &files)
+                });
                 self.append(
                     "tool_result",
                     &ToolResultRecord {
                         block: block.as_ref(),
                         changed_files,
+                        checkpoint_after,
                         name,
                         output: &text_of(content),
                         redacted: *redacted,

@@ -8,9 +8,11 @@
 //! - [`records`]: the typed payloads exec records (messages, tool calls, permissions, …).
 //! - [`prepare`](mod@prepare): what an exec run does with its session (`--resume`, `--fork`,
 //!   `--init-session-id`).
+//! - [`rewind_cli`]: `sessions rewind-plan|rewind <id> --sequence N`.
 
 pub mod prepare;
 pub mod records;
+pub mod rewind_cli;
 
 pub use agent_host::session::zero::{
     default_root, CreateInput, Transcripts, ZeroError, ZeroError as SessionError, ZeroSessions,

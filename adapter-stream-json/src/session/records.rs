@@ -104,6 +104,10 @@ pub struct ToolResultRecord<'a> {
     /// Files the call changed.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub changed_files: &'a [String],
+    /// For a checkpointed call: its files' state after it (this SDK's addition, read by
+    /// `sessions rewind` to tell a file someone else changed since).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint_after: Option<Vec<crate::checkpoint::AfterState>>,
     /// Tool name.
     pub name: &'a str,
     /// The output text.
@@ -279,6 +283,10 @@ mod tests {
             serde_json::to_string(&Redacted(&ToolResultRecord {
                 block: Some(&block),
                 changed_files: &files,
+                checkpoint_after: Some(crate::checkpoint::after_states(
+                    std::path::Path::new("/nonexistent"),
+                    &files,
+                )),
                 name: s,
                 output: s,
                 redacted: true,

@@ -5,6 +5,7 @@
 # functions together at the start of `.text` (see adapter-acp/build.rs for why).
 #
 #   bash benches/link-order.sh         # build with link maps, trace, write the three files
+#   CHECK=1 bash benches/link-order.sh # only say how much of each file the build still has
 #
 # Run it again after a change of dependencies or of what a prompt runs: the files name
 # symbols with their hashes, and a name the build no longer has is skipped (a stale file
@@ -17,36 +18,25 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$ROOT/target/release"
 note() { printf '%s\n' "$*" >&2; }
-command -v valgrind >/dev/null || { note "link-order.sh: valgrind is required (apt-get install valgrind)"; exit 1; }
+[ -n "${CHECK:-}" ] || command -v valgrind >/dev/null || { note "link-order.sh: valgrind is required (apt-get install valgrind)"; exit 1; }
 
-TMP=$(mktemp -d)
-MOCK_PID=
-cleanup() { [ -n "$MOCK_PID" ] && kill "$MOCK_PID" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
-mkdir -p "$TMP/maps" "$TMP/traces" "$TMP/ws" "$TMP/data"
+# The mock model server of process.sh, on a recorded stream.
+FIXTURE=${FIXTURE:-$ROOT/../shared/fixtures/sse/llama-server-smollm2/smollm2.openai.stream.plain.sse}
+# shellcheck source=benches/mock-env.sh
+. "$ROOT/benches/mock-env.sh"
+mkdir -p "$TMP/maps" "$TMP/traces"
 
 note "link-order.sh: building the release binaries with link maps"
 (cd "$ROOT" && AGENT_SDK_LINK_MAP="$TMP/maps" cargo build -q --release \
   -p adapter-stream-json -p adapter-rpc -p adapter-acp)
 (cd "$ROOT" && cargo build -q --release -p benches --bin zdrive)
+if [ -n "${CHECK:-}" ]; then
+  for pkg in adapter-stream-json adapter-rpc adapter-acp; do
+    python3 "$ROOT/benches/link_order.py" --check "$ROOT/$pkg/link/symbols.order" "$TMP/maps/$pkg.map"
+  done
+  exit 0
+fi
 
-# The mock model server of process.sh, on a recorded stream.
-FIXTURE=${FIXTURE:-$ROOT/../shared/fixtures/sse/llama-server-smollm2/smollm2.openai.stream.plain.sse}
-[ -f "$FIXTURE" ] || { note "link-order.sh: no recorded stream at $FIXTURE"; exit 1; }
-python3 "$ROOT/benches/mock_openai.py" "$FIXTURE" >"$TMP/port" &
-MOCK_PID=$!
-for _ in $(seq 1 100); do
-  [ -s "$TMP/port" ] && break
-  sleep 0.05 # waiting for the server to print its port (bounded: 5 s)
-done
-PORT=$(head -n1 "$TMP/port")
-[ -n "$PORT" ] || { note "link-order.sh: the mock server did not start"; exit 1; }
-
-WS="$TMP/ws"
-printf '# bench\n' >"$WS/README.md"
-export XDG_DATA_HOME="$TMP/data"
-PROVIDER=(--provider openai --model smollm2 --base-url "http://127.0.0.1:$PORT/v1" --api-key sk-bench-not-a-key)
-printf '%s\n' '{"id":"1","type":"prompt","message":"Say hello."}' >"$TMP/prompt.jsonl"
 printf '%s\n' '{"id":"1","type":"prompt","message":"What is in this workspace?"}' >"$TMP/demo.jsonl"
 
 # trace NAME COMMAND…: one run under lackey, its superblocks in $TMP/traces/NAME.

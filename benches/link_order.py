@@ -2,6 +2,7 @@
 """Turns the code a run executed into a linker symbol-ordering file (benches/link-order.sh).
 
     link_order.py MAP TRACE... > ORDER
+    link_order.py --check ORDER MAP    # how much of an ordering file a build still has
 
 MAP is the link map of the binary that was traced (lld's `-Map`, written when the build
 script sees AGENT_SDK_LINK_MAP). Each TRACE is valgrind lackey's `--trace-superblocks=yes`
@@ -40,7 +41,21 @@ def sections(map_path):
     return out
 
 
+def check(order_path, map_path):
+    """Prints how many of ORDER's names the build of MAP still has. The names carry the hashes
+    of the crates' metadata, which change with the dependencies, the toolchain and the profile;
+    a name the build lacks is skipped by lld (the file goes stale, the link does not fail)."""
+    present = {symbol for _, _, symbol in sections(map_path)}
+    with open(order_path, encoding="utf-8") as f:
+        names = [line.strip() for line in f if line.strip()]
+    found = sum(1 for n in names if n in present)
+    share = found / len(names) if names else 0.0
+    print(f"{order_path}: {found} of {len(names)} names in the build ({share:.0%})")
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--check":
+        return check(sys.argv[2], sys.argv[3])
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     table = sections(sys.argv[1])

@@ -131,6 +131,19 @@ impl Tool for ApplyPatch {
         }
     }
 
+    /// Every file the patch adds, deletes, updates or moves to (for permission rules and
+    /// file checkpoints).
+    fn call_target(&self, args: &Value) -> agent_core::permission::CallTarget {
+        let cwd = str_arg(args, "cwd").unwrap_or(".");
+        let patch = str_arg(args, "patch")
+            .or_else(|| str_arg(args, "diff"))
+            .unwrap_or_default();
+        agent_core::permission::CallTarget {
+            paths: patch_paths(patch).iter().map(|p| join(cwd, p)).collect(),
+            ..Default::default()
+        }
+    }
+
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ApplyPatchArgs = parse_args(self.name(), args)?;
         let cwd = args.cwd.unwrap_or_else(|| ".".to_string());

@@ -2,6 +2,12 @@
 //! person, through the [`QuestionChannel`] a host provides; without one (a headless run)
 //! the model is told, as Zero tells it, that nobody can answer and to proceed on its best
 //! assumption.
+//!
+//! One tool, two faces: [`AskUser::new`] is `zero exec`'s `ask_user` (open or
+//! multiple-choice questions, answers as numbered `[question]`/`[answer]` pairs);
+//! [`AskUser::choices`] is the session hosts' (ZCode's `AskUserQuestion`, an ACP form):
+//! multiple-choice questions with `{label, value?}` options, answered as
+//! `The user answered:` and a `question: answer` line each.
 
 use std::sync::Arc;
 
@@ -21,6 +27,9 @@ pub struct Question {
     pub header: Option<String>,
     /// Suggested answers (empty: an open question).
     pub options: Vec<String>,
+    /// What each of `options` answers with, in the same order: its `value` where the call
+    /// gave one, else its label.
+    pub values: Vec<String>,
     /// Several options may be picked.
     pub multi_select: bool,
 }
@@ -45,16 +54,28 @@ pub trait QuestionChannel: Send + Sync + 'static {
     async fn ask(&self, questions: Vec<Question>, ctx: &ToolContext) -> Answers;
 }
 
+/// Which program's `ask_user` the tool shows the model (see the module's documentation).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Face {
+    /// `zero exec`'s.
+    #[default]
+    Zero,
+    /// The session hosts' multiple-choice questions.
+    Choices,
+}
+
 /// Asks the user questions.
 #[derive(Clone, Default)]
 pub struct AskUser {
     channel: Option<Arc<dyn QuestionChannel>>,
+    face: Face,
 }
 
 impl std::fmt::Debug for AskUser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AskUser")
             .field("channel", &self.channel.is_some())
+            .field("face", &self.face)
             .finish()
     }
 }
@@ -62,8 +83,66 @@ impl std::fmt::Debug for AskUser {
 impl AskUser {
     /// The tool asking through `channel`; `None`: nobody to ask (the answer says so).
     pub fn new(channel: Option<Arc<dyn QuestionChannel>>) -> Self {
-        Self { channel }
+        Self {
+            channel,
+            face: Face::Zero,
+        }
     }
+
+    /// The session hosts' `ask_user` (ZCode, ACP), asking through `channel`: each question
+    /// has `{label, value?}` options, and the answer reads `The user answered:` followed by
+    /// a `question: answer` line per answered question.
+    pub fn choices(channel: Arc<dyn QuestionChannel>) -> Self {
+        Self {
+            channel: Some(channel),
+            face: Face::Choices,
+        }
+    }
+}
+
+/// What the model reads when it calls an `ask_user` of the session hosts' face.
+fn choices_text(questions: &[Question], answers: &[String]) -> String {
+    let lines = questions
+        .iter()
+        .zip(answers)
+        .filter(|(_, a)| !a.is_empty())
+        .map(|(q, a)| format!("{}: {a}", q.question))
+        .collect::<Vec<_>>();
+    format!("The user answered:\n{}", lines.join("\n"))
+}
+
+fn choices_parameters() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "questions": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "question": {"type": "string"},
+                        "header": {"type": "string", "description": "A short label."},
+                        "options": {
+                            "type": "array",
+                            "minItems": 1,
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "label": {"type": "string"},
+                                    "value": {"type": "string"}
+                                },
+                                "required": ["label"]
+                            }
+                        },
+                        "multiSelect": {"type": "boolean"}
+                    },
+                    "required": ["question", "options"]
+                }
+            }
+        },
+        "required": ["questions"]
+    })
 }
 
 fn first_string(object: &Value, keys: &[&str]) -> Option<String> {
@@ -95,34 +174,42 @@ pub fn parse_questions(args: &Value) -> Result<Vec<Question>, String> {
                 question: text.clone(),
                 header: None,
                 options: Vec::new(),
+                values: Vec::new(),
                 multi_select: false,
             },
             Value::String(_) => return Err(format!("question {} must not be empty", i + 1)),
             Value::Object(_) => {
                 let text = first_string(item, &["question", "prompt", "text", "q", "title"])
                     .ok_or(format!("question {} question is required", i + 1))?;
-                let options = item
+                let (options, values) = item
                     .get("options")
                     .and_then(Value::as_array)
                     .map(|options| {
                         options
                             .iter()
                             .filter_map(|o| match o {
-                                Value::String(s) => {
-                                    Some(s.trim().to_string()).filter(|s| !s.is_empty())
-                                }
+                                Value::String(s) => Some(s.trim().to_string())
+                                    .filter(|s| !s.is_empty())
+                                    .map(|s| (s.clone(), s)),
                                 Value::Object(_) => {
-                                    first_string(o, &["label", "value", "text", "name", "title"])
+                                    let label = first_string(
+                                        o,
+                                        &["label", "value", "text", "name", "title"],
+                                    )?;
+                                    let value = first_string(o, &["value"])
+                                        .unwrap_or_else(|| label.clone());
+                                    Some((label, value))
                                 }
                                 _ => None,
                             })
-                            .collect()
+                            .unzip()
                     })
                     .unwrap_or_default();
                 Question {
                     question: text,
                     header: first_string(item, &["header"]),
                     options,
+                    values,
                     multi_select: item
                         .get("multiSelect")
                         .or_else(|| item.get("multi_select"))
@@ -163,6 +250,10 @@ impl Tool for AskUser {
     }
 
     fn description(&self) -> &str {
+        if self.face == Face::Choices {
+            return "Ask the user one or more multiple-choice questions and wait for the answers. \
+                    Use it when a decision is the user's to make.";
+        }
         "Ask the user one or more clarifying questions and wait for their answers. Use ONLY for \
          genuinely blocking ambiguity that you cannot resolve from the workspace or reasonable \
          assumptions. When the answer is likely one of a small set, you MAY include 2-4 \
@@ -172,6 +263,9 @@ impl Tool for AskUser {
     }
 
     fn parameters(&self) -> Value {
+        if self.face == Face::Choices {
+            return choices_parameters();
+        }
         json!({
             "type": "object",
             "properties": {
@@ -201,9 +295,19 @@ impl Tool for AskUser {
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let questions = parse_questions(&args).map_err(|e| {
-            ToolError::Failed(format!("Error: Invalid arguments for ask_user: {e}"))
-        })?;
+        let questions = match self.face {
+            Face::Zero => parse_questions(&args).map_err(|e| {
+                ToolError::Failed(format!("Error: Invalid arguments for ask_user: {e}"))
+            })?,
+            Face::Choices => parse_questions(&args)
+                .ok()
+                .filter(|questions| questions.iter().all(|q| !q.options.is_empty()))
+                .ok_or_else(|| {
+                    ToolError::InvalidArguments(
+                        "give at least one question, each with at least one option".to_string(),
+                    )
+                })?,
+        };
         let Some(channel) = &self.channel else {
             return Ok(ToolOutput::text(NO_USER_TO_ASK));
         };
@@ -213,7 +317,10 @@ impl Tool for AskUser {
             answers = channel.ask(questions.clone(), &ctx) => answers,
         };
         Ok(match answers {
-            Answers::Answered(answers) => ToolOutput::text(format_answers(&questions, &answers)),
+            Answers::Answered(answers) => ToolOutput::text(match self.face {
+                Face::Zero => format_answers(&questions, &answers),
+                Face::Choices => choices_text(&questions, &answers),
+            }),
             Answers::Declined(reason) => ToolOutput::error(format!(
                 "The user declined to answer{}.",
                 reason.map(|r| format!(": {r}")).unwrap_or_default()
@@ -239,6 +346,7 @@ mod tests {
         assert_eq!(questions[0].question, "Which branch?");
         assert!(questions[0].options.is_empty());
         assert_eq!(questions[1].options, ["Rust", "Go"]);
+        assert_eq!(questions[1].values, ["Rust", "Go"]);
         assert_eq!(questions[1].header.as_deref(), Some("Lang"));
         assert!(questions[1].multi_select);
         assert!(parse_questions(&json!({"questions": []})).is_err());
@@ -253,5 +361,20 @@ mod tests {
             "1. [question] A?\n[answer] yes\n\n2. [question] B?\n[answer] (left blank)"
         );
         assert!(format_answers(&q, &[]).starts_with("[note] The user dismissed"));
+    }
+
+    #[test]
+    fn the_hosts_face_keeps_option_values_and_answers_by_question() {
+        let q = parse_questions(&json!({"questions": [
+            {"question": "File?", "options": [{"label": "Auth", "value": "auth.rs"}, {"label": "user.rs"}]},
+            {"question": "Why?", "options": [{"label": "because"}]}
+        ]}))
+        .expect("valid");
+        assert_eq!(q[0].options, ["Auth", "user.rs"]);
+        assert_eq!(q[0].values, ["auth.rs", "user.rs"]);
+        assert_eq!(
+            choices_text(&q, &["auth.rs".into(), String::new()]),
+            "The user answered:\nFile?: auth.rs"
+        );
     }
 }

@@ -21,7 +21,7 @@ use super::interaction::{InteractionLink, SessionApprover};
 use super::journal::{EventJournal, JournalOptions};
 use super::live::{lock_registry, Parts, Registry, Session};
 use super::storage::{SessionStorage, StoreError};
-use super::tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
+use super::tools::{ExitPlanModeTool, SessionQuestions, SessionSlot};
 use super::types::{CreateOptions, InteractionRequest, ResumeOptions, SessionMeta, SubagentStatus};
 
 /// Why a session could not be created, resumed or forked.
@@ -212,7 +212,7 @@ impl SessionManager {
         ));
         let slot: SessionSlot = Arc::new(std::sync::OnceLock::new());
         let session_tools: Vec<Arc<dyn agent_core::Tool>> = vec![
-            Arc::new(AskUserTool::new(link.clone())),
+            Arc::new(SessionQuestions::tool(link.clone())),
             Arc::new(ExitPlanModeTool::new(link.clone(), slot.clone())),
         ];
         let spill_dir = self.store.local_dir(&meta.session_id);

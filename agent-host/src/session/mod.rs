@@ -107,7 +107,7 @@ pub use storage::{
 };
 pub use store::{valid_session_id, FileStore};
 pub use tool_filter::{valid_tool_name, ToolCheck, ToolFilter, ToolFilterError, ToolRequest};
-pub use tools::{AskUserTool, ExitPlanModeTool, SessionSlot};
+pub use tools::{ExitPlanModeTool, SessionQuestions, SessionSlot};
 pub use turn::{StartError, TurnObserver};
 pub use types::{
     new_id, now_ms, ActiveTurn, Busy, CreateOptions, Goal, HookNote, InteractionKind,

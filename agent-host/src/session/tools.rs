@@ -1,11 +1,12 @@
 //! Tools that talk to the user through the front end's client: `ask_user` (ZCode's
-//! AskUserQuestion) and `exit_plan_mode` (ExitPlanMode, plan approval). Both are sent as
+//! AskUserQuestion: agent-tools' [`AskUser`] over [`SessionQuestions`]) and
+//! `exit_plan_mode` (ExitPlanMode, plan approval). Both are sent as
 //! [`InteractionKind::UserInput`] requests over the session's [`InteractionLink`].
 
 use std::sync::{Arc, OnceLock, Weak};
 
 use agent_core::{async_trait, SideEffect, Tool, ToolContext, ToolError, ToolOutput};
-use serde::Deserialize;
+use agent_tools::{Answers, AskUser, Question, QuestionChannel};
 use serde_json::{json, Value};
 
 use super::interaction::InteractionLink;
@@ -32,125 +33,50 @@ async fn ask(
     }
 }
 
-#[derive(Deserialize)]
-struct OptionArg {
-    label: String,
-    #[serde(default)]
-    value: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct QuestionArg {
-    question: String,
-    #[serde(default)]
-    header: Option<String>,
-    options: Vec<OptionArg>,
-    #[serde(default, alias = "multi_select")]
-    multi_select: bool,
-}
-
-#[derive(Deserialize)]
-struct AskArgs {
-    questions: Vec<QuestionArg>,
-}
-
-/// `ask_user`: asks the user multiple-choice questions and returns the answers.
+/// The session's [`QuestionChannel`]: agent-tools' `ask_user` ([`AskUser::choices`]) puts
+/// its questions to the front end's client as an [`InteractionKind::UserInput`] request
+/// (`AskUserQuestion`: ZCode's `interaction/requestUserInput`, an ACP form or permission
+/// choices), and reads the answers from the reply's `{"answers": {question: answer}}`.
 #[derive(Debug, Clone)]
-pub struct AskUserTool {
+pub struct SessionQuestions {
     link: InteractionLink,
 }
 
-impl AskUserTool {
-    /// The tool of the session behind `link`.
+impl SessionQuestions {
+    /// The channel of the session behind `link`.
     pub fn new(link: InteractionLink) -> Self {
         Self { link }
     }
+
+    /// The session's `ask_user` tool, asking through `link`.
+    pub fn tool(link: InteractionLink) -> AskUser {
+        AskUser::choices(Arc::new(Self::new(link)))
+    }
 }
 
-fn answers_text(content: &Value) -> String {
-    match content.get("answers").and_then(Value::as_object) {
-        Some(answers) => answers
-            .iter()
-            .map(|(q, a)| match a.as_str() {
-                Some(a) => format!("{q}: {a}"),
-                None => format!("{q}: {a}"),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        None => content.to_string(),
+/// The client's answer to `question`: its entry in `answers` (a string as is, anything
+/// else as JSON); empty when it left the question out.
+fn answer_of(content: &Value, question: &Question) -> String {
+    match content
+        .get("answers")
+        .and_then(|a| a.get(&question.question))
+    {
+        Some(Value::String(answer)) => answer.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
     }
 }
 
 #[async_trait]
-impl Tool for AskUserTool {
-    fn name(&self) -> &str {
-        "ask_user"
-    }
-
-    fn description(&self) -> &str {
-        "Ask the user one or more multiple-choice questions and wait for the answers. Use it \
-         when a decision is the user's to make."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "questions": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "question": {"type": "string"},
-                            "header": {"type": "string", "description": "A short label."},
-                            "options": {
-                                "type": "array",
-                                "minItems": 1,
-                                "items": {
-                                    "type": "object",
-                                    "properties": {
-                                        "label": {"type": "string"},
-                                        "value": {"type": "string"}
-                                    },
-                                    "required": ["label"]
-                                }
-                            },
-                            "multiSelect": {"type": "boolean"}
-                        },
-                        "required": ["question", "options"]
-                    }
-                }
-            },
-            "required": ["questions"]
-        })
-    }
-
-    fn side_effect(&self) -> SideEffect {
-        SideEffect::None
-    }
-
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: AskArgs =
-            serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
-        if args.questions.is_empty() || args.questions.iter().any(|q| q.options.is_empty()) {
-            return Err(ToolError::InvalidArguments(
-                "give at least one question, each with at least one option".to_string(),
-            ));
-        }
-        let questions = args
-            .questions
-            .into_iter()
+impl QuestionChannel for SessionQuestions {
+    async fn ask(&self, questions: Vec<Question>, ctx: &ToolContext) -> Answers {
+        let specs = questions
+            .iter()
             .map(|q| QuestionSpec {
-                header: q
-                    .header
-                    .unwrap_or_else(|| q.question.chars().take(12).collect()),
-                question: q.question,
-                options: q
-                    .options
-                    .into_iter()
-                    .map(|o| (o.value.unwrap_or_else(|| o.label.clone()), o.label))
+                header: (q.header.clone()).unwrap_or_else(|| q.question.chars().take(12).collect()),
+                question: q.question.clone(),
+                options: (q.values.iter().cloned())
+                    .zip(q.options.iter().cloned())
                     .collect(),
                 multi_select: q.multi_select,
             })
@@ -159,20 +85,15 @@ impl Tool for AskUserTool {
             call_id: Some(ctx.call_id.clone()),
             tool_name: "AskUserQuestion".to_string(),
             plan: None,
-            questions,
+            questions: specs,
         };
-        Ok(match ask(&self.link, &ctx, request).await {
+        match ask(&self.link, ctx, request).await {
             UserInputAnswer::Accepted(content) => {
-                ToolOutput::text(format!("The user answered:\n{}", answers_text(&content)))
+                Answers::Answered(questions.iter().map(|q| answer_of(&content, q)).collect())
             }
-            UserInputAnswer::Declined(reason) => ToolOutput::error(format!(
-                "The user declined to answer{}.",
-                reason.map(|r| format!(": {r}")).unwrap_or_default()
-            )),
-            UserInputAnswer::Cancelled => {
-                ToolOutput::error("The question was cancelled before the user answered.")
-            }
-        })
+            UserInputAnswer::Declined(reason) => Answers::Declined(reason),
+            UserInputAnswer::Cancelled => Answers::Cancelled,
+        }
     }
 }
 

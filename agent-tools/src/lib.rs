@@ -65,7 +65,8 @@ pub use search::{Glob, GlobArgs, Grep, GrepArgs, ListDir, ListDirArgs, MAX_ENTRI
 pub use toolset::{ToolSet, ToolSetBuilder, ToolSetError};
 pub use web::{
     browsing_tools, html_to_markdown, SearchBackend, SearchProvider, WebFetch, WebFetchArgs,
-    WebPages, WebSearch, WebSearchArgs, DEFAULT_WEB_FETCH_MAX_BYTES, MAX_REDIRECTS,
-    MAX_WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT, WEB_PAGES_MAX_BYTES, WEB_PAGES_MAX_DOCUMENTS,
+    WebPages, WebSearch, WebSearchArgs, DEFAULT_WEB_FETCH_MAX_BYTES, DUCKDUCKGO_HTML,
+    MAX_REDIRECTS, MAX_WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT, WEB_PAGES_MAX_BYTES,
+    WEB_PAGES_MAX_DOCUMENTS,
 };
 pub use workspace::{Confinement, ResolvedPath, Workspace};

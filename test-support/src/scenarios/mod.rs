@@ -17,8 +17,8 @@
 
 mod guards;
 mod lsp;
-mod providers;
 mod project;
+mod providers;
 mod table;
 
 use std::path::{Path, PathBuf};

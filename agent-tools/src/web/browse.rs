@@ -540,7 +540,9 @@ impl Tool for SearchTool {
             _ = ctx.cancel.cancelled() => {
                 return Err(ToolError::Cancelled(SEARCH_CANCELLED.to_string()))
             }
-            hits = browser.search.search(&query, max) => hits,
+            // As many as a call may want: the first `max` usable ones are kept, as zut keeps
+            // them after dropping duplicates and non-http(s) links.
+            hits = browser.search.search(&query, SEARCH_MAX_RESULTS as usize) => hits,
         };
         let hits = hits.map_err(|e| {
             ToolError::Failed(match e.kind {

@@ -146,6 +146,14 @@ fn editor_script() -> Script<Reply> {
             ],
         )
         .route(
+            |r| r.contains("[scenario-mention]"),
+            [Reply::chat_text("Read them.")],
+        )
+        .route(
+            |r| r.contains("[scenario-mcp-resource]"),
+            [Reply::chat_text("Summarized.")],
+        )
+        .route(
             |r| r.contains("[scenario-model]"),
             [Reply::chat_text("Large.")],
         )
@@ -208,6 +216,7 @@ async fn official_acp_client_lends_its_editor() {
         "ok - cancel kills the command's terminal and releases it",
         "ok - a read the editor fails is the call's error; the turn ends",
         "ok - ask_user is one elicitation form",
+        "ok - a resource_link is read (the editor's buffer) and an embedded resource is context",
         "ok - set_config_option switches the model of the next request",
         "ok - close, resume (the next prompt keeps the history), delete",
         "ok - slash commands reach the client and expand",
@@ -249,6 +258,43 @@ async fn official_acp_client_lends_its_editor() {
     assert!(asked
         .last()
         .is_some_and(|r| r.contains("Pick a color: Blue")));
+    // A mentioned file of the workspace reaches the model from the editor's buffer (never
+    // the disk), after the prompt, as context; one outside it is not read, and the model
+    // is told why; an embedded resource is context too.
+    let mention = of("[scenario-mention]");
+    assert_eq!(mention.len(), 1);
+    let body = mention[0].json();
+    let user = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .map(|m| m["content"].clone())
+        .unwrap_or_default();
+    let sent = match &user {
+        serde_json::Value::String(text) => text.clone(),
+        parts => (parts.as_array().into_iter().flatten())
+            .filter_map(|p| p["text"].as_str())
+            .collect(),
+    };
+    assert!(
+        sent.starts_with("[scenario-mention] Look at [@notes.txt](file://"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("notes.txt\">\nunsaved buffer text\n\n</context>"),
+        "{sent}"
+    );
+    assert!(!sent.contains("disk text"), "{sent}");
+    assert!(
+        sent.contains("<context ref=\"file:///etc/passwd\">\n(not read: "),
+        "{sent}"
+    );
+    assert!(!sent.contains("root:"), "{sent}");
+    assert!(
+        sent.contains(
+            "<context ref=\"file:///elsewhere/spec.md\">\nembedded spec text\n</context>"
+        ),
+        "{sent}"
+    );
     let failed = of("[scenario-fail]");
     assert!(failed
         .last()
@@ -259,6 +305,15 @@ async fn official_acp_client_lends_its_editor() {
         expanded[0].contains("Greet Ada warmly."),
         "the command's text, expanded"
     );
+    if stdout.contains("ok - a resource_link to an MCP resource is read") {
+        let read = of("[scenario-mcp-resource]");
+        assert_eq!(read.len(), 1);
+        assert!(
+            read[0].contains("demo://resource/static/document/features.md")
+                && read[0].contains("Everything Server - Features"),
+            "the resource's text reached the model"
+        );
+    }
     if stdout.contains("ok - an MCP server's elicitation is answered through the client") {
         assert!(of("[scenario-mcp]")
             .last()

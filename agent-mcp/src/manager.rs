@@ -995,3 +995,63 @@ async fn bounded<T>(
 fn scrub(text: &str) -> String {
     agent_tools::scrub_secrets_cow(text).into_owned()
 }
+
+/// Reading a resource by its URI, for a front end's mention of it (ACP `resource_link`).
+impl McpManager {
+    /// `resources/read` of `uri`, asked of each connected server that offers resources in
+    /// turn (each bounded by [`McpOptions::call_timeout`]): the first that answers with
+    /// contents gives `(server, result)`, the result as the server sent it
+    /// (`{contents: [{uri, mimeType?, text | blob}]}`). Without such an answer, why: no
+    /// server offers resources, or each server's error.
+    pub async fn read_resource(&self, uri: &str) -> Result<(String, Value), String> {
+        let readers: Vec<(String, usize)> = self
+            .shared
+            .resource_tools()
+            .iter()
+            .filter(|t| t.op == ResourceOp::Read)
+            .map(|t| (t.server.clone(), t.slot))
+            .collect();
+        if readers.is_empty() {
+            return Err("no MCP server of the session offers resources".to_string());
+        }
+        let mut failures = Vec::new();
+        for (server, slot) in readers {
+            let connection = match self.shared.connection(slot) {
+                Ok(connection) => connection,
+                Err(reason) => {
+                    failures.push(format!("{server}: not connected ({reason})"));
+                    continue;
+                }
+            };
+            let read = connection.read_resource(uri);
+            let answer = match self.shared.options.call_timeout {
+                Some(limit) => match tokio::time::timeout(limit, read).await {
+                    Ok(answer) => answer,
+                    Err(_) => Err(ClientError::Failed(format!(
+                        "no answer within {} s",
+                        limit.as_secs()
+                    ))),
+                },
+                None => read.await,
+            };
+            match answer {
+                Ok(result)
+                    if result
+                        .get("contents")
+                        .and_then(Value::as_array)
+                        .is_some_and(|c| !c.is_empty()) =>
+                {
+                    return Ok((server, result))
+                }
+                Ok(_) => failures.push(format!("{server}: no contents")),
+                Err(err) => {
+                    if matches!(err, ClientError::Closed(_)) {
+                        self.shared.mark_closed(slot);
+                    }
+                    failures.push(format!("{server}: {}", scrub(&err.to_string())));
+                }
+            }
+        }
+        Err(failures.join("; "))
+    }
+}

@@ -355,6 +355,31 @@ async fn resources_are_tools_in_codexs_shape() {
     stop.cancel();
 }
 
+/// A front end's mention of a resource (ACP `resource_link`) is read by its URI alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_is_read_by_its_uri_for_a_mention() {
+    let (url, stop) = serve(Catalog::default()).await;
+    let manager = connect(&url, options()).await;
+    let (server, read) = manager
+        .read_resource("file:///readme.md")
+        .await
+        .expect("read");
+    assert_eq!(server, "lib");
+    assert_eq!(read["contents"][0]["text"], "# Hello");
+    let missing = manager.read_resource("file:///nope").await;
+    assert!(
+        matches!(&missing, Err(why) if why.starts_with("lib: ")),
+        "{missing:?}"
+    );
+    manager.shutdown().await;
+    stop.cancel();
+    let none = McpManager::empty().read_resource("file:///readme.md").await;
+    assert_eq!(
+        none,
+        Err("no MCP server of the session offers resources".to_string())
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompts_are_slash_commands_with_arguments_in_order() {
     let server = Catalog::default();

@@ -16,12 +16,16 @@
 //  5. cancelling a prompt whose bash runs kills the terminal and releases it.
 //  6. a read the editor fails is the call's error; the turn ends normally.
 //  7. ask_user is one elicitation/create form; the answer reaches the model.
+//  7b. an @-mentioned file (resource_link) reaches the model read from the editor's buffer;
+//     a link outside the workspace is not read (the model is told why); an embedded
+//     resource's text goes as context.
 //  8. set_config_option switches the model of the next request; bad ids and values are
 //     invalid params.
 //  9. close, resume (no replay; the next prompt keeps the history), delete (gone).
 // 10. a workspace slash command reaches the client (available_commands_update) and a
 //     `/name args` prompt reaches the model expanded.
-// 11. (with server-everything) an MCP server's elicitation is answered through the client.
+// 11. (with server-everything) an MCP server's elicitation is answered through the client;
+//     a resource_link to one of its resources reaches the model read.
 //
 // Every wait is bounded; the process exits non-zero on the first failure.
 
@@ -29,6 +33,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { Readable, Writable } from "node:stream";
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
@@ -401,6 +406,31 @@ try {
       editor.answerElicitation = null;
     });
 
+    await scenario("a resource_link is read (the editor's buffer) and an embedded resource is context", async () => {
+      const { sessionId } = await newSession();
+      const reads = editor.reads.length;
+      const response = await within(
+        ctx.request(acp.methods.agent.session.prompt, {
+          sessionId,
+          prompt: [
+            { type: "text", text: "[scenario-mention] Look at " },
+            { type: "resource_link", name: "notes.txt", uri: pathToFileURL(notes).href },
+            { type: "text", text: " and " },
+            { type: "resource_link", name: "passwd", uri: "file:///etc/passwd" },
+            {
+              type: "resource",
+              resource: { uri: "file:///elsewhere/spec.md", mimeType: "text/markdown", text: "embedded spec text" },
+            },
+          ],
+        }),
+        "prompt (mention)",
+      );
+      assert.equal(response.stopReason, "end_turn");
+      assert.equal(editor.reads.length, reads + 1, "one fs/read_text_file: the file in the workspace");
+      assert.equal(editor.reads.at(-1).path, notes);
+      assert.equal(editor.reads.at(-1).sessionId, sessionId);
+    });
+
     await scenario("set_config_option switches the model of the next request", async () => {
       const { sessionId } = await newSession();
       const set = await within(
@@ -483,6 +513,23 @@ try {
         const done = callUpdates(sessionId, before).filter((u) => u.status === "completed").at(-1);
         assert.match(contentText(done), /Name: Ada Lovelace/);
         editor.answerElicitation = null;
+      });
+      await scenario("a resource_link to an MCP resource is read from the session's server", async () => {
+        const { sessionId } = await newSession({
+          mcpServers: [{ name: "everything", command: MCP_NODE, args: [MCP_SCRIPT], env: [] }],
+        });
+        const response = await within(
+          ctx.request(acp.methods.agent.session.prompt, {
+            sessionId,
+            prompt: [
+              { type: "text", text: "[scenario-mcp-resource] Summarize " },
+              { type: "resource_link", name: "features.md", uri: "demo://resource/static/document/features.md" },
+            ],
+          }),
+          "prompt (mcp resource)",
+          60_000,
+        );
+        assert.equal(response.stopReason, "end_turn");
       });
     } else {
       console.log("skipped: the MCP elicitation scenario (no server-everything)");

@@ -19,6 +19,7 @@ mod commands;
 mod config;
 mod interact;
 mod lifecycle;
+mod mentions;
 mod prompt;
 mod sessions;
 
@@ -409,13 +410,36 @@ impl ConnectTo<Client> for AcpAgent {
                     async move |req: PromptRequest,
                                 responder: Responder<PromptResponse, V1>,
                                 cx: ConnectionTo<Client>| {
-                        match prompt::start_prompt(&s, &cx, req).await {
-                            // The turn's observer answers when the turn ends.
-                            Ok(reply) => {
-                                reply.attach(responder);
+                        let prepared = match prompt::prepare(&s, &cx, req).await {
+                            Ok(prepared) => prepared,
+                            Err(err) => return responder.respond_with_error(err),
+                        };
+                        // Reading what the prompt mentions may ask the client, whose
+                        // answers this dispatch must stay free to receive.
+                        let reads = prepared.reads();
+                        let start = {
+                            let (s, cx) = (s.clone(), cx.clone());
+                            async move {
+                                match prompt::start_prompt(&s, &cx, prepared).await {
+                                    // The turn's observer answers when the turn ends.
+                                    Ok(reply) => {
+                                        reply.attach(responder);
+                                        Ok(())
+                                    }
+                                    Err(err) => responder.respond_with_error(err),
+                                }
+                            }
+                        };
+                        match reads {
+                            true => {
+                                tokio::spawn(async move {
+                                    if let Err(err) = start.await {
+                                        tracing::debug!(error = ?err, "cannot answer session/prompt");
+                                    }
+                                });
                                 Ok(())
                             }
-                            Err(err) => responder.respond_with_error(err),
+                            false => start.await,
                         }
                     }
                 },

@@ -1,17 +1,19 @@
 //! `session/prompt` and `session/cancel`: a prompt starts a turn whose observer
 //! ([`AcpTurn`]) streams `session/update`s and answers the request when the turn ends.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_client_protocol::v1::schema::{
-    CurrentModeUpdate, Meta, PromptRequest, PromptResponse, SessionId, SessionUpdate,
+    ContentBlock as AcpBlock, CurrentModeUpdate, Meta, PromptRequest, PromptResponse, SessionId,
+    SessionUpdate, StopReason as AcpStop,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error, Responder, V1};
 use agent_core::{
     event::{RunKind, StopReason as CoreStop},
-    AgentEvent,
+    AgentEvent, UserInput,
 };
 use agent_host::backpressure::OutputGate;
 use agent_host::output::Frames;
@@ -21,6 +23,7 @@ use serde::Serialize;
 
 use super::commands;
 use super::config;
+use super::mentions;
 use super::sessions::active;
 use super::{
     hold_update, internal, invalid_params, invalid_request, notify, session_not_found, Shared,
@@ -115,26 +118,105 @@ fn send_answer(responder: Responder<PromptResponse, V1>, answer: Result<PromptRe
     }
 }
 
-/// Starts the prompt's turn, after claiming the session
-/// ([`SessionManager::claim_turn`](agent_host::session::SessionManager::claim_turn)): a
-/// turn running on it here or on another node sharing the storage is `invalid_request`
-/// ("prompt is running: …", as for a second prompt in this process); a failing storage is
-/// an internal error naming it.
-pub(super) async fn start_prompt(
+/// A `session/prompt` taken in: its session is active, its slash command expanded, its
+/// blocks a valid input, and the session's prompt slot reserved (a `session/cancel` from
+/// now on is not lost, and a second prompt is refused).
+pub(super) struct Prepared {
+    id: String,
+    session: Arc<Session>,
+    blocks: Vec<AcpBlock>,
+    /// The input, when nothing is left to read.
+    input: Option<UserInput>,
+    cancelled: Arc<AtomicBool>,
+}
+
+impl Prepared {
+    /// Whether the prompt mentions something to read first (a `resource_link`), which may
+    /// ask the client: it must then start from a task of its own, leaving the connection's
+    /// dispatch free to receive the client's answers.
+    pub(super) fn reads(&self) -> bool {
+        self.input.is_none()
+    }
+}
+
+/// Takes in a `session/prompt` (see [`Prepared`]).
+pub(super) async fn prepare(
     s: &Arc<Shared>,
     cx: &ConnectionTo<Client>,
     req: PromptRequest,
-) -> Result<ReplySlot, Error> {
+) -> Result<Prepared, Error> {
     let id = req.session_id.0.to_string();
-    let active_session = active(s, &id)?;
+    let session = active(s, &id)?;
     // `/name args` naming one of the session's commands goes to the model expanded.
-    let expanded = commands::expand(s, cx, &active_session, &req.prompt).await?;
-    let blocks = expanded.as_deref().unwrap_or(&req.prompt);
-    let input = mapping::prompt_input(blocks).map_err(|e| invalid_params(e.to_string()))?;
-    if s.cancels().contains_key(&id) {
-        return Err(invalid_request(format!(
-            "a prompt is already running in session {id}"
-        )));
+    let blocks = commands::expand(s, cx, &session, &req.prompt)
+        .await?
+        .unwrap_or(req.prompt);
+    let input = mapping::prompt_input(&blocks, &HashMap::new())
+        .map_err(|e| invalid_params(e.to_string()))?;
+    let input = (!mentions::any(&blocks)).then_some(input);
+    let cancelled = Arc::new(AtomicBool::new(false));
+    {
+        // Registered before the turn starts so a quick cancel is never lost.
+        let mut cancels = s.cancels();
+        if cancels.contains_key(&id) {
+            return Err(invalid_request(format!(
+                "a prompt is already running in session {id}"
+            )));
+        }
+        cancels.insert(id.clone(), cancelled.clone());
+    }
+    Ok(Prepared {
+        id,
+        session,
+        blocks,
+        input,
+        cancelled,
+    })
+}
+
+/// Starts the turn of `prepared` (reading what it mentions first), after claiming the
+/// session ([`SessionManager::claim_turn`](agent_host::session::SessionManager::claim_turn)):
+/// a turn running on it here or on another node sharing the storage is `invalid_request`
+/// ("prompt is running: …", as for a second prompt in this process); a failing storage is
+/// an internal error naming it. A prompt cancelled while its mentions were read ends
+/// `cancelled` without a turn.
+pub(super) async fn start_prompt(
+    s: &Arc<Shared>,
+    cx: &ConnectionTo<Client>,
+    prepared: Prepared,
+) -> Result<ReplySlot, Error> {
+    let id = prepared.id.clone();
+    let started = start(s, cx, prepared).await;
+    if started.is_err() {
+        s.cancels().remove(&id);
+    }
+    started
+}
+
+async fn start(
+    s: &Arc<Shared>,
+    cx: &ConnectionTo<Client>,
+    prepared: Prepared,
+) -> Result<ReplySlot, Error> {
+    let Prepared {
+        id,
+        session,
+        blocks,
+        input,
+        cancelled,
+    } = prepared;
+    let input = match input {
+        Some(input) => input,
+        None => {
+            let read = mentions::read_links(s, &session, &blocks).await;
+            mapping::prompt_input(&blocks, &read).map_err(|e| invalid_params(e.to_string()))?
+        }
+    };
+    let reply = ReplySlot::default();
+    if cancelled.load(Ordering::SeqCst) {
+        s.cancels().remove(&id);
+        reply.answer(Ok(PromptResponse::new(AcpStop::Cancelled)));
+        return Ok(reply);
     }
     let (session, claim) = s.manager.claim_turn(&id).await.map_err(|err| match err {
         ManagerError::Busy(busy) => invalid_request(busy.to_string()),
@@ -142,8 +224,6 @@ pub(super) async fn start_prompt(
         other => internal(format!("cannot claim session {id} for a prompt: {other}")),
     })?;
     let meta = session.meta();
-    let cancelled = Arc::new(AtomicBool::new(false));
-    let reply = ReplySlot::default();
     let observer = AcpTurn {
         shared: s.clone(),
         cx: cx.clone(),
@@ -154,26 +234,15 @@ pub(super) async fn start_prompt(
             .mcp(Some(session.mcp().clone()).filter(|m| !m.is_empty())),
         stop: None,
         mode: meta.mode,
-        cancelled: cancelled.clone(),
+        cancelled,
         reply: reply.clone(),
         frames: Frames::new(),
     };
-    {
-        // Registered before the turn starts so a quick cancel is never lost.
-        let mut cancels = s.cancels();
-        if cancels.contains_key(&id) {
-            return Err(invalid_request(format!(
-                "a prompt is already running in session {id}"
-            )));
-        }
-        cancels.insert(id.clone(), cancelled);
-    }
     // Counted before the turn starts: it may finish (and answer) at once.
     s.unanswered.send_modify(|n| *n += 1);
     match session.start_prompt(input, None, claim.observe(&session, Box::new(observer))) {
         Ok(_) => Ok(reply),
         Err(err) => {
-            s.cancels().remove(&id);
             s.answered();
             Err(invalid_request(err.to_string()))
         }

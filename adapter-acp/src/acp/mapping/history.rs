@@ -99,10 +99,29 @@ fn decode(index: usize, data: &str) -> Result<Vec<u8>, PromptError> {
         })
 }
 
+/// What the agent read of a prompt's `resource_link` before the turn (the handler reads
+/// it: a file of the workspace, an MCP resource).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkRead {
+    /// The text for the model: the content, or why it could not be read.
+    pub text: String,
+    /// The images it holds, as `(mime type, bytes)`.
+    pub images: Vec<(String, Vec<u8>)>,
+}
+
+/// One `<context ref="URI">` section of a prompt.
+fn context_section(uri: &str, text: &str) -> String {
+    format!("\n<context ref=\"{uri}\">\n{text}\n</context>")
+}
+
 /// Turns an ACP prompt into the agent's input: text blocks in order, resource links as
-/// Markdown links, images (and embedded image blobs) as images, and embedded text
-/// resources appended as `<context ref="URI">` sections.
-pub fn prompt_input(blocks: &[AcpBlock]) -> Result<UserInput, PromptError> {
+/// Markdown links, images (and embedded image blobs) as images; embedded text resources,
+/// and what was read of each resource link (`read`, by block index), appended as
+/// `<context ref="URI">` sections.
+pub fn prompt_input(
+    blocks: &[AcpBlock],
+    read: &HashMap<usize, LinkRead>,
+) -> Result<UserInput, PromptError> {
     let mut text = String::new();
     let mut context = String::new();
     let mut input = UserInput::default();
@@ -111,6 +130,12 @@ pub fn prompt_input(blocks: &[AcpBlock]) -> Result<UserInput, PromptError> {
             AcpBlock::Text(t) => text.push_str(&t.text),
             AcpBlock::ResourceLink(link) => {
                 text.push_str(&format!("[@{}]({})", link.name, link.uri));
+                if let Some(read) = read.get(&index) {
+                    context.push_str(&context_section(&link.uri, &read.text));
+                    for (mime, data) in &read.images {
+                        input = input.with_image(mime.clone(), data.clone());
+                    }
+                }
             }
             AcpBlock::Image(image) => {
                 let data = decode(index, &image.data)?;
@@ -119,10 +144,7 @@ pub fn prompt_input(blocks: &[AcpBlock]) -> Result<UserInput, PromptError> {
             AcpBlock::Audio(_) => return Err(PromptError::Audio),
             AcpBlock::Resource(resource) => match &resource.resource {
                 EmbeddedResourceResource::TextResourceContents(r) => {
-                    context.push_str(&format!(
-                        "\n<context ref=\"{}\">\n{}\n</context>",
-                        r.uri, r.text
-                    ));
+                    context.push_str(&context_section(&r.uri, &r.text));
                 }
                 EmbeddedResourceResource::BlobResourceContents(BlobResourceContents {
                     blob,
@@ -236,17 +258,34 @@ mod tests {
                 )),
             )),
         ];
-        let input = prompt_input(&blocks).unwrap_or_default();
+        let none = HashMap::new();
+        let input = prompt_input(&blocks, &none).unwrap_or_default();
         assert!(input.text.starts_with("look at [@a.rs](file:///w/a.rs)"));
         assert!(input
             .text
             .contains("<context ref=\"file:///w/main.rs\">\nfn main() {}\n</context>"));
         assert_eq!(input.images.len(), 1);
         assert_eq!(input.images[0].1.as_ref(), &[1u8, 2, 3]);
-        assert_eq!(prompt_input(&[]), Err(PromptError::Empty));
+        assert_eq!(prompt_input(&[], &none), Err(PromptError::Empty));
         assert!(matches!(
-            prompt_input(&[AcpBlock::Image(ImageContent::new("@@", "image/png"))]),
+            prompt_input(
+                &[AcpBlock::Image(ImageContent::new("@@", "image/png"))],
+                &none
+            ),
             Err(PromptError::Base64 { index: 0, .. })
         ));
+        // What was read of a link goes to the model after the prompt, as context.
+        let read = HashMap::from([(
+            1,
+            LinkRead {
+                text: "pub fn a() {}".into(),
+                images: vec![("image/png".into(), vec![9])],
+            },
+        )]);
+        let input = prompt_input(&blocks, &read).unwrap_or_default();
+        assert!(input
+            .text
+            .contains("<context ref=\"file:///w/a.rs\">\npub fn a() {}\n</context>"));
+        assert_eq!(input.images.len(), 2);
     }
 }

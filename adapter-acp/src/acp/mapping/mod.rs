@@ -42,7 +42,7 @@ use agent_core::{
 };
 use agent_host::turn::TurnState;
 
-pub use history::{prompt_input, replay, PromptError};
+pub use history::{prompt_input, replay, LinkRead, PromptError};
 pub use servers::mcp_servers;
 pub use tools::{
     block_text, content_block, describe, mcp_kind, mcp_title, permission_tool_call, plan_update,

@@ -24,8 +24,8 @@ use agent_core::sandbox::{NetworkAccess, SandboxContext};
 use reqwest::Url;
 
 pub use browse::browsing_tools;
-pub use duckduckgo::DUCKDUCKGO_HTML;
 pub(crate) use browse::tools as browse_tools;
+pub use duckduckgo::DUCKDUCKGO_HTML;
 pub use fetch::{WebFetch, WebFetchArgs, DEFAULT_WEB_FETCH_MAX_BYTES, MAX_WEB_FETCH_MAX_BYTES};
 pub use markdown::html_to_markdown;
 pub use pages::{WebPages, WEB_PAGES_MAX_BYTES, WEB_PAGES_MAX_DOCUMENTS};

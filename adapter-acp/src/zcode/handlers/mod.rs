@@ -4,9 +4,11 @@
 //! - [`sessions`]: create, list, resume, read, messages, subscribe, events, fork and the
 //!   settings (`setMode`, `setThoughtLevel`, `setModel`).
 //! - [`turns`]: send, stop, steer, compact and goal.
+//! - [`rewind`]: rewind to a checkpoint (files and transcript).
 //! - [`interactions`]: permission and user-input requests to the client, and its answers.
 
 mod interactions;
+mod rewind;
 mod sessions;
 mod turns;
 
@@ -375,6 +377,7 @@ impl Server {
             ClientRequest::Steer(p) => self.steer(p),
             ClientRequest::Fork(p) => self.fork(p).await,
             ClientRequest::Compact(p) => self.compact(p).await,
+            ClientRequest::Rewind(p) => self.rewind(p).await,
             ClientRequest::Goal(p) => self.goal(p).await,
             ClientRequest::SetMode(p) => self.set_mode(p).await,
             ClientRequest::SetThoughtLevel(p) => self.set_thought_level(p).await,

@@ -103,6 +103,9 @@ pub enum EventBody {
     /// by the session's "always allow" answer.
     #[serde(rename = "permission.resolved")]
     PermissionResolved(PermissionResolvedPayload),
+    /// The session's files and transcript went back to a checkpoint (`session/rewind`).
+    #[serde(rename = "rewind.triggered")]
+    RewindTriggered(super::RewindTriggeredPayload),
 }
 
 /// `permission.resolved` payload: the decision and where it came from.

@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use super::{
     CancelBackgroundTaskParams, CreateParams, EventsParams, ForkParams, GoalParams, ListParams,
-    McpListParams, MessagesParams, ReadParams, ResumeParams, SendParams, SessionParams,
-    SetModeParams, SetModelParams, SetThoughtLevelParams, SteerParams, SubagentsParams,
-    SubscribeParams,
+    McpListParams, MessagesParams, ReadParams, ResumeParams, RewindParams, SendParams,
+    SessionParams, SetModeParams, SetModelParams, SetThoughtLevelParams, SteerParams,
+    SubagentsParams, SubscribeParams,
 };
 
 /// Why a request could not be read.
@@ -89,6 +89,8 @@ client_requests! {
     "session/fork" => Fork(ForkParams),
     /// `session/compact`.
     "session/compact" => Compact(SessionParams),
+    /// `session/rewind`.
+    "session/rewind" => Rewind(RewindParams),
     /// `session/goal`.
     "session/goal" => Goal(GoalParams),
     /// `session/setMode`.

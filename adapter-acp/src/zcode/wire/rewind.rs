@@ -1,0 +1,96 @@
+//! `session/rewind` (the protocol document's extension method "Rewind to a checkpoint":
+//! `{sessionId, target, expectedRevision?}`) and its `rewind.triggered` event.
+//!
+//! A checkpoint is the before-state of the files one call changed, named by the call's id
+//! ([`agent_core::rewind`]). The targets are `session/fork`'s, read as "undo from here": the
+//! latest checkpoint, a checkpoint by id, the first checkpoint of a turn (0-based) or the
+//! first at or after a message. `force` (this SDK's) overwrites files changed since the
+//! agent's last change; without it they are left alone and listed in `conflicts`.
+
+use serde::{Deserialize, Serialize};
+
+use super::Snapshot;
+
+/// Where a rewind goes back to.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum RewindTarget {
+    /// The session's last checkpoint (undo the last file change).
+    LatestCheckpoint,
+    /// A checkpoint by id (the id of the call that made it).
+    #[serde(rename_all = "camelCase")]
+    Checkpoint {
+        /// The checkpoint's id.
+        checkpoint_id: String,
+    },
+    /// The first checkpoint of a 0-based turn (undo that turn's file changes and later ones).
+    #[serde(rename_all = "camelCase")]
+    Turn {
+        /// 0-based turn index.
+        turn_index: usize,
+    },
+    /// The first checkpoint at or after a message.
+    #[serde(rename_all = "camelCase")]
+    Message {
+        /// The message id.
+        message_id: String,
+    },
+}
+
+/// `session/rewind` parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindParams {
+    /// The session.
+    pub session_id: String,
+    /// Where to go back to (default the latest checkpoint).
+    #[serde(default)]
+    pub target: Option<RewindTarget>,
+    /// The session's `stateRevision` the client saw; another is a conflict.
+    #[serde(default)]
+    pub expected_revision: Option<u64>,
+    /// Overwrite files changed since the agent's last change (this SDK's).
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// A file a rewind left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedFile {
+    /// The path as the call named it.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What a rewind did: `rewind.triggered`'s payload, and part of the result.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindTriggeredPayload {
+    /// The checkpoint rewound to.
+    pub checkpoint_id: String,
+    /// Files written back.
+    pub restored: Vec<String>,
+    /// Files deleted (the agent had created them).
+    pub deleted: Vec<String>,
+    /// Files left alone (not restorable, outside the workspace).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
+    /// Files changed since by someone else, left alone (empty when forced).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+    /// Messages the transcript kept.
+    pub kept_messages: usize,
+}
+
+/// `session/rewind` result.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindResult {
+    /// Human-readable answer.
+    pub response: String,
+    /// What the rewind did.
+    pub rewind: RewindTriggeredPayload,
+    /// Session snapshot after it.
+    pub snapshot: Box<Snapshot>,
+}

@@ -115,7 +115,8 @@ pub enum Parsed {
     Run(Box<ExecOptions>),
 }
 
-fn looks_like_option(value: &str) -> bool {
+/// Zero's `flagValueLooksLikeOption`: a dash-led word that is not a number.
+pub(crate) fn looks_like_option(value: &str) -> bool {
     value.starts_with('-') && value.parse::<f64>().is_err()
 }
 

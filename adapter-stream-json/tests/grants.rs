@@ -24,7 +24,7 @@ fn run(sb: &Sandbox) -> common::Run {
     run
 }
 
-fn result<'a>(run: &'a common::Run, id: &str) -> serde_json::Value {
+fn result(run: &common::Run, id: &str) -> serde_json::Value {
     run.of("tool_result")
         .into_iter()
         .find(|r| r["id"] == id)

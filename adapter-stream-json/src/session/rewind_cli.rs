@@ -90,9 +90,7 @@ fn parse(args: &[String]) -> Result<Option<(String, Vec<String>, Options)>, Stri
         let arg = args[i].as_str();
         let value = |i: usize| -> Result<String, String> {
             match args.get(i + 1).map(|v| v.trim()) {
-                Some(v) if !v.is_empty() && !(v.starts_with('-') && v.parse::<f64>().is_err()) => {
-                    Ok(v.to_string())
-                }
+                Some(v) if !v.is_empty() && !crate::cli::looks_like_option(v) => Ok(v.to_string()),
                 _ => Err(format!("{arg} requires a value")),
             }
         };

@@ -4,6 +4,9 @@
 //! forks helpers (`npx` starting `node`, a shell wrapper) leaves nothing behind. On Linux the
 //! direct child also gets `SIGKILL` when this process dies without running destructors.
 //!
+//! The group and the parent-death signal come from `agent_sandbox::prepare_server`, as for
+//! language servers.
+//!
 //! A server with a sandbox policy is confined by `agent_sandbox::prepare` (Landlock and
 //! seccomp in the child, its working directory as the workspace, a private `$TMPDIR` kept
 //! while it runs). Where the kernel cannot enforce the policy, `refuse` does not start the
@@ -63,32 +66,12 @@ pub(crate) fn spawn(
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
     for (name, value) in &env.0 {
         cmd.env(name, value.expose_secret());
     }
-    #[cfg(unix)]
-    cmd.process_group(0);
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (prctl, getppid, _exit); it allocates nothing.
-        let parent = std::process::id();
-        unsafe {
-            cmd.pre_exec(move || {
-                // Die with the parent even if it is killed before it can kill the group.
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The parent may have died before prctl took effect.
-                if u32::try_from(libc::getppid()).ok() != Some(parent) {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
-    }
+    // Its own process group, killed on drop, and killed with this process.
+    agent_sandbox::prepare_server(&mut cmd);
     let tmp = match sandbox {
         Some(policy) => confine(&mut cmd, server, policy, cwd)?,
         None => None,

@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use agent_mcp::oauth::cli::{OAuthCommand, EXIT_USAGE};
+use agent_mcp::oauth::cli::{oauth_words, OAuthCommand, EXIT_USAGE};
 use agent_mcp::oauth::OAuthOptions;
 
 /// The command that logs in by hand, named when a server is skipped for want of a login.
@@ -29,31 +29,14 @@ pub fn oauth_options(data_dir: &Path) -> OAuthOptions {
 
 /// Runs `mcp ARGS` (the words after `mcp`); returns the exit code.
 pub async fn run_mcp(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    match args.first().map(String::as_str) {
-        Some("oauth") => {}
-        Some("-h" | "--help" | "help") => {
-            let _ = write!(
-                out,
-                "Usage:\n  adapter-acp mcp oauth <command> [--data-dir DIR]\n\nRun `adapter-acp mcp oauth --help` for the commands.\n"
-            );
-            return 0;
-        }
-        other => {
-            let _ = writeln!(
-                err,
-                "adapter-acp: {}",
-                match other {
-                    None => "mcp subcommand required. Use `adapter-acp mcp oauth status`.".into(),
-                    Some(word) => format!("unknown mcp subcommand {word:?}"),
-                }
-            );
-            return EXIT_USAGE;
-        }
-    }
+    let args = match oauth_words("adapter-acp", " [--data-dir DIR]", args, out, err) {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
     // `--data-dir DIR` is this binary's; the rest is the command's.
     let mut data_dir = None;
     let mut rest = Vec::new();
-    let mut words = args[1..].iter();
+    let mut words = args.iter();
     while let Some(word) = words.next() {
         match word.as_str() {
             "--data-dir" => match words.next() {
@@ -70,12 +53,7 @@ pub async fn run_mcp(args: &[String], out: &mut dyn Write, err: &mut dyn Write) 
         }
     }
     let data_dir = data_dir.unwrap_or_else(crate::default_data_dir);
-    let command = OAuthCommand {
-        program: "adapter-acp".to_string(),
-        prefix: "adapter-acp: ".to_string(),
-        servers: Vec::new(),
-        options: oauth_options(&data_dir),
-        config_flags: true,
-    };
-    command.run(&rest, out, err).await
+    OAuthCommand::front_end("adapter-acp", oauth_options(&data_dir))
+        .run(&rest, out, err)
+        .await
 }

@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use agent_mcp::oauth::cli::{OAuthCommand, EXIT_USAGE};
+use agent_mcp::oauth::cli::{oauth_words, OAuthCommand};
 use agent_mcp::oauth::OAuthOptions;
 
 /// The command that logs in by hand, named when a server is skipped for want of a login.
@@ -30,34 +30,12 @@ pub fn oauth_options(env: &dyn Fn(&str) -> Option<String>) -> OAuthOptions {
 
 /// Runs `mcp ARGS` (the words after `mcp`); returns the exit code.
 pub async fn run_mcp(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    match args.first().map(String::as_str) {
-        Some("oauth") => {}
-        Some("-h" | "--help" | "help") => {
-            let _ = write!(
-                out,
-                "Usage:\n  adapter-rpc mcp oauth <command>\n\nRun `adapter-rpc mcp oauth --help` for the commands.\n"
-            );
-            return 0;
-        }
-        other => {
-            let _ = writeln!(
-                err,
-                "adapter-rpc: {}",
-                match other {
-                    None => "mcp subcommand required. Use `adapter-rpc mcp oauth status`.".into(),
-                    Some(word) => format!("unknown mcp subcommand {word:?}"),
-                }
-            );
-            return EXIT_USAGE;
-        }
-    }
-    let env = |name: &str| std::env::var(name).ok();
-    let command = OAuthCommand {
-        program: "adapter-rpc".to_string(),
-        prefix: "adapter-rpc: ".to_string(),
-        servers: Vec::new(),
-        options: oauth_options(&env),
-        config_flags: true,
+    let args = match oauth_words("adapter-rpc", "", args, out, err) {
+        Ok(args) => args,
+        Err(code) => return code,
     };
-    command.run(&args[1..], out, err).await
+    let env = |name: &str| std::env::var(name).ok();
+    OAuthCommand::front_end("adapter-rpc", oauth_options(&env))
+        .run(args, out, err)
+        .await
 }

@@ -255,3 +255,89 @@ impl OAuthCommand {
 fn pretty(value: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
 }
+
+/// The `mcp` command of a front end whose MCP servers come from its clients' sessions
+/// (`adapter-acp`, `adapter-rpc`): only `mcp oauth` is there.
+impl OAuthCommand {
+    /// `program`'s command: errors on stderr as `{program}: …`, the server named with
+    /// `--mcp-config FILE` or `--url URL`, tokens where `options` keeps them.
+    pub fn front_end(program: &str, options: OAuthOptions) -> Self {
+        Self {
+            program: program.to_string(),
+            prefix: format!("{program}: "),
+            servers: Vec::new(),
+            options,
+            config_flags: true,
+        }
+    }
+}
+
+/// The words after `oauth` of `program`'s `mcp ARGS` (the words after `mcp`), or the exit
+/// code when there is nothing more to run: `mcp --help` printed (its usage line naming the
+/// binary's own `flags`, e.g. ` [--data-dir DIR]`), a missing or unknown subcommand reported
+/// on `err` as `{program}: …` (exit [`EXIT_USAGE`]).
+pub fn oauth_words<'a>(
+    program: &str,
+    flags: &str,
+    args: &'a [String],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<&'a [String], i32> {
+    match args.split_first() {
+        Some((word, rest)) if word == "oauth" => Ok(rest),
+        Some((word, _)) if matches!(word.as_str(), "-h" | "--help" | "help") => {
+            let _ = write!(
+                out,
+                "Usage:\n  {program} mcp oauth <command>{flags}\n\nRun `{program} mcp oauth --help` for the commands.\n"
+            );
+            Err(0)
+        }
+        other => {
+            let _ = writeln!(
+                err,
+                "{program}: {}",
+                match other {
+                    None => format!("mcp subcommand required. Use `{program} mcp oauth status`."),
+                    Some((word, _)) => format!("unknown mcp subcommand {word:?}"),
+                }
+            );
+            Err(EXIT_USAGE)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(args: &[&str]) -> (Result<Vec<String>, i32>, String, String) {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let result = oauth_words("adapter-x", " [--data-dir DIR]", &args, &mut out, &mut err)
+            .map(<[String]>::to_vec);
+        let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+        (result, text(out), text(err))
+    }
+
+    #[test]
+    fn a_front_ends_mcp_command_is_oauth_only() {
+        let (rest, out, err) = words(&["oauth", "status", "--json"]);
+        assert_eq!(rest, Ok(vec!["status".to_string(), "--json".to_string()]));
+        assert!(out.is_empty() && err.is_empty());
+        let (code, out, _) = words(&["--help"]);
+        assert_eq!(code, Err(0));
+        assert!(out.starts_with("Usage:\n  adapter-x mcp oauth <command> [--data-dir DIR]\n"));
+        let (code, _, err) = words(&[]);
+        assert_eq!(code, Err(EXIT_USAGE));
+        assert_eq!(
+            err,
+            "adapter-x: mcp subcommand required. Use `adapter-x mcp oauth status`.\n"
+        );
+        let (code, _, err) = words(&["add"]);
+        assert_eq!(code, Err(EXIT_USAGE));
+        assert_eq!(err, "adapter-x: unknown mcp subcommand \"add\"\n");
+        let command = OAuthCommand::front_end("adapter-x", OAuthOptions::default());
+        assert_eq!(command.prefix, "adapter-x: ");
+        assert!(command.config_flags && command.servers.is_empty());
+    }
+}

@@ -84,6 +84,14 @@ printf '{"hooks": [{"id": "start", "event": "sessionStart", "command": "/bin/tru
 printf '{"mcpServers": {"fixture": {"command": "%s"}}}\n' "$BIN/agent-mcp-fixture" >"$TMP/mcp.json"
 # Language servers configured and unused (nothing starts without a tool call).
 printf '{"servers": {"pyright-langserver": {"command": "pyright-langserver"}}}\n' >"$TMP/lsp.json"
+# The project's context: an AGENTS.md in the workspace and one skill (read at the session's
+# start; the skill's body only when the model asks for it).
+mkdir -p "$TMP/wsp" "$TMP/skills/release-notes"
+printf '# Project rules\n\nRun the tests before you answer.\n' >"$TMP/wsp/AGENTS.md"
+printf -- '---\nname: release-notes\ndescription: Write release notes from the git log.\n---\nRead the log, group by area.\n' \
+  >"$TMP/skills/release-notes/SKILL.md"
+# The unattended-run guards: permission rules from a settings file, a spend cap, a fallback model.
+printf '{"permissions": {"allow": ["Bash(git status:*)"], "deny": ["Read(./secrets/**)"]}}\n' >"$TMP/settings.json"
 cat >"$TMP/codex/config.toml" <<TOML
 model = "smollm2"
 model_provider = "mock"
@@ -122,6 +130,10 @@ add "exec/openai +hooks" - - "${EXEC[@]}" --hooks "$TMP/hooks.json" "${PROVIDER[
 add "exec/openai +mcp" - - "${EXEC[@]}" --mcp-config "$TMP/mcp.json" "${PROVIDER[@]}" "Say hello."
 add "exec/openai +otel" - - env OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "${EXEC[@]}" "${PROVIDER[@]}" "Say hello."
 add "exec/openai +lsp" - - "${EXEC[@]}" --lsp-config "$TMP/lsp.json" "${PROVIDER[@]}" "Say hello."
+add "exec/openai +project" - - env ZERO_SKILLS_DIR="$TMP/skills" "$BIN/adapter-stream-json" exec -o stream-json --cwd "$TMP/wsp" "${PROVIDER[@]}" "Say hello."
+# (a spend cap needs a priced model: the mock answers to any name)
+add "exec/openai +guards" - - "${EXEC[@]}" --settings "$TMP/settings.json" --max-budget-usd 5 --fallback-model gpt-4.1 \
+  --provider openai --model gpt-4.1-mini --base-url "$URL" --api-key sk-bench-not-a-key "Say hello."
 add "exec/openai -sandbox" - - "${EXEC[@]}" --sandbox off "${PROVIDER[@]}" "Say hello."
 if [ -n "$CODEX" ]; then
   add "codex exec (peer)" - - env CODEX_HOME="$TMP/codex" "$CODEX" exec --skip-git-repo-check -C "$WS" "Say hello."

@@ -1,7 +1,8 @@
 //! `app-server` `session/rewind` (the protocol document's "Rewind to a checkpoint"): two
-//! turns of edits, the second undone by its turn index (files back byte for byte, a file
-//! someone changed since left alone and listed), then the first undone by `latestCheckpoint`
-//! with `force`; bad targets and a stale `expectedRevision` answer -32602.
+//! turns of edits; undoing the second by its turn index is refused while a file someone
+//! changed since is in the way (nothing changed), then goes through (files back byte for
+//! byte); the first is undone by `latestCheckpoint` with `force`; bad targets and a stale
+//! `expectedRevision` answer -32602.
 
 mod common;
 
@@ -51,27 +52,31 @@ async fn edits_rewound_by_turn_and_by_latest_checkpoint() {
         .await;
     assert_eq!(out_of_range["code"], -32602, "{out_of_range}");
 
-    let rewound = c
-        .call(
-            "session/rewind",
-            json!({"sessionId": sid, "target": {"kind": "turn", "turnIndex": 1}}),
-        )
-        .await;
+    let turn_one = json!({"sessionId": sid, "target": {"kind": "turn", "turnIndex": 1}});
+    let refused = c.call_err("session/rewind", turn_one.clone()).await;
+    assert_eq!(refused["code"], -32600, "{refused}");
+    assert_eq!(refused["data"]["conflicts"], json!(["b.txt"]), "{refused}");
+    assert_eq!(
+        file("a.txt").as_deref(),
+        Some(&b"v2"[..]),
+        "nothing changed"
+    );
+    assert_eq!(file("b.txt").as_deref(), Some(&b"the user's"[..]));
+
+    // The user puts b.txt back as the agent left it: the rewind goes through.
+    std::fs::write(env.workspace().join("b.txt"), "new").expect("write");
+    let rewound = c.call("session/rewind", turn_one).await;
     assert_eq!(rewound["rewind"]["checkpointId"], "c2", "{rewound}");
     assert_eq!(rewound["rewind"]["restored"], json!(["a.txt"]));
-    assert_eq!(rewound["rewind"]["conflicts"], json!(["b.txt"]));
+    assert_eq!(rewound["rewind"]["deleted"], json!(["b.txt"]));
     assert_eq!(file("a.txt").as_deref(), Some(&b"v1"[..]));
-    assert_eq!(
-        file("b.txt").as_deref(),
-        Some(&b"the user's"[..]),
-        "left alone"
-    );
+    assert!(file("b.txt").is_none());
     let texts = common::message_texts(&mut c, &sid).await;
     assert!(!texts.iter().any(|t| t.contains("two done")), "{texts:?}");
     let events = c.events_until(&sid, &["rewind.triggered"]).await;
     let event = events.last().expect("an event");
     assert_eq!(event["payload"]["checkpointId"], "c2", "{event}");
-    assert_eq!(event["payload"]["conflicts"], json!(["b.txt"]));
+    assert_eq!(event["payload"]["deleted"], json!(["b.txt"]));
 
     std::fs::write(env.workspace().join("a.txt"), "edited again").expect("write");
     let forced = c
@@ -82,7 +87,6 @@ async fn edits_rewound_by_turn_and_by_latest_checkpoint() {
         .await;
     assert_eq!(forced["rewind"]["checkpointId"], "c1", "{forced}");
     assert_eq!(file("a.txt").as_deref(), Some(&b"orig\r\n\xc3\xa9"[..]));
-    assert!(forced["rewind"].get("conflicts").is_none(), "{forced}");
     assert!(forced["response"]
         .as_str()
         .is_some_and(|r| r.contains("1 file(s) restored")));

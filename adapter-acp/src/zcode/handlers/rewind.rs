@@ -10,7 +10,7 @@ use super::{ok, Reply, RpcError, Server};
 use crate::zcode::mapping::emit;
 use crate::zcode::snapshot;
 use crate::zcode::wire::{
-    EventBody, RewindParams, RewindResult, RewindTarget, RewindTriggeredPayload, SkippedFile,
+    codes, EventBody, RewindParams, RewindResult, RewindTarget, RewindTriggeredPayload, SkippedFile,
 };
 
 /// How long the handler waits for its event to be stored and shown.
@@ -22,6 +22,27 @@ fn rewind_error(err: RewindError) -> RpcError {
         RewindError::NotFound(_) => RpcError::invalid_params("target", err.to_string()),
         RewindError::NoSession | RewindError::Session(_) => RpcError::internal(err),
     }
+}
+
+/// Why a rewind changed nothing: files someone changed since the agent's last change
+/// (-32600, the paths in `data.conflicts`).
+fn refused(checkpoint: &str, conflicts: Vec<String>) -> RpcError {
+    let message = format!(
+        "rewind refused: {} file(s) changed since the agent's last change: {}. Nothing was \
+         changed; rewind with force to overwrite them.",
+        conflicts.len(),
+        conflicts.join(", ")
+    );
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Refused<'a> {
+        checkpoint_id: &'a str,
+        conflicts: Vec<String>,
+    }
+    RpcError::new(codes::INVALID_REQUEST, message).with_data(Refused {
+        checkpoint_id: checkpoint,
+        conflicts,
+    })
 }
 
 /// The first standing checkpoint made by a call of `messages` (in order).
@@ -122,6 +143,13 @@ impl Server {
         let checkpoints = agent.checkpoints().await.map_err(rewind_error)?;
         let target = p.target.unwrap_or(RewindTarget::LatestCheckpoint);
         let checkpoint = checkpoint_of(target, &session.messages(), &checkpoints)?;
+        if !p.force {
+            let plan = agent.rewind_plan(&checkpoint).await.map_err(rewind_error)?;
+            let conflicts: Vec<String> = plan.conflicts().map(|f| f.path.clone()).collect();
+            if !conflicts.is_empty() {
+                return Err(refused(&checkpoint, conflicts));
+            }
+        }
         let report = agent
             .rewind(&checkpoint, p.force)
             .await
@@ -133,7 +161,6 @@ impl Server {
             skipped: (report.skipped.into_iter())
                 .map(|(path, reason)| SkippedFile { path, reason })
                 .collect(),
-            conflicts: report.conflicts,
             kept_messages: report.kept_messages,
         };
         let seq = emit(
@@ -144,18 +171,12 @@ impl Server {
         );
         // The event is pushed (once stored) before the reply, whose snapshot counts it.
         log.wait_shown(seq, EVENT_WAIT).await;
-        let mut response = format!(
+        let response = format!(
             "Rewound to checkpoint {}: {} file(s) restored, {} deleted.",
             payload.checkpoint_id,
             payload.restored.len(),
             payload.deleted.len()
         );
-        if !payload.conflicts.is_empty() {
-            response.push_str(&format!(
-                " Left alone, changed since: {} (force to overwrite).",
-                payload.conflicts.join(", ")
-            ));
-        }
         ok(RewindResult {
             response,
             rewind: payload,

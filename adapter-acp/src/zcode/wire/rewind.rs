@@ -4,8 +4,9 @@
 //! A checkpoint is the before-state of the files one call changed, named by the call's id
 //! ([`agent_core::rewind`]). The targets are `session/fork`'s, read as "undo from here": the
 //! latest checkpoint, a checkpoint by id, the first checkpoint of a turn (0-based) or the
-//! first at or after a message. `force` (this SDK's) overwrites files changed since the
-//! agent's last change; without it they are left alone and listed in `conflicts`.
+//! first at or after a message. A file someone changed since the agent's last change
+//! refuses the whole rewind (-32600 naming it, `data.conflicts`; nothing changed) unless
+//! `force` (this SDK's) is given.
 
 use serde::{Deserialize, Serialize};
 
@@ -76,9 +77,6 @@ pub struct RewindTriggeredPayload {
     /// Files left alone (not restorable, outside the workspace).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<SkippedFile>,
-    /// Files changed since by someone else, left alone (empty when forced).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub conflicts: Vec<String>,
     /// Messages the transcript kept.
     pub kept_messages: usize,
 }

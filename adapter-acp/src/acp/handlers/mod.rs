@@ -21,6 +21,7 @@ mod interact;
 mod lifecycle;
 mod mentions;
 mod prompt;
+mod rewind;
 mod sessions;
 
 use std::collections::HashMap;
@@ -410,6 +411,10 @@ impl ConnectTo<Client> for AcpAgent {
                     async move |req: PromptRequest,
                                 responder: Responder<PromptResponse, V1>,
                                 cx: ConnectionTo<Client>| {
+                        // `/rewind` is answered here, with no turn.
+                        if let Some(answer) = rewind::command(&s, &cx, &req).await {
+                            return responder.respond_with_result(answer);
+                        }
                         let prepared = match prompt::prepare(&s, &cx, req).await {
                             Ok(prepared) => prepared,
                             Err(err) => return responder.respond_with_error(err),

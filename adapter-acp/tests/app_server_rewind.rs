@@ -52,6 +52,24 @@ async fn edits_rewound_by_turn_and_by_latest_checkpoint() {
         .await;
     assert_eq!(out_of_range["code"], -32602, "{out_of_range}");
 
+    // session/fork takes the same checkpoint targets: before the call that made it.
+    let forked = c
+        .call(
+            "session/fork",
+            json!({"sessionId": sid, "target": {"kind": "checkpoint", "checkpointId": "c2"}}),
+        )
+        .await;
+    let texts = common::texts_of(&forked["snapshot"]);
+    assert!(texts.iter().any(|t| t.contains("one done")), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("two done")), "{texts:?}");
+    let unknown = c
+        .call_err(
+            "session/fork",
+            json!({"sessionId": sid, "target": {"kind": "checkpoint", "checkpointId": "zz"}}),
+        )
+        .await;
+    assert_eq!(unknown["code"], -32602, "{unknown}");
+
     let turn_one = json!({"sessionId": sid, "target": {"kind": "turn", "turnIndex": 1}});
     let refused = c.call_err("session/rewind", turn_one.clone()).await;
     assert_eq!(refused["code"], -32600, "{refused}");

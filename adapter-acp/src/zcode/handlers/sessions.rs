@@ -277,6 +277,21 @@ impl Server {
                     messages.truncate(cut);
                 }
             }
+            ForkTarget::Checkpoint { checkpoint_id } => {
+                // Everything before the assistant message that made the call.
+                let made = |m: &agent_core::Message| {
+                    m.content.iter().any(|b| {
+                        matches!(b, agent_core::message::ContentBlock::ToolCall(c) if c.id == checkpoint_id)
+                    })
+                };
+                let Some(index) = messages.iter().position(made) else {
+                    return Err(RpcError::invalid_params(
+                        "target.checkpointId",
+                        format!("unknown checkpoint {checkpoint_id}"),
+                    ));
+                };
+                messages.truncate(index);
+            }
             ForkTarget::Message { message_id } => {
                 let Some(index) = snapshot::message_index(&messages, &message_id) else {
                     return Err(RpcError::invalid_params(

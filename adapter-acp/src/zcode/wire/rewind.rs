@@ -12,31 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use super::Snapshot;
 
-/// Where a rewind goes back to.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum RewindTarget {
-    /// The session's last checkpoint (undo the last file change).
-    LatestCheckpoint,
-    /// A checkpoint by id (the id of the call that made it).
-    #[serde(rename_all = "camelCase")]
-    Checkpoint {
-        /// The checkpoint's id.
-        checkpoint_id: String,
-    },
-    /// The first checkpoint of a 0-based turn (undo that turn's file changes and later ones).
-    #[serde(rename_all = "camelCase")]
-    Turn {
-        /// 0-based turn index.
-        turn_index: usize,
-    },
-    /// The first checkpoint at or after a message.
-    #[serde(rename_all = "camelCase")]
-    Message {
-        /// The message id.
-        message_id: String,
-    },
-}
+/// Where a rewind goes back to: `session/fork`'s targets, read as "undo from here" —
+/// `latestCheckpoint` (undo the last file change), `checkpoint` (by id), `turn` (its first
+/// checkpoint), `message` (the first checkpoint at or after it).
+pub use super::ForkTarget as RewindTarget;
 
 /// `session/rewind` parameters.
 #[derive(Debug, Clone, Deserialize)]

@@ -174,12 +174,19 @@ pub struct EventsParams {
     pub limit: Option<usize>,
 }
 
-/// Fork targets.
+/// Fork targets (and `session/rewind`'s: [`RewindTarget`](super::RewindTarget)).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ForkTarget {
     /// The whole transcript.
     LatestCheckpoint,
+    /// Everything before the call that made a checkpoint (a checkpoint is named by its
+    /// call's id).
+    #[serde(rename_all = "camelCase")]
+    Checkpoint {
+        /// The checkpoint's id.
+        checkpoint_id: String,
+    },
     /// Everything before the user message of the given 0-based turn.
     #[serde(rename_all = "camelCase")]
     Turn {

@@ -248,3 +248,58 @@ async fn a_request_whose_params_are_not_an_object_is_answered_with_its_own_id() 
     assert!(listed["sessions"].is_array());
     assert!(acp.shutdown().await, "clean exit at end of input");
 }
+
+/// A prompt's `resource_link` is read before its turn (here through the client's
+/// `fs/read_text_file`); a `session/cancel` while it is read ends the prompt `cancelled`
+/// without asking the model, and the session takes the next prompt.
+#[tokio::test]
+async fn a_prompt_cancelled_while_its_mention_is_read_ends_cancelled() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("ws");
+    let notes = ws.join("notes.txt");
+    std::fs::write(&notes, "disk text\n").expect("notes");
+    let script = write_script(root.path(), json!([{"steps": [{"text": "First answer."}]}]));
+    let mut acp = spawn(&script, &root.path().join("data"));
+    acp.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}),
+    )
+    .await;
+    let session = acp.new_session(&ws).await;
+    let uri = format!("file://{}", notes.display());
+    let prompt = acp
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [
+                {"type": "text", "text": "Read "},
+                {"type": "resource_link", "name": "notes.txt", "uri": uri}
+            ]}),
+        )
+        .await;
+    let read = acp
+        .next_matching(|m| m["method"] == "fs/read_text_file")
+        .await;
+    assert_eq!(read["params"]["path"], json!(notes), "{read}");
+    assert_eq!(read["params"]["sessionId"], session.as_str());
+    acp.send(json!({"method": "session/cancel", "params": {"sessionId": session}}))
+        .await;
+    acp.send(json!({"id": read["id"], "result": {"content": "buffer text\n"}}))
+        .await;
+    let cancelled = acp.reply(prompt).await;
+    assert_eq!(
+        cancelled["result"]["stopReason"], "cancelled",
+        "{cancelled}"
+    );
+    // The model was not asked: the next prompt gets the script's first answer.
+    let next = acp.prompt(&session, "hello").await;
+    assert_eq!(next["result"]["stopReason"], "end_turn", "{next}");
+    let said: String = acp
+        .backlog
+        .iter()
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|m| m["params"]["update"]["content"]["text"].as_str())
+        .collect();
+    assert_eq!(said, "First answer.");
+    assert!(acp.shutdown().await, "clean exit at end of input");
+}

@@ -30,6 +30,7 @@ note "link-order.sh: building the release binaries with link maps"
 (cd "$ROOT" && AGENT_SDK_LINK_MAP="$TMP/maps" cargo build -q --release \
   -p adapter-stream-json -p adapter-rpc -p adapter-acp)
 (cd "$ROOT" && cargo build -q --release -p benches --bin zdrive)
+(cd "$ROOT" && cargo build -q --release -p agent-mcp --bin agent-mcp-fixture)
 if [ -n "${CHECK:-}" ]; then
   for pkg in adapter-stream-json adapter-rpc adapter-acp; do
     python3 "$ROOT/benches/link_order.py" --check "$ROOT/$pkg/link/symbols.order" "$TMP/maps/$pkg.map"
@@ -53,6 +54,17 @@ trace exec-openai "$BIN/adapter-stream-json" exec -o stream-json --cwd "$WS" "${
 trace exec-demo "$BIN/adapter-stream-json" exec -o stream-json --cwd "$WS" "What is in this workspace?" >/dev/null
 trace rpc-openai "$BIN/adapter-rpc" rpc --cwd "$WS" "${PROVIDER[@]}" <"$TMP/prompt.jsonl" >/dev/null
 trace rpc-demo "$BIN/adapter-rpc" rpc --cwd "$WS" <"$TMP/demo.jsonl" >/dev/null
+# Then exec with each capability of process.sh's rows turned on, so what a capability runs
+# sits after the base path instead of spread over the file (it only adds to the order: the
+# base runs' functions keep their places).
+printf '{"hooks": [{"id": "start", "event": "sessionStart", "command": "/bin/true"}]}\n' >"$TMP/hooks.json"
+printf '{"mcpServers": {"fixture": {"command": "%s"}}}\n' "$BIN/agent-mcp-fixture" >"$TMP/mcp.json"
+printf '# Rules\n\nBe brief.\n' >"$WS/AGENTS.md"
+trace exec-hooks "$BIN/adapter-stream-json" exec -o stream-json --cwd "$WS" --hooks "$TMP/hooks.json" "${PROVIDER[@]}" "Say hello." >/dev/null
+trace exec-mcp "$BIN/adapter-stream-json" exec -o stream-json --cwd "$WS" --mcp-config "$TMP/mcp.json" "${PROVIDER[@]}" "Say hello." >/dev/null
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" \
+  trace exec-otel "$BIN/adapter-stream-json" exec -o stream-json --cwd "$WS" "${PROVIDER[@]}" "Say hello." >/dev/null
+rm "$WS/AGENTS.md"
 "$BIN/zdrive" acp "$WS" -- valgrind -q --tool=lackey --trace-superblocks=yes --vex-guest-chase=no \
   --log-file="$TMP/traces/acp-openai" "$BIN/adapter-acp" acp --data-dir "$TMP/data/acp" "${PROVIDER[@]}" >/dev/null
 "$BIN/zdrive" prompt "$WS" -- valgrind -q --tool=lackey --trace-superblocks=yes --vex-guest-chase=no \
@@ -65,7 +77,7 @@ order() { # package, traces…
   python3 "$ROOT/benches/link_order.py" "$TMP/maps/$pkg.map" "$@" >"$ROOT/$pkg/link/symbols.order"
 }
 T="$TMP/traces"
-order adapter-stream-json "$T/exec-openai" "$T/exec-demo"
+order adapter-stream-json "$T/exec-openai" "$T/exec-demo" "$T/exec-hooks" "$T/exec-mcp" "$T/exec-otel"
 order adapter-rpc "$T/rpc-openai" "$T/rpc-demo"
 order adapter-acp "$T/acp-openai" "$T/app-server-openai"
 note "link-order.sh: wrote adapter-*/link/symbols.order; rebuild (cargo build --release) to use them"

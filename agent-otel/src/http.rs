@@ -72,9 +72,12 @@ impl HttpClient for BlockingHttp {
 /// `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds),
 /// else the specification's 10 s, as opentelemetry-otlp reads them for its own clients.
 fn timeout_from_env() -> Duration {
-    [OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, OTEL_EXPORTER_OTLP_TIMEOUT]
-        .iter()
-        .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
-        .map(Duration::from_millis)
-        .unwrap_or(OTEL_EXPORTER_OTLP_TIMEOUT_DEFAULT)
+    [
+        OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+        OTEL_EXPORTER_OTLP_TIMEOUT,
+    ]
+    .iter()
+    .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
+    .map(Duration::from_millis)
+    .unwrap_or(OTEL_EXPORTER_OTLP_TIMEOUT_DEFAULT)
 }

@@ -468,25 +468,24 @@ impl Tool for EditFile {
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let call: EditFileCall = parse_args(self.name(), args)?;
-        let ops = match (call.edits, call.old_string, call.new_string) {
-            (Some(edits), None, None) if !edits.is_empty() => edits,
-            (Some(_), _, _) => {
-                return Err(ToolError::InvalidArguments(
+        let ops =
+            match (call.edits, call.old_string, call.new_string) {
+                (Some(edits), None, None) if !edits.is_empty() => edits,
+                (Some(_), _, _) => return Err(ToolError::InvalidArguments(
                     "edit_file: give either old_string and new_string, or a non-empty edits list"
                         .to_string(),
-                ))
-            }
-            (None, Some(old_string), Some(new_string)) => vec![EditOp {
-                old_string,
-                new_string,
-                replace_all: call.replace_all,
-            }],
-            (None, _, _) => {
-                return Err(ToolError::InvalidArguments(
-                    "edit_file: missing field `old_string` or `new_string`".to_string(),
-                ))
-            }
-        };
+                )),
+                (None, Some(old_string), Some(new_string)) => vec![EditOp {
+                    old_string,
+                    new_string,
+                    replace_all: call.replace_all,
+                }],
+                (None, _, _) => {
+                    return Err(ToolError::InvalidArguments(
+                        "edit_file: missing field `old_string` or `new_string`".to_string(),
+                    ))
+                }
+            };
         let resolved = resolve(&self.config, self.name(), &call.path)?;
         if let Some(files) = crate::editor_io::files(&ctx) {
             // The text the client's editor has, changed and written back through it.

@@ -39,7 +39,9 @@ mod toolset;
 mod web;
 mod workspace;
 
-pub use ask::{format_answers, parse_questions, Answers, AskUser, Question, QuestionChannel, NO_USER_TO_ASK};
+pub use ask::{
+    format_answers, parse_questions, Answers, AskUser, Question, QuestionChannel, NO_USER_TO_ASK,
+};
 pub use bash::{Bash, BashArgs, SandboxPermissions, PROGRESS_INTERVAL};
 pub use catalogue::Catalogue;
 pub use classify::{classify_command, CommandAssessment, NETWORK_REASON, SHELL_REASON};

@@ -81,12 +81,7 @@ fn defaults_in_order_with_schemas_and_side_effects() {
             vec!["path", "old_string", "new_string"],
             vec!["replace_all"],
         ),
-        (
-            "apply_patch",
-            SideEffect::Write,
-            vec!["patch"],
-            vec!["cwd"],
-        ),
+        ("apply_patch", SideEffect::Write, vec!["patch"], vec!["cwd"]),
         ("list_dir", SideEffect::Read, vec![], vec!["path"]),
         ("glob", SideEffect::Read, vec!["pattern"], vec!["path"]),
         (

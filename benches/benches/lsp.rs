@@ -82,7 +82,11 @@ fn unused(c: &mut Criterion) {
     c.bench_function("lsp/unused", |b| {
         b.iter(|| {
             let lsp = Lsp::new(dir.path(), config.clone());
-            let tools = lsp.attach(ToolSet::defaults(dir.path()).into_tools(), Dialect::Sdk, &[]);
+            let tools = lsp.attach(
+                ToolSet::defaults(dir.path()).into_tools(),
+                Dialect::Sdk,
+                &[],
+            );
             assert!(lsp.running().is_empty());
             tools.len()
         })
@@ -98,7 +102,9 @@ fn servers(c: &mut Criterion) {
     let dir = project();
     let config = config(&server);
     let mut group = c.benchmark_group("lsp");
-    group.sample_size(10).measurement_time(Duration::from_secs(30));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(30));
     group.bench_function("cold", |b| {
         b.iter_custom(|iters| {
             rt.block_on(async {
@@ -121,7 +127,11 @@ fn servers(c: &mut Criterion) {
     group.bench_function("warm", |b| {
         b.iter(|| rt.block_on(definition(&tool, dir.path())))
     });
-    let tools = lsp.attach(ToolSet::defaults(dir.path()).into_tools(), Dialect::Zero, &[]);
+    let tools = lsp.attach(
+        ToolSet::defaults(dir.path()).into_tools(),
+        Dialect::Zero,
+        &[],
+    );
     let write = tools
         .iter()
         .find(|t| t.name() == "write_file")
@@ -139,7 +149,10 @@ fn servers(c: &mut Criterion) {
                         .await
                         .expect("writes");
                     total += started.elapsed();
-                    assert!(out.text_content().contains("main.py:3:18: error"), "{out:?}");
+                    assert!(
+                        out.text_content().contains("main.py:3:18: error"),
+                        "{out:?}"
+                    );
                     // Back to the clean text, untimed.
                     let args = json!({"path": "main.py", "content": MAIN_PY});
                     write

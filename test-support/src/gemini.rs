@@ -182,7 +182,11 @@ pub fn invalid_key() -> Reply {
 
 /// 503 `UNAVAILABLE`: the model is overloaded.
 pub fn overloaded() -> Reply {
-    error(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
+    error(
+        503,
+        "UNAVAILABLE",
+        "The model is overloaded. Please try again later.",
+    )
 }
 
 /// The OAuth token endpoint's answer to a JWT bearer grant (RFC 7523).

@@ -255,7 +255,9 @@ fn language_server_flags() {
         Some(std::path::Path::new("x.json"))
     );
     assert!(!o.capabilities.no_lsp_diagnostics);
-    assert!(err(&["--lsp-config=", "p"]).message.contains("--lsp-config"));
+    assert!(err(&["--lsp-config=", "p"])
+        .message
+        .contains("--lsp-config"));
 }
 
 #[test]

@@ -457,7 +457,12 @@ pub(super) async fn plan(o: &ExecOptions, hooks: &ExecHooks) -> Result<Plan, Fai
     let skills = super::project::skills(o, &workspace, &hooks.env, &mut skill_notices);
     extra.extend(skills.iter().map(|s| Arc::new(s.tool()) as Arc<dyn Tool>));
     let lsp = loaded.caps.lsp_session(&workspace);
-    let roots: Vec<PathBuf> = o.capabilities.add_dir.iter().map(|r| workspace.join(r)).collect();
+    let roots: Vec<PathBuf> = o
+        .capabilities
+        .add_dir
+        .iter()
+        .map(|r| workspace.join(r))
+        .collect();
     extra.extend(lsp.tools(Dialect::Zero, &roots));
     let tools = match build_tools(&workspace, o, &mode, extra, &mcp_names) {
         Ok(tools) => lsp.wrap_writers(tools, Dialect::Zero),

@@ -400,7 +400,9 @@ impl AgentFactory {
         let mut request = ToolRequest::new(workspace);
         // The session's language servers (with the capabilities; nothing starts until used).
         let lsp = self.capabilities.as_ref().map(|c| c.lsp_session(workspace));
-        let lsp_tools = lsp.iter().flat_map(|l| l.tools(crate::lsp::Dialect::Sdk, &[]));
+        let lsp_tools = lsp
+            .iter()
+            .flat_map(|l| l.tools(crate::lsp::Dialect::Sdk, &[]));
         request.extra = self
             .extra_tools
             .iter()

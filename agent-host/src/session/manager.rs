@@ -366,7 +366,10 @@ impl SessionManager {
         let old = self.get(id);
         let mcp = match &old {
             Some(old) => old.mcp().clone(),
-            None => self.connect_mcp(id, &meta.workspace_path, Vec::new()).await?,
+            None => {
+                self.connect_mcp(id, &meta.workspace_path, Vec::new())
+                    .await?
+            }
         };
         if let Some(old) = &old {
             self.forget(old);

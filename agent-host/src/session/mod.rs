@@ -89,8 +89,8 @@ pub mod turn;
 pub mod types;
 pub mod zero;
 
-pub use claim::{TurnClaim, WriterClaim};
 pub use ask_mcp::AskThroughInteractions;
+pub use claim::{TurnClaim, WriterClaim};
 pub use client::SessionClient;
 pub use factory::{
     canonical_tool_name, AgentFactory, AgentSpec, BuiltAgent, FactoryError, Recording,

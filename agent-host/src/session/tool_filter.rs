@@ -345,7 +345,10 @@ mod tests {
         request.filter = ToolFilter::all().deny(["read_file".into(), "bash".into()]);
         let offered = request.build().expect("valid");
         let offered = names(&offered);
-        assert!(offered.contains(&"write") && !offered.contains(&"read"), "{offered:?}");
+        assert!(
+            offered.contains(&"write") && !offered.contains(&"read"),
+            "{offered:?}"
+        );
         assert!(!offered.contains(&"bash"));
     }
 

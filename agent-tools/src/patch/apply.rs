@@ -78,11 +78,7 @@ impl Change {
 }
 
 /// Resolves the patch's `raw` path against the apply directory `base` (workspace-relative).
-fn target(
-    workspace: &Workspace,
-    base: &str,
-    raw: &str,
-) -> Result<(PathBuf, String), ApplyError> {
+fn target(workspace: &Workspace, base: &str, raw: &str) -> Result<(PathBuf, String), ApplyError> {
     let outside = |reason: String| ApplyError::Outside {
         path: raw.to_string(),
         reason,
@@ -126,8 +122,8 @@ fn read_text(
         return Err(file_error("it is not a regular file".into()));
     }
     let bytes = std::fs::read(path).map_err(|e| file_error(e.to_string()))?;
-    let text = String::from_utf8(bytes.clone())
-        .map_err(|_| file_error("it is not UTF-8 text".into()))?;
+    let text =
+        String::from_utf8(bytes.clone()).map_err(|_| file_error("it is not UTF-8 text".into()))?;
     Ok((bytes, text))
 }
 
@@ -197,14 +193,13 @@ pub(crate) fn plan_with(
             }
             OpKind::Update { hunks, move_to } => {
                 let (before, text) = read_text(&path, &op.path, "update", sources)?;
-                let updated = apply_hunks(&text, hunks).map_err(|(index, reason)| {
-                    ApplyError::Hunk {
+                let updated =
+                    apply_hunks(&text, hunks).map_err(|(index, reason)| ApplyError::Hunk {
                         hunk: index + 1,
                         path: op.path.clone(),
                         line: hunks.get(index).map(|h| h.line).unwrap_or(op.line),
                         reason,
-                    }
-                })?;
+                    })?;
                 match move_to {
                     Some(dest) if dest != &op.path => {
                         let (dest_path, dest_display) = target(workspace, base, dest)?;
@@ -418,7 +413,9 @@ fn undo(change: &Change) -> bool {
             before: Some(before),
             ..
         } => write_atomic(path, before).is_ok(),
-        Change::Write { path, before: None, .. } => std::fs::remove_file(path).is_ok(),
+        Change::Write {
+            path, before: None, ..
+        } => std::fs::remove_file(path).is_ok(),
         Change::Remove { path, before, .. } => write_atomic(path, before).is_ok(),
     }
 }
@@ -458,8 +455,8 @@ mod tests {
     #[test]
     fn hunks_apply_in_order_and_keep_line_endings() {
         let text = "a\r\nb\r\nc\r\nd\r\n";
-        let out = apply_hunks(text, &[hunk(&["b"], &["B"]), hunk(&["d"], &["D", "E"])])
-            .expect("applies");
+        let out =
+            apply_hunks(text, &[hunk(&["b"], &["B"]), hunk(&["d"], &["D", "E"])]).expect("applies");
         assert_eq!(out, "a\r\nB\r\nc\r\nD\r\nE\r\n");
     }
 
@@ -475,8 +472,11 @@ mod tests {
 
     #[test]
     fn whitespace_is_forgiven_after_an_exact_miss() {
-        let out = apply_hunks("    let a = 1;  \n", &[hunk(&["let a = 1;"], &["let a = 2;"])])
-            .expect("applies");
+        let out = apply_hunks(
+            "    let a = 1;  \n",
+            &[hunk(&["let a = 1;"], &["let a = 2;"])],
+        )
+        .expect("applies");
         assert_eq!(out, "let a = 2;\n");
     }
 }

@@ -109,8 +109,8 @@ impl Tool for ApplyPatch {
             .or_else(|| str_arg(args, "diff"))
             .unwrap_or_default();
         let mut categories = vec![RiskCategory::Write];
-        for raw in std::iter::once(cwd.to_string())
-            .chain(patch_paths(patch).iter().map(|p| join(cwd, p)))
+        for raw in
+            std::iter::once(cwd.to_string()).chain(patch_paths(patch).iter().map(|p| join(cwd, p)))
         {
             let assessment = assess_path(
                 &self.config,

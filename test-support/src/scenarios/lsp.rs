@@ -43,7 +43,10 @@ pub(super) fn edit_reports_the_error(p: &Paths) -> Scenario {
     });
     Scenario {
         files: vec![
-            (Place::Ws("pyproject.toml".into()), "[project]\nname = \"fixture\"\n".into()),
+            (
+                Place::Ws("pyproject.toml".into()),
+                "[project]\nname = \"fixture\"\n".into(),
+            ),
             (Place::Ws("util.py".into()), UTIL_PY.into()),
             (Place::Ws("main.py".into()), MAIN_PY.into()),
             (Place::Root("lsp.json".into()), config.to_string()),

@@ -132,7 +132,11 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
                 calls(
                     &[
                         // grep: a tool of every front end's catalogue (zut has no list).
-                        ("l1", "grep", json!({"pattern": "no-such-text", "path": "."})),
+                        (
+                            "l1",
+                            "grep",
+                            json!({"pattern": "no-such-text", "path": "."}),
+                        ),
                         ("b1", "bash", bash("touch marker")),
                     ],
                     10,
@@ -318,9 +322,7 @@ pub fn build(name: &str, p: &Paths) -> Scenario {
                 Reply::chat_text("no such file"),
             ])
         },
-        "lsp_edit_reports_the_error_and_the_fix_clears_it" => {
-            super::lsp::edit_reports_the_error(p)
-        }
+        "lsp_edit_reports_the_error_and_the_fix_clears_it" => super::lsp::edit_reports_the_error(p),
         "tools_answer_to_the_sdk_names_in_every_catalogue" => sdk_names_everywhere(),
         other => super::project::build(other, p)
             .or_else(|| super::guards::build(other, p))
@@ -778,7 +780,10 @@ fn sdk_names_everywhere() -> Scenario {
             ok(0, "e1", &["notes.txt"]),
             ok(0, "w1", &[]),
             ok(0, "r1", &["fresh"]),
-            file(Place::Ws("notes.txt".into()), FileIs::Text("alpha\nBETA\n".into())),
+            file(
+                Place::Ws("notes.txt".into()),
+                FileIs::Text("alpha\nBETA\n".into()),
+            ),
             file(Place::Ws("new.txt".into()), FileIs::Text("fresh\n".into())),
             Fact::Answers(0, vec!["done"]),
         ],
@@ -790,7 +795,11 @@ fn sdk_names_everywhere() -> Scenario {
                         "edit_file",
                         json!({"path": "notes.txt", "old_string": "beta", "new_string": "BETA"}),
                     ),
-                    ("w1", "write_file", json!({"path": "new.txt", "content": "fresh\n"})),
+                    (
+                        "w1",
+                        "write_file",
+                        json!({"path": "new.txt", "content": "fresh\n"}),
+                    ),
                 ],
                 10,
                 5,

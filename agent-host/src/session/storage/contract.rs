@@ -382,5 +382,8 @@ pub async fn deletion(store: &dyn SessionStorage) {
         Err(StoreError::NotFound(_))
     ));
     assert_eq!(store.load("sess_kept").await.expect("load").len(), 1);
-    assert_eq!(store.load_meta("sess_kept").await.expect("meta").session_id, "sess_kept");
+    assert_eq!(
+        store.load_meta("sess_kept").await.expect("meta").session_id,
+        "sess_kept"
+    );
 }

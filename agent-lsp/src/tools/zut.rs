@@ -98,12 +98,32 @@ impl ZutLsp {
 /// Go's `json.MarshalIndent(v, "", "  ")`: two-space indents, sorted keys, and `<`, `>`,
 /// `&`, U+2028 and U+2029 escaped (they occur only inside strings).
 fn pretty(value: &Value) -> String {
-    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let text = serde_json::to_string_pretty(&sorted(value)).unwrap_or_default();
     text.replace('<', "\\u003c")
         .replace('>', "\\u003e")
         .replace('&', "\\u0026")
         .replace('\u{2028}', "\\u2028")
         .replace('\u{2029}', "\\u2029")
+}
+
+/// `value` with every object's keys in byte order, as Go writes a decoded map. serde_json's
+/// map is only sorted without its `preserve_order` feature, which another crate of a program
+/// (agent-client-protocol, in this workspace) may turn on.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
 
 /// zut's bound on the text (60 KiB, cut on a char boundary).

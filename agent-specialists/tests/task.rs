@@ -227,7 +227,11 @@ async fn the_explorer_reads_cannot_write_and_its_answer_is_the_task_result() {
         .expect("a child request");
     let mut tools: Vec<&str> = child.tools.iter().map(|t| t.name.as_str()).collect();
     tools.sort();
-    assert_eq!(tools, ["glob", "grep", "list_dir", "read_file"]);
+    // view_image only reads, so the read-only explorer has it too.
+    assert_eq!(
+        tools,
+        ["glob", "grep", "list_dir", "read_file", "view_image"]
+    );
     let system = child.system.as_deref().unwrap_or_default();
     assert!(system.contains("read-only codebase exploration specialist"));
     assert!(system.contains("Task description: explorer task"));

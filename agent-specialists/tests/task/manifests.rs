@@ -87,7 +87,17 @@ async fn a_project_manifest_overrides_the_builtin_and_the_user_one() {
         .contains("Project explorer prompt: look in src/ first."));
     let mut tools: Vec<&str> = child.tools.iter().map(|t| t.name.as_str()).collect();
     tools.sort();
-    assert_eq!(tools, ["glob", "grep", "list_dir", "plan", "read_file"]);
+    assert_eq!(
+        tools,
+        [
+            "glob",
+            "grep",
+            "list_dir",
+            "plan",
+            "read_file",
+            "view_image"
+        ]
+    );
     // The Task description lists the project's specialists.
     let task = requests[0].tools.iter().find(|t| t.name == "Task").unwrap();
     assert!(task.description.contains("- explorer: Project explorer."));

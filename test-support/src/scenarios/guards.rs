@@ -8,17 +8,17 @@ use serde_json::json;
 use super::{failed, ok, strings, Fact, FileIs, FrontEnd, Paths, Place, Scenario};
 use crate::{sse, Reply};
 
-/// The settings file of [`rules`]: allow one command prefix; deny another, and reads of
+/// The settings file of `rules`: allow one command prefix; deny another, and reads of
 /// `secret/`.
 pub const SETTINGS: &str = r#"{"model": "ignored", "permissions": {
     "allow": ["Bash(echo allowed:*)"],
     "deny": ["Bash(touch denied:*)", "Read(./secret/**)"],
     "defaultMode": "default"}}"#;
 
-/// The model of [`budget`]: priced in the catalogue ($2.50 per million input tokens).
+/// The model of `budget`: priced in the catalogue ($2.50 per million input tokens).
 pub const PRICED_MODEL: &str = "gpt-4o";
 
-/// The fallback model of [`fallback`].
+/// The fallback model of `fallback`.
 pub const FALLBACK_MODEL: &str = "gpt-fallback";
 
 /// Scenario `name` of this module, if it is one (the table lists their names).

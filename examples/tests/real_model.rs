@@ -186,8 +186,14 @@ impl Proxy {
         Self { url, log, task }
     }
 
+    /// The model calls: every exchange but the model list (`GET …/models`), which the ACP and
+    /// ZCode servers ask for once per connection, in the background.
     fn exchanges(&self) -> Vec<Exchange> {
-        self.log.lock().expect("log lock").clone()
+        let log = self.log.lock().expect("log lock");
+        (log.iter())
+            .filter(|x| !(x.method == "GET" && x.path.ends_with("/models")))
+            .cloned()
+            .collect()
     }
 
     /// The only exchange, asserted to be a `200` POST to `path`.

@@ -50,9 +50,7 @@ async fn set_model_picks_from_the_providers_list() {
             json!({"workspace": {"workspacePath": ws, "workspaceKey": ws}, "mode": "yolo"}),
         )
         .await;
-    // session/create does not wait for GET /models: the catalogue's models, the current one
-    // among them; setModel (a person picking) offers the listed ones.
-    assert!(model_ids(&created).contains(&"mock-model-small".to_string()));
+    assert_eq!(model_ids(&created), MockModel::MODELS);
     assert_eq!(
         created["settings"]["model"]["current"]["modelId"],
         "mock-model-small"

@@ -7,8 +7,7 @@
 //
 // Scenarios (each in a session of its own; its prompt names it, the mock answers by name):
 //  1. initialize advertises resume/close/delete; session/new answers configOptions: mode,
-//     and model (the mock server's two models follow in a config_option_update);
-//     set_config_option sets the mode.
+//     and model with the mock server's two models; set_config_option sets the mode.
 //  2. read_file sees the editor's unsaved buffer, not the disk (fs/read_text_file, absolute
 //     path); the first prompt gives the session its title (session_info_update).
 //  3. write_file goes to the editor (fs/write_text_file) and not to the disk.
@@ -278,19 +277,7 @@ try {
       assert.equal(model?.type, "select");
       assert.equal(model.category, "model");
       assert.equal(model.currentValue, "mock-model-small");
-      // session/new does not wait for GET /models: it offers the session's own model, and
-      // the provider's list follows as a config_option_update.
-      assert.ok(model.options.some((o) => o.value === "mock-model-small"));
-      await until(
-        () =>
-          updatesOf(created.sessionId).some(
-            (u) =>
-              u.sessionUpdate === "config_option_update" &&
-              JSON.stringify(u.configOptions.find((o) => o.id === "model")?.options.map((o) => o.value)) ===
-                JSON.stringify(["mock-model-small", "mock-model-large"]),
-          ),
-        "config_option_update with the provider's models",
-      );
+      assert.deepEqual(model.options.map((o) => o.value), ["mock-model-small", "mock-model-large"]);
       const mode = options.find((o) => o.id === "mode");
       assert.equal(mode?.currentValue, "build");
       assert.equal(mode.category, "mode");

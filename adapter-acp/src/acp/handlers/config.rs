@@ -5,9 +5,7 @@
 //!   value `session/set_mode` sets (each keeps the other in step);
 //! - `model` (category `model`): the models the provider lists (`GET /models`, once per
 //!   connection, bounded), the configured model when the list cannot be had; the session's
-//!   own model is always among them. No session waits for the list: the first one starts it
-//!   once its response is out, and when it arrives every active session gets a
-//!   `config_option_update` with it (so a prompt never waits on `GET /models`);
+//!   own model is always among them;
 //! - `thought_level` (category `thought_level`): the reasoning level, offered for a model
 //!   the catalogue knows to reason.
 //!
@@ -15,8 +13,6 @@
 //! `invalid_params`.
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOption, SessionConfigOptionCategory,
@@ -42,7 +38,7 @@ pub const THOUGHT_LEVEL: &str = "thought_level";
 /// The provider's model list, fetched on first use and kept for the connection (empty
 /// when it could not be had).
 #[derive(Debug, Default)]
-pub(crate) struct Models(ModelList, AtomicBool);
+pub(crate) struct Models(ModelList);
 
 impl Models {
     /// The models listed so far (none before the first [`options`]).
@@ -53,24 +49,6 @@ impl Models {
     async fn get(&self, s: &Shared) -> &[ModelInfo] {
         self.0.get(s.manager.factory()).await
     }
-}
-
-/// Starts listing the provider's models in the background, once per connection (call it
-/// after a session's response is out); when the list arrives, every active session gets a
-/// `config_option_update` offering it.
-pub(crate) fn list_models(s: &Arc<Shared>, cx: &ConnectionTo<Client>) {
-    if s.models.1.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let (s, cx) = (s.clone(), cx.clone());
-    tokio::spawn(async move {
-        if s.models.get(&s).await.is_empty() {
-            return;
-        }
-        for session in s.manager.active() {
-            announce(&s, &cx, &session);
-        }
-    });
 }
 
 /// The model ids offered to `session`: `listed`, with the session's own first when they do

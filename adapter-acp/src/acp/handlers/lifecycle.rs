@@ -99,7 +99,7 @@ pub(super) async fn resume_session(
     s.titles.known(&session);
     Ok(ResumeSessionResponse::new()
         .modes(mode_state(meta.mode))
-        .config_options(config::options_now(s, &session))
+        .config_options(config::options(s, &session).await)
         .meta(servers_meta(&session)))
 }
 

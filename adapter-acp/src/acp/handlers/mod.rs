@@ -355,7 +355,6 @@ impl ConnectTo<Client> for AcpAgent {
                         responder.respond_with_result(result)?;
                         if let Some(id) = id {
                             commands::announce_session(&s, &cx, &id);
-                            config::list_models(&s, &cx);
                         }
                         Ok(())
                     }
@@ -374,7 +373,6 @@ impl ConnectTo<Client> for AcpAgent {
                         responder.respond_with_result(result)?;
                         if loaded {
                             commands::announce_session(&s, &cx, &id);
-                            config::list_models(&s, &cx);
                         }
                         Ok(())
                     }
@@ -396,13 +394,7 @@ impl ConnectTo<Client> for AcpAgent {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                answer!(s, |req: ResumeSessionRequest, cx| async {
-                    let resumed = lifecycle::resume_session(&s, req).await;
-                    if resumed.is_ok() {
-                        config::list_models(&s, &cx);
-                    }
-                    resumed
-                }),
+                answer!(s, |req: ResumeSessionRequest, _cx| lifecycle::resume_session(&s, req)),
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(

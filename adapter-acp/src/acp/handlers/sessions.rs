@@ -161,7 +161,7 @@ pub(super) async fn new_session(
     Ok(
         NewSessionResponse::new(SessionId::new(meta.session_id.as_str()))
             .modes(mode_state(meta.mode))
-            .config_options(config::options_now(s, &session))
+            .config_options(config::options(s, &session).await)
             .meta(servers_meta(&session)),
     )
 }
@@ -215,7 +215,7 @@ pub(super) async fn load_session(
     s.titles.known(&session);
     Ok(LoadSessionResponse::new()
         .modes(mode_state(meta.mode))
-        .config_options(config::options_now(s, &session))
+        .config_options(config::options(s, &session).await)
         .meta(servers_meta(&session)))
 }
 

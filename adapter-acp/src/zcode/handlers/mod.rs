@@ -13,7 +13,7 @@ mod sessions;
 mod turns;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
@@ -159,8 +159,6 @@ pub(crate) struct Server {
     commands: SessionCommands,
     /// The provider's models, offered in every snapshot's settings.
     models: ModelList,
-    /// Whether the models' listing has started ([`Server::list_models_later`]).
-    models_started: AtomicBool,
 }
 impl Server {
     /// A connection's state: sessions built by `manager`, output to `out`.
@@ -178,25 +176,12 @@ impl Server {
             next_request: AtomicU64::new(1),
             commands: SessionCommands::default(),
             models: ModelList::new(),
-            models_started: AtomicBool::new(false),
         }
     }
 
     /// Lists the provider's models (once per connection) for the snapshots' settings.
     pub(crate) async fn list_models(&self) {
         self.models.get(self.manager.factory()).await;
-    }
-
-    /// Starts [`list_models`](Self::list_models) in the background (once per connection):
-    /// `session/create` and `session/resume` answer with the models listed so far (the
-    /// catalogue's before the list is in), so a first prompt never waits on `GET /models`;
-    /// later snapshots offer the list.
-    fn list_models_later(self: &Arc<Self>) {
-        if self.models_started.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let server = self.clone();
-        tokio::spawn(async move { server.list_models().await });
     }
 
     /// Finds sub-agent sessions' logs (for a turn's observer).
@@ -402,11 +387,7 @@ impl Server {
             ClientRequest::Close(p) => self.close(p).await,
             ClientRequest::McpList(p) => self.mcp_list(p),
         };
-        let listing = matches!(method, "session/create" | "session/resume") && reply.is_ok();
         self.out.reply(id, reply);
-        if listing {
-            self.list_models_later();
-        }
     }
 }
 

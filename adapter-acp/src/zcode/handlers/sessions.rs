@@ -95,6 +95,7 @@ impl Server {
             .map_err(manager_error)?;
         let log = self.logs.get(session.id());
         tracing::info!(session = %session.id(), "session created");
+        self.list_models().await;
         ok(self.snapshot(&session, &log, None))
     }
 
@@ -164,6 +165,7 @@ impl Server {
                 self.current(session.id()).await?
             }
         };
+        self.list_models().await;
         ok(self.snapshot(&session, &log, None))
     }
 
@@ -361,7 +363,6 @@ impl Server {
         let (session, log) = self.active(&p.session_id)?;
         let model = self.check_model(&p.model)?;
         session.set_model(model).await.map_err(RpcError::internal)?;
-        self.list_models().await;
         ok(self.snapshot(&session, &log, Some(0)))
     }
 

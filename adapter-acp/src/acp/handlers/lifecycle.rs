@@ -5,7 +5,6 @@
 //! session's title once its first prompt gives it one.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -14,9 +13,9 @@ use agent_client_protocol::v1::schema::{
     ResumeSessionRequest, ResumeSessionResponse, SessionInfoUpdate, SessionUpdate,
 };
 use agent_client_protocol::Error;
-use agent_host::session::{ManagerError, ResumeOptions, Session};
+use agent_host::session::{ManagerError, Session};
 
-use super::sessions::{activation_error, mode_state, servers_meta, session_servers};
+use super::sessions::{activate, mode_state, servers_meta};
 use super::{config, internal, session_not_found, Shared};
 
 /// How long closing a session waits for its running turn to stop.
@@ -71,31 +70,8 @@ pub(super) async fn resume_session(
     req: ResumeSessionRequest,
 ) -> Result<ResumeSessionResponse, Error> {
     let id = req.session_id.0.to_string();
-    let mcp_servers = session_servers(&req.mcp_servers)?;
-    let (session, loaded) = s
-        .manager
-        .resume_with(&id, ResumeOptions { mcp_servers })
-        .await
-        .map_err(|e| activation_error(e, Some(&id)))?;
-    let session = match loaded {
-        true => session,
-        // Active here already: brought up to date if another node changed it since.
-        false => s
-            .manager
-            .refresh(&id)
-            .await
-            .map_err(|e| activation_error(e, Some(&id)))?
-            .unwrap_or(session),
-    };
+    let session = activate(s, &id, &req.mcp_servers, &req.cwd, "session/resume").await?;
     let meta = session.meta();
-    if Path::new(&meta.workspace_path) != req.cwd {
-        tracing::info!(
-            session = %id,
-            stored = %meta.workspace_path,
-            requested = %req.cwd.display(),
-            "session/resume: keeping the session's own workspace"
-        );
-    }
     s.titles.known(&session);
     Ok(ResumeSessionResponse::new()
         .modes(mode_state(meta.mode))

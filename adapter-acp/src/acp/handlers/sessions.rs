@@ -166,43 +166,54 @@ pub(super) async fn new_session(
     )
 }
 
+/// The stored session `id` made active here for `method` (`session/load`, `session/resume`),
+/// connecting `servers`; one active here already keeps its MCP servers and is brought up to
+/// date if another node changed it since. A `cwd` other than the session's own is logged:
+/// the session keeps its workspace.
+pub(super) async fn activate(
+    s: &Shared,
+    id: &str,
+    servers: &[McpServer],
+    cwd: &Path,
+    method: &str,
+) -> Result<Arc<Session>, Error> {
+    let mcp_servers = session_servers(servers)?;
+    let (session, loaded) = s
+        .manager
+        .resume_with(id, ResumeOptions { mcp_servers })
+        .await
+        .map_err(|e| activation_error(e, Some(id)))?;
+    let session = match loaded {
+        true => session,
+        false => {
+            if !servers.is_empty() {
+                tracing::info!(session = %id, "{method} of a session already active: it keeps its MCP servers");
+            }
+            (s.manager.refresh(id).await)
+                .map_err(|e| activation_error(e, Some(id)))?
+                .unwrap_or(session)
+        }
+    };
+    let stored = session.meta().workspace_path;
+    if Path::new(&stored) != cwd {
+        tracing::info!(
+            session = %id,
+            %stored,
+            requested = %cwd.display(),
+            "{method}: keeping the session's own workspace"
+        );
+    }
+    Ok(session)
+}
+
 pub(super) async fn load_session(
     s: &Shared,
     cx: &ConnectionTo<Client>,
     req: LoadSessionRequest,
 ) -> Result<LoadSessionResponse, Error> {
     let id = req.session_id.0.to_string();
-    let mcp_servers = session_servers(&req.mcp_servers)?;
-    let (session, loaded) = s
-        .manager
-        .resume_with(&id, ResumeOptions { mcp_servers })
-        .await
-        .map_err(|e| activation_error(e, Some(&id)))?;
-    if !loaded && !req.mcp_servers.is_empty() {
-        tracing::info!(
-            session = %id,
-            "session/load of a session already active: it keeps its MCP servers"
-        );
-    }
-    // Active here already: brought up to date if another node changed it since.
-    let session = match loaded {
-        true => session,
-        false => s
-            .manager
-            .refresh(&id)
-            .await
-            .map_err(|e| activation_error(e, Some(&id)))?
-            .unwrap_or(session),
-    };
+    let session = activate(s, &id, &req.mcp_servers, &req.cwd, "session/load").await?;
     let meta = session.meta();
-    if Path::new(&meta.workspace_path) != req.cwd {
-        tracing::info!(
-            session = %id,
-            stored = %meta.workspace_path,
-            requested = %req.cwd.display(),
-            "session/load: keeping the session's own workspace"
-        );
-    }
     // Notifications go out in order, before the response.
     let sid = SessionId::new(id.as_str());
     let mcp = Some(session.mcp()).filter(|m| !m.is_empty());

@@ -62,6 +62,24 @@ pub fn matching_paren(chars: &[char], open: usize) -> Option<usize> {
     None
 }
 
+/// A backtick command substitution starting at `chars[i]` (inside double quotes or not): its
+/// body goes to `out.nested` and `cur` gets a placeholder; unclosed, the line is unparseable.
+/// Returns the index after it.
+fn backtick(chars: &[char], i: usize, out: &mut Split, cur: &mut String) -> usize {
+    match chars[i + 1..].iter().position(|&x| x == '`') {
+        Some(off) => {
+            let body: String = chars[i + 1..i + 1 + off].iter().collect();
+            out.nested.push((out.segments.len(), body));
+            cur.push_str("SUBST");
+            i + off + 2
+        }
+        None => {
+            out.unparseable = true;
+            chars.len()
+        }
+    }
+}
+
 /// Splits a command line into simple commands (see the module docs).
 pub fn split_line(line: &str) -> Split {
     let chars: Vec<char> = line.chars().collect();
@@ -136,18 +154,7 @@ pub fn split_line(line: &str) -> Split {
                                 }
                             }
                         }
-                        '`' => match chars[i + 1..].iter().position(|&x| x == '`') {
-                            Some(off) => {
-                                let body: String = chars[i + 1..i + 1 + off].iter().collect();
-                                out.nested.push((out.segments.len(), body));
-                                cur.push_str("SUBST");
-                                i += off + 2;
-                            }
-                            None => {
-                                out.unparseable = true;
-                                i = n;
-                            }
-                        },
+                        '`' => i = backtick(&chars, i, &mut out, &mut cur),
                         other => {
                             cur.push(other);
                             i += 1;
@@ -158,18 +165,7 @@ pub fn split_line(line: &str) -> Split {
                     out.unparseable = true;
                 }
             }
-            '`' => match chars[i + 1..].iter().position(|&x| x == '`') {
-                Some(off) => {
-                    let body: String = chars[i + 1..i + 1 + off].iter().collect();
-                    out.nested.push((out.segments.len(), body));
-                    cur.push_str("SUBST");
-                    i += off + 2;
-                }
-                None => {
-                    out.unparseable = true;
-                    i = n;
-                }
-            },
+            '`' => i = backtick(&chars, i, &mut out, &mut cur),
             '$' | '<' | '>' if chars.get(i + 1) == Some(&'(') => {
                 if c == '$' && chars.get(i + 2) == Some(&'(') {
                     // Arithmetic expansion: copy it.

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
+import { STEP_TIMEOUT_MS, deferred, limitTotal, within } from "./harness.mjs";
 
 const BIN = process.argv[2];
 if (!BIN) {
@@ -28,28 +29,7 @@ if (!BIN) {
   process.exit(2);
 }
 
-const STEP_TIMEOUT_MS = 20_000;
-const TOTAL_TIMEOUT_MS = 120_000;
-
-const overall = setTimeout(() => {
-  console.error(`FAIL: the whole test took longer than ${TOTAL_TIMEOUT_MS} ms`);
-  process.exit(1);
-}, TOTAL_TIMEOUT_MS);
-overall.unref();
-
-function within(promise, what, ms = STEP_TIMEOUT_MS) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function deferred() {
-  let resolve;
-  const promise = new Promise((r) => (resolve = r));
-  return { promise, resolve };
-}
+limitTotal(120_000);
 
 const root = mkdtempSync(join(tmpdir(), "acp-node-"));
 const workspace = join(root, "ws");

@@ -1,6 +1,7 @@
 //! `adapter-acp app-server --stdio`: the provider's model list in the settings
 //! (`settings.model.available`, from the mock server's `GET /v1/models`) and `setModel`
-//! switching the model of the next request; an MCP server's elicitation put to the client
+//! switching the model of the next request, refusing a model the list does not name (the
+//! session's own only when the list cannot be had); an MCP server's elicitation put to the client
 //! as `interaction/requestUserInput` questions.
 
 mod common;
@@ -8,7 +9,7 @@ mod common;
 use common::{text, Client, Env};
 use serde_json::{json, Value};
 use test_support::mcp::{node, script};
-use test_support::{MockModel, Reply, Script};
+use test_support::{Fault, FaultServer, MockModel, Reply, Script};
 
 fn model_ids(snapshot: &Value) -> Vec<String> {
     snapshot["settings"]["model"]["available"]
@@ -19,12 +20,8 @@ fn model_ids(snapshot: &Value) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn set_model_picks_from_the_providers_list() {
-    let env = Env::new();
-    let server = MockModel::start(
-        Script::new().fallback([Reply::chat_text("small"), Reply::chat_text("large")]),
-    );
+/// `app-server --stdio` on OpenAI at `base_url`, configured with `mock-model-small`.
+fn app_server(env: &Env, base_url: &str) -> Client {
     let data = env.data().display().to_string();
     let args: Vec<String> = [
         "app-server",
@@ -32,7 +29,7 @@ async fn set_model_picks_from_the_providers_list() {
         "--provider",
         "openai",
         "--base-url",
-        &server.v1(),
+        base_url,
         "--api-key",
         "sk-zcode",
         "--model",
@@ -42,7 +39,30 @@ async fn set_model_picks_from_the_providers_list() {
     ]
     .map(String::from)
     .into();
-    let mut c = Client::spawn(&args);
+    Client::spawn(&args)
+}
+
+/// Asserts `error` is the protocol's model error for `provider/model`.
+fn assert_model_not_found(error: &Value, provider: &str, model: &str) {
+    assert_eq!(error["code"], -32603, "{error}");
+    assert_eq!(
+        error["message"],
+        format!("Model not found: {provider}/{model}"),
+        "{error}"
+    );
+    assert_eq!(
+        error["data"],
+        json!({"name": "ModelProtocolError", "code": "model_not_found"})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_model_picks_from_the_providers_list() {
+    let env = Env::new();
+    let server = MockModel::start(
+        Script::new().fallback([Reply::chat_text("small"), Reply::chat_text("large")]),
+    );
+    let mut c = app_server(&env, &server.v1());
     let ws = env.workspace_str();
     let created = c
         .call(
@@ -74,6 +94,30 @@ async fn set_model_picks_from_the_providers_list() {
         MockModel::MODELS,
         "still the listed models"
     );
+    // A model the list does not name is refused as another provider's is, and changes
+    // nothing; so is a new session on it.
+    for (provider, model) in [("openai", "no-such-model"), ("nope", "mock-model-small")] {
+        let err = c
+            .call_err(
+                "session/setModel",
+                json!({"sessionId": sid, "model": {"providerId": provider, "modelId": model}}),
+            )
+            .await;
+        assert_model_not_found(&err, provider, model);
+    }
+    let err = c
+        .call_err(
+            "session/create",
+            json!({"workspace": {"workspacePath": ws, "workspaceKey": ws},
+                   "model": {"providerId": "openai", "modelId": "no-such-model"}}),
+        )
+        .await;
+    assert_model_not_found(&err, "openai", "no-such-model");
+    let read = c.call("session/read", json!({"sessionId": sid})).await;
+    assert_eq!(
+        read["settings"]["model"]["current"]["modelId"],
+        "mock-model-large"
+    );
     c.call("session/subscribe", json!({"sessionId": sid})).await;
     c.call("session/send", json!({"sessionId": sid, "content": "hi"}))
         .await;
@@ -87,6 +131,51 @@ async fn set_model_picks_from_the_providers_list() {
         server.model_list_requests(),
         1,
         "listed once per connection"
+    );
+    assert!(c.shutdown().await);
+}
+
+/// When the provider's `GET /models` fails, a session keeps its own model only (as ACP's
+/// model option offers it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_model_list_set_model_keeps_the_sessions_own() {
+    let env = Env::new();
+    let server = FaultServer::start(Script::new().fallback([Fault::status(500)]));
+    let mut c = app_server(&env, &server.v1());
+    let ws = env.workspace_str();
+    let created = c
+        .call(
+            "session/create",
+            json!({"workspace": {"workspacePath": ws, "workspaceKey": ws}}),
+        )
+        .await;
+    let sid = created["session"]["sessionId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.path.ends_with("/models")),
+        "the models were asked for"
+    );
+    let err = c
+        .call_err(
+            "session/setModel",
+            json!({"sessionId": sid, "model": {"providerId": "openai", "modelId": "mock-model-large"}}),
+        )
+        .await;
+    assert_model_not_found(&err, "openai", "mock-model-large");
+    let set = c
+        .call(
+            "session/setModel",
+            json!({"sessionId": sid, "model": {"providerId": "openai", "modelId": "mock-model-small"}}),
+        )
+        .await;
+    assert_eq!(
+        set["settings"]["model"]["current"]["modelId"],
+        "mock-model-small"
     );
     assert!(c.shutdown().await);
 }

@@ -339,12 +339,14 @@ async fn fork_compact_goal_and_settings() {
         .as_str()
         .unwrap_or("")
         .contains("thoughtLevel"));
+    // The scripted provider lists its own model only (app_server_models.rs switches
+    // between listed models and refuses others).
     let modeled = c
-        .call("session/setModel", json!({"sessionId": sid, "model": {"providerId": "scripted", "modelId": "other-model"}}))
+        .call("session/setModel", json!({"sessionId": sid, "model": {"providerId": "scripted", "modelId": "scripted-test"}}))
         .await;
     assert_eq!(
         modeled["settings"]["model"]["current"]["modelId"],
-        "other-model"
+        "scripted-test"
     );
     let err = c
         .call_err(

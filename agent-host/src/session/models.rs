@@ -54,4 +54,16 @@ impl ModelList {
             })
             .await
     }
+
+    /// The model ids a session on model `current` is offered, and may switch to: the
+    /// models listed so far, with `current` first when they do not name it (`current`
+    /// alone when the list could not be had). A model picker offers these and refuses
+    /// any other.
+    pub fn offered(&self, current: &str) -> Vec<String> {
+        let mut ids: Vec<String> = self.listed().iter().map(|m| m.id.clone()).collect();
+        if !ids.iter().any(|id| id == current) {
+            ids.insert(0, current.to_string());
+        }
+        ids
+    }
 }

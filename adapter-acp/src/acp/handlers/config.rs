@@ -21,7 +21,6 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error};
-use agent_core::provider::ModelInfo;
 use agent_core::ReasoningLevel;
 use agent_host::session::{ModelList, Session};
 
@@ -41,25 +40,16 @@ pub const THOUGHT_LEVEL: &str = "thought_level";
 pub(crate) struct Models(ModelList);
 
 impl Models {
-    /// The models listed so far (none before the first [`options`]).
-    fn listed(&self) -> &[ModelInfo] {
-        self.0.listed()
-    }
-
-    async fn get(&self, s: &Shared) -> &[ModelInfo] {
-        self.0.get(s.manager.factory()).await
+    /// Lists the provider's models (the first time only).
+    async fn list(&self, s: &Shared) {
+        self.0.get(s.manager.factory()).await;
     }
 }
 
-/// The model ids offered to `session`: `listed`, with the session's own first when they do
-/// not have it.
-fn model_ids(listed: &[ModelInfo], session: &Session) -> Vec<String> {
-    let current = session.meta().model;
-    let mut ids: Vec<String> = listed.iter().map(|m| m.id.clone()).collect();
-    if !ids.contains(&current) {
-        ids.insert(0, current);
-    }
-    ids
+/// The model ids offered to `session` ([`ModelList::offered`]): the models listed so far,
+/// with the session's own first when they do not have it.
+fn model_ids(models: &Models, session: &Session) -> Vec<String> {
+    models.0.offered(&session.meta().model)
 }
 
 /// Whether `session`'s model takes a reasoning level.
@@ -70,7 +60,7 @@ fn reasons(session: &Session, model: &str) -> bool {
 /// The config options of `session`, as they are now (the provider's models listed first,
 /// once per connection).
 pub(crate) async fn options(s: &Shared, session: &Session) -> Vec<SessionConfigOption> {
-    s.models.get(s).await;
+    s.models.list(s).await;
     options_now(s, session)
 }
 
@@ -89,7 +79,7 @@ pub(crate) fn options_now(s: &Shared, session: &Session) -> Vec<SessionConfigOpt
             .category(SessionConfigOptionCategory::Mode)
             .description("When the agent asks before it acts".to_string()),
     ];
-    let models: Vec<SessionConfigSelectOption> = model_ids(s.models.listed(), session)
+    let models: Vec<SessionConfigSelectOption> = model_ids(&s.models, session)
         .into_iter()
         .map(|id| SessionConfigSelectOption::new(id.clone(), id))
         .collect();
@@ -156,7 +146,8 @@ pub(super) async fn set_config_option(
             notify(s, cx, &req.session_id, update);
         }
         MODEL => {
-            let ids = model_ids(s.models.get(s).await, &session);
+            s.models.list(s).await;
+            let ids = model_ids(&s.models, &session);
             if !ids.contains(&value) {
                 return Err(unknown(&ids));
             }

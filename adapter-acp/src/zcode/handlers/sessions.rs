@@ -76,7 +76,10 @@ impl Server {
             ));
         }
         let thought_level = p.thought_level.as_deref().map(thought_level).transpose()?;
-        let model = p.model.map(|m| self.check_model(&m)).transpose()?;
+        let model = match p.model {
+            Some(m) => Some(self.check_model(&m, &self.starting_model()).await?),
+            None => None,
+        };
         let mcp_servers = mcp_servers(p.mcp_servers)?;
         let session = self
             .manager
@@ -99,19 +102,44 @@ impl Server {
         ok(self.snapshot(&session, &log, None))
     }
 
-    pub(super) fn check_model(&self, model: &ModelRef) -> Result<String, RpcError> {
-        let ours = self.manager.factory().provider_id().to_string();
-        if model.provider_id != ours || model.model_id.trim().is_empty() {
-            return Err(RpcError::new(
+    /// The id of `model` when a session on model `current` may use it: our provider's, and
+    /// one of the models offered ([`ModelList::offered`](agent_host::session::ModelList::offered):
+    /// the provider's list, listed now the first time, and `current`). Anything else is the
+    /// protocol's model error (`Model not found: provider/model`, -32603, `model_not_found`).
+    pub(super) async fn check_model(
+        &self,
+        model: &ModelRef,
+        current: &str,
+    ) -> Result<String, RpcError> {
+        let not_found = || {
+            RpcError::new(
                 codes::INTERNAL_ERROR,
                 format!("Model not found: {}/{}", model.provider_id, model.model_id),
             )
             .with_data(ModelErrorData {
                 name: "ModelProtocolError",
                 code: "model_not_found",
-            }));
+            })
+        };
+        let ours = self.manager.factory().provider_id().to_string();
+        if model.provider_id != ours || model.model_id.trim().is_empty() {
+            return Err(not_found());
+        }
+        self.list_models().await;
+        if !self.models.offered(current).contains(&model.model_id) {
+            return Err(not_found());
         }
         Ok(model.model_id.clone())
+    }
+
+    /// The model a new session starts on when it names none (the configured one, else the
+    /// provider's first).
+    fn starting_model(&self) -> String {
+        let factory = self.manager.factory();
+        match factory.provider() {
+            Ok(provider) => factory.default_model(provider.as_ref()),
+            Err(_) => factory.configured_model().unwrap_or_default().to_string(),
+        }
     }
 
     pub(super) async fn list(&self, p: ListParams) -> Reply {
@@ -361,7 +389,7 @@ impl Server {
 
     pub(super) async fn set_model(&self, p: SetModelParams) -> Reply {
         let (session, log) = self.active(&p.session_id)?;
-        let model = self.check_model(&p.model)?;
+        let model = self.check_model(&p.model, &session.meta().model).await?;
         session.set_model(model).await.map_err(RpcError::internal)?;
         ok(self.snapshot(&session, &log, Some(0)))
     }

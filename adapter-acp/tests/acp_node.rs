@@ -11,6 +11,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
+use test_support::oauth::{curl_browser, OAuthServer};
 use test_support::{MockModel, Reply, Script};
 use tokio::process::Command;
 
@@ -62,6 +63,21 @@ async fn official_acp_client_drives_the_agent() {
     node.arg(dir.join("test.mjs"))
         .arg(env!("CARGO_BIN_EXE_adapter-acp"))
         .current_dir(&dir);
+    // An MCP server behind OAuth, for a client without `elicitation.url`: its authorization
+    // URL goes to `$BROWSER` (curl, following the redirect to the agent's callback).
+    let oauth = OAuthServer::start();
+    let browser = curl_browser();
+    match &browser {
+        Some(browser) => {
+            node.env("ACP_TEST_OAUTH_MCP", oauth.url())
+                .env("BROWSER", browser)
+                .env("DISPLAY", "")
+                .env("WAYLAND_DISPLAY", "");
+        }
+        None => eprintln!(
+            "skipped: the MCP authorization URL scenario: curl (the test's browser) is not on PATH"
+        ),
+    }
     let output = run(node, TEST_TIMEOUT, "node test.mjs").await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     println!("{}", show(&output));
@@ -85,6 +101,15 @@ async fn official_acp_client_drives_the_agent() {
         "ok - load replays the earlier session",
     ] {
         assert!(stdout.contains(scenario), "missing {scenario:?}");
+    }
+    if browser.is_some() {
+        assert!(stdout.contains(
+            "ok - without elicitation.url an MCP server's authorization URL goes to $BROWSER"
+        ));
+        // The browser's visit completed the login, and the session's server was reached
+        // with the token.
+        assert_eq!(oauth.counts().code_grants, 1);
+        assert!(oauth.counts().authorized_requests > 0);
     }
 }
 
@@ -166,6 +191,13 @@ fn editor_script() -> Script<Reply> {
             [Reply::chat_text("Hello, Ada!")],
         )
         .route(
+            |r| r.contains("[scenario-oauth]"),
+            [
+                call("call_whoami", "mcp_docs_whoami", json!({})),
+                Reply::chat_text("You are authorized."),
+            ],
+        )
+        .route(
             |r| r.contains("[scenario-mcp]"),
             [
                 call(
@@ -189,10 +221,17 @@ async fn official_acp_client_lends_its_editor() {
         .join("@agentclientprotocol/sdk/package.json")
         .exists());
     let server = MockModel::start(editor_script());
+    // An MCP server behind OAuth: its authorization URL reaches the editor as a url-mode
+    // elicitation. No browser may open it instead (`$BROWSER` fails, no display).
+    let oauth = OAuthServer::start();
     let mut node = Command::new("node");
     node.arg(dir.join("editor.mjs"))
         .arg(env!("CARGO_BIN_EXE_adapter-acp"))
         .arg(server.v1())
+        .env("ACP_TEST_OAUTH_MCP", oauth.url())
+        .env("BROWSER", "false")
+        .env("DISPLAY", "")
+        .env("WAYLAND_DISPLAY", "")
         .current_dir(&dir);
     // The MCP scenario needs server-everything (installed like the client's packages).
     if test_support::mcp::ready() {
@@ -220,6 +259,7 @@ async fn official_acp_client_lends_its_editor() {
         "ok - set_config_option switches the model of the next request",
         "ok - close, resume (the next prompt keeps the history), delete",
         "ok - slash commands reach the client and expand",
+        "ok - an MCP server's authorization URL is an elicitation in url mode",
     ] {
         assert!(stdout.contains(scenario), "missing {scenario:?}");
     }
@@ -314,6 +354,13 @@ async fn official_acp_client_lends_its_editor() {
             "the resource's text reached the model"
         );
     }
+    // The editor's visit completed the one authorization, and the tool's answer (the
+    // server's, on the token it issued) reached the model.
+    assert_eq!(oauth.counts().code_grants, 1);
+    assert!(oauth.counts().authorized_requests > 0);
+    assert!(of("[scenario-oauth]")
+        .last()
+        .is_some_and(|r| r.contains("authorized as ")));
     if stdout.contains("ok - an MCP server's elicitation is answered through the client") {
         assert!(of("[scenario-mcp]")
             .last()

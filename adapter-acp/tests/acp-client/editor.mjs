@@ -26,6 +26,9 @@
 //     `/name args` prompt reaches the model expanded.
 // 11. (with server-everything) an MCP server's elicitation is answered through the client;
 //     a resource_link to one of its resources reaches the model read.
+// 12. (with $ACP_TEST_OAUTH_MCP, an MCP server behind OAuth) its authorization URL is an
+//     elicitation/create in url mode (the editor advertises elicitation.url); the editor's
+//     "browser" follows it to the agent's callback, and the server's tool then works.
 //
 // Every wait is bounded; the process exits non-zero on the first failure.
 
@@ -40,6 +43,8 @@ import * as acp from "@agentclientprotocol/sdk";
 import { STEP_TIMEOUT_MS, deferred, limitTotal, within } from "./harness.mjs";
 
 const [BIN, MOCK, MCP_NODE, MCP_SCRIPT] = process.argv.slice(2);
+/** The URL of an MCP server behind OAuth (test-support's), for scenario 12. */
+const OAUTH_MCP = process.env.ACP_TEST_OAUTH_MCP;
 if (!BIN || !MOCK) {
   console.error("usage: node editor.mjs <adapter-acp binary> <mock /v1 URL> [<node> <everything script>]");
   process.exit(2);
@@ -242,7 +247,7 @@ try {
           clientCapabilities: {
             fs: { readTextFile: true, writeTextFile: true },
             terminal: true,
-            elicitation: { form: {} },
+            elicitation: { form: {}, url: {} },
           },
         }),
         "initialize",
@@ -514,6 +519,46 @@ try {
       });
     } else {
       console.log("skipped: the MCP elicitation scenario (no server-everything)");
+    }
+
+    if (OAUTH_MCP) {
+      await scenario("an MCP server's authorization URL is an elicitation in url mode", async () => {
+        const asked = editor.elicitations.length;
+        let visit = null;
+        editor.answerElicitation = (params) => {
+          assert.equal(params.mode, "url");
+          assert.equal(typeof params.sessionId, "string");
+          assert.ok(params.elicitationId, "an elicitation id");
+          assert.match(params.message, /\bdocs\b/);
+          const url = new URL(params.url);
+          assert.equal(url.origin, new URL(OAUTH_MCP).origin, "the server's authorization server");
+          assert.equal(url.pathname, "/authorize");
+          assert.equal(url.searchParams.get("response_type"), "code");
+          assert.equal(url.searchParams.get("code_challenge_method"), "S256");
+          assert.equal(new URL(url.searchParams.get("redirect_uri")).hostname, "127.0.0.1", "a loopback callback");
+          // The user accepts and the editor opens the URL in a browser: it follows the
+          // authorization server's redirect to the agent's callback.
+          visit = fetch(params.url, { redirect: "follow" }).then(async (r) => ({ status: r.status, text: await r.text() }));
+          return { action: "accept" };
+        };
+        const { sessionId } = await newSession({
+          mcpServers: [{ type: "http", name: "docs", url: OAUTH_MCP, headers: [] }],
+        });
+        assert.equal(editor.elicitations.length, asked + 1, "one elicitation");
+        assert.equal(editor.elicitations.at(-1).sessionId, sessionId);
+        assert.ok(visit, "the URL was opened");
+        const page = await within(visit, "the browser's visit");
+        assert.equal(page.status, 200);
+        assert.match(page.text, /Authorization complete/);
+        editor.answerElicitation = null;
+        const before = updates.length;
+        const response = await within(prompt(sessionId, "[scenario-oauth] Who am I?"), "prompt (oauth)");
+        assert.equal(response.stopReason, "end_turn");
+        const done = callUpdates(sessionId, before).filter((u) => u.status === "completed").at(-1);
+        assert.match(contentText(done), /authorized as /);
+      });
+    } else {
+      console.log("skipped: the MCP authorization URL scenario (no ACP_TEST_OAUTH_MCP)");
     }
   });
   child.stdin.end();

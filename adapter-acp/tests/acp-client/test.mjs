@@ -11,6 +11,9 @@
 //     the request is withdrawn.
 //  6. a fresh process loads session 1 and replays its messages; set_mode works and rejects
 //     unknown modes.
+//  7. (with $ACP_TEST_OAUTH_MCP, an MCP server behind OAuth) a client that advertises form
+//     elicitation but not url gets no elicitation/create: the authorization URL goes to
+//     $BROWSER as before (tests/acp_node.rs checks the login completed).
 //
 // Every wait is bounded; the process exits non-zero on the first failure.
 
@@ -24,6 +27,8 @@ import * as acp from "@agentclientprotocol/sdk";
 import { STEP_TIMEOUT_MS, deferred, limitTotal, within } from "./harness.mjs";
 
 const BIN = process.argv[2];
+/** The URL of an MCP server behind OAuth (test-support's), for scenario 7. */
+const OAUTH_MCP = process.env.ACP_TEST_OAUTH_MCP;
 if (!BIN) {
   console.error("usage: node test.mjs <adapter-acp binary>");
   process.exit(2);
@@ -78,6 +83,7 @@ function start() {
     onPermission: null, // async ({params, signal}) => response
     onUpdate: null, // (notification, agent) => void
     announcedBeforeAsk: [],
+    elicitations: [],
   };
 
   const app = acp
@@ -102,6 +108,10 @@ function start() {
     .onNotification(acp.methods.client.session.update, async ({ params, agent }) => {
       state.updates.push({ sessionId: params.sessionId, update: params.update });
       if (state.onUpdate) state.onUpdate(params, agent);
+    })
+    .onRequest(acp.methods.client.elicitation.create, async ({ params }) => {
+      state.elicitations.push(params);
+      throw new Error("unexpected elicitation");
     });
 
   const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
@@ -370,7 +380,10 @@ async function secondProcess() {
   try {
     await agent.app.connectWith(agent.stream, async (ctx) => {
       await within(
-        ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} }),
+        ctx.request(acp.methods.agent.initialize, {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          clientCapabilities: { elicitation: { form: {} } },
+        }),
         "initialize (2)",
       );
       await scenario("load replays the earlier session", async () => {
@@ -415,6 +428,22 @@ async function secondProcess() {
           "set_mode yolo",
         );
       });
+
+      if (OAUTH_MCP) {
+        await scenario("without elicitation.url an MCP server's authorization URL goes to $BROWSER", async () => {
+          const created = await within(
+            ctx.request(acp.methods.agent.session.new, {
+              cwd: workspace,
+              mcpServers: [{ type: "http", name: "docs", url: OAUTH_MCP, headers: [] }],
+            }),
+            "session/new (OAuth server)",
+          );
+          assert.ok(created.sessionId);
+          assert.equal(state.elicitations.length, 0, "no elicitation/create");
+        });
+      } else {
+        console.log("skipped: the MCP authorization URL scenario (no ACP_TEST_OAUTH_MCP)");
+      }
     });
   } finally {
     const exit = await agent.stop().catch((e) => ({ error: e }));

@@ -148,6 +148,32 @@ fn editor_script() -> Script<Reply> {
             ],
         )
         .route(
+            |r| r.contains("[scenario-exec]"),
+            [
+                call(
+                    "call_exec",
+                    "exec_command",
+                    json!({"cmd": "echo ready; read line; echo got:$line", "yield_time_ms": 250}),
+                ),
+                call(
+                    "call_stdin",
+                    "write_stdin",
+                    json!({"session_id": 1, "chars": "hi\n", "yield_time_ms": 10000}),
+                ),
+                call(
+                    "call_exec_long",
+                    "exec_command",
+                    json!({"cmd": "sleep 30", "yield_time_ms": 250}),
+                ),
+                call(
+                    "call_interrupt",
+                    "write_stdin",
+                    json!({"session_id": 2, "chars": "\u{3}", "yield_time_ms": 10000}),
+                ),
+                Reply::chat_text("Both ran."),
+            ],
+        )
+        .route(
             |r| r.contains("[scenario-cancel]"),
             [call("call_sleep", "bash", json!({"command": "sleep 30"}))],
         )
@@ -252,6 +278,7 @@ async fn official_acp_client_lends_its_editor() {
         "ok - read_file sees the unsaved buffer, not the disk",
         "ok - write_file goes to the editor, not to the disk",
         "ok - bash runs in an editor terminal, which the call names and which is released",
+        "ok - exec_command runs in an editor terminal; write_stdin feeds it and \\u0003 kills it",
         "ok - cancel kills the command's terminal and releases it",
         "ok - a read the editor fails is the call's error; the turn ends",
         "ok - ask_user is one elicitation form",

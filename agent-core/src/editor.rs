@@ -163,4 +163,51 @@ pub trait EditorTerminals: Send + Sync {
         command: TerminalCommand,
         ctx: &ToolContext,
     ) -> Result<TerminalRun, ToolError>;
+    /// Starts `command` in a new terminal the user sees and returns at once with a handle
+    /// to it: the command lives across calls (`exec_command`'s sessions) until it exits or
+    /// the handle kills it, and the terminal is released when the handle is dropped.
+    /// `command.timeout` does not apply. `Ok(None)` (the default): this editor cannot keep
+    /// a terminal across calls, and the tool starts the process itself.
+    async fn start(
+        &self,
+        command: TerminalCommand,
+        ctx: &ToolContext,
+    ) -> Result<Option<Box<dyn LiveTerminal>>, ToolError> {
+        let _ = (command, ctx);
+        Ok(None)
+    }
+}
+
+/// What an editor terminal shows so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminalOutput {
+    /// The output so far (standard output and error, as the terminal shows them).
+    pub output: String,
+    /// The terminal dropped earlier output (over `output_byte_limit`).
+    pub truncated: bool,
+    /// How the command ended, once it has.
+    pub exit: Option<TerminalExit>,
+}
+
+/// A command running in one of the editor's terminals ([`EditorTerminals::start`]); the
+/// terminal is released when this is dropped (and the command killed, if it still runs).
+#[async_trait]
+pub trait LiveTerminal: Send + Sync {
+    /// Shows the terminal in the content of the call `ctx` belongs to (a later call that
+    /// polls or drives the same command).
+    async fn show(&self, ctx: &ToolContext);
+
+    /// Waits at most `within` for the command to end, or until `ctx.cancel` fires; how it
+    /// ended, or `None` while it runs.
+    async fn wait(
+        &self,
+        within: Duration,
+        ctx: &ToolContext,
+    ) -> Result<Option<TerminalExit>, ToolError>;
+
+    /// What the terminal shows now.
+    async fn output(&self) -> Result<TerminalOutput, ToolError>;
+
+    /// Kills the command (the terminal and its output stay until the handle is dropped).
+    async fn kill(&self) -> Result<(), ToolError>;
 }

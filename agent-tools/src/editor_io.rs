@@ -157,42 +157,22 @@ pub(crate) async fn bash_in_terminal(
     cap: usize,
     ctx: &ToolContext,
 ) -> Result<Option<ToolOutput>, ToolError> {
-    let policy = &ctx.sandbox.policy;
-    let confined = policy.confines();
-    if confined && !crate::launcher::available() {
-        return Ok(None);
-    }
+    let confined = ctx.sandbox.policy.confines();
     let line = match confined {
         true => format!("{PROFILE_END_PRINTF}{command}"),
         false => command.to_string(),
     };
-    let args = vec!["-lc".to_string(), line];
-    let (program, args, confinement) = match confined {
-        true => {
-            let launch = crate::launcher::invocation(&ctx.sandbox, roots, "bash", &args)
-                .map_err(|e| sandbox_refusal(&e))?;
-            (launch.program, launch.args, launch.confinement)
-        }
-        false => (
-            "bash".to_string(),
-            args,
-            Confinement::none(policy.mode, policy.network),
-        ),
-    };
-    let request = TerminalCommand {
-        program,
-        args,
-        cwd: roots.workspace.clone(),
-        env: [
-            ("PAGER", "cat"),
-            ("GIT_PAGER", "cat"),
-            ("GIT_TERMINAL_PROMPT", "0"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect(),
-        output_byte_limit: u64::try_from(cap).ok(),
+    let Some((request, confinement)) = terminal_command(
+        "bash",
+        vec!["-lc".to_string(), line],
+        &roots.workspace,
+        roots,
+        u64::try_from(cap).ok(),
         timeout,
+        ctx,
+    )?
+    else {
+        return Ok(None);
     };
     let run = terminals.run(request, ctx).await?;
     let mut output = match confined {
@@ -237,18 +217,65 @@ pub(crate) async fn bash_in_terminal(
     Ok(Some(result))
 }
 
-/// The sandbox refusing to run anything (a `refuse` fallback), as `bash` reports it.
-fn sandbox_refusal(err: &SandboxError) -> ToolError {
+/// `bash` with `args` in an editor terminal, in `cwd`, as the tool `tool` runs its own
+/// processes: the pager off and, when the sandbox policy confines commands, confined the
+/// same way through this executable's sandbox launcher ([`crate::launcher`]). `None` when
+/// the policy confines commands and this executable cannot launch: then the tool runs the
+/// command itself.
+pub(crate) fn terminal_command(
+    tool: &str,
+    args: Vec<String>,
+    cwd: &Path,
+    roots: &Roots,
+    output_byte_limit: Option<u64>,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<Option<(TerminalCommand, Confinement)>, ToolError> {
+    let policy = &ctx.sandbox.policy;
+    let (program, args, confinement) = match policy.confines() {
+        true if !crate::launcher::available() => return Ok(None),
+        true => {
+            let launch = crate::launcher::invocation(&ctx.sandbox, roots, "bash", &args)
+                .map_err(|e| sandbox_refusal(tool, &e))?;
+            (launch.program, launch.args, launch.confinement)
+        }
+        false => (
+            "bash".to_string(),
+            args,
+            Confinement::none(policy.mode, policy.network),
+        ),
+    };
+    let env = [
+        ("PAGER", "cat"),
+        ("GIT_PAGER", "cat"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let command = TerminalCommand {
+        program,
+        args,
+        cwd: cwd.to_path_buf(),
+        env,
+        output_byte_limit,
+        timeout,
+    };
+    Ok(Some((command, confinement)))
+}
+
+/// The sandbox refusing to run anything (a `refuse` fallback), as `tool` reports it.
+fn sandbox_refusal(tool: &str, err: &SandboxError) -> ToolError {
     match err {
         SandboxError::Refused { .. } => ToolError::Blocked(Box::new(Block {
             code: BlockCode::Sandbox,
-            tool_name: Some("bash".to_string()),
+            tool_name: Some(tool.to_string()),
             action: PermissionAction::Deny,
             risk: Risk::for_side_effect(SideEffect::Shell),
             path: None,
             reason: err.to_string(),
             recoverable: false,
         })),
-        other => ToolError::Failed(format!("bash: {other}")),
+        other => ToolError::Failed(format!("{tool}: {other}")),
     }
 }

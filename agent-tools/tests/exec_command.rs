@@ -69,7 +69,7 @@ async fn python_repl_answers_and_dies_with_the_tools() {
     let sessions = tools.exec_sessions().expect("exec sessions");
     let live = sessions.list();
     assert_eq!(live.len(), 1);
-    let pid = live[0].pid;
+    let pid = live[0].pid.expect("a local process");
     assert!(test_support::procs::alive(pid));
 
     let answer = call(
@@ -212,7 +212,7 @@ async fn bad_input_is_a_clear_error() {
     );
     let sessions = tools.exec_sessions().expect("sessions");
     assert_eq!(sessions.list().len(), MAX_EXEC_SESSIONS - 1);
-    let pids: Vec<u32> = sessions.list().iter().map(|s| s.pid).collect();
+    let pids: Vec<u32> = sessions.list().iter().filter_map(|s| s.pid).collect();
     assert_eq!(sessions.stop_all().len(), MAX_EXEC_SESSIONS - 1);
     let left = tokio::task::spawn_blocking(move || {
         test_support::procs::wait_gone_blocking(&pids, Duration::from_secs(10))

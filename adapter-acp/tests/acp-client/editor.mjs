@@ -13,6 +13,8 @@
 //  3. write_file goes to the editor (fs/write_text_file) and not to the disk.
 //  4. bash runs in an editor terminal: terminal/create, the call's content names the
 //     terminal, its output is the result, the terminal is released.
+//  4b. exec_command runs in an editor terminal that lives across calls: write_stdin's input
+//     reaches the command, its "\u0003" kills it, and each terminal is released.
 //  5. cancelling a prompt whose bash runs kills the terminal and releases it.
 //  6. a read the editor fails is the call's error; the turn ends normally.
 //  7. ask_user is one elicitation/create form; the answer reaches the model.
@@ -347,6 +349,32 @@ try {
       assert.match(contentText(done), /from-terminal/);
       assert.ok(t.released, "terminal/release");
       assert.ok(!t.killed, "a command that ended is not killed");
+    });
+
+    await scenario("exec_command runs in an editor terminal; write_stdin feeds it and \\u0003 kills it", async () => {
+      const { sessionId } = await newSession();
+      const before = updates.length;
+      const created = editor.nextTerminal;
+      const response = await within(prompt(sessionId, "[scenario-exec] Drive a command."), "prompt (exec)");
+      assert.equal(response.stopReason, "end_turn");
+      const [echo, sleeper] = [created, created + 1].map((n) => editor.terminals.get(`term_${n}`));
+      assert.ok(echo && sleeper, "two terminals created");
+      assert.equal(echo.params.sessionId, sessionId);
+      assert.equal(echo.params.cwd, workspace);
+      assert.match(echo.params.args.at(-1), /exec 0<.*\necho ready; read line; echo got:\$line$/);
+      const calls = callUpdates(sessionId, before);
+      const named = (call, t) =>
+        calls.some((u) => u.toolCallId === call && u.content?.some((c) => c.type === "terminal" && c.terminalId === t.id));
+      assert.ok(named("call_exec", echo), "exec_command's call names its terminal");
+      assert.ok(named("call_stdin", echo), "write_stdin's call names the same terminal");
+      const done = (call) => calls.filter((u) => u.toolCallId === call && u.status).at(-1);
+      assert.match(contentText(done("call_exec")), /ready[\s\S]*session_id: 1/);
+      assert.equal(done("call_stdin").status, "completed");
+      assert.match(contentText(done("call_stdin")), /got:hi[\s\S]*exit_code: 0/);
+      assert.ok(!echo.killed, "a command that ended is not killed");
+      assert.match(contentText(done("call_interrupt")), /interrupted: true/);
+      assert.ok(sleeper.killed, "\\u0003 is terminal/kill");
+      await until(() => echo.released && sleeper.released, "both terminals released");
     });
 
     await scenario("cancel kills the command's terminal and releases it", async () => {

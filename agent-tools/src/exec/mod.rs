@@ -1,9 +1,11 @@
 //! `exec_command {cmd, workdir?, yield_time_ms?, max_output_tokens?, tty?}` and
 //! `write_stdin {session_id, chars?, yield_time_ms?, max_output_tokens?}`: processes that
 //! live across calls (a REPL, a dev server, a prompt waiting for input), on a
-//! pseudo-terminal by default, confined by the agent's OS sandbox like `bash`. Texts follow
-//! Zero's tools of the same names.
+//! pseudo-terminal by default, confined by the agent's OS sandbox like `bash` — or, when the
+//! call's context lends editor terminals that live across calls, in one of those (`editor`).
+//! Texts follow Zero's tools of the same names.
 
+mod editor;
 mod session;
 
 use std::path::Path;
@@ -287,17 +289,28 @@ impl Tool for ExecCommand {
             roots.tmp = Some(self.private_tmp()?);
         }
         let sessions = &self.shared.sessions;
-        let id = sessions
-            .start(Start {
+        let starting =
+            |e: ExecError| ToolError::Failed(format!("Error starting exec_command: {e}"));
+        // In the editor's terminal when it lends one that lives across calls.
+        let mut in_editor = None;
+        if let Some(terminals) = ctx.editor.terminals() {
+            sessions.has_room().map_err(starting)?;
+            in_editor =
+                editor::EditorSession::start(terminals, &args.cmd, &cwd.path, &roots, &ctx).await?;
+        }
+        let id = match in_editor {
+            Some(session) => sessions.adopt(session),
+            None => sessions.start(Start {
                 command: &args.cmd,
                 cwd: &cwd.path,
                 roots: &roots,
                 sandbox: &ctx.sandbox,
                 tty: args.tty.unwrap_or(true),
-            })
-            .map_err(|e| ToolError::Failed(format!("Error starting exec_command: {e}")))?;
+            }),
+        }
+        .map_err(starting)?;
         let collected = sessions
-            .collect(id, wait, &ctx.cancel)
+            .collect(id, wait, &ctx)
             .await
             .map_err(|e| ToolError::Failed(format!("Error running exec_command: {e}")))?;
         Ok(finish_output(
@@ -363,14 +376,14 @@ impl Tool for WriteStdin {
             ),
         };
         let sessions = &self.shared.sessions;
-        if sessions.tty(id).is_none() {
+        if !sessions.is_live(id) {
             return Err(unknown_session(id));
         }
         if !chars.is_empty() {
-            if let Some(code) = sessions.exited(id) {
+            if let Some(code) = sessions.exited(id).await {
                 // Nothing is written: report the end, with what was left unread.
                 let collected = sessions
-                    .collect(id, Duration::ZERO, &ctx.cancel)
+                    .collect(id, Duration::ZERO, &ctx)
                     .await
                     .map_err(|_| unknown_session(id))?;
                 let leftover = render(&collected, max_bytes, false).text_content();
@@ -378,15 +391,21 @@ impl Tool for WriteStdin {
                     "Error: exec session {id} has already exited (exit code {code}); nothing was written. Start a new one with exec_command.\n{leftover}"
                 )));
             }
-            sessions.write(id, &chars).await.map_err(|e| match e {
-                ExecError::Unknown(_) => unknown_session(id),
-                other => ToolError::Failed(format!("Error writing to exec session: {other}")),
-            })?;
+            sessions
+                .write(id, &chars, &ctx)
+                .await
+                .map_err(|e| match e {
+                    ExecError::Unknown(_) => unknown_session(id),
+                    other => ToolError::Failed(format!("Error writing to exec session: {other}")),
+                })?;
         }
         let collected = sessions
-            .collect(id, wait, &ctx.cancel)
+            .collect(id, wait, &ctx)
             .await
-            .map_err(|_| unknown_session(id))?;
+            .map_err(|e| match e {
+                ExecError::Editor(err) => err,
+                _ => unknown_session(id),
+            })?;
         Ok(finish_output(
             render(&collected, max_bytes, is_interrupt(&chars)),
             self.config.full_output_cap,

@@ -10,11 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::sandbox::SandboxContext;
-use agent_core::CancellationToken;
+use agent_core::{CancellationToken, ToolContext};
 use agent_sandbox::{ProcessGroup, Roots};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
+
+use super::editor::EditorSession;
 
 /// Live sessions one agent may hold at once.
 pub const MAX_EXEC_SESSIONS: usize = 8;
@@ -33,6 +35,9 @@ pub enum ExecError {
     /// The sandbox could not be applied.
     #[error("{0}")]
     Sandbox(String),
+    /// The editor's terminal failed a request.
+    #[error("{0}")]
+    Editor(agent_core::ToolError),
     /// Starting or talking to the process failed.
     #[error("{context}: {source}")]
     Io {
@@ -62,8 +67,14 @@ struct Shared {
     open: usize,
 }
 
-/// One live process.
-struct Session {
+/// One live session: a process of ours, or a command in an editor terminal.
+enum Session {
+    Local(Local),
+    Editor(EditorSession),
+}
+
+/// One live process of ours.
+struct Local {
     command: String,
     pid: u32,
     tty: bool,
@@ -74,7 +85,7 @@ struct Session {
     tasks: Vec<JoinHandle<()>>,
 }
 
-impl Drop for Session {
+impl Drop for Local {
     fn drop(&mut self) {
         self.group.kill();
         for task in &self.tasks {
@@ -88,8 +99,9 @@ impl Drop for Session {
 pub struct ExecSessionInfo {
     /// The session id the model uses.
     pub id: i64,
-    /// The process id (also its process group id).
-    pub pid: u32,
+    /// The process id (also its process group id); `None` for a command in an editor
+    /// terminal.
+    pub pid: Option<u32>,
     /// The command line.
     pub command: String,
 }
@@ -142,10 +154,17 @@ impl ExecSessions {
         self.registry()
             .live
             .iter()
-            .map(|(id, s)| ExecSessionInfo {
-                id: *id,
-                pid: s.pid,
-                command: s.command.clone(),
+            .map(|(id, s)| match s.as_ref() {
+                Session::Local(s) => ExecSessionInfo {
+                    id: *id,
+                    pid: Some(s.pid),
+                    command: s.command.clone(),
+                },
+                Session::Editor(s) => ExecSessionInfo {
+                    id: *id,
+                    pid: None,
+                    command: s.command.clone(),
+                },
             })
             .collect()
     }
@@ -164,11 +183,31 @@ impl ExecSessions {
         self.registry().live.remove(&id);
     }
 
+    /// Whether another session may start.
+    pub(crate) fn has_room(&self) -> Result<(), ExecError> {
+        match self.registry().live.len() >= MAX_EXEC_SESSIONS {
+            true => Err(ExecError::TooMany(MAX_EXEC_SESSIONS)),
+            false => Ok(()),
+        }
+    }
+
+    fn insert(&self, session: Session) -> i64 {
+        let mut registry = self.registry();
+        registry.next += 1;
+        let id = registry.next;
+        registry.live.insert(id, Arc::new(session));
+        id
+    }
+
+    /// Keeps `session`, a command in an editor terminal; returns its id.
+    pub(crate) fn adopt(&self, session: EditorSession) -> Result<i64, ExecError> {
+        self.has_room()?;
+        Ok(self.insert(Session::Editor(session)))
+    }
+
     /// Starts `start.command` with `bash -c`, returns its id.
     pub(crate) fn start(&self, start: Start<'_>) -> Result<i64, ExecError> {
-        if self.registry().live.len() >= MAX_EXEC_SESSIONS {
-            return Err(ExecError::TooMany(MAX_EXEC_SESSIONS));
-        }
+        self.has_room()?;
         let mut cmd = tokio::process::Command::new("bash");
         cmd.arg("-c")
             .arg(start.command)
@@ -251,7 +290,7 @@ impl ExecSessions {
             lock(&wait_shared).exit = Some(code);
             wait_changed.notify_waiters();
         });
-        let session = Arc::new(Session {
+        let session = Session::Local(Local {
             command: start.command.to_string(),
             pid,
             tty: start.tty,
@@ -264,26 +303,37 @@ impl ExecSessions {
                 tasks
             },
         });
-        let mut registry = self.registry();
-        registry.next += 1;
-        let id = registry.next;
-        registry.live.insert(id, session);
-        Ok(id)
+        Ok(self.insert(session))
     }
 
-    /// Whether session `id` is live and on a terminal.
-    pub(crate) fn tty(&self, id: i64) -> Option<bool> {
-        self.get(id).map(|s| s.tty)
+    /// Whether session `id` is live.
+    pub(crate) fn is_live(&self, id: i64) -> bool {
+        self.get(id).is_some()
     }
 
     /// Whether session `id` has exited (its exit not yet reported).
-    pub(crate) fn exited(&self, id: i64) -> Option<i32> {
-        self.get(id).and_then(|s| lock(&s.shared).exit)
+    pub(crate) async fn exited(&self, id: i64) -> Option<i32> {
+        match self.get(id)?.as_ref() {
+            Session::Local(s) => lock(&s.shared).exit,
+            Session::Editor(s) => s.exited().await.ok().flatten(),
+        }
     }
 
-    /// Writes `chars` to session `id`'s input; on pipes a Ctrl-C interrupts the group.
-    pub(crate) async fn write(&self, id: i64, chars: &str) -> Result<(), ExecError> {
+    /// Writes `chars` to session `id`'s input; on pipes a Ctrl-C interrupts the group, and in
+    /// an editor terminal it kills the command.
+    pub(crate) async fn write(
+        &self,
+        id: i64,
+        chars: &str,
+        ctx: &ToolContext,
+    ) -> Result<(), ExecError> {
         let session = self.get(id).ok_or(ExecError::Unknown(id))?;
+        let session = match session.as_ref() {
+            Session::Local(local) => local,
+            Session::Editor(editor) => {
+                return editor.write(chars, ctx).await.map_err(ExecError::Editor)
+            }
+        };
         if !session.tty && chars.contains('\u{3}') {
             if let Some(pgid) = session.group.id() {
                 // SAFETY: killpg has no memory-safety preconditions.
@@ -313,58 +363,75 @@ impl ExecSessions {
         &self,
         id: i64,
         wait: Duration,
-        cancel: &CancellationToken,
+        ctx: &ToolContext,
     ) -> Result<Collected, ExecError> {
         let session = self.get(id).ok_or(ExecError::Unknown(id))?;
-        let deadline = tokio::time::Instant::now() + wait;
+        let collected = match session.as_ref() {
+            Session::Local(local) => collect_local(id, local, wait, &ctx.cancel).await,
+            Session::Editor(editor) => {
+                (editor.collect(id, wait, ctx).await).map_err(ExecError::Editor)?
+            }
+        };
+        if collected.exit.is_some() {
+            self.remove(id);
+        }
+        Ok(collected)
+    }
+}
+
+/// Waits up to `wait` (or until the process exits and its output ends, or `cancel`), then
+/// takes what `session` printed since the last call.
+async fn collect_local(
+    id: i64,
+    session: &Local,
+    wait: Duration,
+    cancel: &CancellationToken,
+) -> Collected {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let notified = session.changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        {
+            let shared = lock(&session.shared);
+            if shared.exit.is_some() && shared.eof {
+                break;
+            }
+        }
+        tokio::select! {
+            _ = &mut notified => {}
+            _ = tokio::time::sleep_until(deadline) => break,
+            _ = cancel.cancelled() => break,
+        }
+    }
+    if lock(&session.shared).exit.is_some() && !lock(&session.shared).eof {
+        // The process is gone: give the reader a moment to drain the terminal.
+        let drain = tokio::time::Instant::now() + Duration::from_millis(500);
         loop {
             let notified = session.changed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            {
-                let shared = lock(&session.shared);
-                if shared.exit.is_some() && shared.eof {
-                    break;
-                }
+            if lock(&session.shared).eof {
+                break;
             }
             tokio::select! {
                 _ = &mut notified => {}
-                _ = tokio::time::sleep_until(deadline) => break,
-                _ = cancel.cancelled() => break,
+                _ = tokio::time::sleep_until(drain) => break,
             }
         }
-        if lock(&session.shared).exit.is_some() && !lock(&session.shared).eof {
-            // The process is gone: give the reader a moment to drain the terminal.
-            let drain = tokio::time::Instant::now() + Duration::from_millis(500);
-            loop {
-                let notified = session.changed.notified();
-                tokio::pin!(notified);
-                notified.as_mut().enable();
-                if lock(&session.shared).eof {
-                    break;
-                }
-                tokio::select! {
-                    _ = &mut notified => {}
-                    _ = tokio::time::sleep_until(drain) => break,
-                }
-            }
-        }
-        let (output, dropped, exit) = {
-            let mut shared = lock(&session.shared);
-            let output = std::mem::take(&mut shared.output);
-            let dropped = std::mem::take(&mut shared.dropped);
-            (output, dropped, shared.exit)
-        };
-        if exit.is_some() {
-            self.remove(id);
-        }
-        let text = String::from_utf8_lossy(&output).replace("\r\n", "\n");
-        Ok(Collected {
-            id,
-            output: text,
-            dropped,
-            exit,
-        })
+    }
+    let (output, dropped, exit) = {
+        let mut shared = lock(&session.shared);
+        let output = std::mem::take(&mut shared.output);
+        let dropped = std::mem::take(&mut shared.dropped);
+        (output, dropped, shared.exit)
+    };
+    let text = String::from_utf8_lossy(&output).replace("\r\n", "\n");
+    Collected {
+        id,
+        output: text,
+        dropped,
+        exit,
     }
 }
 

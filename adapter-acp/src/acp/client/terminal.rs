@@ -1,11 +1,17 @@
-//! The client's terminals, for `bash` of one session: `terminal/create` (command, args,
-//! cwd, env, `outputByteLimit`), the terminal shown in the call's content at once
-//! (`{type: "terminal", terminalId}`, and again in its final update), then
-//! `terminal/wait_for_exit` (bounded by the command's timeout), `terminal/output`, and
-//! `terminal/release`. A timeout or a cancelled call kills the command first
-//! (`terminal/kill`); a call dropped mid-way still kills and releases its terminal.
+//! The client's terminals, for `bash` and `exec_command` of one session: `terminal/create`
+//! (command, args, cwd, env, `outputByteLimit`), the terminal shown in the call's content at
+//! once (`{type: "terminal", terminalId}`, and again in its final update).
+//!
+//! `bash` then waits with `terminal/wait_for_exit` (bounded by the command's timeout), reads
+//! `terminal/output`, and sends `terminal/release`; a timeout or a cancelled call kills the
+//! command first (`terminal/kill`), and a call dropped mid-way still kills and releases its
+//! terminal. An `exec_command` session keeps its terminal across calls: each call waits at
+//! most its yield time (`terminal/wait_for_exit`, withdrawn when it passes) and reads the
+//! output; `write_stdin` shows the same terminal in its own call, and its `"\u0003"` is a
+//! `terminal/kill`. The terminal is released when the session ends or the agent goes.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -14,7 +20,9 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate, Terminal, TerminalExitStatus, TerminalId, TerminalOutputRequest,
     ToolCallContent, ToolCallUpdate, ToolCallUpdateFields, WaitForTerminalExitRequest,
 };
-use agent_core::editor::{EditorTerminals, TerminalCommand, TerminalExit, TerminalRun};
+use agent_core::editor::{
+    EditorTerminals, LiveTerminal, TerminalCommand, TerminalExit, TerminalOutput, TerminalRun,
+};
 use agent_core::{async_trait, ToolContext, ToolError};
 
 use super::{ClientError, ClientSide, CLIENT_TIMEOUT};
@@ -84,31 +92,59 @@ impl ClientTerminals {
         }
     }
 
+    /// Creates a terminal running `command` (its timeout is the caller's to keep).
+    async fn create(&self, command: TerminalCommand) -> Result<Created, ToolError> {
+        let env = (command.env.iter())
+            .map(|(name, value)| EnvVariable::new(name.clone(), value.clone()))
+            .collect();
+        let create = CreateTerminalRequest::new(self.session.clone(), command.program)
+            .args(command.args)
+            .env(env)
+            .cwd(command.cwd)
+            .output_byte_limit(command.output_byte_limit);
+        let created = self
+            .side
+            .request("terminal/create", create, CLIENT_TIMEOUT)
+            .await
+            .map_err(|e| failed("could not start the command", e))?;
+        Ok(Created {
+            side: self.side.clone(),
+            session: self.session.clone(),
+            id: created.terminal_id,
+            released: false,
+        })
+    }
+
     /// Shows terminal `id` as the content of call `call_id` (after the call itself).
     async fn show(&self, call_id: &str, id: &TerminalId) {
-        let session = &self.session.0;
-        self.side.terminals.add(session, call_id, id);
-        let (Some(shared), Some(cx)) = (self.side.shared(), self.side.connection()) else {
-            return;
-        };
-        if !shared.announced.wait(session, call_id, ANNOUNCE_WAIT).await {
-            tracing::debug!(
-                call = call_id,
-                "showing a terminal before its call was announced"
-            );
-        }
-        let update = ToolCallUpdate::new(
-            call_id.to_string(),
-            ToolCallUpdateFields::new()
-                .content(vec![ToolCallContent::Terminal(Terminal::new(id.clone()))]),
-        );
-        crate::acp::handlers::notify(
-            &shared,
-            cx,
-            &self.session,
-            SessionUpdate::ToolCallUpdate(update),
+        show(&self.side, &self.session, call_id, id).await;
+    }
+}
+
+/// Shows terminal `id` of `session` as the content of call `call_id` (after the call itself).
+async fn show(side: &ClientSide, session_id: &SessionId, call_id: &str, id: &TerminalId) {
+    let session = &session_id.0;
+    side.terminals.add(session, call_id, id);
+    let (Some(shared), Some(cx)) = (side.shared(), side.connection()) else {
+        return;
+    };
+    if !shared.announced.wait(session, call_id, ANNOUNCE_WAIT).await {
+        tracing::debug!(
+            call = call_id,
+            "showing a terminal before its call was announced"
         );
     }
+    let update = ToolCallUpdate::new(
+        call_id.to_string(),
+        ToolCallUpdateFields::new()
+            .content(vec![ToolCallContent::Terminal(Terminal::new(id.clone()))]),
+    );
+    crate::acp::handlers::notify(
+        &shared,
+        cx,
+        session_id,
+        SessionUpdate::ToolCallUpdate(update),
+    );
 }
 
 /// A created terminal: killed (if asked) and released when dropped without
@@ -121,15 +157,16 @@ struct Created {
 }
 
 impl Created {
-    async fn kill(&self) {
+    async fn kill(&self) -> Result<(), ClientError> {
         let kill = KillTerminalRequest::new(self.session.clone(), self.id.clone());
-        if let Err(err) = self
+        let killed = self
             .side
             .request("terminal/kill", kill, CLIENT_TIMEOUT)
-            .await
-        {
+            .await;
+        if let Err(err) = &killed {
             tracing::debug!(terminal = %self.id.0, error = %err, "terminal/kill failed");
         }
+        killed.map(|_| ())
     }
 
     async fn release(mut self) {
@@ -192,30 +229,11 @@ impl EditorTerminals for ClientTerminals {
         command: TerminalCommand,
         ctx: &ToolContext,
     ) -> Result<TerminalRun, ToolError> {
-        let env = (command.env.iter())
-            .map(|(name, value)| EnvVariable::new(name.clone(), value.clone()))
-            .collect();
-        let create = CreateTerminalRequest::new(self.session.clone(), command.program)
-            .args(command.args)
-            .env(env)
-            .cwd(command.cwd)
-            .output_byte_limit(command.output_byte_limit);
-        let created = self
-            .side
-            .request("terminal/create", create, CLIENT_TIMEOUT)
-            .await
-            .map_err(|e| failed("could not start the command", e))?;
-        let terminal = Created {
-            side: self.side.clone(),
-            session: self.session.clone(),
-            id: created.terminal_id,
-            released: false,
-        };
+        let timeout = command.timeout;
+        let terminal = self.create(command).await?;
         self.show(&ctx.call_id, &terminal.id).await;
         let wait = WaitForTerminalExitRequest::new(self.session.clone(), terminal.id.clone());
-        let waited = self
-            .side
-            .request("terminal/wait_for_exit", wait, command.timeout);
+        let waited = self.side.request("terminal/wait_for_exit", wait, timeout);
         let ending = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => Ending::Cancelled,
@@ -226,7 +244,7 @@ impl EditorTerminals for ClientTerminals {
             },
         };
         if !matches!(ending, Ending::Exited(_)) {
-            terminal.kill().await;
+            let _ = terminal.kill().await;
         }
         let output = match ending {
             Ending::Cancelled => None,
@@ -266,6 +284,108 @@ impl EditorTerminals for ClientTerminals {
             truncated: output.truncated,
             exit,
         })
+    }
+
+    async fn start(
+        &self,
+        command: TerminalCommand,
+        ctx: &ToolContext,
+    ) -> Result<Option<Box<dyn LiveTerminal>>, ToolError> {
+        let terminal = self.create(command).await?;
+        self.show(&ctx.call_id, &terminal.id).await;
+        Ok(Some(Box::new(Live {
+            terminal,
+            ended: AtomicBool::new(false),
+        })))
+    }
+}
+
+/// A command left running in a client terminal across calls (`exec_command`); released
+/// when dropped, and killed first unless it was seen to end.
+struct Live {
+    terminal: Created,
+    ended: AtomicBool,
+}
+
+impl Live {
+    fn saw(&self, exit: Option<TerminalExit>) -> Option<TerminalExit> {
+        if exit.is_some() {
+            self.ended.store(true, Ordering::Relaxed);
+        }
+        exit
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if !self.ended.load(Ordering::Relaxed) {
+            return; // `Created` kills and releases it
+        }
+        self.terminal.released = true;
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let terminal = &self.terminal;
+        let (side, session, id) = (
+            terminal.side.clone(),
+            terminal.session.clone(),
+            terminal.id.clone(),
+        );
+        runtime.spawn(async move { release(&side, &session, &id).await });
+    }
+}
+
+#[async_trait]
+impl LiveTerminal for Live {
+    async fn show(&self, ctx: &ToolContext) {
+        let terminal = &self.terminal;
+        show(
+            &terminal.side,
+            &terminal.session,
+            &ctx.call_id,
+            &terminal.id,
+        )
+        .await;
+    }
+
+    async fn wait(
+        &self,
+        within: Duration,
+        ctx: &ToolContext,
+    ) -> Result<Option<TerminalExit>, ToolError> {
+        let terminal = &self.terminal;
+        let wait = WaitForTerminalExitRequest::new(terminal.session.clone(), terminal.id.clone());
+        let waited = terminal
+            .side
+            .request("terminal/wait_for_exit", wait, within);
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => Ok(None),
+            waited = waited => match waited {
+                Ok(answer) => Ok(self.saw(Some(exit_of(&answer.exit_status)))),
+                Err(ClientError::TimedOut(..)) => Ok(None),
+                Err(err) => Err(failed("failed", err)),
+            },
+        }
+    }
+
+    async fn output(&self) -> Result<TerminalOutput, ToolError> {
+        let terminal = &self.terminal;
+        let asked = TerminalOutputRequest::new(terminal.session.clone(), terminal.id.clone());
+        let output = terminal
+            .side
+            .request("terminal/output", asked, CLIENT_TIMEOUT)
+            .await
+            .map_err(|e| failed("output could not be read", e))?;
+        Ok(TerminalOutput {
+            output: output.output,
+            truncated: output.truncated,
+            exit: self.saw(output.exit_status.as_ref().map(exit_of)),
+        })
+    }
+
+    async fn kill(&self) -> Result<(), ToolError> {
+        (self.terminal.kill().await).map_err(|e| failed("could not be killed", e))
     }
 }
 

@@ -24,11 +24,14 @@ use tokio::sync::oneshot;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-/// A [`FileStore`] counting transcript appends and syncs.
+/// A [`FileStore`] counting transcript appends and syncs, and metadata writes that wait
+/// for the disk (`save_meta`) and that do not (`save_meta_buffered`).
 struct Counting {
     files: FileStore,
     appends: AtomicUsize,
     syncs: AtomicUsize,
+    metas: AtomicUsize,
+    buffered_metas: AtomicUsize,
 }
 
 #[async_trait]
@@ -48,7 +51,12 @@ impl SessionStore for Counting {
 #[async_trait]
 impl SessionStorage for Counting {
     async fn save_meta(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        self.metas.fetch_add(1, Ordering::SeqCst);
         SessionStorage::save_meta(&self.files, meta).await
+    }
+    async fn save_meta_buffered(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        self.buffered_metas.fetch_add(1, Ordering::SeqCst);
+        SessionStorage::save_meta_buffered(&self.files, meta).await
     }
     async fn load_meta(&self, id: &str) -> Result<SessionMeta, StoreError> {
         SessionStorage::load_meta(&self.files, id).await
@@ -84,20 +92,24 @@ impl SessionStorage for Counting {
     }
 }
 
-/// Reports, when the turn is over, how many appends and syncs the storage had seen.
+/// Reports, when the turn is over, how many appends, syncs and synced and buffered
+/// metadata writes the storage had seen.
 struct Finished {
     storage: Arc<Counting>,
-    done: Option<oneshot::Sender<(usize, usize)>>,
+    done: Option<oneshot::Sender<[usize; 4]>>,
 }
 
 impl TurnObserver for Finished {
     fn started(&mut self, _: &Session, _: &TurnInfo) {}
     fn event(&mut self, _: &Session, _: &TurnInfo, _: &AgentEvent) {}
     fn finished(&mut self, _: &Session, _: &TurnInfo, _: &TurnOutcome) {
-        let seen = (
-            self.storage.appends.load(Ordering::SeqCst),
-            self.storage.syncs.load(Ordering::SeqCst),
-        );
+        let seen = [
+            &self.storage.appends,
+            &self.storage.syncs,
+            &self.storage.metas,
+            &self.storage.buffered_metas,
+        ]
+        .map(|n| n.load(Ordering::SeqCst));
         if let Some(done) = self.done.take() {
             let _ = done.send(seen);
         }
@@ -109,6 +121,8 @@ async fn manager(dir: &std::path::Path) -> (SessionManager, Arc<Counting>, Arc<S
         files: FileStore::new(dir.join("data")),
         appends: AtomicUsize::new(0),
         syncs: AtomicUsize::new(0),
+        metas: AtomicUsize::new(0),
+        buffered_metas: AtomicUsize::new(0),
     });
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let manager = SessionManager::with_storage(
@@ -131,6 +145,7 @@ async fn manager(dir: &std::path::Path) -> (SessionManager, Arc<Counting>, Arc<S
 async fn a_turns_transcript_is_synced_before_the_front_end_hears_it_ended() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_manager, storage, session) = manager(dir.path()).await;
+    let created = storage.metas.load(Ordering::SeqCst);
     for turn in 1..=2 {
         let (done, finished) = oneshot::channel();
         session
@@ -143,12 +158,15 @@ async fn a_turns_transcript_is_synced_before_the_front_end_hears_it_ended() {
                 }),
             )
             .expect("started");
-        let (appends, syncs) = tokio::time::timeout(WAIT, finished)
+        let [appends, syncs, metas, buffered_metas] = tokio::time::timeout(WAIT, finished)
             .await
             .expect("the turn ends in time")
             .expect("finished");
         assert!(appends > 0, "the turn recorded its transcript");
         assert_eq!(syncs, turn, "one sync per turn, before finished");
+        // The turn's start is written without waiting for the disk, its end synced.
+        assert_eq!(buffered_metas, turn, "the start of every turn, buffered");
+        assert_eq!(metas - created, turn, "the end of every turn, synced");
     }
 }
 

@@ -370,12 +370,19 @@ impl Session {
 
     /// Writes the metadata to disk.
     pub async fn persist(&self) -> Result<(), SessionError> {
+        self.persist_with(true).await
+    }
+
+    /// Writes the metadata, durable against a crash of the machine only when `sync`
+    /// ([`SessionStorage::save_meta_buffered`] otherwise).
+    async fn persist_with(&self, sync: bool) -> Result<(), SessionError> {
         let _serial = self.persist.lock().await;
         let meta = self.meta();
-        self.store
-            .save_meta(&meta)
-            .await
-            .map_err(SessionError::from)
+        let saved = match sync {
+            true => self.store.save_meta(&meta).await,
+            false => self.store.save_meta_buffered(&meta).await,
+        };
+        saved.map_err(SessionError::from)
     }
 
     /// The storage backend the session is kept in.
@@ -391,7 +398,17 @@ impl Session {
     }
 
     pub(super) async fn persist_logged(&self) {
-        if let Err(err) = self.persist().await {
+        self.persist_logged_with(true).await
+    }
+
+    /// [`Session::persist_logged`] without waiting for the disk: the next synced write
+    /// (the turn's end) makes it durable.
+    pub(super) async fn persist_buffered_logged(&self) {
+        self.persist_logged_with(false).await
+    }
+
+    async fn persist_logged_with(&self, sync: bool) {
+        if let Err(err) = self.persist_with(sync).await {
             tracing::warn!(session = %self.id, error = %err, "cannot persist session metadata");
         }
     }

@@ -254,6 +254,14 @@ pub trait SessionStorage: SessionStore {
     /// Stores the metadata of a session, replacing what was stored (creates the session).
     async fn save_meta(&self, meta: &SessionMeta) -> Result<(), StoreError>;
 
+    /// Like [`save_meta`](Self::save_meta), but the call need not wait until the metadata
+    /// is durable against a crash of the machine (a crash of the process still keeps it): a
+    /// later `save_meta` makes it so. A turn's start is written this way, its end with
+    /// `save_meta`. By default the same as `save_meta`.
+    async fn save_meta_buffered(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        self.save_meta(meta).await
+    }
+
     /// The metadata of a session ([`StoreError::NotFound`] when there is none).
     async fn load_meta(&self, id: &str) -> Result<SessionMeta, StoreError>;
 

@@ -97,6 +97,12 @@ impl FileStore {
     /// session's first turn writes it again, synced (a crash of the machine before then
     /// loses a session that never had a turn).
     pub async fn save_meta(&self, meta: &SessionMeta) -> Result<(), SessionError> {
+        self.save_meta_with(meta, true).await
+    }
+
+    /// Writes the metadata of a session atomically, fsynced only when `sync` (and the file
+    /// replaces an earlier one).
+    async fn save_meta_with(&self, meta: &SessionMeta, sync: bool) -> Result<(), SessionError> {
         let dir = self.dir(&meta.session_id)?;
         let json = serde_json::to_vec_pretty(meta).map_err(|e| SessionError::Corrupt {
             context: meta.session_id.clone(),
@@ -105,7 +111,7 @@ impl FileStore {
         blocking("save session metadata", move || {
             create_dir_all_private(&dir).map_err(io_err(format!("create {}", dir.display())))?;
             let path = dir.join(META);
-            let durability = match path.exists() {
+            let durability = match sync && path.exists() {
                 true => Durability::Sync,
                 false => Durability::Buffered,
             };
@@ -300,6 +306,10 @@ impl SessionStorage for FileStore {
 
     async fn save_meta(&self, meta: &SessionMeta) -> Result<(), StoreError> {
         Ok(FileStore::save_meta(self, meta).await?)
+    }
+
+    async fn save_meta_buffered(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        Ok(self.save_meta_with(meta, false).await?)
     }
 
     async fn load_meta(&self, id: &str) -> Result<SessionMeta, StoreError> {

@@ -223,10 +223,11 @@ impl Session {
         mut observer: Box<dyn TurnObserver>,
     ) {
         // The turn's start is written while the model is asked, off the prompt's path (the
-        // writes are serial: the turn's end is written after it).
+        // writes are serial: the turn's end is written after it), and not synced: the turn's
+        // end replaces it, synced.
         let start_written = tokio::spawn({
             let session = self.clone();
-            async move { session.persist_logged().await }
+            async move { session.persist_buffered_logged().await }
         });
         let started = Instant::now();
         let mut state = TurnState::new();

@@ -164,12 +164,18 @@ for key in "${ORDER[@]}"; do
     printf '%-24s no answer on stdout: %s\n' "$key" "$(head -c 300 "$TMP/out")"
     continue
   fi
-  # hyperfine's shell is measured and subtracted (its default), so `<` costs nothing.
-  hyperfine -w 3 -r "$RUNS" --export-json "$TMP/h.json" "$cmd" >/dev/null 2>&1 || true
+  # hyperfine's shell is measured and subtracted (its default), so `<` costs nothing. A
+  # front end driven by zdrive is timed by zdrive, from spawning it to its exit, as
+  # hyperfine times the others (ZDRIVE_TIMES; the driver's own start and exit left out).
+  rm -f "$TMP/zdrive.times"
+  ZDRIVE_TIMES="$TMP/zdrive.times" hyperfine -w 3 -r "$RUNS" --export-json "$TMP/h.json" "$cmd" >/dev/null 2>&1 || true
   read -r median mean min sd < <(python3 -c '
-import json,sys
+import json,os,statistics,sys
 r=json.load(open(sys.argv[1]))["results"][0]
-print("%.1f %.1f %.1f %.1f" % (r["median"]*1e3, r["mean"]*1e3, r["min"]*1e3, (r.get("stddev") or 0)*1e3))' "$TMP/h.json")
+ms=[t*1e3 for t in r["times"]]
+if os.path.exists(sys.argv[2]):
+    ms=[float(l) for l in open(sys.argv[2])][-len(ms):]
+print("%.1f %.1f %.1f %.1f" % (statistics.median(ms), statistics.mean(ms), min(ms), statistics.stdev(ms) if len(ms) > 1 else 0))' "$TMP/h.json" "$TMP/zdrive.times")
   lo= hi=
   rcmd=$(run_cmd "$key" "/usr/bin/time -f %M -o $(q "$TMP/rss") ")
   for _ in 1 2 3 4 5; do
@@ -182,7 +188,8 @@ print("%.1f %.1f %.1f %.1f" % (r["median"]*1e3, r["mean"]*1e3, r["min"]*1e3, (r.
   RSS[$key]=$lo
   printf '%-24s %9s %9s %9s %9s %12s %12s\n' "$key" "$median" "$mean" "$min" "$sd" "$lo" "$hi"
 done
-note "(app-server and acp rows include zdrive, the client that drives them; the others are the bare binary."
+note "(app-server and acp rows are timed by zdrive, the client that drives them, from spawning the front end"
+note " to its exit; the others by hyperfine, the bare binary. Peak RSS is the front end's own in every row."
 note " Capability rows are exec/openai with one capability turned on, or the sandbox turned off.)"
 
 # --- the ACP prompt beside codex-acp, through the official ACP client SDK ----------------

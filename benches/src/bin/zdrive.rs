@@ -12,13 +12,20 @@
 //!                                          RSS (/proc/PID/status) at 0, N/10, N/2 and N
 //!                                          sessions and the KiB per session
 //! ```
+//!
+//! With `ZDRIVE_TIMES=FILE`, `prompt` and `acp` append the front end's own wall time in
+//! milliseconds to FILE, one line a run: from just before it is spawned to its exit, as
+//! hyperfine times a command it starts (the driver's own start-up and exit are not in it).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
 struct Server {
+    /// When the front end was spawned.
+    spawned: Instant,
     /// Whether requests carry `"jsonrpc": "2.0"` (ACP does; ZCode rejects it).
     jsonrpc: bool,
     child: Child,
@@ -30,6 +37,7 @@ struct Server {
 impl Server {
     fn spawn(cmd: &[String], jsonrpc: bool) -> Result<Self, String> {
         let (program, args) = cmd.split_first().ok_or("no command given after --")?;
+        let spawned = Instant::now();
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::piped())
@@ -39,6 +47,7 @@ impl Server {
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
         Ok(Self {
+            spawned,
             jsonrpc,
             child,
             stdin: Some(stdin),
@@ -110,6 +119,16 @@ impl Server {
     fn finish(mut self) -> Result<bool, String> {
         drop(self.stdin.take());
         let status = self.child.wait().map_err(|e| format!("wait: {e}"))?;
+        let lived = self.spawned.elapsed();
+        if let Some(path) = std::env::var_os("ZDRIVE_TIMES") {
+            let line = format!("{:.3}\n", lived.as_secs_f64() * 1000.0);
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(line.as_bytes()))
+                .map_err(|e| format!("ZDRIVE_TIMES: {e}"))?;
+        }
         Ok(status.success())
     }
 }

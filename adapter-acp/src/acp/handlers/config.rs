@@ -60,8 +60,14 @@ fn reasons(session: &Session, model: &str) -> bool {
 /// The config options of `session`, as they are now (the provider's models listed first,
 /// once per connection).
 pub(crate) async fn options(s: &Shared, session: &Session) -> Vec<SessionConfigOption> {
-    s.models.list(s).await;
+    list_models(s).await;
     options_now(s, session)
+}
+
+/// Lists the provider's models, once per connection (`GET /models`): [`options_now`]
+/// offers them from then on.
+pub(crate) async fn list_models(s: &Shared) {
+    s.models.list(s).await;
 }
 
 /// [`options`] with the models listed so far (none yet: the session's own).

@@ -4,18 +4,20 @@
 //! where the API has it), bounded, and kept. When the list cannot be had it is empty and
 //! each session offers its own model only.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::provider::ModelInfo;
+use agent_core::Provider;
 
-use super::factory::AgentFactory;
+use super::factory::{AgentFactory, FactoryError};
 
 /// Bound on listing the provider's models (the provider bounds each request too).
 pub const LIST_WAIT: Duration = Duration::from_secs(15);
 
 /// The provider's models, listed on first use and kept.
 #[derive(Debug, Default)]
-pub struct ModelList(tokio::sync::OnceCell<Vec<ModelInfo>>);
+pub struct ModelList(Arc<tokio::sync::OnceCell<Vec<ModelInfo>>>);
 
 impl ModelList {
     /// An empty list, not asked yet.
@@ -28,31 +30,26 @@ impl ModelList {
         self.0.get().map(Vec::as_slice).unwrap_or_default()
     }
 
+    /// Starts listing the models on a task of its own, unless they are listed or being
+    /// listed: a front end that answers with the list calls this before the rest of its
+    /// work, and [`get`](Self::get) then waits for the same listing.
+    pub fn prefetch(&self, factory: &AgentFactory) {
+        if self.0.initialized() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (cell, provider) = (self.0.clone(), factory.provider());
+        runtime.spawn(async move {
+            cell.get_or_init(|| list(provider)).await;
+        });
+    }
+
     /// The provider's models, listed now (once) through `factory`'s provider; empty, with a
     /// warning, when they cannot be had within [`LIST_WAIT`].
     pub async fn get(&self, factory: &AgentFactory) -> &[ModelInfo] {
-        self.0
-            .get_or_init(|| async {
-                let provider = match factory.provider() {
-                    Ok(provider) => provider,
-                    Err(err) => {
-                        tracing::warn!(error = %err, "no provider to list the models of");
-                        return Vec::new();
-                    }
-                };
-                match tokio::time::timeout(LIST_WAIT, provider.list_models()).await {
-                    Ok(Ok(models)) => models,
-                    Ok(Err(err)) => {
-                        tracing::warn!(error = %err, "cannot list the provider's models; offering each session's own");
-                        Vec::new()
-                    }
-                    Err(_) => {
-                        tracing::warn!("listing the provider's models took too long; offering each session's own");
-                        Vec::new()
-                    }
-                }
-            })
-            .await
+        self.0.get_or_init(|| list(factory.provider())).await
     }
 
     /// The model ids a session on model `current` is offered, and may switch to: the
@@ -65,5 +62,28 @@ impl ModelList {
             ids.insert(0, current.to_string());
         }
         ids
+    }
+}
+
+async fn list(provider: Result<Arc<dyn Provider>, FactoryError>) -> Vec<ModelInfo> {
+    let provider = match provider {
+        Ok(provider) => provider,
+        Err(err) => {
+            tracing::warn!(error = %err, "no provider to list the models of");
+            return Vec::new();
+        }
+    };
+    match tokio::time::timeout(LIST_WAIT, provider.list_models()).await {
+        Ok(Ok(models)) => models,
+        Ok(Err(err)) => {
+            tracing::warn!(error = %err, "cannot list the provider's models; offering each session's own");
+            Vec::new()
+        }
+        Err(_) => {
+            tracing::warn!(
+                "listing the provider's models took too long; offering each session's own"
+            );
+            Vec::new()
+        }
     }
 }

@@ -64,9 +64,14 @@ pub(crate) async fn options(s: &Shared, session: &Session) -> Vec<SessionConfigO
     options_now(s, session)
 }
 
-/// Lists the provider's models, once per connection (`GET /models`): [`options_now`]
-/// offers them from then on.
-pub(crate) async fn list_models(s: &Shared) {
+/// Starts listing the provider's models (once per connection, `GET /models`) on a task of
+/// its own; [`options`] waits for it.
+pub(crate) fn prefetch_models(s: &Shared) {
+    s.models.0.prefetch(s.manager.factory());
+}
+
+/// Lists the provider's models, once per connection: [`options_now`] offers them from then on.
+async fn list_models(s: &Shared) {
     s.models.list(s).await;
 }
 

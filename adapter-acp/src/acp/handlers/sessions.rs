@@ -148,21 +148,22 @@ pub(super) async fn new_session(
     let cwd = absolute_cwd(&req.cwd)?;
     let mcp_servers = session_servers(&req.mcp_servers)?;
     // The provider's models are listed (the first time) while the session is made.
-    let (session, ()) = tokio::join!(
-        s.manager.create(CreateOptions {
+    config::prefetch_models(s);
+    let session = s
+        .manager
+        .create(CreateOptions {
             workspace_path: cwd,
             mcp_servers,
             ..Default::default()
-        }),
-        config::list_models(s),
-    );
-    let session = session.map_err(|e| activation_error(e, None))?;
+        })
+        .await
+        .map_err(|e| activation_error(e, None))?;
     let meta = session.meta();
     s.titles.known(&session);
     Ok(
         NewSessionResponse::new(SessionId::new(meta.session_id.as_str()))
             .modes(mode_state(meta.mode))
-            .config_options(config::options_now(s, &session))
+            .config_options(config::options(s, &session).await)
             .meta(servers_meta(&session)),
     )
 }

@@ -81,6 +81,9 @@ impl Server {
             None => None,
         };
         let mcp_servers = mcp_servers(p.mcp_servers)?;
+        // The snapshot offers the provider's models: listed (the first time) while the
+        // session is made.
+        self.models.prefetch(self.manager.factory());
         let session = self
             .manager
             .create(CreateOptions {

@@ -1,6 +1,6 @@
 //! [`ModelList`]: the models a connection offers its sessions (a model picker: ACP's
 //! `model` config option, ZCode's `settings.model.available`), listed once from the
-//! provider ([`Provider::list_models`](agent_core::Provider::list_models): `GET /models`
+//! provider ([`Provider::list_models`]: `GET /models`
 //! where the API has it), bounded, and kept. When the list cannot be had it is empty and
 //! each session offers its own model only.
 

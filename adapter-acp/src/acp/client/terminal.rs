@@ -18,7 +18,8 @@ use std::time::Duration;
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, EnvVariable, KillTerminalRequest, ReleaseTerminalRequest, SessionId,
     SessionUpdate, Terminal, TerminalExitStatus, TerminalId, TerminalOutputRequest,
-    ToolCallContent, ToolCallUpdate, ToolCallUpdateFields, WaitForTerminalExitRequest,
+    TerminalOutputResponse, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
+    WaitForTerminalExitRequest,
 };
 use agent_core::editor::{
     EditorTerminals, LiveTerminal, TerminalCommand, TerminalExit, TerminalOutput, TerminalRun,
@@ -112,6 +113,7 @@ impl ClientTerminals {
             session: self.session.clone(),
             id: created.terminal_id,
             released: false,
+            ended: AtomicBool::new(false),
         })
     }
 
@@ -147,16 +149,39 @@ async fn show(side: &ClientSide, session_id: &SessionId, call_id: &str, id: &Ter
     );
 }
 
-/// A created terminal: killed (if asked) and released when dropped without
-/// [`Created::release`].
+/// A created terminal: released when dropped without [`Created::release`], and killed
+/// first unless its command was seen to end.
 struct Created {
     side: Arc<ClientSide>,
     session: SessionId,
     id: TerminalId,
     released: bool,
+    /// The command was seen to end (no kill needed).
+    ended: AtomicBool,
 }
 
 impl Created {
+    /// `terminal/wait_for_exit`, given up (and withdrawn) after `within`.
+    async fn wait(&self, within: Duration) -> Result<TerminalExitStatus, ClientError> {
+        let wait = WaitForTerminalExitRequest::new(self.session.clone(), self.id.clone());
+        let waited = self.side.request("terminal/wait_for_exit", wait, within);
+        let status = waited.await?.exit_status;
+        self.ended.store(true, Ordering::Relaxed);
+        Ok(status)
+    }
+
+    /// `terminal/output`.
+    async fn output(&self) -> Result<TerminalOutputResponse, ClientError> {
+        let asked = TerminalOutputRequest::new(self.session.clone(), self.id.clone());
+        let output = (self.side)
+            .request("terminal/output", asked, CLIENT_TIMEOUT)
+            .await?;
+        if output.exit_status.is_some() {
+            self.ended.store(true, Ordering::Relaxed);
+        }
+        Ok(output)
+    }
+
     async fn kill(&self) -> Result<(), ClientError> {
         let kill = KillTerminalRequest::new(self.session.clone(), self.id.clone());
         let killed = self
@@ -194,9 +219,12 @@ impl Drop for Created {
             return;
         };
         let (side, session, id) = (self.side.clone(), self.session.clone(), self.id.clone());
+        let kill = !self.ended.load(Ordering::Relaxed);
         runtime.spawn(async move {
-            let kill = KillTerminalRequest::new(session.clone(), id.clone());
-            let _ = side.request("terminal/kill", kill, CLIENT_TIMEOUT).await;
+            if kill {
+                let kill = KillTerminalRequest::new(session.clone(), id.clone());
+                let _ = side.request("terminal/kill", kill, CLIENT_TIMEOUT).await;
+            }
             release(&side, &session, &id).await;
         });
     }
@@ -232,13 +260,11 @@ impl EditorTerminals for ClientTerminals {
         let timeout = command.timeout;
         let terminal = self.create(command).await?;
         self.show(&ctx.call_id, &terminal.id).await;
-        let wait = WaitForTerminalExitRequest::new(self.session.clone(), terminal.id.clone());
-        let waited = self.side.request("terminal/wait_for_exit", wait, timeout);
         let ending = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => Ending::Cancelled,
-            waited = waited => match waited {
-                Ok(answer) => Ending::Exited(answer.exit_status),
+            waited = terminal.wait(timeout) => match waited {
+                Ok(status) => Ending::Exited(status),
                 Err(ClientError::TimedOut(..)) => Ending::TimedOut,
                 Err(err) => Ending::Failed(err),
             },
@@ -248,14 +274,7 @@ impl EditorTerminals for ClientTerminals {
         }
         let output = match ending {
             Ending::Cancelled => None,
-            _ => {
-                let asked = TerminalOutputRequest::new(self.session.clone(), terminal.id.clone());
-                Some(
-                    self.side
-                        .request("terminal/output", asked, CLIENT_TIMEOUT)
-                        .await,
-                )
-            }
+            _ => Some(terminal.output().await),
         };
         terminal.release().await;
         let (exit, output) = match (ending, output) {
@@ -293,52 +312,18 @@ impl EditorTerminals for ClientTerminals {
     ) -> Result<Option<Box<dyn LiveTerminal>>, ToolError> {
         let terminal = self.create(command).await?;
         self.show(&ctx.call_id, &terminal.id).await;
-        Ok(Some(Box::new(Live {
-            terminal,
-            ended: AtomicBool::new(false),
-        })))
+        Ok(Some(Box::new(Live(terminal))))
     }
 }
 
 /// A command left running in a client terminal across calls (`exec_command`); released
 /// when dropped, and killed first unless it was seen to end.
-struct Live {
-    terminal: Created,
-    ended: AtomicBool,
-}
-
-impl Live {
-    fn saw(&self, exit: Option<TerminalExit>) -> Option<TerminalExit> {
-        if exit.is_some() {
-            self.ended.store(true, Ordering::Relaxed);
-        }
-        exit
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        if !self.ended.load(Ordering::Relaxed) {
-            return; // `Created` kills and releases it
-        }
-        self.terminal.released = true;
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let terminal = &self.terminal;
-        let (side, session, id) = (
-            terminal.side.clone(),
-            terminal.session.clone(),
-            terminal.id.clone(),
-        );
-        runtime.spawn(async move { release(&side, &session, &id).await });
-    }
-}
+struct Live(Created);
 
 #[async_trait]
 impl LiveTerminal for Live {
     async fn show(&self, ctx: &ToolContext) {
-        let terminal = &self.terminal;
+        let terminal = &self.0;
         show(
             &terminal.side,
             &terminal.session,
@@ -353,16 +338,11 @@ impl LiveTerminal for Live {
         within: Duration,
         ctx: &ToolContext,
     ) -> Result<Option<TerminalExit>, ToolError> {
-        let terminal = &self.terminal;
-        let wait = WaitForTerminalExitRequest::new(terminal.session.clone(), terminal.id.clone());
-        let waited = terminal
-            .side
-            .request("terminal/wait_for_exit", wait, within);
         tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => Ok(None),
-            waited = waited => match waited {
-                Ok(answer) => Ok(self.saw(Some(exit_of(&answer.exit_status)))),
+            waited = self.0.wait(within) => match waited {
+                Ok(status) => Ok(Some(exit_of(&status))),
                 Err(ClientError::TimedOut(..)) => Ok(None),
                 Err(err) => Err(failed("failed", err)),
             },
@@ -370,22 +350,16 @@ impl LiveTerminal for Live {
     }
 
     async fn output(&self) -> Result<TerminalOutput, ToolError> {
-        let terminal = &self.terminal;
-        let asked = TerminalOutputRequest::new(terminal.session.clone(), terminal.id.clone());
-        let output = terminal
-            .side
-            .request("terminal/output", asked, CLIENT_TIMEOUT)
-            .await
-            .map_err(|e| failed("output could not be read", e))?;
+        let output = (self.0.output().await).map_err(|e| failed("output could not be read", e))?;
         Ok(TerminalOutput {
             output: output.output,
             truncated: output.truncated,
-            exit: self.saw(output.exit_status.as_ref().map(exit_of)),
+            exit: output.exit_status.as_ref().map(exit_of),
         })
     }
 
     async fn kill(&self) -> Result<(), ToolError> {
-        (self.terminal.kill().await).map_err(|e| failed("could not be killed", e))
+        (self.0.kill().await).map_err(|e| failed("could not be killed", e))
     }
 }
 

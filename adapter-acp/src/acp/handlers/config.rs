@@ -22,7 +22,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error};
 use agent_core::ReasoningLevel;
-use agent_host::session::{ModelList, Session};
+use agent_host::session::Session;
 
 use super::sessions::{active, parse_mode, MODES};
 use super::{internal, invalid_params, notify, Shared};
@@ -34,22 +34,11 @@ pub const MODEL: &str = "model";
 /// The id of the reasoning-level option.
 pub const THOUGHT_LEVEL: &str = "thought_level";
 
-/// The provider's model list, fetched on first use and kept for the connection (empty
-/// when it could not be had).
-#[derive(Debug, Default)]
-pub(crate) struct Models(ModelList);
-
-impl Models {
-    /// Lists the provider's models (the first time only).
-    async fn list(&self, s: &Shared) {
-        self.0.get(s.manager.factory()).await;
-    }
-}
-
-/// The model ids offered to `session` ([`ModelList::offered`]): the models listed so far,
-/// with the session's own first when they do not have it.
-fn model_ids(models: &Models, session: &Session) -> Vec<String> {
-    models.0.offered(&session.meta().model)
+/// The model ids offered to `session`
+/// ([`ModelList::offered`](agent_host::session::ModelList::offered)): the models listed so
+/// far, with the session's own first when they do not have it.
+fn model_ids(s: &Shared, session: &Session) -> Vec<String> {
+    s.models.offered(&session.meta().model)
 }
 
 /// Whether `session`'s model takes a reasoning level.
@@ -67,12 +56,12 @@ pub(crate) async fn options(s: &Shared, session: &Session) -> Vec<SessionConfigO
 /// Starts listing the provider's models (once per connection, `GET /models`) on a task of
 /// its own; [`options`] waits for it.
 pub(crate) fn prefetch_models(s: &Shared) {
-    s.models.0.prefetch(s.manager.factory());
+    s.models.prefetch(s.manager.factory());
 }
 
 /// Lists the provider's models, once per connection: [`options_now`] offers them from then on.
 async fn list_models(s: &Shared) {
-    s.models.list(s).await;
+    s.models.get(s.manager.factory()).await;
 }
 
 /// [`options`] with the models listed so far (none yet: the session's own).
@@ -90,7 +79,7 @@ pub(crate) fn options_now(s: &Shared, session: &Session) -> Vec<SessionConfigOpt
             .category(SessionConfigOptionCategory::Mode)
             .description("When the agent asks before it acts".to_string()),
     ];
-    let models: Vec<SessionConfigSelectOption> = model_ids(&s.models, session)
+    let models: Vec<SessionConfigSelectOption> = model_ids(s, session)
         .into_iter()
         .map(|id| SessionConfigSelectOption::new(id.clone(), id))
         .collect();
@@ -157,8 +146,8 @@ pub(super) async fn set_config_option(
             notify(s, cx, &req.session_id, update);
         }
         MODEL => {
-            s.models.list(s).await;
-            let ids = model_ids(&s.models, &session);
+            list_models(s).await;
+            let ids = model_ids(s, &session);
             if !ids.contains(&value) {
                 return Err(unknown(&ids));
             }

@@ -128,7 +128,7 @@ pub(crate) struct Shared {
     /// What the client advertised and lends the sessions (files, terminals, elicitation).
     pub(crate) client: Arc<ClientSide>,
     /// The provider's models, for the `model` config option.
-    models: config::Models,
+    models: agent_host::session::ModelList,
     /// The session titles the client was told.
     titles: lifecycle::Titles,
 }
@@ -323,7 +323,7 @@ impl ConnectTo<Client> for AcpAgent {
             unanswered: tokio::sync::watch::channel(0).0,
             commands: Mutex::new(HashMap::new()),
             client: client_side,
-            models: config::Models::default(),
+            models: agent_host::session::ModelList::new(),
             titles: lifecycle::Titles::default(),
         });
         let s = shared.clone();

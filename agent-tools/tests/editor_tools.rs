@@ -1,7 +1,7 @@
-//! The file tools and `bash` with a client's editor lent to them (`agent_core::editor`):
-//! reads see the editor's buffers, writes go to the editor and not to the disk, `bash` runs
-//! in the editor's terminal, an editor that fails is the call's error, and without an
-//! editor nothing changes.
+//! The file tools, `bash` and `exec_command` with a client's editor lent to them
+//! (`agent_core::editor`): reads see the editor's buffers, writes go to the editor and not to
+//! the disk, `bash` runs in the editor's terminal and `exec_command` keeps one across calls,
+//! an editor that fails is the call's error, and without an editor nothing changes.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::editor::{
-    Editor, EditorFiles, EditorTerminals, ReadText, TerminalCommand, TerminalExit, TerminalRun,
+    Editor, EditorFiles, EditorTerminals, LiveTerminal, ReadText, TerminalCommand, TerminalExit,
+    TerminalOutput, TerminalRun,
 };
 use agent_core::sandbox::{SandboxContext, SandboxPolicy};
 use agent_core::{async_trait, ToolContext, ToolError, ToolOutput};
@@ -324,4 +325,189 @@ async fn a_confining_sandbox_without_a_launcher_keeps_bash_local() {
         terminal.seen.lock().unwrap().is_empty(),
         "not in the editor's terminal"
     );
+}
+
+/// An editor whose terminals are real processes (standard input closed, as an editor's
+/// terminal takes none): what each was started with, and the calls it was shown in.
+#[derive(Default)]
+struct Processes {
+    started: Mutex<Vec<TerminalCommand>>,
+    shown: Arc<Mutex<Vec<String>>>,
+    killed: Arc<Mutex<usize>>,
+}
+
+/// One of [`Processes`]' terminals.
+struct Process {
+    child: tokio::sync::Mutex<tokio::process::Child>,
+    output: Arc<Mutex<String>>,
+    /// Reads the output until the command's end.
+    reader: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    exit: Mutex<Option<TerminalExit>>,
+    shown: Arc<Mutex<Vec<String>>>,
+    killed: Arc<Mutex<usize>>,
+}
+
+#[async_trait]
+impl EditorTerminals for Processes {
+    async fn run(&self, _: TerminalCommand, _: &ToolContext) -> Result<TerminalRun, ToolError> {
+        Err(ToolError::Failed("this editor only keeps terminals".into()))
+    }
+
+    async fn start(
+        &self,
+        command: TerminalCommand,
+        ctx: &ToolContext,
+    ) -> Result<Option<Box<dyn LiveTerminal>>, ToolError> {
+        use tokio::io::AsyncReadExt;
+        self.started.lock().unwrap().push(command.clone());
+        let mut child = tokio::process::Command::new(&command.program)
+            .args(&command.args)
+            .current_dir(&command.cwd)
+            .envs(command.env.iter().map(|(k, v)| (k, v)))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| ToolError::Failed(e.to_string()))?;
+        let output = Arc::new(Mutex::new(String::new()));
+        let mut stdout = child.stdout.take().unwrap();
+        let sink = output.clone();
+        let reader = tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stdout.read(&mut buf).await {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        self.shown.lock().unwrap().push(ctx.call_id.clone());
+        Ok(Some(Box::new(Process {
+            child: tokio::sync::Mutex::new(child),
+            output,
+            reader: tokio::sync::Mutex::new(Some(reader)),
+            exit: Mutex::default(),
+            shown: self.shown.clone(),
+            killed: self.killed.clone(),
+        })))
+    }
+}
+
+#[async_trait]
+impl LiveTerminal for Process {
+    async fn show(&self, ctx: &ToolContext) {
+        self.shown.lock().unwrap().push(ctx.call_id.clone());
+    }
+
+    async fn wait(
+        &self,
+        within: Duration,
+        _: &ToolContext,
+    ) -> Result<Option<TerminalExit>, ToolError> {
+        let mut child = self.child.lock().await;
+        let Ok(status) = tokio::time::timeout(within, child.wait()).await else {
+            return Ok(None);
+        };
+        let status = status.map_err(|e| ToolError::Failed(e.to_string()))?;
+        // As an editor's terminal, all the command printed is shown once it has ended.
+        if let Some(reader) = self.reader.lock().await.take() {
+            let _ = tokio::time::timeout(LIMIT, reader).await;
+        }
+        let exit = match status.code() {
+            Some(code) => TerminalExit::Code(code as u32),
+            None => TerminalExit::Signal("SIGKILL".into()),
+        };
+        *self.exit.lock().unwrap() = Some(exit.clone());
+        Ok(Some(exit))
+    }
+
+    async fn output(&self) -> Result<TerminalOutput, ToolError> {
+        Ok(TerminalOutput {
+            output: self.output.lock().unwrap().clone(),
+            truncated: false,
+            exit: self.exit.lock().unwrap().clone(),
+        })
+    }
+
+    async fn kill(&self) -> Result<(), ToolError> {
+        *self.killed.lock().unwrap() += 1;
+        let _ = self.child.lock().await.start_kill();
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn exec_command_keeps_its_command_in_the_editors_terminal_and_write_stdin_feeds_it() {
+    let (dir, tools) = setup();
+    let editor = Arc::new(Processes::default());
+    let ctx_of = |call: &str| {
+        let mut ctx = ctx(dir.path(), Editor::none().with_terminals(editor.clone()));
+        ctx.sandbox = SandboxContext::new(SandboxPolicy::off());
+        ctx.call_id = call.into();
+        ctx
+    };
+    let started = call(
+        &tools,
+        "exec_command",
+        json!({"cmd": "echo ready; read line; echo got:$line", "yield_time_ms": 250}),
+        ctx_of("call_exec"),
+    )
+    .await
+    .expect("exec_command");
+    let shown = text(&started);
+    assert!(
+        shown.contains("ready") && shown.contains("session_id: 1"),
+        "{shown}"
+    );
+    {
+        let seen = editor.started.lock().unwrap();
+        assert_eq!(seen.len(), 1, "one terminal, started in the editor");
+        assert_eq!(seen[0].program, "bash");
+        assert_eq!(seen[0].args[0], "-c");
+        assert!(
+            seen[0].args[1].starts_with("{ exec 0<"),
+            "{:?}",
+            seen[0].args
+        );
+        assert_eq!(seen[0].cwd, dir.path());
+    }
+    // The input goes through the session's pipe, and the command's end is reported.
+    let fed = call(
+        &tools,
+        "write_stdin",
+        json!({"session_id": 1, "chars": "hi\n", "yield_time_ms": 10000}),
+        ctx_of("call_stdin"),
+    )
+    .await
+    .expect("write_stdin");
+    let shown = text(&fed);
+    assert!(
+        shown.contains("got:hi") && shown.contains("exit_code: 0"),
+        "{shown}"
+    );
+    assert!(!shown.contains("ready"), "only what is new: {shown}");
+    assert_eq!(*editor.shown.lock().unwrap(), ["call_exec", "call_stdin"]);
+    // "\u0003" kills a command in the editor's terminal.
+    call(
+        &tools,
+        "exec_command",
+        json!({"cmd": "sleep 30", "yield_time_ms": 250}),
+        ctx_of("call_sleep"),
+    )
+    .await
+    .expect("exec_command");
+    let stopped = call(
+        &tools,
+        "write_stdin",
+        json!({"session_id": 2, "chars": "\u{3}", "yield_time_ms": 10000}),
+        ctx_of("call_stop"),
+    )
+    .await
+    .expect("write_stdin");
+    assert!(
+        text(&stopped).contains("interrupted: true"),
+        "{}",
+        text(&stopped)
+    );
+    assert_eq!(*editor.killed.lock().unwrap(), 1);
 }

@@ -510,4 +510,19 @@ async fn exec_command_keeps_its_command_in_the_editors_terminal_and_write_stdin_
         text(&stopped)
     );
     assert_eq!(*editor.killed.lock().unwrap(), 1);
+    // `tty: false` asks for pipes, which an editor's terminal is not: it runs here.
+    let piped = call(
+        &tools,
+        "exec_command",
+        json!({"cmd": "echo piped", "tty": false, "yield_time_ms": 5000}),
+        ctx_of("call_piped"),
+    )
+    .await
+    .expect("exec_command");
+    assert!(text(&piped).contains("piped"), "{}", text(&piped));
+    assert_eq!(
+        editor.started.lock().unwrap().len(),
+        2,
+        "no terminal for tty: false"
+    );
 }

@@ -291,9 +291,11 @@ impl Tool for ExecCommand {
         let sessions = &self.shared.sessions;
         let starting =
             |e: ExecError| ToolError::Failed(format!("Error starting exec_command: {e}"));
-        // In the editor's terminal when it lends one that lives across calls.
+        // In the editor's terminal when it lends one that lives across calls; `tty: false`
+        // asks for plain pipes, which an editor's terminal is not: that runs here.
         let mut in_editor = None;
-        if let Some(terminals) = ctx.editor.terminals() {
+        let terminals = ctx.editor.terminals().filter(|_| args.tty != Some(false));
+        if let Some(terminals) = terminals {
             sessions.has_room().map_err(starting)?;
             in_editor =
                 editor::EditorSession::start(terminals, &args.cmd, &cwd.path, &roots, &ctx).await?;

@@ -66,17 +66,13 @@ async fn official_acp_client_drives_the_agent() {
     // An MCP server behind OAuth, for a client without `elicitation.url`: its authorization
     // URL goes to `$BROWSER` (curl, following the redirect to the agent's callback).
     let oauth = OAuthServer::start();
-    let browser = curl_browser();
-    match &browser {
-        Some(browser) => {
-            node.env("ACP_TEST_OAUTH_MCP", oauth.url())
-                .env("BROWSER", browser)
-                .env("DISPLAY", "")
-                .env("WAYLAND_DISPLAY", "");
-        }
-        None => eprintln!(
-            "skipped: the MCP authorization URL scenario: curl (the test's browser) is not on PATH"
-        ),
+    // Without curl the scenario is skipped (a failure with AGENT_SDK_CURL=required).
+    let browser = curl_browser().inspect_err(|skip| skip.report()).ok();
+    if let Some(browser) = &browser {
+        node.env("ACP_TEST_OAUTH_MCP", oauth.url())
+            .env("BROWSER", browser)
+            .env("DISPLAY", "")
+            .env("WAYLAND_DISPLAY", "");
     }
     let output = run(node, TEST_TIMEOUT, "node test.mjs").await;
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -39,10 +39,7 @@ fn oauth(args: &[&str], browser: &str, data_dir: &Path) -> (i32, String, String)
 
 #[test]
 fn login_status_and_logout_of_a_session_server() {
-    let Some(browser) = curl_browser() else {
-        eprintln!("skipped: login_status_and_logout_of_a_session_server: curl (the test's browser) is not on PATH");
-        return;
-    };
+    let browser = test_support::or_skip!(curl_browser());
     let server = OAuthServer::start();
     let data = tempfile::tempdir().expect("data dir");
     let url = server.url();

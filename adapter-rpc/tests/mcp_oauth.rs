@@ -36,10 +36,7 @@ async fn oauth(home: &Path, args: &[&str], browser: &str) -> (i32, String, Strin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_login_serves_the_next_rpc_session_without_a_browser() {
-    let Some(browser) = curl_browser() else {
-        eprintln!("skipped: a_login_serves_the_next_rpc_session_without_a_browser: curl (the test's browser) is not on PATH");
-        return;
-    };
+    let browser = test_support::or_skip!(curl_browser());
     let server = OAuthServer::start();
     let home = tempfile::tempdir().expect("zut home");
     let dir = tempfile::tempdir().expect("workspace");

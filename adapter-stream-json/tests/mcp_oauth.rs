@@ -56,10 +56,7 @@ fn texts(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
 
 #[test]
 fn login_status_a_run_on_the_stored_token_and_logout() {
-    let Some(browser) = curl_browser() else {
-        eprintln!("skipped: login_status_a_run_on_the_stored_token_and_logout: curl (the test's browser) is not on PATH");
-        return;
-    };
+    let browser = test_support::or_skip!(curl_browser());
     let server = OAuthServer::start();
     let sb = Sandbox::new();
     sb.zero_config(

@@ -13,6 +13,7 @@
 //! | Node, npm and the pinned npm packages | `AGENT_SDK_NODE=required` |
 //! | PostgreSQL | `AGENT_SDK_PG=required` |
 //! | llama-server (a real model) | `AGENT_SDK_REAL_MODEL=required` |
+//! | curl, the MCP OAuth tests' browser | `AGENT_SDK_CURL=required` |
 
 use std::fs::File;
 use std::io::Write;
@@ -27,6 +28,8 @@ pub const NODE_REQUIRED: &str = "AGENT_SDK_NODE";
 pub const PG_REQUIRED: &str = "AGENT_SDK_PG";
 /// `AGENT_SDK_REAL_MODEL=required`: no llama-server (`AGENT_SDK_LLAMA_URL`) fails the test.
 pub const REAL_MODEL_REQUIRED: &str = "AGENT_SDK_REAL_MODEL";
+/// `AGENT_SDK_CURL=required`: no curl (the MCP OAuth tests' browser) fails the test.
+pub const CURL_REQUIRED: &str = "AGENT_SDK_CURL";
 
 /// A component a test needs and cannot have: what, why, and how to get it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -456,8 +456,19 @@ fn mcp(shared: &Shared, authorization: &str, body: &str) -> hyper::Response<Body
 }
 
 /// The `$BROWSER` of a front end's tests: `curl`, following the authorization endpoint's
-/// redirect to the client's callback as a browser would (`None` without curl).
-pub fn curl_browser() -> Option<String> {
-    crate::component::on_path("curl")
-        .map(|curl| format!("{} -fsSL --max-time 20 -o /dev/null %s", curl.display()))
+/// redirect to the client's callback as a browser would; a [`Skip`](crate::component::Skip)
+/// without curl (a failure with `AGENT_SDK_CURL=required`, as `.ci/run` sets it).
+pub fn curl_browser() -> Result<String, crate::component::Skip> {
+    let curl = crate::component::on_path("curl").ok_or_else(|| {
+        crate::component::Skip::new(
+            crate::component::CURL_REQUIRED,
+            "curl, the OAuth tests' browser",
+            "curl is not on PATH",
+            "install curl",
+        )
+    })?;
+    Ok(format!(
+        "{} -fsSL --max-time 20 -o /dev/null %s",
+        curl.display()
+    ))
 }

@@ -11,7 +11,7 @@ use agent_core::Provider;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::headers::CustomHeader;
-use crate::http::{ClientConfig, HttpConfig};
+use crate::http::{ClientConfig, HttpConfig, SharedHttp};
 use crate::scripted::ScriptedProvider;
 use crate::{AnthropicProvider, OpenAiProvider, OpenAiResponsesProvider};
 
@@ -243,13 +243,20 @@ pub fn http_config_from_env(
 /// A key is required only by the vendors' own endpoints: an OpenAI-compatible server at
 /// another base URL works without one.
 pub fn build_provider(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ConfigError> {
-    let env = |name: &str| std::env::var(name).ok();
+    build_provider_on(config, &http_for(config)?)
+}
+
+/// The HTTP client [`build_provider`] gives a provider of `config`, not built yet: the
+/// default timeouts and retries adjusted by the `AGENT_SDK_*` environment variables
+/// ([`http_config_from_env`]). A host building many providers of one config keeps it and
+/// builds them with [`build_provider_on`], so that they share its connections.
+pub fn http_for(config: &ProviderConfig) -> Result<SharedHttp, ConfigError> {
     let http = match config.id {
         // The scripted provider makes no HTTP calls: its builds never fail on these.
         ProviderId::Scripted => HttpConfig::default(),
-        _ => http_config_from_env(&env)?,
+        _ => http_config_from_env(&|name| std::env::var(name).ok())?,
     };
-    resolve(config, &http, &env)
+    Ok(SharedHttp::new(http))
 }
 
 /// [`build_provider`] with explicit timeouts and retry policy.
@@ -257,13 +264,24 @@ pub fn build_provider_with(
     config: &ProviderConfig,
     http: &HttpConfig,
 ) -> Result<Arc<dyn Provider>, ConfigError> {
+    build_provider_on(config, &SharedHttp::new(http.clone()))
+}
+
+/// [`build_provider`] on a client other providers share ([`SharedHttp`]: its timeouts and
+/// retries, its pooled connections): what a host building a provider per session uses, so
+/// that a session's first request reuses the connection an earlier one (or the model
+/// listing) opened instead of connecting and handshaking again.
+pub fn build_provider_on(
+    config: &ProviderConfig,
+    http: &SharedHttp,
+) -> Result<Arc<dyn Provider>, ConfigError> {
     resolve(config, http, &|name| std::env::var(name).ok())
 }
 
 /// The environment-independent core of [`build_provider_with`].
 fn resolve(
     config: &ProviderConfig,
-    http: &HttpConfig,
+    http: &SharedHttp,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Provider>, ConfigError> {
     let env = |name: &str| {
@@ -406,7 +424,7 @@ const REGION_PROVIDERS: [ProviderId; 2] = [ProviderId::Vertex, ProviderId::Bedro
 /// visible to tools in /proc/<pid>/cmdline.
 pub(crate) fn client_config(
     config: &ProviderConfig,
-    http: &HttpConfig,
+    http: &SharedHttp,
     base_url: String,
     model: String,
     api_key: Option<SecretString>,
@@ -421,16 +439,17 @@ pub(crate) fn client_config(
         api_key,
         auth_token,
         model,
-        http: http.clone(),
+        http: http.config().clone(),
         headers: config.headers.clone(),
         prompt_cache_key: config.prompt_cache_key,
+        shared: Some(http.clone()),
     }
 }
 
 /// `azure` and `azure-responses`: endpoint, deployment and credentials are all required.
 fn resolve_azure(
     config: &ProviderConfig,
-    http: &HttpConfig,
+    http: &SharedHttp,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Provider>, ConfigError> {
     use crate::azure;
@@ -479,7 +498,7 @@ fn resolve_azure(
 /// `vertex`: location, credentials, then the project (which a credentials file may name).
 fn resolve_vertex(
     config: &ProviderConfig,
-    http: &HttpConfig,
+    http: &SharedHttp,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Provider>, ConfigError> {
     use crate::vertex::{self, auth::Credentials};
@@ -557,7 +576,7 @@ fn resolve_vertex(
 /// `bedrock`: region and credentials from the flags, the environment or the AWS profile.
 fn resolve_bedrock(
     config: &ProviderConfig,
-    http: &HttpConfig,
+    http: &SharedHttp,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Provider>, ConfigError> {
     use crate::bedrock::{self, credentials};
@@ -626,7 +645,7 @@ mod tests {
 
     #[test]
     fn http_providers_build_from_config_and_environment() {
-        let http = HttpConfig::default();
+        let http = SharedHttp::new(HttpConfig::default());
         let env = env_of(&[
             ("OPENAI_API_KEY", "sk-env-openai"),
             ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"),
@@ -649,7 +668,7 @@ mod tests {
 
     #[test]
     fn the_vendor_endpoint_needs_a_key_but_compatible_servers_do_not() {
-        let http = HttpConfig::default();
+        let http = SharedHttp::new(HttpConfig::default());
         let none = env_of(&[]);
         let err = resolve(&ProviderConfig::new(ProviderId::Anthropic), &http, &none)
             .err()
@@ -684,7 +703,12 @@ mod tests {
         let mut config = ProviderConfig::new(ProviderId::OpenAi);
         config.api_key = Some(SecretString::from("sk-very-secret-key"));
         assert!(!format!("{config:?}").contains("sk-very-secret-key"));
-        let provider = resolve(&config, &HttpConfig::default(), &env_of(&[])).expect("builds");
+        let provider = resolve(
+            &config,
+            &SharedHttp::new(HttpConfig::default()),
+            &env_of(&[]),
+        )
+        .expect("builds");
         let debug = format!(
             "{:?}",
             OpenAiProvider::new(
@@ -737,7 +761,7 @@ mod tests {
         };
         let provider = resolve(
             &ProviderConfig::new(ProviderId::Anthropic),
-            &HttpConfig::default(),
+            &SharedHttp::new(HttpConfig::default()),
             &env,
         )
         .expect("a token is enough");
@@ -773,7 +797,7 @@ mod tests {
 
         // The vendor endpoint takes the token instead of a key; OpenAI ignores it.
         let token = env_of(&[("ANTHROPIC_AUTH_TOKEN", "tok-env-777")]);
-        let http = HttpConfig::default();
+        let http = SharedHttp::new(HttpConfig::default());
         resolve(&ProviderConfig::new(ProviderId::Anthropic), &http, &token)
             .expect("token instead of key");
         let err = resolve(&ProviderConfig::new(ProviderId::OpenAi), &http, &token)
@@ -792,7 +816,7 @@ mod tests {
 
     #[test]
     fn gemini_takes_either_googles_key_variable() {
-        let http = HttpConfig::default();
+        let http = SharedHttp::new(HttpConfig::default());
         let err = resolve(
             &ProviderConfig::new(ProviderId::Gemini),
             &http,
@@ -824,7 +848,7 @@ mod tests {
             ("AZURE_OPENAI_DEPLOYMENT", "prod-4o"),
             ("AZURE_OPENAI_API_VERSION", "2024-10-21"),
         ]);
-        let http = HttpConfig::default();
+        let http = SharedHttp::new(HttpConfig::default());
         for (id, name) in [
             (ProviderId::Azure, "azure"),
             (ProviderId::AzureResponses, "azure-responses"),
@@ -852,7 +876,7 @@ mod tests {
             "CLOUD_ML_REGION" => Some("us-east5".to_string()),
             _ => None,
         };
-        let http = HttpConfig::default();
+        let http = SharedHttp::new(HttpConfig::default());
         let vertex = ProviderConfig::new(ProviderId::Vertex);
         // Without a project anywhere, the file's is missing too.
         let file = serde_json::json!({"type": "service_account",
@@ -881,7 +905,7 @@ mod tests {
 
     #[test]
     fn bedrock_names_what_is_missing() {
-        let http = HttpConfig::default();
+        let http = SharedHttp::new(HttpConfig::default());
         let bedrock = ProviderConfig::new(ProviderId::Bedrock);
         let err = resolve(&bedrock, &http, &env_of(&[("HOME", "/nonexistent")]))
             .err()

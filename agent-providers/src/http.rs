@@ -155,6 +155,8 @@ pub struct ClientConfig {
     /// and Responses). `None` decides by server: Responses always, Chat Completions only to
     /// OpenAI's own API and Azure, as compatible servers may reject the field.
     pub prompt_cache_key: Option<bool>,
+    /// The HTTP client shared with other providers, if any ([`ClientConfig::shared_http`]).
+    pub(crate) shared: Option<SharedHttp>,
 }
 
 impl ClientConfig {
@@ -168,7 +170,16 @@ impl ClientConfig {
             http: HttpConfig::default(),
             headers: Vec::new(),
             prompt_cache_key: None,
+            shared: None,
         }
+    }
+
+    /// Sends the requests through `http`, the client other providers share, so that they
+    /// reuse its connections; its timeouts and retries replace [`ClientConfig::http`].
+    pub fn shared_http(mut self, http: &SharedHttp) -> Self {
+        self.http = http.config().clone();
+        self.shared = Some(http.clone());
+        self
     }
 
     /// Adds an extra header sent with every request.
@@ -242,8 +253,47 @@ pub fn client_builder() -> Result<reqwest::ClientBuilder, rustls::Error> {
     Ok(reqwest::Client::builder().tls_backend_preconfigured(tls))
 }
 
-/// The shared HTTP client of one provider; the underlying `reqwest` client (and its TLS
-/// setup) is built on first use, so constructing a provider costs nothing.
+/// One HTTP client (connection pool and TLS setup) that several providers share, built on
+/// first use: providers made with it ([`ClientConfig::shared_http`],
+/// [`build_provider_on`](crate::build_provider_on)) reuse each other's connections, so a
+/// second provider for the same server (a new session, a model listing) connects and
+/// handshakes no more. Cloning it shares the client. Its pooled connections belong to the
+/// Tokio runtime that opened them: share it within one runtime.
+///
+/// ```
+/// use agent_providers::{http::SharedHttp, ClientConfig, HttpConfig, OpenAiProvider};
+///
+/// let http = SharedHttp::new(HttpConfig::default());
+/// let config = ClientConfig::new("http://127.0.0.1:8080/v1", "m").shared_http(&http);
+/// let (one, two) = (OpenAiProvider::new(config.clone()), OpenAiProvider::new(config));
+/// # let _ = (one, two);
+/// ```
+#[derive(Clone)]
+pub struct SharedHttp(Arc<HttpClient>);
+
+impl SharedHttp {
+    /// A client with these timeouts and retries, not built yet.
+    pub fn new(config: HttpConfig) -> Self {
+        Self(Arc::new(HttpClient::new(config)))
+    }
+
+    /// The timeouts and retries of every provider using it.
+    pub fn config(&self) -> &HttpConfig {
+        &self.0.config
+    }
+}
+
+impl std::fmt::Debug for SharedHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedHttp")
+            .field("config", &self.0.config)
+            .field("built", &self.0.client.get().is_some())
+            .finish()
+    }
+}
+
+/// The HTTP client of one provider; the underlying `reqwest` client (and its TLS setup) is
+/// built on first use, so constructing a provider costs nothing.
 pub(crate) struct HttpClient {
     pub(crate) config: HttpConfig,
     client: OnceLock<Result<reqwest::Client, String>>,
@@ -254,6 +304,14 @@ impl HttpClient {
         Self {
             config,
             client: OnceLock::new(),
+        }
+    }
+
+    /// The client of a provider made with `config`: the shared one, else its own.
+    pub(crate) fn of(config: &ClientConfig) -> Arc<Self> {
+        match &config.shared {
+            Some(shared) => shared.0.clone(),
+            None => Arc::new(Self::new(config.http.clone())),
         }
     }
 

@@ -57,12 +57,12 @@ pub mod vertex;
 pub use anthropic::AnthropicProvider;
 pub use bedrock::BedrockProvider;
 pub use config::{
-    build_provider, build_provider_with, http_config_from_env, ConfigError, ProviderConfig,
-    ProviderId,
+    build_provider, build_provider_on, build_provider_with, http_config_from_env, http_for,
+    ConfigError, ProviderConfig, ProviderId,
 };
 pub use gemini::GeminiProvider;
 pub use headers::CustomHeader;
-pub use http::{ClientConfig, HttpConfig};
+pub use http::{ClientConfig, HttpConfig, SharedHttp};
 pub use openai::{OpenAiClient, OpenAiProvider, OpenAiResponsesProvider};
 pub use scripted::ScriptedProvider;
 pub use vertex::VertexProvider;

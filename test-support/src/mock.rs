@@ -116,6 +116,8 @@ impl Reply {
 struct Models {
     ids: Mutex<Vec<String>>,
     asked: AtomicUsize,
+    /// TCP connections accepted.
+    connections: AtomicUsize,
 }
 
 /// The mock model server. Starts listening on 127.0.0.1 (port 0) when created, answers each
@@ -141,10 +143,12 @@ impl MockModel {
         let models = Arc::new(Models {
             ids: Mutex::new(Self::MODELS.map(String::from).to_vec()),
             asked: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
         });
         let (shared, listed) = (journal.clone(), models.clone());
         let server = Background::spawn("mock-model", move |stream| {
             let (journal, script, models) = (shared.clone(), script.clone(), listed.clone());
+            models.connections.fetch_add(1, Ordering::SeqCst);
             async move {
                 let service = hyper::service::service_fn(move |request| {
                     handle(request, journal.clone(), script.clone(), models.clone())
@@ -170,6 +174,11 @@ impl MockModel {
     /// How many `GET …/models` requests arrived so far.
     pub fn model_list_requests(&self) -> usize {
         self.models.asked.load(Ordering::SeqCst)
+    }
+
+    /// How many TCP connections were accepted so far (each may carry many requests).
+    pub fn connections(&self) -> usize {
+        self.models.connections.load(Ordering::SeqCst)
     }
 
     served_api!();

@@ -6,7 +6,7 @@
 //! a one-agent front end (rpc, exec) builds its agent with [`AgentFactory::agent`].
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use agent_core::{
     editor::Editor,
@@ -18,7 +18,7 @@ use agent_core::{
     Agent, Approver, Message, PermissionMode, Provider, ReasoningLevel, Tool,
 };
 use agent_mcp::{ConfigError as McpConfigError, McpManager, McpServerConfig};
-use agent_providers::{build_provider, ConfigError, ProviderConfig};
+use agent_providers::{build_provider_on, http_for, ConfigError, ProviderConfig, SharedHttp};
 use agent_specialists::{BackgroundTasks, SpecialistRegistry, TaskTools};
 
 use super::client::SessionClient;
@@ -61,8 +61,13 @@ pub struct BuiltAgent {
 
 /// Where a factory's providers come from.
 enum ProviderSource {
-    /// A fresh provider per agent (so a scripted provider's script plays per session).
-    Config(ProviderConfig),
+    /// A fresh provider per agent (so a scripted provider's script plays per session), all
+    /// on one HTTP client (made on first use), so that a session's requests reuse the
+    /// connection an earlier session or the model listing opened.
+    Config {
+        config: ProviderConfig,
+        http: OnceLock<SharedHttp>,
+    },
     /// One provider, built by the front end, shared by every agent.
     Instance {
         provider: Arc<dyn Provider>,
@@ -140,7 +145,7 @@ impl AgentSpec {
 }
 
 /// Builds agents: for the session host one per session (one provider instance per
-/// session, the default tools of the session's workspace minus the disallowed ones, the
+/// session, all on one HTTP client; the default tools of the session's workspace minus the disallowed ones, the
 /// session's mode, model and thought level), for a one-agent front end its one agent.
 pub struct AgentFactory {
     provider: ProviderSource,
@@ -195,7 +200,10 @@ pub fn canonical_tool_name(name: &str) -> String {
 impl AgentFactory {
     /// A factory for `provider`: a fresh provider per agent.
     pub fn new(provider: ProviderConfig) -> Self {
-        Self::with_source(ProviderSource::Config(provider))
+        Self::with_source(ProviderSource::Config {
+            config: provider,
+            http: OnceLock::new(),
+        })
     }
 
     /// A factory whose agents share `provider` (built by the front end, which words its
@@ -347,7 +355,7 @@ impl AgentFactory {
     /// The provider id agents use.
     pub fn provider_id(&self) -> String {
         match &self.provider {
-            ProviderSource::Config(config) => config.id.to_string(),
+            ProviderSource::Config { config, .. } => config.id.to_string(),
             ProviderSource::Instance { provider, .. } => provider.id().to_string(),
         }
     }
@@ -355,7 +363,7 @@ impl AgentFactory {
     /// The model configured (`--model`), if any.
     pub fn configured_model(&self) -> Option<&str> {
         match &self.provider {
-            ProviderSource::Config(config) => config.model.as_deref(),
+            ProviderSource::Config { config, .. } => config.model.as_deref(),
             ProviderSource::Instance { model, .. } => model.as_deref(),
         }
     }
@@ -363,11 +371,19 @@ impl AgentFactory {
     /// A provider: a fresh one, or the shared instance.
     pub fn provider(&self) -> Result<Arc<dyn Provider>, FactoryError> {
         match &self.provider {
-            ProviderSource::Config(config) => {
-                build_provider(config).map_err(|source| FactoryError::Provider {
+            ProviderSource::Config { config, http } => {
+                let error = |source| FactoryError::Provider {
                     provider: config.id.to_string(),
                     source,
-                })
+                };
+                let http = match http.get() {
+                    Some(http) => http,
+                    None => {
+                        let fresh = http_for(config).map_err(error)?;
+                        http.get_or_init(|| fresh)
+                    }
+                };
+                build_provider_on(config, http).map_err(error)
             }
             ProviderSource::Instance { provider, .. } => Ok(provider.clone()),
         }

@@ -49,7 +49,7 @@ impl AnthropicProvider {
     /// A provider talking to `config.base_url` (with or without a trailing `/v1`).
     pub fn new(config: ClientConfig) -> Self {
         Self {
-            http: Arc::new(HttpClient::new(config.http.clone())),
+            http: HttpClient::of(&config),
             config: Arc::new(config),
         }
     }

@@ -106,7 +106,7 @@ impl BedrockProvider {
 
     fn with_auth(config: ClientConfig, region: String, auth: Auth) -> Self {
         Self {
-            http: Arc::new(HttpClient::new(config.http.clone())),
+            http: HttpClient::of(&config),
             config: Arc::new(config),
             region,
             auth,

@@ -55,7 +55,7 @@ impl GeminiProvider {
     /// A provider talking to `config.base_url`. The HTTP client is built on first use.
     pub fn new(config: ClientConfig) -> Self {
         Self {
-            http: Arc::new(HttpClient::new(config.http.clone())),
+            http: HttpClient::of(&config),
             config: Arc::new(config),
         }
     }

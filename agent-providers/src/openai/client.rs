@@ -75,7 +75,7 @@ impl OpenAiClient {
 
     pub(crate) fn with_service(config: ClientConfig, service: Service) -> Self {
         Self {
-            http: Arc::new(HttpClient::new(config.http.clone())),
+            http: HttpClient::of(&config),
             config: Arc::new(config),
             service,
         }

@@ -19,7 +19,7 @@ use crate::catalog::{self, Family};
 use crate::gemini::request::{body as gemini_body, Dialect};
 use crate::gemini::streaming::GeminiDecoder;
 use crate::gemini::{client::model_path, errors};
-use crate::http::{secret_header, ClientConfig, HttpClient, PreparedRequest};
+use crate::http::{secret_header, ClientConfig, HttpClient, PreparedRequest, SharedHttp};
 use crate::sse::{drive, Decoder};
 use crate::AnthropicProvider;
 
@@ -85,9 +85,17 @@ impl VertexProvider {
     ) -> Self {
         let secrets = credentials.secrets.clone();
         let (project, location) = (project.into(), location.into());
+        // Claude's requests, Gemini's and the token exchange share one client.
+        let config = match config.shared.is_some() {
+            true => config,
+            false => {
+                let http = SharedHttp::new(config.http.clone());
+                config.shared_http(&http)
+            }
+        };
         Self {
             claude: AnthropicProvider::new(config.clone()),
-            http: Arc::new(HttpClient::new(config.http.clone())),
+            http: HttpClient::of(&config),
             config: Arc::new(config),
             project,
             location,

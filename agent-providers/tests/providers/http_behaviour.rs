@@ -338,3 +338,36 @@ async fn a_stop_without_done_still_finishes() {
     let events = ok_events(run(&provider, request("m")).await);
     assert_eq!(stop(&events), ProviderStop::MaxTokens);
 }
+
+#[tokio::test]
+async fn providers_on_one_shared_client_reuse_its_connection() {
+    use agent_providers::{build_provider_on, build_provider_with, ProviderConfig, ProviderId};
+    use agent_providers::{ClientConfig, SharedHttp};
+
+    let server = MockModel::start(vec![Reply::chat_text("one"), Reply::chat_text("two")]);
+    let mut config = ProviderConfig::new(ProviderId::OpenAi);
+    config.base_url = Some(server.v1());
+    config.model = Some("mock-model-small".into());
+    let http = SharedHttp::new(fast_http());
+    // A model listing, then a session's provider: one connection, kept alive.
+    let lister = build_provider_on(&config, &http).expect("builds");
+    let listed = tokio::time::timeout(WAIT, lister.list_models())
+        .await
+        .expect("in time")
+        .expect("listed");
+    assert_eq!(listed.len(), MockModel::MODELS.len());
+    let session = build_provider_on(&config, &http).expect("builds");
+    ok_events(run(session.as_ref(), request("mock-model-small")).await);
+    assert_eq!(
+        server.connections(),
+        1,
+        "the listing's connection is reused"
+    );
+    // A provider built on its own client opens its own.
+    let alone = build_provider_with(&config, &fast_http()).expect("builds");
+    ok_events(run(alone.as_ref(), request("mock-model-small")).await);
+    assert_eq!(server.connections(), 2);
+    // Sharing a client means its timeouts and retries.
+    let shared = ClientConfig::new(server.v1(), "m").shared_http(&http);
+    assert_eq!(&shared.http, http.config());
+}

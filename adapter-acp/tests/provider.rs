@@ -70,7 +70,7 @@ async fn openai_provider_turn_against_a_local_mock() {
     assert!(c.raw.iter().all(|l| !l.contains("sk-test-secret-123")));
     assert!(c.shutdown().await);
     let files = walk(&env.data());
-    assert!(files.iter().any(|f| f.ends_with("meta.json")), "{files:?}");
+    assert!(files.iter().any(|f| f.ends_with("meta.jsonl")), "{files:?}");
     for entry in files {
         let text = std::fs::read_to_string(&entry).unwrap_or_default();
         assert!(

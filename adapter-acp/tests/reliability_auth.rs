@@ -28,7 +28,7 @@ fn zcode(env: &Env, turns: Value) -> Client {
 fn plant_victim(env: &Env, real: &Path) {
     let victim = env.root.path().join("victim");
     std::fs::create_dir_all(&victim).expect("victim");
-    for file in ["meta.json", "transcript.jsonl"] {
+    for file in ["meta.jsonl", "transcript.jsonl"] {
         if real.join(file).exists() {
             std::fs::copy(real.join(file), victim.join(file)).expect("copy");
         }

@@ -245,7 +245,7 @@ impl JsonlFile {
         if len == 0 {
             return Ok(Tail::default());
         }
-        let (start, tail) = self.read_last_lines(len)?;
+        let (start, tail) = read_last_lines(&mut self.file, len)?;
         let lines = last_two_lines(&tail, start == 0);
         let Some(last) = lines.last else {
             return Ok(Tail::default());
@@ -282,25 +282,6 @@ impl JsonlFile {
         })
     }
 
-    /// Reads the end of the file, far enough back to hold its last two non-blank lines
-    /// whole (or all of it). Returns the offset it starts at and the bytes.
-    fn read_last_lines(&mut self, len: u64) -> io::Result<(u64, Vec<u8>)> {
-        let mut chunk: u64 = 64 * 1024;
-        loop {
-            let start = len.saturating_sub(chunk);
-            self.file.seek(SeekFrom::Start(start))?;
-            let mut tail = Vec::with_capacity((len - start) as usize);
-            Read::by_ref(&mut self.file)
-                .take(len - start)
-                .read_to_end(&mut tail)?;
-            let lines = last_two_lines(&tail, start == 0);
-            if start == 0 || lines.previous.is_some() {
-                return Ok((start, tail));
-            }
-            chunk = chunk.saturating_mul(4);
-        }
-    }
-
     /// Appends `lines` (complete lines, each ending in `\n`) at the end of the file.
     pub fn append(&mut self, lines: &[u8]) -> io::Result<()> {
         debug_assert!(lines.is_empty() || lines.ends_with(b"\n"));
@@ -317,6 +298,45 @@ impl JsonlFile {
     pub fn file(&self) -> &File {
         &self.file
     }
+}
+
+/// Reads the end of `file` (`len` bytes long), far enough back to hold its last two
+/// non-blank lines whole (or all of it). Returns the offset it starts at and the bytes.
+fn read_last_lines(file: &mut File, len: u64) -> io::Result<(u64, Vec<u8>)> {
+    let mut chunk: u64 = 64 * 1024;
+    loop {
+        let start = len.saturating_sub(chunk);
+        file.seek(SeekFrom::Start(start))?;
+        let mut tail = Vec::with_capacity((len - start) as usize);
+        Read::by_ref(file)
+            .take(len - start)
+            .read_to_end(&mut tail)?;
+        let lines = last_two_lines(&tail, start == 0);
+        if start == 0 || lines.previous.is_some() {
+            return Ok((start, tail));
+        }
+        chunk = chunk.saturating_mul(4);
+    }
+}
+
+/// The last record of the JSONL file `path`, read from its end only: its last line when
+/// that is one whole JSON value, else (a torn write) the line before it when that is one;
+/// `None` for an empty file or one whose last two lines are both unreadable. The file is
+/// only read, never repaired.
+pub fn last_jsonl_value(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    let (start, tail) = read_last_lines(&mut file, len)?;
+    let lines = last_two_lines(&tail, start == 0);
+    Ok([lines.last, lines.previous]
+        .into_iter()
+        .flatten()
+        .map(|range| &tail[range])
+        .find(|line| is_json_value(line))
+        .map(<[u8]>::to_vec))
 }
 
 /// The byte ranges of the last two non-blank lines of `tail` (without their newlines).

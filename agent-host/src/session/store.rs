@@ -1,10 +1,13 @@
 //! On-disk persistence of sessions: one directory per session holding `transcript.jsonl`
-//! (the agent's [`SessionRecord`]s, one per line), `meta.json` (the front end's
-//! [`SessionMeta`]) and `events.jsonl` (the front end's event log, see
-//! [`file_events`]), written with agent-host's file-store primitives: the
-//! metadata is replaced atomically ([`write_atomic_with`]), records and events are appended under
-//! an exclusive lock after the torn-tail repair ([`append_jsonl`]), and a file torn by a crash
-//! loses only its last line ([`parse_jsonl`]). [`FileStore`] is the file backend of
+//! (the agent's [`SessionRecord`]s, one per line), `meta.jsonl` (the front end's
+//! [`SessionMeta`], one version per line, the last whole one current) and `events.jsonl`
+//! (the front end's event log, see [`file_events`]), written with agent-host's file-store
+//! primitives: records, metadata versions and events are appended under an exclusive lock
+//! after the torn-tail repair ([`append_jsonl`]), and a file torn by a crash loses only its
+//! last line ([`parse_jsonl`], [`last_jsonl_value`]). A metadata log grown past
+//! [`META_COMPACT_AT`] is replaced by its last version ([`write_atomic_with`]). Sessions
+//! written before the log kept one `meta.json` document; it is still read, and replaced by
+//! the log on the session's next write. [`FileStore`] is the file backend of
 //! [`SessionStorage`].
 
 use std::collections::HashMap;
@@ -21,14 +24,19 @@ use super::storage::StoredEvent;
 use super::storage::{Durability as EventDurability, EventBounds, SessionStorage, StoreError};
 use super::types::SessionMeta;
 use crate::fs::{
-    append_jsonl, create_dir_all_private, parse_jsonl, sync_path, write_atomic_with, Durability,
-    JsonlFile,
+    append_jsonl, create_dir_all_private, last_jsonl_value, parse_jsonl, sync_path,
+    write_atomic_with, Durability, JsonlFile,
 };
 
 pub use crate::fs::valid_session_id;
 
 const TRANSCRIPT: &str = "transcript.jsonl";
-const META: &str = "meta.json";
+const META: &str = "meta.jsonl";
+/// The metadata of a session written before the log: one JSON document.
+const LEGACY_META: &str = "meta.json";
+/// A metadata log longer than this is replaced by its last version (a few hundred
+/// versions: a write appends about a kilobyte).
+pub const META_COMPACT_AT: u64 = 256 * 1024;
 
 /// A [`SessionStore`] writing under `<root>/sessions/<id>/`.
 #[derive(Debug, Clone)]
@@ -36,6 +44,61 @@ pub struct FileStore {
     root: PathBuf,
     /// Event logs kept open between appends (shared by clones).
     appenders: Arc<Mutex<HashMap<String, Appender>>>,
+}
+
+/// Appends one metadata version (`line`, newline included) to the log at `path`, synced
+/// when `sync` and the log was there before; a log grown past [`META_COMPACT_AT`] is then
+/// replaced by this version alone.
+fn append_meta(path: &Path, line: &[u8], sync: bool) -> std::io::Result<()> {
+    let durability = match sync && path.exists() {
+        true => Durability::Sync,
+        false => Durability::Buffered,
+    };
+    let mut log = open_meta_log(path)?;
+    log.repair_tail()?;
+    log.append(line)?;
+    if log.file().metadata()?.len() > META_COMPACT_AT {
+        // Under the log's lock, which a writer waiting for it then finds on a file no longer
+        // at `path` (see open_meta_log).
+        return write_atomic_with(path, line, durability);
+    }
+    match durability {
+        Durability::Sync => log.sync(),
+        Durability::Buffered => Ok(()),
+    }
+}
+
+/// The metadata log at `path`, opened (created when missing) and locked. A log replaced
+/// while this waited for its lock (compacted by another writer) is opened again, so that no
+/// version goes to a file no longer at `path`.
+fn open_meta_log(path: &Path) -> std::io::Result<JsonlFile> {
+    loop {
+        let log = JsonlFile::open_locked(path)?;
+        if still_at(log.file(), path)? {
+            return Ok(log);
+        }
+    }
+}
+
+/// Whether the open `file` is the one at `path` (always true where files have no inode).
+fn still_at(file: &std::fs::File, path: &Path) -> std::io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (open, named) = (file.metadata()?, std::fs::metadata(path));
+        Ok(named.is_ok_and(|named| (named.dev(), named.ino()) == (open.dev(), open.ino())))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        Ok(true)
+    }
+}
+
+/// Whether the session directory `dir` holds metadata (the log, or an older `meta.json`).
+async fn has_meta(dir: &Path) -> std::io::Result<bool> {
+    Ok(tokio::fs::try_exists(dir.join(META)).await?
+        || tokio::fs::try_exists(dir.join(LEGACY_META)).await?)
 }
 
 /// Event logs a store keeps open at most.
@@ -91,50 +154,74 @@ impl FileStore {
         Ok(self.sessions_dir().join(id))
     }
 
-    /// Writes the metadata of a session atomically (temp file, fsync, rename), so
-    /// `meta.json` is always a whole old or a whole new version, even after a crash. A new
-    /// session's first `meta.json` is not fsynced: it replaces nothing, and the end of the
-    /// session's first turn writes it again, synced (a crash of the machine before then
+    /// Writes the metadata of a session: appends it to the session's metadata log and
+    /// fdatasyncs it, so the log's last whole line is the new version even after a crash (a
+    /// torn write costs only itself: the version before it stays current). Appending, not
+    /// replacing a file, keeps a turn from creating files: a new inode costs more than the
+    /// write on some filesystems. A new session's first version is not synced: the end of
+    /// the session's first turn writes it again, synced (a crash of the machine before then
     /// loses a session that never had a turn).
     pub async fn save_meta(&self, meta: &SessionMeta) -> Result<(), SessionError> {
         self.save_meta_with(meta, true).await
     }
 
-    /// Writes the metadata of a session atomically, fsynced only when `sync` (and the file
-    /// replaces an earlier one).
+    /// Writes the metadata of a session, synced only when `sync` (and the log was there).
     async fn save_meta_with(&self, meta: &SessionMeta, sync: bool) -> Result<(), SessionError> {
         let dir = self.dir(&meta.session_id)?;
-        let json = serde_json::to_vec_pretty(meta).map_err(|e| SessionError::Corrupt {
+        let mut line = serde_json::to_vec(meta).map_err(|e| SessionError::Corrupt {
             context: meta.session_id.clone(),
             message: e.to_string(),
         })?;
+        line.push(b'\n');
         blocking("save session metadata", move || {
             create_dir_all_private(&dir).map_err(io_err(format!("create {}", dir.display())))?;
             let path = dir.join(META);
-            let durability = match sync && path.exists() {
-                true => Durability::Sync,
-                false => Durability::Buffered,
-            };
-            write_atomic_with(&path, &json, durability)
-                .map_err(io_err(format!("write {}", path.display())))
+            append_meta(&path, &line, sync).map_err(io_err(format!("write {}", path.display())))?;
+            // A session from before the log: its old document is replaced by the log.
+            match std::fs::remove_file(dir.join(LEGACY_META)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    tracing::warn!(path = %dir.join(LEGACY_META).display(), error = %e, "cannot remove the old metadata file");
+                }
+                _ => {}
+            }
+            Ok(())
         })
         .await
     }
 
-    /// Reads the metadata of a session.
+    /// Reads the metadata of a session: the last whole version in its log (or, for a
+    /// session written before the log, its `meta.json`).
     pub async fn load_meta(&self, id: &str) -> Result<SessionMeta, SessionError> {
-        let path = self.dir(id)?.join(META);
-        let bytes = match tokio::fs::read(&path).await {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(SessionError::NotFound(id.to_string()))
-            }
-            Err(e) => return Err(io_err(format!("read {}", path.display()))(e)),
-        };
-        serde_json::from_slice(&bytes).map_err(|e| SessionError::Corrupt {
-            context: path.display().to_string(),
-            message: e.to_string(),
+        let dir = self.dir(id)?;
+        let id = id.to_string();
+        blocking("read session metadata", move || {
+            let path = dir.join(META);
+            let (path, bytes) = match last_jsonl_value(&path) {
+                Ok(Some(line)) => (path, line),
+                Ok(None) => {
+                    return Err(SessionError::Corrupt {
+                        context: path.display().to_string(),
+                        message: "no whole metadata record".into(),
+                    })
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    let legacy = dir.join(LEGACY_META);
+                    match std::fs::read(&legacy) {
+                        Ok(bytes) => (legacy, bytes),
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                            return Err(SessionError::NotFound(id))
+                        }
+                        Err(e) => return Err(io_err(format!("read {}", legacy.display()))(e)),
+                    }
+                }
+                Err(e) => return Err(io_err(format!("read {}", path.display()))(e)),
+            };
+            serde_json::from_slice(&bytes).map_err(|e| SessionError::Corrupt {
+                context: path.display().to_string(),
+                message: e.to_string(),
+            })
         })
+        .await
     }
 
     /// Metadata of every stored session; unreadable entries are skipped with a warning.
@@ -181,7 +268,7 @@ impl SessionStore for FileStore {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // A session with metadata but no message yet has an empty transcript.
-                return match tokio::fs::try_exists(dir.join(META)).await {
+                return match has_meta(&dir).await {
                     Ok(true) => Ok(Vec::new()),
                     _ => Err(SessionError::NotFound(id.to_string())),
                 };
@@ -294,7 +381,7 @@ impl SessionStorage for FileStore {
     async fn delete(&self, id: &str) -> Result<(), StoreError> {
         let dir = self.dir(id)?;
         self.appenders().remove(id);
-        match tokio::fs::try_exists(dir.join(META)).await {
+        match has_meta(&dir).await {
             Ok(true) => {}
             Ok(false) => return Err(StoreError::NotFound(id.to_string())),
             Err(err) => return Err(StoreError::io(format!("read {}", dir.display()))(err)),
@@ -432,6 +519,114 @@ mod tests {
             store.load("sess_missing").await,
             Err(SessionError::NotFound(_))
         ));
+    }
+
+    fn meta(id: &str, turns: u32) -> SessionMeta {
+        let mut meta = crate::session::storage::contract::meta(id, "/ws", i64::from(turns));
+        meta.turn_count = turns;
+        meta
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("read dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[tokio::test]
+    async fn metadata_versions_are_appended_to_one_log_and_the_last_whole_one_is_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FileStore::new(dir.path());
+        let session = dir.path().join("sessions/sess_m");
+        store.save_meta(&meta("sess_m", 0)).await.expect("create");
+        let log = session.join(META);
+        let first_file = std::fs::metadata(&log).expect("log");
+        // A turn: its start (buffered) and its end (synced).
+        SessionStorage::save_meta_buffered(&store, &meta("sess_m", 1))
+            .await
+            .expect("start");
+        store.save_meta(&meta("sess_m", 1)).await.expect("end");
+        assert_eq!(names(&session), [META], "no other file, no temporary one");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let now = std::fs::metadata(&log).expect("log");
+            assert_eq!(now.ino(), first_file.ino(), "appended to, not replaced");
+        }
+        let _ = first_file;
+        let text = std::fs::read_to_string(&log).expect("read");
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert_eq!(store.load_meta("sess_m").await.expect("load").turn_count, 1);
+
+        // A version torn by a crash: the one before it is current, and the next write cuts it.
+        let mut torn = std::fs::read(&log).expect("read");
+        let line = serde_json::to_vec(&meta("sess_m", 2)).expect("json");
+        torn.extend_from_slice(&line[..line.len() / 2]);
+        std::fs::write(&log, &torn).expect("write");
+        assert_eq!(store.load_meta("sess_m").await.expect("load").turn_count, 1);
+        assert_eq!(store.list_meta().await.expect("list").len(), 1);
+        store.save_meta(&meta("sess_m", 3)).await.expect("save");
+        let text = std::fs::read_to_string(&log).expect("read");
+        assert_eq!(text.lines().count(), 4, "torn version cut off: {text}");
+        assert_eq!(store.load_meta("sess_m").await.expect("load").turn_count, 3);
+
+        // Nothing whole in the log is corruption, not a missing session.
+        std::fs::write(&log, b"{oops").expect("write");
+        assert!(matches!(
+            store.load_meta("sess_m").await,
+            Err(SessionError::Corrupt { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_long_metadata_log_is_replaced_by_its_last_version() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FileStore::new(dir.path());
+        let mut meta = meta("sess_c", 0);
+        meta.title = "t".repeat(4000);
+        let log = dir.path().join("sessions/sess_c").join(META);
+        let mut longest = 0;
+        for turn in 0..100 {
+            meta.turn_count = turn;
+            store.save_meta(&meta).await.expect("save");
+            longest = longest.max(std::fs::metadata(&log).expect("log").len());
+        }
+        assert!(longest <= META_COMPACT_AT, "{longest}");
+        let lines = std::fs::read_to_string(&log).expect("read").lines().count();
+        assert!(lines < 100, "compacted: {lines} lines");
+        assert_eq!(
+            store.load_meta("sess_c").await.expect("load").turn_count,
+            99
+        );
+    }
+
+    #[tokio::test]
+    async fn a_session_written_before_the_log_is_read_and_then_moved_to_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FileStore::new(dir.path());
+        let session = dir.path().join("sessions/sess_old");
+        std::fs::create_dir_all(&session).expect("dir");
+        let old = serde_json::to_vec_pretty(&meta("sess_old", 4)).expect("json");
+        std::fs::write(session.join(LEGACY_META), old).expect("write");
+        assert_eq!(
+            store.load_meta("sess_old").await.expect("load").turn_count,
+            4
+        );
+        assert_eq!(store.load("sess_old").await.expect("no transcript yet"), []);
+        assert_eq!(store.list_meta().await.expect("list").len(), 1);
+        store.save_meta(&meta("sess_old", 5)).await.expect("save");
+        assert_eq!(names(&session), [META]);
+        assert_eq!(
+            store.load_meta("sess_old").await.expect("load").turn_count,
+            5
+        );
+        SessionStorage::delete(&store, "sess_old")
+            .await
+            .expect("delete");
+        assert!(!session.exists());
     }
 
     #[tokio::test]

@@ -68,7 +68,7 @@ use std::sync::Arc;
 
 use agent_host::lines::LineError;
 use agent_host::session::{
-    AgentFactory, FileStore, InteractionRequest, SessionManager, SessionStorage,
+    AgentFactory, FileStore, InteractionRequest, ModelList, SessionManager, SessionStorage,
 };
 
 /// What a front end (the ZCode app-server's [`ServerOptions`](zcode::ServerOptions), the ACP
@@ -96,6 +96,12 @@ impl std::fmt::Debug for Options {
 }
 
 impl Options {
+    /// The provider's model list for one connection, kept between processes in
+    /// [`MODELS_CACHE`] under `data_dir` (see [`ModelList::cached`]).
+    pub(crate) fn model_list(&self) -> ModelList {
+        ModelList::cached(self.data_dir.join(MODELS_CACHE))
+    }
+
     /// The session manager over the storage (the files under `data_dir` by default), its
     /// interactions sent to `interactions`.
     pub(crate) fn manager(
@@ -121,6 +127,11 @@ pub(crate) fn rejected_line(rejected: &LineError) -> (i32, String) {
     tracing::warn!(%message, "rejected an input line");
     (code, message)
 }
+
+/// The file under the data directory that keeps the provider's model list for
+/// [`CACHE_TTL`](agent_host::session::models::CACHE_TTL), so that a new process's
+/// `session/new` or `session/create` need not wait for the server's listing.
+pub const MODELS_CACHE: &str = "models-cache.json";
 
 /// Environment variable naming the data directory (sessions are stored under it).
 pub const DATA_DIR_ENV: &str = "ADAPTER_ACP_DATA_DIR";

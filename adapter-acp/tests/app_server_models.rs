@@ -1,7 +1,7 @@
 //! `adapter-acp app-server --stdio`: the provider's model list in the settings
 //! (`settings.model.available`, from the mock server's `GET /v1/models`) and `setModel`
 //! switching the model of the next request, refusing a model the list does not name (the
-//! session's own only when the list cannot be had); an MCP server's elicitation put to the client
+//! session's own only when the list cannot be had), the listing kept for the next process; an MCP server's elicitation put to the client
 //! as `interaction/requestUserInput` questions.
 
 mod common;
@@ -133,6 +133,20 @@ async fn set_model_picks_from_the_providers_list() {
         "listed once per connection"
     );
     assert!(c.shutdown().await);
+
+    // The next process on the same data directory offers the kept listing
+    // (`models-cache.json`) without asking the server.
+    let mut next = app_server(&env, &server.v1());
+    let created = next
+        .call(
+            "session/create",
+            json!({"workspace": {"workspacePath": ws, "workspaceKey": ws}}),
+        )
+        .await;
+    assert_eq!(model_ids(&created), MockModel::MODELS);
+    assert_eq!(server.model_list_requests(), 1, "served from the cache");
+    assert!(env.data().join("models-cache.json").is_file());
+    assert!(next.shutdown().await);
 }
 
 /// When the provider's `GET /models` fails, a session keeps its own model only (as ACP's

@@ -375,4 +375,12 @@ pub trait Provider: Send + Sync + 'static {
     fn list_models(&self) -> ModelList<'_> {
         Box::pin(futures::future::ready(Ok(self.models())))
     }
+
+    /// The base URL the provider's requests go to (`https://api.openai.com/v1`, a local
+    /// server's), when it talks to one: a host keeping what a server offers (its model list)
+    /// across processes keys it on this with [`Provider::id`]. `None` (the default) for
+    /// providers that talk to no server.
+    fn endpoint(&self) -> Option<String> {
+        None
+    }
 }

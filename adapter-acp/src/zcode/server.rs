@@ -64,7 +64,12 @@ where
     options.factory = options
         .factory
         .session_client(Arc::new(AskThroughInteractions::new(int_tx.clone())));
-    let server = Arc::new(Server::new(options.manager(int_tx), Outbox { sender }));
+    let models = options.model_list();
+    let server = Arc::new(Server::new(
+        options.manager(int_tx),
+        models,
+        Outbox { sender },
+    ));
     server.out.send(&Outgoing::Notification {
         method: STORAGE_STATE.to_string(),
         params: serde_json::to_value(StorageStateParams {

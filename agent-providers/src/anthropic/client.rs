@@ -176,6 +176,10 @@ impl Provider for AnthropicProvider {
         "anthropic"
     }
 
+    fn endpoint(&self) -> Option<String> {
+        Some(self.config.base_url.clone())
+    }
+
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
         let answer_tool = request.output_schema.as_ref().map(|s| s.name.clone());
         drive(

@@ -289,6 +289,10 @@ impl Provider for BedrockProvider {
         "bedrock"
     }
 
+    fn endpoint(&self) -> Option<String> {
+        Some(self.config.base_url.clone())
+    }
+
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
         let answer_tool = request.output_schema.as_ref().map(|s| s.name.clone());
         drive(

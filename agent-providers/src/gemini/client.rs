@@ -108,6 +108,10 @@ impl Provider for GeminiProvider {
         "gemini"
     }
 
+    fn endpoint(&self) -> Option<String> {
+        Some(self.config.base_url.clone())
+    }
+
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
         let model = self.model(&request);
         let answer = answer_tool(&request, model.trim_start_matches("models/"));

@@ -203,6 +203,10 @@ impl Provider for VertexProvider {
         "vertex"
     }
 
+    fn endpoint(&self) -> Option<String> {
+        Some(self.config.base_url.clone())
+    }
+
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
         let model = self.model(&request);
         let prepared = self.prepare(&request, &model);

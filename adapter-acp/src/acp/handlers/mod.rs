@@ -309,6 +309,7 @@ impl ConnectTo<Client> for AcpAgent {
         // What the client lends each session, by the capabilities `initialize` brings.
         let client_side = Arc::new(ClientSide::default());
         let mut options = self.options;
+        let models = options.model_list();
         options.factory = options
             .factory
             .session_client(Arc::new(Lender(client_side.clone())));
@@ -323,7 +324,7 @@ impl ConnectTo<Client> for AcpAgent {
             unanswered: tokio::sync::watch::channel(0).0,
             commands: Mutex::new(HashMap::new()),
             client: client_side,
-            models: agent_host::session::ModelList::new(),
+            models,
             titles: lifecycle::Titles::default(),
         });
         let s = shared.clone();

@@ -161,8 +161,9 @@ pub(crate) struct Server {
     models: ModelList,
 }
 impl Server {
-    /// A connection's state: sessions built by `manager`, output to `out`.
-    pub(crate) fn new(manager: SessionManager, out: Outbox) -> Self {
+    /// A connection's state: sessions built by `manager`, offering `models`, output to
+    /// `out`.
+    pub(crate) fn new(manager: SessionManager, models: ModelList, out: Outbox) -> Self {
         let manager = Arc::new(manager);
         Self {
             logs: Arc::new(Logs {
@@ -175,7 +176,7 @@ impl Server {
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
             commands: SessionCommands::default(),
-            models: ModelList::new(),
+            models,
         }
     }
 

@@ -92,6 +92,10 @@ impl Provider for OpenAiProvider {
         self.client.provider_id(Api::Chat)
     }
 
+    fn endpoint(&self) -> Option<String> {
+        Some(self.client.config().base_url.clone())
+    }
+
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
         let body = self.body(&request);
         self.client

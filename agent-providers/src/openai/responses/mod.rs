@@ -97,6 +97,10 @@ impl Provider for OpenAiResponsesProvider {
         self.client.provider_id(Api::Responses)
     }
 
+    fn endpoint(&self) -> Option<String> {
+        Some(self.client.config().base_url.clone())
+    }
+
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
         let body = self.body(&request);
         self.client

@@ -145,9 +145,8 @@ fn now_ms() -> u64 {
 }
 
 /// The listing kept at `path`, when it is `provider`'s at `endpoint` and younger than
-/// [`CACHE_TTL`] (one from the future is not trusted). Read in place: a file of a few
-/// kilobytes, which through the blocking pool would wake a second blocking thread beside the
-/// session's own writes (half a MiB of stack and malloc arena) to save microseconds.
+/// [`CACHE_TTL`] (one from the future is not trusted). Read in place, on the listing's own
+/// task: a file of a few kilobytes.
 fn read_cache(path: &Path, provider: &str, endpoint: &str) -> Option<Vec<ModelInfo>> {
     let bytes = std::fs::read(path).ok()?;
     let cached: CachedList = match serde_json::from_slice(&bytes) {

@@ -145,8 +145,9 @@ impl AgentSpec {
 }
 
 /// Builds agents: for the session host one per session (one provider instance per
-/// session, all on one HTTP client; the default tools of the session's workspace minus the disallowed ones, the
-/// session's mode, model and thought level), for a one-agent front end its one agent.
+/// session, all on one HTTP client; the default tools of the session's workspace minus the
+/// disallowed ones; the session's mode, model and thought level), for a one-agent front end
+/// its one agent.
 pub struct AgentFactory {
     provider: ProviderSource,
     disallowed_tools: Vec<String>,

@@ -47,51 +47,53 @@ pub struct FileStore {
 }
 
 /// Appends one metadata version (`line`, newline included) to the log at `path`, synced
-/// when `sync` and the log was there before; a log grown past [`META_COMPACT_AT`] is then
-/// replaced by this version alone.
-fn append_meta(path: &Path, line: &[u8], sync: bool) -> std::io::Result<()> {
-    let durability = match sync && path.exists() {
+/// when `sync` and the log held a version before; a log grown past [`META_COMPACT_AT`] is
+/// then replaced by this version alone. Returns whether the log was new (empty).
+fn append_meta(path: &Path, line: &[u8], sync: bool) -> std::io::Result<bool> {
+    let (mut log, len) = open_meta_log(path)?;
+    let durability = match sync && len > 0 {
         true => Durability::Sync,
         false => Durability::Buffered,
     };
-    let mut log = open_meta_log(path)?;
     log.repair_tail()?;
     log.append(line)?;
-    if log.file().metadata()?.len() > META_COMPACT_AT {
+    if len + line.len() as u64 > META_COMPACT_AT {
         // Under the log's lock, which a writer waiting for it then finds on a file no longer
         // at `path` (see open_meta_log).
-        return write_atomic_with(path, line, durability);
+        write_atomic_with(path, line, durability)?;
+    } else if durability == Durability::Sync {
+        log.sync()?;
     }
-    match durability {
-        Durability::Sync => log.sync(),
-        Durability::Buffered => Ok(()),
-    }
+    Ok(len == 0)
 }
 
-/// The metadata log at `path`, opened (created when missing) and locked. A log replaced
-/// while this waited for its lock (compacted by another writer) is opened again, so that no
-/// version goes to a file no longer at `path`.
-fn open_meta_log(path: &Path) -> std::io::Result<JsonlFile> {
+/// The metadata log at `path`, opened (created when missing) and locked, and its length. A
+/// log replaced while this waited for its lock (compacted by another writer) is opened
+/// again, so that no version goes to a file no longer at `path`.
+fn open_meta_log(path: &Path) -> std::io::Result<(JsonlFile, u64)> {
     loop {
         let log = JsonlFile::open_locked(path)?;
-        if still_at(log.file(), path)? {
-            return Ok(log);
+        if let Some(len) = still_at(log.file(), path)? {
+            return Ok((log, len));
         }
     }
 }
 
-/// Whether the open `file` is the one at `path` (always true where files have no inode).
-fn still_at(file: &std::fs::File, path: &Path) -> std::io::Result<bool> {
+/// The length of the open `file` when it is the one at `path` (always, where files have no
+/// inode), else `None`.
+fn still_at(file: &std::fs::File, path: &Path) -> std::io::Result<Option<u64>> {
+    let open = file.metadata()?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let (open, named) = (file.metadata()?, std::fs::metadata(path));
-        Ok(named.is_ok_and(|named| (named.dev(), named.ino()) == (open.dev(), open.ino())))
+        let named = std::fs::metadata(path);
+        let same = named.is_ok_and(|named| (named.dev(), named.ino()) == (open.dev(), open.ino()));
+        Ok(same.then_some(open.len()))
     }
     #[cfg(not(unix))]
     {
-        let _ = (file, path);
-        Ok(true)
+        let _ = path;
+        Ok(Some(open.len()))
     }
 }
 
@@ -176,13 +178,17 @@ impl FileStore {
         blocking("save session metadata", move || {
             create_dir_all_private(&dir).map_err(io_err(format!("create {}", dir.display())))?;
             let path = dir.join(META);
-            append_meta(&path, &line, sync).map_err(io_err(format!("write {}", path.display())))?;
-            // A session from before the log: its old document is replaced by the log.
-            match std::fs::remove_file(dir.join(LEGACY_META)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    tracing::warn!(path = %dir.join(LEGACY_META).display(), error = %e, "cannot remove the old metadata file");
+            let created = append_meta(&path, &line, sync)
+                .map_err(io_err(format!("write {}", path.display())))?;
+            // A session from before the log: the new log replaces its old document.
+            if created {
+                let legacy = dir.join(LEGACY_META);
+                match std::fs::remove_file(&legacy) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        tracing::warn!(path = %legacy.display(), error = %e, "cannot remove the old metadata file");
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
             Ok(())
         })

@@ -32,6 +32,8 @@ struct Counting {
     syncs: AtomicUsize,
     metas: AtomicUsize,
     buffered_metas: AtomicUsize,
+    /// When set, a transcript sync waits for a permit.
+    hold_syncs: Option<tokio::sync::Semaphore>,
 }
 
 #[async_trait]
@@ -65,6 +67,9 @@ impl SessionStorage for Counting {
         SessionStorage::list_meta(&self.files).await
     }
     async fn sync_transcript(&self, id: &str) -> Result<(), StoreError> {
+        if let Some(hold) = &self.hold_syncs {
+            hold.acquire().await.expect("open").forget();
+        }
         self.syncs.fetch_add(1, Ordering::SeqCst);
         self.files.sync_transcript(id).await
     }
@@ -117,12 +122,20 @@ impl TurnObserver for Finished {
 }
 
 async fn manager(dir: &std::path::Path) -> (SessionManager, Arc<Counting>, Arc<Session>) {
+    manager_holding(dir, None).await
+}
+
+async fn manager_holding(
+    dir: &std::path::Path,
+    hold_syncs: Option<tokio::sync::Semaphore>,
+) -> (SessionManager, Arc<Counting>, Arc<Session>) {
     let storage = Arc::new(Counting {
         files: FileStore::new(dir.join("data")),
         appends: AtomicUsize::new(0),
         syncs: AtomicUsize::new(0),
         metas: AtomicUsize::new(0),
         buffered_metas: AtomicUsize::new(0),
+        hold_syncs,
     });
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let manager = SessionManager::with_storage(
@@ -168,6 +181,69 @@ async fn a_turns_transcript_is_synced_before_the_front_end_hears_it_ended() {
         assert_eq!(buffered_metas, turn, "the start of every turn, buffered");
         assert_eq!(metas - created, turn, "the end of every turn, synced");
     }
+}
+
+/// Writes the turn's end in `ending`, which lets the held transcript sync go on: the turn
+/// can only end if `ending`'s work runs side by side with the syncs.
+struct Ending {
+    storage: Arc<Counting>,
+    calls: Vec<&'static str>,
+    done: Option<oneshot::Sender<(Vec<&'static str>, usize)>>,
+}
+
+impl TurnObserver for Ending {
+    fn started(&mut self, _: &Session, _: &TurnInfo) {}
+    fn event(&mut self, _: &Session, _: &TurnInfo, _: &AgentEvent) {
+        if self.calls.last() != Some(&"event") {
+            self.calls.push("event");
+        }
+    }
+    fn ending(
+        &mut self,
+        _: &Session,
+        _: &TurnInfo,
+        _: &TurnOutcome,
+    ) -> Option<futures::future::BoxFuture<'static, ()>> {
+        self.calls.push("ending");
+        let storage = self.storage.clone();
+        Some(Box::pin(async move {
+            if let Some(hold) = &storage.hold_syncs {
+                hold.add_permits(1);
+            }
+        }))
+    }
+    fn finished(&mut self, _: &Session, _: &TurnInfo, _: &TurnOutcome) {
+        self.calls.push("finished");
+        let syncs = self.storage.syncs.load(Ordering::SeqCst);
+        if let Some(done) = self.done.take() {
+            let _ = done.send((std::mem::take(&mut self.calls), syncs));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_observers_ending_runs_beside_the_syncs_and_before_finished() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hold = tokio::sync::Semaphore::new(0);
+    let (_manager, storage, session) = manager_holding(dir.path(), Some(hold)).await;
+    let (done, finished) = oneshot::channel();
+    session
+        .start_prompt(
+            "What is here?",
+            None,
+            Box::new(Ending {
+                storage: storage.clone(),
+                calls: Vec::new(),
+                done: Some(done),
+            }),
+        )
+        .expect("started");
+    let (calls, syncs) = tokio::time::timeout(WAIT, finished)
+        .await
+        .expect("the turn ends: its transcript sync was let go by `ending`")
+        .expect("finished");
+    assert_eq!(calls, vec!["event", "ending", "finished"]);
+    assert_eq!(syncs, 1, "the transcript was synced before finished");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

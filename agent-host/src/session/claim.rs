@@ -134,6 +134,15 @@ impl TurnObserver for Claimed {
         self.inner.observe(session, turn, state, event);
     }
 
+    fn ending(
+        &mut self,
+        session: &Session,
+        turn: &TurnInfo,
+        outcome: &TurnOutcome,
+    ) -> Option<futures::future::BoxFuture<'static, ()>> {
+        self.inner.ending(session, turn, outcome)
+    }
+
     fn finished(&mut self, session: &Session, turn: &TurnInfo, outcome: &TurnOutcome) {
         self.inner.finished(session, turn, outcome);
         self.release();

@@ -7,10 +7,15 @@
 //!   turn was stopped before it really started).
 //! - When `finished` runs, the transcript holds the final text and is durable (synced to
 //!   disk), the metadata is persisted, and [`Session::active_turn`] is already `None`.
+//! - [`TurnObserver::ending`] runs between the last event and `finished`, at most once per
+//!   turn (not for a turn stopped before it really started), and what it returns is done
+//!   before `finished` runs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
 
 use agent_core::{event::RunKind, AgentEvent, Run, RunStatus, UserInput};
 
@@ -44,6 +49,21 @@ pub trait TurnObserver: Send + 'static {
         event: &AgentEvent,
     ) {
         self.event(session, turn, event);
+    }
+    /// The turn's last event was observed and its outcome is known; the transcript and the
+    /// metadata are about to be synced. The work returned runs side by side with those
+    /// syncs, and [`finished`](Self::finished) runs once all of it is done. An observer
+    /// that keeps a durable log of its own writes the turn's end there now, without showing
+    /// it ([`EventJournal::withhold`](crate::session::EventJournal::withhold)), and shows it
+    /// in `finished`: the client learns of the turn's end once every file is durable, after
+    /// one round of syncs instead of two. The default: nothing.
+    fn ending(
+        &mut self,
+        _session: &Session,
+        _turn: &TurnInfo,
+        _outcome: &TurnOutcome,
+    ) -> Option<BoxFuture<'static, ()>> {
+        None
     }
     /// The turn ended; the session is idle again.
     fn finished(&mut self, session: &Session, turn: &TurnInfo, outcome: &TurnOutcome);
@@ -305,8 +325,18 @@ impl Session {
         }
         let _ = start_written.await;
         // The turn's metadata and transcript are durable before the front end reports the
-        // turn over; the two files are synced side by side.
-        tokio::join!(self.persist_logged(), self.sync_transcript_logged());
+        // turn over; the two files are synced side by side, and with them whatever the
+        // observer writes of the turn's end.
+        let ending = observer.ending(&self, &turn, &outcome);
+        tokio::join!(
+            self.persist_logged(),
+            self.sync_transcript_logged(),
+            async {
+                if let Some(ending) = ending {
+                    ending.await;
+                }
+            }
+        );
         let gate = self.gate();
         let next = {
             let mut data = self.data();

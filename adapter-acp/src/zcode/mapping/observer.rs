@@ -4,14 +4,21 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_core::AgentEvent;
 use agent_host::backpressure::OutputGate;
 use agent_host::session::{new_id, now_ms, Session, TurnInfo, TurnObserver, TurnOutcome};
 use agent_host::turn::{Mapping, TurnState};
+use futures::future::BoxFuture;
 
 use super::{event_id, LogResolver, Totals, ZFrame, ZLog, ZcodeMapping};
 use crate::zcode::wire::{EventBody, SessionEvent, SharedStr};
+
+/// How long a turn's end waits to be stored before it is shown anyway: beyond the journal's
+/// own wait for a failing storage (after which it shows events unstored), so reached only
+/// when the storage hangs.
+const END_STORED_WAIT: Duration = Duration::from_secs(5);
 
 /// One session's stream of the turn.
 struct Out {
@@ -83,6 +90,8 @@ pub struct ZcodeTurn {
     /// Where sub-agents' events go (none: they are not shown).
     logs: Option<LogResolver>,
     gate: Option<Arc<OutputGate>>,
+    /// [`TurnObserver::ending`] wrote the turn's end, withheld until `finished`.
+    end_written: bool,
 }
 
 impl ZcodeTurn {
@@ -95,6 +104,7 @@ impl ZcodeTurn {
             children: HashMap::new(),
             logs: None,
             gate: None,
+            end_written: false,
         }
     }
 
@@ -229,10 +239,38 @@ impl TurnObserver for ZcodeTurn {
         mapping.map(state, event, |frame| write(own, children, frame));
     }
 
-    fn finished(&mut self, _session: &Session, turn: &TurnInfo, outcome: &TurnOutcome) {
+    fn ending(
+        &mut self,
+        _session: &Session,
+        turn: &TurnInfo,
+        outcome: &TurnOutcome,
+    ) -> Option<BoxFuture<'static, ()>> {
+        // The turn's last event is written durably (fsynced) side by side with the
+        // transcript and the metadata, and shown in `finished`, once all three are.
+        let journal = self.own.log.journal().clone();
+        journal.withhold();
+        self.end_written = true;
         let body = self.mapping.turn_end(outcome, turn.input_id.as_deref());
         self.own.append(body);
-        // The turn's last event is written durably (fsynced) before it is shown.
+        self.own.log.request_sync();
+        self.own.flush();
+        let seq = journal.appended();
+        Some(Box::pin(async move {
+            if !journal.wait_stored(seq, END_STORED_WAIT).await {
+                tracing::warn!(session = %journal.session_id(), seq, "the turn's end is shown before it is stored");
+            }
+        }))
+    }
+
+    fn finished(&mut self, _session: &Session, turn: &TurnInfo, outcome: &TurnOutcome) {
+        if std::mem::take(&mut self.end_written) {
+            self.own.log.journal().release();
+            return;
+        }
+        // A turn stopped before it really started: its end is written durably (fsynced)
+        // before it is shown.
+        let body = self.mapping.turn_end(outcome, turn.input_id.as_deref());
+        self.own.append(body);
         self.own.log.request_sync();
     }
 }

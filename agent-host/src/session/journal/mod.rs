@@ -174,6 +174,10 @@ struct Inner {
     subscribed: bool,
     sink: Option<Box<dyn JournalSink>>,
     gate: Option<Arc<OutputGate>>,
+    /// Events from this seq on are withheld when committed ([`EventJournal::withhold`]).
+    withhold_from: Option<u64>,
+    /// Committed while withheld, in seq order: visible at [`EventJournal::release`].
+    withheld: Vec<StoredEvent>,
 }
 
 impl Inner {
@@ -268,6 +272,8 @@ impl EventJournal {
                 subscribed: false,
                 sink: None,
                 gate: None,
+                withhold_from: None,
+                withheld: Vec::new(),
             }),
             progress: Notify::new(),
         })
@@ -367,6 +373,48 @@ impl EventJournal {
         self.lock().held_sync = true;
     }
 
+    /// Withholds the events appended from now on: they are written to the storage as
+    /// usual, but become visible (pushed, counted in [`seq`](Self::seq), replayed) only at
+    /// [`release`](Self::release). A front end writes a turn's last event this way side by
+    /// side with the session's other files, and shows it once all of them are durable.
+    pub fn withhold(&self) {
+        let mut inner = self.lock();
+        if inner.withhold_from.is_none() {
+            inner.withhold_from = Some(inner.appended + 1);
+        }
+    }
+
+    /// Ends [`withhold`](Self::withhold): the withheld events stored so far become visible
+    /// now, in order; any still being written, once stored, as usual.
+    pub fn release(&self) {
+        let mut inner = self.lock();
+        inner.withhold_from = None;
+        let withheld = std::mem::take(&mut inner.withheld);
+        self.commit(&mut inner, withheld);
+        self.evict(&mut inner);
+    }
+
+    /// Waits (at most `timeout`) until event `seq` is stored, or no longer waits for the
+    /// storage (the journal does not persist, or shows events before they are stored while
+    /// the storage fails). Returns whether it is stored (always true without storage).
+    pub async fn wait_stored(&self, seq: u64, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let progressed = self.progress.notified();
+            tokio::pin!(progressed);
+            progressed.as_mut().enable();
+            {
+                let inner = self.lock();
+                if inner.stored >= seq || !inner.persist || inner.degraded {
+                    return inner.stored >= seq || !inner.persist;
+                }
+            }
+            if tokio::time::timeout_at(deadline, progressed).await.is_err() {
+                return false;
+            }
+        }
+    }
+
     /// Hands the held events on as one batch: to the storage (they become visible once
     /// stored), or straight to the sink when the journal does not persist.
     pub fn flush(self: &Arc<Self>) {
@@ -420,7 +468,12 @@ impl EventJournal {
     fn commit(&self, inner: &mut Inner, events: Vec<StoredEvent>) {
         let mut pushed = false;
         for event in events {
-            if event.seq <= inner.committed {
+            let last = inner.withheld.last().map_or(inner.committed, |e| e.seq);
+            if event.seq <= last {
+                continue;
+            }
+            if inner.withhold_from.is_some_and(|from| event.seq >= from) {
+                inner.withheld.push(event);
                 continue;
             }
             inner.committed = event.seq;
@@ -503,7 +556,7 @@ impl EventJournal {
     /// Events and bytes of event JSON held in memory (window, batches not yet stored).
     pub fn in_memory_len(&self) -> (usize, usize) {
         let inner = self.lock();
-        let waiting = inner.held.len() + inner.queue.len();
+        let waiting = inner.held.len() + inner.queue.len() + inner.withheld.len();
         (inner.window.len() + waiting, inner.window_bytes)
     }
 

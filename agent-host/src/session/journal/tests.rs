@@ -282,3 +282,81 @@ async fn in_memory_journals_show_at_flush_and_keep_their_capacity() {
     assert!(replay.gap);
     assert!(journal.sync(WAIT).await);
 }
+
+#[tokio::test]
+async fn withheld_events_are_stored_but_shown_only_at_release() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let flaky = Arc::new(Flaky::new(dir.path()));
+    let journal = EventJournal::open(flaky.clone(), "sess_w", small(100, 1000))
+        .await
+        .expect("open");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink_seen = seen.clone();
+    journal.attach(
+        Box::new(move |e: &StoredEvent| sink_seen.lock().expect("lock").push(e.seq)),
+        None,
+    );
+    journal.subscribe(None, |_| ()).await.expect("subscribe");
+    append(&journal, 2, 2);
+    assert!(journal.wait_stored(2, WAIT).await);
+    assert!(journal.wait_shown(2, WAIT).await);
+    // The turn's end: withheld, written durably, not shown.
+    journal.withhold();
+    journal.append(event);
+    journal.request_sync();
+    journal.flush();
+    assert!(journal.wait_stored(3, WAIT).await, "stored");
+    let stored = flaky.read_events("sess_w", 0, 100).await.expect("read");
+    assert_eq!(seqs(&stored), vec![1, 2, 3]);
+    assert_eq!(journal.seq(), 2, "not visible before the release");
+    assert_eq!(*seen.lock().expect("lock"), vec![1, 2]);
+    let replay = journal.replay(0, 100).await.expect("replay");
+    assert_eq!(seqs(&replay.events), vec![1, 2], "nor replayed");
+    assert_eq!(replay.event_seq, 2);
+    // What comes while withholding waits behind it; the release shows all, in order.
+    journal.append(event);
+    journal.flush();
+    assert!(journal.wait_stored(4, WAIT).await);
+    assert_eq!(journal.seq(), 2);
+    journal.release();
+    assert_eq!(journal.seq(), 4);
+    assert_eq!(*seen.lock().expect("lock"), vec![1, 2, 3, 4]);
+    // Afterwards events show as they are stored again.
+    append(&journal, 1, 1);
+    assert!(journal.wait_shown(5, WAIT).await);
+    assert_eq!(*seen.lock().expect("lock"), vec![1, 2, 3, 4, 5]);
+}
+
+#[tokio::test]
+async fn a_release_before_the_store_shows_the_event_once_stored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut flaky = Flaky::new(dir.path());
+    flaky.permits = Some(tokio::sync::Semaphore::new(0));
+    let flaky = Arc::new(flaky);
+    let journal = EventJournal::open(flaky.clone(), "sess_r", small(100, 1000))
+        .await
+        .expect("open");
+    journal.withhold();
+    journal.append(event);
+    journal.flush();
+    assert!(
+        !journal.wait_stored(1, Duration::from_millis(1)).await,
+        "the storage holds the write back"
+    );
+    journal.release();
+    assert_eq!(journal.seq(), 0, "not stored, not shown");
+    flaky.permits.as_ref().expect("permits").add_permits(1);
+    assert!(journal.wait_shown(1, WAIT).await);
+}
+
+#[tokio::test]
+async fn in_memory_journals_withhold_until_release() {
+    let journal = EventJournal::in_memory("sess_mw", 10);
+    journal.withhold();
+    append(&journal, 2, 2);
+    assert!(journal.wait_stored(2, WAIT).await, "nothing to wait for");
+    assert_eq!(journal.seq(), 0);
+    assert_eq!(journal.in_memory_len().0, 2, "kept meanwhile");
+    journal.release();
+    assert_eq!(journal.seq(), 2);
+}

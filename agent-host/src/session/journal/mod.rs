@@ -398,21 +398,11 @@ impl EventJournal {
     /// storage (the journal does not persist, or shows events before they are stored while
     /// the storage fails). Returns whether it is stored (always true without storage).
     pub async fn wait_stored(&self, seq: u64, timeout: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let progressed = self.progress.notified();
-            tokio::pin!(progressed);
-            progressed.as_mut().enable();
-            {
-                let inner = self.lock();
-                if inner.stored >= seq || !inner.persist || inner.degraded {
-                    return inner.stored >= seq || !inner.persist;
-                }
-            }
-            if tokio::time::timeout_at(deadline, progressed).await.is_err() {
-                return false;
-            }
-        }
+        self.wait_until(timeout, |inner| {
+            let stored = inner.stored >= seq || !inner.persist;
+            (stored || inner.degraded).then_some(stored)
+        })
+        .await
     }
 
     /// Hands the held events on as one batch: to the storage (they become visible once
@@ -534,16 +524,23 @@ impl EventJournal {
     /// Waits (at most `timeout`) until event `seq` is visible (stored, or shown without
     /// storage). Returns whether it is.
     pub async fn wait_shown(&self, seq: u64, timeout: Duration) -> bool {
+        self.wait_until(timeout, |inner| (inner.committed >= seq).then_some(true))
+            .await
+    }
+
+    /// Waits (at most `timeout`, woken by each progress of the journal) until `done` gives an
+    /// answer, and returns it; after the timeout, its answer then, else false.
+    async fn wait_until(&self, timeout: Duration, done: impl Fn(&Inner) -> Option<bool>) -> bool {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let progressed = self.progress.notified();
             tokio::pin!(progressed);
             progressed.as_mut().enable();
-            if self.lock().committed >= seq {
-                return true;
+            if let Some(answer) = done(&self.lock()) {
+                return answer;
             }
             if tokio::time::timeout_at(deadline, progressed).await.is_err() {
-                return self.lock().committed >= seq;
+                return done(&self.lock()).unwrap_or(false);
             }
         }
     }

@@ -151,6 +151,36 @@ run_cmd() { # key, prefix for the front end
   printf '%s' "$cmd"
 }
 
+# --- the disk's state -------------------------------------------------------------------
+# app-server and acp create a session's files and sync them before they report a turn's
+# end, so their rows follow the disk. Its fdatasync and file-creation latency, printed before
+# and after the rows, say what state it was in.
+disk_state() { # label
+  python3 - "$TMP" "$1" <<'PY'
+import os, statistics, sys, time
+tmp, label = sys.argv[1], sys.argv[2]
+syncs, creates = [], []
+with open(os.path.join(tmp, "fsync-probe"), "ab") as f:
+    for _ in range(20):
+        f.write(b"x" * 512 + b"\n")
+        f.flush()
+        start = time.perf_counter()
+        os.fdatasync(f.fileno())
+        syncs.append((time.perf_counter() - start) * 1000)
+os.unlink(os.path.join(tmp, "fsync-probe"))
+for i in range(20):
+    path = os.path.join(tmp, "create-probe-%d" % i)
+    start = time.perf_counter()
+    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    creates.append((time.perf_counter() - start) * 1000)
+    os.unlink(path)
+print("disk (%s): append + fdatasync %.2f ms (max %.2f), create a file %.3f ms (max %.3f); medians of 20"
+      % (label, statistics.median(syncs), max(syncs), statistics.median(creates), max(creates)))
+PY
+}
+printf '\n'
+disk_state "before the rows"
+
 # --- one prompt per process --------------------------------------------------------------
 declare -A MEDIAN RSS
 printf '\n%-24s %9s %9s %9s %9s %12s %12s\n' "front end/provider" "median ms" "mean ms" "min ms" "σ ms" "peak RSS KiB" "(max of 5)"
@@ -188,6 +218,7 @@ print("%.1f %.1f %.1f %.1f" % (statistics.median(ms), statistics.mean(ms), min(m
   RSS[$key]=$lo
   printf '%-24s %9s %9s %9s %9s %12s %12s\n' "$key" "$median" "$mean" "$min" "$sd" "$lo" "$hi"
 done
+disk_state "after the rows"
 note "(app-server and acp rows are timed by zdrive, the client that drives them, from spawning the front end"
 note " to its exit; the others by hyperfine, the bare binary. Peak RSS is the front end's own in every row."
 note " Capability rows are exec/openai with one capability turned on, or the sandbox turned off.)"

@@ -15,6 +15,7 @@ use agent_core::Provider;
 use serde::{Deserialize, Serialize};
 
 use super::factory::{AgentFactory, FactoryError};
+use super::types::now_ms;
 
 /// Bound on listing the provider's models (the provider bounds each request too).
 pub const LIST_WAIT: Duration = Duration::from_secs(15);
@@ -37,7 +38,7 @@ struct CachedList {
     provider: String,
     endpoint: String,
     /// Unix time of the listing, in milliseconds.
-    listed_at_ms: u64,
+    listed_at_ms: i64,
     models: Vec<ModelInfo>,
 }
 
@@ -138,12 +139,6 @@ async fn list(
     }
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
 /// The listing kept at `path`, when it is `provider`'s at `endpoint` and younger than
 /// [`CACHE_TTL`] (one from the future is not trusted). Read in place, on the listing's own
 /// task: a file of a few kilobytes.
@@ -156,8 +151,8 @@ fn read_cache(path: &Path, provider: &str, endpoint: &str) -> Option<Vec<ModelIn
             return None;
         }
     };
-    let age = now_ms().checked_sub(cached.listed_at_ms)?;
-    let fresh = u128::from(age) < CACHE_TTL.as_millis();
+    let age = u128::try_from(now_ms().checked_sub(cached.listed_at_ms)?).ok()?;
+    let fresh = age < CACHE_TTL.as_millis();
     (fresh
         && cached.provider == provider
         && cached.endpoint == endpoint

@@ -32,6 +32,29 @@ impl Flaky {
             appends: AtomicUsize::new(0),
         }
     }
+
+    /// A store whose appends wait until permits are added.
+    fn held_back(dir: &std::path::Path) -> Arc<Self> {
+        let mut flaky = Self::new(dir);
+        flaky.permits = Some(tokio::sync::Semaphore::new(0));
+        Arc::new(flaky)
+    }
+
+    /// Lets `n` held appends go on.
+    fn let_go(&self, n: usize) {
+        self.permits.as_ref().expect("permits").add_permits(n);
+    }
+}
+
+/// Attaches a sink to `journal` that records the seqs pushed to it.
+fn record_shown(journal: &EventJournal) -> Arc<Mutex<Vec<u64>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink_seen = seen.clone();
+    journal.attach(
+        Box::new(move |e: &StoredEvent| sink_seen.lock().expect("lock").push(e.seq)),
+        None,
+    );
+    seen
 }
 
 #[async_trait]
@@ -178,18 +201,11 @@ async fn numbering_continues_after_a_reopen_and_replays_come_from_memory_and_sto
 #[tokio::test]
 async fn events_are_shown_only_once_stored_and_a_subscription_reply_comes_first() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut flaky = Flaky::new(dir.path());
-    flaky.permits = Some(tokio::sync::Semaphore::new(0));
-    let flaky = Arc::new(flaky);
+    let flaky = Flaky::held_back(dir.path());
     let journal = EventJournal::open(flaky.clone(), "sess_b", small(8, 1000))
         .await
         .expect("open");
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink_seen = seen.clone();
-    journal.attach(
-        Box::new(move |e: &StoredEvent| sink_seen.lock().expect("lock").push(e.seq)),
-        None,
-    );
+    let seen = record_shown(&journal);
     let order = seen.clone();
     journal
         .subscribe(None, move |replay| {
@@ -201,7 +217,7 @@ async fn events_are_shown_only_once_stored_and_a_subscription_reply_comes_first(
     assert_eq!(journal.appended(), 3);
     assert_eq!(journal.seq(), 0, "not stored, not shown");
     assert_eq!(*seen.lock().expect("lock"), vec![1000]);
-    flaky.permits.as_ref().expect("permits").add_permits(1);
+    flaky.let_go(1);
     synced(&journal).await;
     assert_eq!(*seen.lock().expect("lock"), vec![1000, 1, 2, 3]);
     assert_eq!(journal.seq(), 3);
@@ -290,12 +306,7 @@ async fn withheld_events_are_stored_but_shown_only_at_release() {
     let journal = EventJournal::open(flaky.clone(), "sess_w", small(100, 1000))
         .await
         .expect("open");
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink_seen = seen.clone();
-    journal.attach(
-        Box::new(move |e: &StoredEvent| sink_seen.lock().expect("lock").push(e.seq)),
-        None,
-    );
+    let seen = record_shown(&journal);
     journal.subscribe(None, |_| ()).await.expect("subscribe");
     append(&journal, 2, 2);
     assert!(journal.wait_stored(2, WAIT).await);
@@ -330,9 +341,7 @@ async fn withheld_events_are_stored_but_shown_only_at_release() {
 #[tokio::test]
 async fn a_release_before_the_store_shows_the_event_once_stored() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut flaky = Flaky::new(dir.path());
-    flaky.permits = Some(tokio::sync::Semaphore::new(0));
-    let flaky = Arc::new(flaky);
+    let flaky = Flaky::held_back(dir.path());
     let journal = EventJournal::open(flaky.clone(), "sess_r", small(100, 1000))
         .await
         .expect("open");
@@ -345,7 +354,7 @@ async fn a_release_before_the_store_shows_the_event_once_stored() {
     );
     journal.release();
     assert_eq!(journal.seq(), 0, "not stored, not shown");
-    flaky.permits.as_ref().expect("permits").add_permits(1);
+    flaky.let_go(1);
     assert!(journal.wait_shown(1, WAIT).await);
 }
 

@@ -19,7 +19,8 @@
 //! - [`lines`]: the bounded line reader (`tokio_util::codec`), SIGTERM as end of input.
 //! - [`output`] and [`backpressure`]: the one batching line writer, its flush policy and its
 //!   gate; [`stdout`]: that writer over a blocking output (a process's stdout) on a blocking
-//!   thread.
+//!   thread; [`stdio`]: the process's stdin and stdout as async input and output, a pipe or
+//!   socket driven by the runtime's reactor.
 //! - [`session`]: the session host every front end runs its turns on: [`session::Session`]
 //!   (its turn driver and queue), the agent factory, the storage backends.
 //! - [`turn`]: the one turn fold ([`turn::TurnState`]), the [`turn::Mapping`] trait every
@@ -92,6 +93,7 @@ pub mod mcp_commands;
 pub mod output;
 pub mod session;
 pub mod signals;
+pub mod stdio;
 pub mod stdout;
 pub mod text;
 pub mod turn;

@@ -17,6 +17,7 @@ use agent_host::cli::{CapabilityArgs, ProviderArgs, ProviderEnv, SessionStoreArg
 use agent_host::context_files::{self, ProjectContext};
 use agent_host::lines::{termination_signal, UntilStopped};
 use agent_host::session::{AgentFactory, SessionStorage};
+use agent_host::stdio;
 use agent_store_postgres::StoreSpec;
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::layer::SubscriberExt;
@@ -233,8 +234,8 @@ async fn acp(args: AcpArgs) -> Result<(), Failure> {
     let gate = Arc::new(OutputGate::default());
     // SIGTERM / SIGINT end the input like a closed stdin: running turns stop (and their
     // tool processes with them) before the process exits.
-    let stdin = UntilStopped::new(tokio::io::stdin(), termination_signal());
-    let io = transport::transport(stdin, tokio::io::stdout(), max_line_bytes(), gate.clone());
+    let stdin = UntilStopped::new(stdio::stdin(), termination_signal());
+    let io = transport::transport(stdin, stdio::stdout(), max_line_bytes(), gate.clone());
     let result = AcpAgent::new(AcpOptions {
         factory,
         data_dir,
@@ -296,7 +297,7 @@ async fn app_server(args: AppServerArgs) -> Result<(), Failure> {
     tracing::info!(data_dir = %data_dir.display(), ?factory, "app-server starting");
     let storage = open_storage(&args.store, &data_dir).await?;
     // SIGTERM / SIGINT end the input like a closed stdin (see `acp`).
-    let stdin = UntilStopped::new(tokio::io::stdin(), termination_signal());
+    let stdin = UntilStopped::new(stdio::stdin(), termination_signal());
     match serve(
         ServerOptions {
             factory,
@@ -304,7 +305,7 @@ async fn app_server(args: AppServerArgs) -> Result<(), Failure> {
             storage: Some(storage),
         },
         stdin,
-        tokio::io::stdout(),
+        stdio::stdout(),
     )
     .await
     {
@@ -347,7 +348,10 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let _otel = init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread: the server waits on its client, the model and the disk, and whatever
+    // blocks (file tools, searches, store syncs) runs on the blocking pool. Scheduling on one
+    // thread spares the wake-ups between worker threads (benches/README.md).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
@@ -363,8 +367,9 @@ fn main() -> ExitCode {
             Command::Acp(args) => acp(args).await,
         }
     });
-    // A read of stdin blocked in tokio's reader thread cannot be cancelled (after SIGTERM
-    // or a closed stdout, stdin may still be open): do not wait for it.
+    // A read of stdin blocked in tokio's reader thread (a file or a terminal as stdin; a
+    // pipe or socket is read without one) cannot be cancelled (after SIGTERM or a closed
+    // stdout, stdin may still be open): do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(250));
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -303,3 +303,75 @@ async fn a_prompt_cancelled_while_its_mention_is_read_ends_cancelled() {
     assert_eq!(said, "First answer.");
     assert!(acp.shutdown().await, "clean exit at end of input");
 }
+
+/// Whether `fd`'s open file description is in non-blocking mode.
+fn is_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL only reads the flags of an open (borrowed) descriptor.
+    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+    assert!(flags >= 0, "fcntl: {}", std::io::Error::last_os_error());
+    flags & libc::O_NONBLOCK != 0
+}
+
+/// Pipes as stdin and stdout are read and written through the runtime's reactor (agent-host's
+/// `stdio`: non-blocking mode while the agent runs) and given back in blocking mode when it
+/// exits, so whoever shares them sees no change.
+#[tokio::test]
+async fn stdio_pipes_are_driven_by_the_reactor_and_given_back_in_blocking_mode() {
+    use std::io::{BufRead, Write};
+    use std::os::fd::AsFd;
+    use std::process::Stdio;
+
+    let root = tempfile::tempdir().expect("tempdir");
+    let script = write_script(root.path(), json!([{"steps": [{"text": "Hi."}]}]));
+    let (stdin, mut to_agent) = std::io::pipe().expect("pipe");
+    let (from_agent, stdout) = std::io::pipe().expect("pipe");
+    // The test's own descriptors of the agent's ends: they share the agent's mode.
+    let (shared_in, shared_out) = (
+        stdin.try_clone().expect("dup"),
+        stdout.try_clone().expect("dup"),
+    );
+    let mut args = vec!["acp".to_string()];
+    args.extend(common::scripted_args(&script, &root.path().join("data")));
+    let mut child = common::command(&args, &[], None)
+        .stdin(Stdio::from(stdin))
+        .stdout(Stdio::from(stdout))
+        .spawn()
+        .expect("spawn adapter-acp");
+
+    writeln!(
+        to_agent,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1}}}}"#
+    )
+    .expect("write");
+    let reading = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(from_agent)
+            .read_line(&mut line)
+            .map(|_| line)
+    });
+    let line = tokio::time::timeout(common::WAIT, reading)
+        .await
+        .expect("the agent answers initialize")
+        .expect("reader")
+        .expect("read");
+    let reply: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(reply["result"]["protocolVersion"], 1, "{reply}");
+    assert!(
+        is_nonblocking(shared_in.as_fd()),
+        "stdin through the reactor"
+    );
+    assert!(
+        is_nonblocking(shared_out.as_fd()),
+        "stdout through the reactor"
+    );
+
+    drop(to_agent);
+    let status = tokio::time::timeout(common::WAIT, child.wait())
+        .await
+        .expect("the agent exits at the end of its input")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+    assert!(!is_nonblocking(shared_in.as_fd()), "stdin given back");
+    assert!(!is_nonblocking(shared_out.as_fd()), "stdout given back");
+}

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use adapter_rpc::cli::{build, Built, Cli, Command};
 use adapter_rpc::{serve_until, Ended};
 use agent_host::signals::{self, Signal};
+use agent_host::stdio;
 use clap::Parser;
 
 /// The name errors are reported under: the program's file name (`zut` through a link).
@@ -61,8 +62,10 @@ fn main() -> ExitCode {
     };
     let Command::Rpc(args) = cli.command;
     let otel = agent_host::capabilities::init_otel("adapter-rpc");
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: the server waits on its client, the model and the disk, and whatever
+    // blocks (file tools, searches) runs on the blocking pool. Scheduling on one thread
+    // spares the wake-ups between worker threads (benches/README.md).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
@@ -85,8 +88,7 @@ fn main() -> ExitCode {
                 return Exit::Code(1);
             }
         };
-        let served =
-            serve_until(agent, config, tokio::io::stdin(), tokio::io::stdout(), stop).await;
+        let served = serve_until(agent, config, stdio::stdin(), stdio::stdout(), stop).await;
         // No MCP server outlives us.
         mcp.shutdown().await;
         match served {
@@ -102,7 +104,8 @@ fn main() -> ExitCode {
     drop(otel);
     match exit {
         Exit::Signal(signal) => signals::die_of(signal),
-        // Do not wait for the runtime's blocking stdin reader: stdout is already flushed.
+        // Do not wait for a blocking stdin reader (a file or a terminal as stdin): stdout
+        // is already flushed.
         Exit::Code(code) => std::process::exit(code),
     }
 }

@@ -62,10 +62,10 @@ fn main() -> ExitCode {
     };
     let Command::Rpc(args) = cli.command;
     let otel = agent_host::capabilities::init_otel("adapter-rpc");
-    // One thread: the server waits on its client, the model and the disk, and whatever
-    // blocks (file tools, searches) runs on the blocking pool. Scheduling on one thread
-    // spares the wake-ups between worker threads (benches/README.md).
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    // Two workers: a stream's HTTP decoding runs beside its rendering (one thread streams
+    // 100 k deltas a fifth slower; benches/README.md).
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
     {

@@ -81,10 +81,8 @@ fn main() -> ExitCode {
     // Spans go to an OTLP collector only when OTEL_EXPORTER_OTLP_ENDPOINT is set; stdout
     // stays protocol lines only.
     let _otel = agent_host::capabilities::init_otel("adapter-stream-json");
-    // One thread: a run waits on the model, its tools and stdout, and whatever blocks (file
-    // tools, searches, the stdout writer) runs on the blocking pool. Scheduling on one thread
-    // spares the wake-ups between worker threads (benches/README.md).
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
     {

@@ -81,8 +81,11 @@ fn main() -> ExitCode {
     // Spans go to an OTLP collector only when OTEL_EXPORTER_OTLP_ENDPOINT is set; stdout
     // stays protocol lines only.
     let _otel = agent_host::capabilities::init_otel("adapter-stream-json");
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: a run waits on the model, its tools and stdout, and whatever blocks (file
+    // tools, searches, the stdout writer) runs on the blocking pool. A prompt's process is
+    // 10–14 % faster than on two workers; 100 k streamed deltas a fifth slower, still twice
+    // the mock's own rate (benches/README.md, "One thread, and stdio through the reactor").
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

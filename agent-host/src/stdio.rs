@@ -12,7 +12,8 @@
 //! For that the pipe or socket is put in non-blocking mode, which belongs to its open file
 //! description: anyone sharing it sees the mode too. A stdio server's protocol channel is
 //! its own, so that is safe as long as this process does not share it with itself; it is
-//! put back in the mode it was found in when the [`Input`] or [`Output`] is dropped.
+//! put back in the mode it was found in when the [`Input`] or [`Output`] is dropped (a
+//! process killed outright, by SIGKILL, cannot put it back).
 //! Everything else goes through tokio's blocking-thread stdin and stdout, as before: a
 //! file or a terminal (a terminal's mode is shared with the shell that started us), a
 //! stdout that is also this process's stderr (`2>&1`: a log line must never meet a full pipe

@@ -163,24 +163,6 @@ impl AsyncWrite for Output {
         self.get_mut().writer().poll_write(cx, buf)
     }
 
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.get_mut().writer().poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match &self.kind {
-            #[cfg(unix)]
-            OutputKind::Pipe(pipe) => pipe.is_write_vectored(),
-            #[cfg(unix)]
-            OutputKind::Socket(socket) => socket.is_write_vectored(),
-            OutputKind::Blocking(stdout) => stdout.is_write_vectored(),
-        }
-    }
-
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.get_mut().writer().poll_flush(cx)
     }

@@ -178,8 +178,24 @@ print("disk (%s): append + fdatasync %.2f ms (max %.2f), create a file %.3f ms (
       % (label, statistics.median(syncs), max(syncs), statistics.median(creates), max(creates)))
 PY
 }
+# The CPU's state: time the hypervisor gave to others (steal) and time waiting on the disk
+# (iowait) while the rows ran, from /proc/stat (Linux; nothing printed elsewhere). A run
+# whose rows stall with neither is stalled by something else.
+cpu_sample() { [ -r /proc/stat ] && head -n1 /proc/stat || true; }
+cpu_state() { # sample before
+  python3 - "$1" "$(cpu_sample)" <<'PY'
+import sys
+a, b = sys.argv[1].split()[1:], sys.argv[2].split()[1:]
+if a and b:
+    d = [int(y) - int(x) for x, y in zip(a, b)]
+    total = sum(d[:8]) or 1
+    print("cpu (during the rows): steal %.1f %%, iowait %.1f %%, busy %.1f %% of %d jiffies"
+          % (100 * d[7] / total, 100 * d[4] / total, 100 * (total - d[3] - d[4]) / total, total))
+PY
+}
 printf '\n'
 disk_state "before the rows"
+CPU_BEFORE=$(cpu_sample)
 
 # --- one prompt per process --------------------------------------------------------------
 declare -A MEDIAN RSS
@@ -219,6 +235,7 @@ print("%.1f %.1f %.1f %.1f" % (statistics.median(ms), statistics.mean(ms), min(m
   printf '%-24s %9s %9s %9s %9s %12s %12s\n' "$key" "$median" "$mean" "$min" "$sd" "$lo" "$hi"
 done
 disk_state "after the rows"
+[ -z "$CPU_BEFORE" ] || cpu_state "$CPU_BEFORE"
 note "(app-server and acp rows are timed by zdrive, the client that drives them, from spawning the front end"
 note " to its exit; the others by hyperfine, the bare binary. Peak RSS is the front end's own in every row."
 note " Capability rows are exec/openai with one capability turned on, or the sandbox turned off.)"

@@ -165,8 +165,13 @@ impl ZeroSessions {
 
     /// The same store, its creates and appends written to the OS only
     /// ([`Durability::Buffered`]) until [`sync`](Self::sync): a one-prompt exec run then
-    /// syncs once, at its end, instead of twice per event. The metadata still follows every
-    /// append (by an atomic rename), so a crash leaves it within one event of the log.
+    /// syncs once, at its end, instead of twice per event. The metadata (replaced by an
+    /// atomic rename, so never seen torn) follows the log once per second of events: an
+    /// append rewrites it when the second of its `updatedAt` has passed, and `sync` brings
+    /// it up to the last event. Until then it may lack the events of its `updatedAt`'s
+    /// second, as a crash may leave it; the log is what numbers the next event, as in Zero.
+    /// A one-prompt run writes the metadata twice instead of once per event: each rewrite
+    /// is a file created and one deleted.
     #[must_use]
     pub fn buffered(mut self) -> Self {
         self.durability = Durability::Buffered;
@@ -174,20 +179,49 @@ impl ZeroSessions {
     }
 
     /// Makes a session durable: `events.jsonl`, and for a [`buffered`](Self::buffered)
-    /// store also `metadata.json`, the session's directory and the root (the names created
-    /// in them), are fsynced. A store that syncs each write has only its appends made
-    /// without a sync to force. A session that does not exist has nothing to sync.
+    /// store also `metadata.json` (first brought up to the log's last event), the session's
+    /// directory and the root (the names created in them), are fsynced. A store that syncs
+    /// each write has only its appends made without a sync to force. A session that does
+    /// not exist has nothing to sync.
     pub fn sync(&self, id: &str) -> Result<(), ZeroError> {
         Self::check_id(id)?;
         let dir = self.session_dir(id);
         let mut paths = vec![dir.join(EVENTS_FILE)];
         if self.durability == Durability::Buffered && dir.is_dir() {
+            self.settle_metadata(id)?;
             paths.extend([dir.join(METADATA_FILE), dir, self.root.clone()]);
         }
         for path in paths {
             sync_path(&path).map_err(io("sync zero session"))?;
         }
         Ok(())
+    }
+
+    /// Brings a [`buffered`](Self::buffered) store's metadata up to the log's last whole
+    /// event, under the session's lock; nothing is written when it is there already.
+    fn settle_metadata(&self, id: &str) -> Result<(), ZeroError> {
+        let dir = self.session_dir(id);
+        let _lock = FileLock::exclusive(&dir.join(LOCK_FILE)).map_err(io("lock zero session"))?;
+        let Some(mut meta) = self.read_metadata(id)? else {
+            return Ok(());
+        };
+        let mut file =
+            JsonlFile::open(&dir.join(EVENTS_FILE)).map_err(io("read zero session events"))?;
+        let tail = file
+            .repair_tail()
+            .map_err(io("recover zero session events"))?;
+        let last = tail
+            .last_line
+            .and_then(|line| serde_json::from_slice::<SessionEvent>(&line).ok());
+        match last {
+            Some(last) if last.sequence > meta.event_count => {
+                meta.updated_at = last.created_at;
+                meta.event_count = last.sequence;
+                meta.last_event_type = last.kind;
+                self.write_metadata(&meta)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The root directory.
@@ -387,10 +421,14 @@ impl ZeroSessions {
         file.append(&bytes)
             .and_then(|()| if sync { file.sync() } else { Ok(()) })
             .map_err(io("append zero session event"))?;
+        // A buffered store rewrites the metadata once per second of events (`buffered`).
+        let due = self.durability == Durability::Sync || meta.updated_at != last.created_at;
         meta.updated_at = last.created_at.clone();
         meta.event_count = last.sequence;
         meta.last_event_type = last.kind.clone();
-        self.write_metadata(&meta)?;
+        if due {
+            self.write_metadata(&meta)?;
+        }
         Ok(())
     }
 
@@ -468,6 +506,9 @@ impl ZeroSessions {
                 parent_session_id: &parent.session_id,
             }),
         )?;
+        if self.durability == Durability::Buffered {
+            self.settle_metadata(&fork.session_id)?;
+        }
         self.get(&fork.session_id)?
             .ok_or_else(|| ZeroError::NotFound(fork.session_id.clone()))
     }
@@ -543,19 +584,45 @@ mod tests {
                 ..Default::default()
             })
             .expect("create");
+        // The metadata as a crash a second ago left it: the next append is due to rewrite it.
+        let mut meta = synced.get("b1").expect("get").expect("exists");
+        meta.updated_at = "2000-01-01T00:00:00Z".into();
+        synced.write_metadata(&meta).expect("write");
         for content in ["hi", "yo"] {
             buffered
                 .append("b1", "message", Some(json!({"content": content})))
                 .expect("append");
         }
-        // Written to the OS at once: another store (another process) reads the events and
-        // the metadata before any sync.
+        // Written to the OS at once: another store (another process) reads the events
+        // before any sync, and the metadata once per second of events: the first append
+        // rewrote it, the second only if its second is another.
         let events = synced.read_events("b1").expect("read");
         assert_eq!(events.len(), 2);
         let meta = synced.get("b1").expect("get").expect("exists");
+        let (count, updated) = match events[1].created_at == events[0].created_at {
+            true => (1, &events[0].created_at),
+            false => (2, &events[1].created_at),
+        };
+        assert_eq!((meta.event_count, &meta.updated_at), (count, updated));
+        // The sync brings it up to the log's last event, whatever the second.
+        buffered.sync("b1").expect("sync");
+        let meta = synced.get("b1").expect("get").expect("exists");
         assert_eq!(meta.event_count, 2);
         assert_eq!(meta.updated_at, events[1].created_at);
-        buffered.sync("b1").expect("sync");
+        assert_eq!(meta.last_event_type, "message");
+        // A fork through the buffered store reports its metadata up to date.
+        let fork = buffered
+            .fork(
+                "b1",
+                Some("b2".into()),
+                None,
+                String::new(),
+                String::new(),
+                String::new(),
+            )
+            .expect("fork");
+        assert_eq!(fork.event_count, 3);
+        assert_eq!(fork.last_event_type, "session_fork");
         synced
             .sync("b1")
             .expect("a synced store syncs its events file");

@@ -64,10 +64,13 @@ impl Server {
         if self.jsonrpc {
             line["jsonrpc"] = json!("2.0");
         }
+        // One write per message, as editors and ZCode's client send them: `writeln!` on the
+        // unbuffered pipe wrote each piece of the JSON's formatting on its own, and the front
+        // end woke for every piece.
+        let mut bytes = serde_json::to_vec(&line).map_err(|e| format!("encode: {e}"))?;
+        bytes.push(b'\n');
         let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
-        writeln!(stdin, "{line}")
-            .and_then(|_| stdin.flush())
-            .map_err(|e| format!("write: {e}"))?;
+        stdin.write_all(&bytes).map_err(|e| format!("write: {e}"))?;
         Ok(id)
     }
 

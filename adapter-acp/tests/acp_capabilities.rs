@@ -232,7 +232,7 @@ async fn expect_commands(run: &mut Run, updates: &[Value]) {
             .iter()
             .filter_map(|c| c["name"].as_str())
             .collect();
-        assert_eq!(names, ["fix", "plain", "review"], "{list}");
+        assert_eq!(names, ["fix", "plain", "review", "rewind"], "{list}");
         // The project's review shadows the user's; a file without frontmatter is described
         // as Zero describes it; a command taking arguments has an input hint.
         assert_eq!(list[2]["description"], "Review a file for bugs");

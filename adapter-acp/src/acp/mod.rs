@@ -24,9 +24,10 @@
 //! - Each session reads its workspace's `AGENTS.md` / `CLAUDE.md` files (from the git root
 //!   down; `--no-context-files`: none) and discovers its skills when it starts. Its slash
 //!   commands (`.zero/commands`, `.claude/commands`, then the user's, and its MCP servers'
-//!   prompts as `mcp__<server>__<prompt>`) are announced with `available_commands_update`
-//!   after the `session/new` and `session/load` responses and when the set changes; a
-//!   prompt starting `/name args` that names one is sent to the model expanded.
+//!   prompts as `mcp__<server>__<prompt>`), and the agent's own `/rewind`, are announced
+//!   with `available_commands_update` after the `session/new` and `session/load` responses
+//!   and when the set changes; a prompt starting `/name args` that names one is sent to the
+//!   model expanded.
 //! - `session/set_mode` takes one of [`handlers::MODES`]: `build` (default: asks before every
 //!   call with side effects), `edit`, `auto`, `plan`, `yolo` — the ZCode front end's modes —
 //!   or the aliases `default`/`ask`, `acceptEdits`, `unsafe`/`bypassPermissions`.

@@ -7,7 +7,8 @@
 //! commands too (`/mcp__<server>__<prompt> args`, agent-host's [`McpPromptCommands`]),
 //! listed after the files' and rendered by their server; one that cannot be rendered (a
 //! missing argument, a failing server) is the prompt's `invalid_params` error. A `/name`
-//! that names no command goes as it is.
+//! that names no command goes as it is. The agent's own `/rewind` (see
+//! [`rewind`](super::rewind)) ends every list, so every session announces at least it.
 
 use std::path::Path;
 
@@ -42,10 +43,14 @@ fn load(s: &Shared, session: &Session) -> Commands {
 }
 
 /// `commands` as ACP lists them: name, description, and an unstructured `input` with its
-/// hint for a command that takes arguments.
+/// hint for a command that takes arguments; then `/rewind`, which a command of that name
+/// cannot replace (the prompt takes `/rewind` before any command).
 pub(crate) fn update(commands: &Commands) -> SessionUpdate {
+    let rewind = super::rewind::available();
+    let shadowed = rewind.name.clone();
     let available = commands
         .iter()
+        .filter(|command| command.name != shadowed)
         .map(|command| {
             let mut entry =
                 AvailableCommand::new(command.name.clone(), command.description.clone());
@@ -56,21 +61,21 @@ pub(crate) fn update(commands: &Commands) -> SessionUpdate {
             }
             entry
         })
+        .chain([rewind])
         .collect();
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(available))
 }
 
 /// Reads the commands of `session`, remembers them, and returns the update to send: after
-/// `session/new`/`session/load` (`announce`) when there are any, otherwise when they differ
-/// from those last announced.
+/// `session/new`/`session/load` (`announce`) and for a session not announced yet (there is
+/// always `/rewind`), otherwise when they differ from those last announced.
 fn refresh(s: &Shared, session: &Session, announce: bool) -> (Commands, Option<SessionUpdate>) {
     let commands = load(s, session);
     let previous = s
         .commands()
         .insert(session.id().to_string(), commands.clone());
     let changed = match (announce, previous) {
-        (true, _) => !commands.is_empty(),
-        (false, None) => !commands.is_empty(),
+        (true, _) | (false, None) => true,
         (false, Some(previous)) => previous != commands,
     };
     let update = changed.then(|| update(&commands));
@@ -78,7 +83,7 @@ fn refresh(s: &Shared, session: &Session, announce: bool) -> (Commands, Option<S
 }
 
 /// Announces session `id`'s commands after its `session/new` or `session/load` response
-/// (through the SDK, after that response), when it has any.
+/// (through the SDK, after that response).
 pub(super) fn announce_session(s: &Shared, cx: &ConnectionTo<Client>, id: &str) {
     let Some(session) = s.manager.get(id) else {
         return;
@@ -152,5 +157,32 @@ mod tests {
         assert!(list[1].get("input").is_none(), "{list}");
         assert_eq!(list[2]["description"], "Review a file");
         assert_eq!(list[2]["input"]["hint"], "arguments");
+        // The agent's own /rewind ends the list.
+        assert_eq!(list[3]["name"], "rewind");
+        assert_eq!(list[3]["input"]["hint"], "[checkpoint] [--force]");
+        assert_eq!(list.as_array().map(Vec::len), Some(4));
+    }
+
+    #[test]
+    fn rewind_is_listed_once_and_with_no_workspace_command() {
+        let json = serde_json::to_value(update(&Commands::default())).expect("json");
+        let names = |json: &serde_json::Value| -> Vec<String> {
+            json["availableCommands"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["name"].as_str().map(str::to_string))
+                .collect()
+        };
+        assert_eq!(names(&json), ["rewind"]);
+        // A workspace command named rewind is shadowed by the agent's (the prompt takes
+        // `/rewind` first), so it is not listed beside it.
+        let shadowed = Commands::new([
+            Command::new("rewind", "Mine", "Undo."),
+            Command::new("review", "Review a file", "Review $1."),
+        ]);
+        let json = serde_json::to_value(update(&shadowed)).expect("json");
+        assert_eq!(names(&json), ["review", "rewind"]);
+        assert_ne!(json["availableCommands"][1]["description"], "Mine");
     }
 }

@@ -10,8 +10,8 @@
 //! flag is the prompt's `invalid_params`; a prompt running in the session, `invalid_request`.
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock as AcpBlock, ContentChunk, PromptRequest, PromptResponse, SessionId,
-    SessionUpdate, StopReason, TextContent,
+    AvailableCommand, AvailableCommandInput, ContentBlock as AcpBlock, ContentChunk, PromptRequest,
+    PromptResponse, SessionId, SessionUpdate, StopReason, TextContent, UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error};
@@ -22,6 +22,18 @@ use super::{internal, invalid_params, invalid_request, notify, Shared};
 
 /// The command's name.
 const NAME: &str = "/rewind";
+
+/// `/rewind` as `available_commands_update` lists it (after the workspace's commands, in
+/// every session: it shadows a workspace command of the same name).
+pub(super) fn available() -> AvailableCommand {
+    AvailableCommand::new(
+        NAME.trim_start_matches('/'),
+        "Put the files and the conversation back to a checkpoint (default: the last)",
+    )
+    .input(AvailableCommandInput::Unstructured(
+        UnstructuredCommandInput::new("[checkpoint] [--force]"),
+    ))
+}
 
 /// What `/rewind` asks for.
 #[derive(Debug, PartialEq, Eq)]

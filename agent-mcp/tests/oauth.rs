@@ -18,16 +18,34 @@ use serde_json::json;
 use test_support::oauth::{Behaviour, OAuthServer};
 
 /// A browser that is already logged in: follows the authorization endpoint's redirect to the
-/// client's callback.
+/// client's callback (or, [`Browser::idle`], opens the page and never comes back). It keeps
+/// the URLs it was shown and what it was told when each attempt ended.
 #[derive(Default)]
 struct Browser {
+    idle: bool,
     opened: AtomicUsize,
+    shown: std::sync::Mutex<Vec<String>>,
+    /// Each `finished`: the URL and whether it authorized.
+    ended: std::sync::Mutex<Vec<(String, bool)>>,
+}
+
+impl Browser {
+    fn idle() -> Self {
+        Self {
+            idle: true,
+            ..Self::default()
+        }
+    }
 }
 
 #[async_trait]
 impl AuthorizationPrompt for Browser {
     async fn present(&self, _server: &str, url: &str) -> Presented {
         self.opened.fetch_add(1, Ordering::SeqCst);
+        self.shown.lock().expect("lock").push(url.to_string());
+        if self.idle {
+            return Presented::Shown;
+        }
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::limited(5))
             .timeout(WAIT)
@@ -37,6 +55,13 @@ impl AuthorizationPrompt for Browser {
             Ok(_) => Presented::Shown,
             Err(err) => Presented::NotShown(err.to_string()),
         }
+    }
+
+    async fn finished(&self, _server: &str, url: &str, authorized: bool) {
+        self.ended
+            .lock()
+            .expect("lock")
+            .push((url.to_string(), authorized));
     }
 }
 
@@ -51,16 +76,6 @@ impl AuthorizationPrompt for NoBrowser {
     async fn present(&self, _server: &str, _url: &str) -> Presented {
         self.asked.fetch_add(1, Ordering::SeqCst);
         Presented::NotShown("no browser to open it".into())
-    }
-}
-
-/// A browser that opens the page and never comes back.
-struct Idle;
-
-#[async_trait]
-impl AuthorizationPrompt for Idle {
-    async fn present(&self, _server: &str, _url: &str) -> Presented {
-        Presented::Shown
     }
 }
 
@@ -113,6 +128,12 @@ async fn a_login_is_stored_privately_reused_without_a_browser_and_removed_by_log
     let output = call(&manager, "mcp_docs_whoami", json!({})).await;
     assert_eq!(output.text_content(), "authorized as client-1");
     assert_eq!(browser.opened.load(Ordering::SeqCst), 1);
+    // The prompt was told the URL it showed is done with, authorized.
+    let shown = browser.shown.lock().expect("lock").clone();
+    assert_eq!(
+        *browser.ended.lock().expect("lock"),
+        [(shown[0].clone(), true)]
+    );
     let counts = server.counts();
     assert_eq!(
         (
@@ -305,10 +326,11 @@ async fn bad_authorization_servers_end_the_attempt_naming_the_server() {
     for (behaviour, expected) in cases {
         let server = OAuthServer::with(behaviour);
         let dir = tempfile::tempdir().expect("temp dir");
-        let prompt: Arc<dyn AuthorizationPrompt> = match expected.starts_with("no authorization") {
-            true => Arc::new(Idle),
-            false => Arc::new(Browser::default()),
-        };
+        let browser = Arc::new(match expected.starts_with("no authorization") {
+            true => Browser::idle(),
+            false => Browser::default(),
+        });
+        let prompt: Arc<dyn AuthorizationPrompt> = browser.clone();
         // The run goes on with the other server.
         let manager = connect(
             vec![
@@ -333,6 +355,11 @@ async fn bad_authorization_servers_end_the_attempt_naming_the_server() {
             files(dir.path()).is_empty(),
             "{expected}: nothing is stored"
         );
+        // Every URL shown was ended, unauthorized, before the server was given up.
+        let shown = browser.shown.lock().expect("lock").clone();
+        let ended = browser.ended.lock().expect("lock").clone();
+        let expected_ends: Vec<(String, bool)> = shown.into_iter().map(|u| (u, false)).collect();
+        assert_eq!(ended, expected_ends, "{expected}");
         manager.shutdown().await;
     }
 }

@@ -55,8 +55,8 @@
 //! content, killed on cancel or timeout and always released (confined by this binary as
 //! sandbox launcher, `agent_tools::launcher`, when the policy confines commands);
 //! `elicitation.form` — `ask_user` is one form, MCP servers' questions go to the client;
-//! `elicitation.url` — MCP authorization URLs. Each request is bounded; a client error is
-//! the call's error result.
+//! `elicitation.url` — MCP authorization URLs, and `elicitation/complete` when the sign-in
+//! is over. Each request is bounded; a client error is the call's error result.
 //!
 //! # Capabilities
 //!

@@ -30,7 +30,8 @@
 //     a resource_link to one of its resources reaches the model read.
 // 12. (with $ACP_TEST_OAUTH_MCP, an MCP server behind OAuth) its authorization URL is an
 //     elicitation/create in url mode (the editor advertises elicitation.url); the editor's
-//     "browser" follows it to the agent's callback, and the server's tool then works.
+//     "browser" follows it to the agent's callback, the agent sends elicitation/complete
+//     for it, and the server's tool then works.
 //
 // Every wait is bounded; the process exits non-zero on the first failure.
 
@@ -84,6 +85,7 @@ const editor = {
   nextTerminal: 1,
   created: deferred(),
   elicitations: [],
+  completedElicitations: [],
   answerElicitation: null,
 };
 
@@ -188,6 +190,9 @@ const app = acp
     editor.elicitations.push(params);
     if (!editor.answerElicitation) throw new Error("unexpected elicitation");
     return editor.answerElicitation(params);
+  })
+  .onNotification(acp.methods.client.elicitation.complete, async ({ params }) => {
+    editor.completedElicitations.push(params.elicitationId);
   })
   .onNotification(acp.methods.client.session.update, async ({ params }) => {
     updates.push({ sessionId: params.sessionId, update: params.update });
@@ -578,6 +583,9 @@ try {
         const page = await within(visit, "the browser's visit");
         assert.equal(page.status, 200);
         assert.match(page.text, /Authorization complete/);
+        // The sign-in is over: the agent says so, for the editor to take its prompt down.
+        const shown = editor.elicitations.at(-1).elicitationId;
+        await until(() => editor.completedElicitations.includes(shown), "elicitation/complete");
         editor.answerElicitation = null;
         const before = updates.length;
         const response = await within(prompt(sessionId, "[scenario-oauth] Who am I?"), "prompt (oauth)");

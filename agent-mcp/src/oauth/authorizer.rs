@@ -452,20 +452,29 @@ impl Authorizer {
                     });
                     return Err(self.needs_login_at(&why, Some(&url)));
                 }
-                Presented::Shown | Presented::NotShown(_) => code.await?,
+                Presented::Shown | Presented::NotShown(_) => code.await,
             },
-            code = &mut code => code?,
+            code = &mut code => code,
         };
-        exchange_code(
-            &http,
-            &self.server,
-            &discovery,
-            &client,
-            &code,
-            &redirect_uri,
-            &pkce,
-            &scopes,
-        )
-        .await
+        let authorized = match code {
+            Ok(code) => {
+                exchange_code(
+                    &http,
+                    &self.server,
+                    &discovery,
+                    &client,
+                    &code,
+                    &redirect_uri,
+                    &pkce,
+                    &scopes,
+                )
+                .await
+            }
+            Err(err) => Err(err),
+        };
+        prompt
+            .finished(&self.server, &url, authorized.is_ok())
+            .await;
+        authorized
     }
 }

@@ -167,6 +167,10 @@ impl AuthorizationPrompt for PrintThen<'_> {
         let _ = self.inner.present(server, url).await;
         Presented::Shown
     }
+
+    async fn finished(&self, server: &str, url: &str, authorized: bool) {
+        self.inner.finished(server, url, authorized).await;
+    }
 }
 
 /// Logs in to `server` by hand (the front ends' `mcp oauth login NAME`): discovers its

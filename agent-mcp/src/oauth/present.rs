@@ -28,6 +28,13 @@ pub enum Presented {
 pub trait AuthorizationPrompt: Send + Sync {
     /// Shows `url`, which authorizes MCP server `server`.
     async fn present(&self, server: &str, url: &str) -> Presented;
+
+    /// The attempt that showed `url` for `server` is over: its callback came and the tokens
+    /// were had (`authorized`), or it failed or ran out of time. A prompt that keeps the URL
+    /// on show (an editor's dialog) takes it down; the default does nothing.
+    async fn finished(&self, server: &str, url: &str, authorized: bool) {
+        let _ = (server, url, authorized);
+    }
 }
 
 /// Opens the URL in a browser: each entry of `$BROWSER` (`:`-separated commands, `%s` standing

@@ -6,15 +6,16 @@
 //! - [`McpQuestions`]: an MCP server's `elicitation/create` (form mode), its requested
 //!   schema passed on, with `elicitation.form`;
 //! - [`UrlPrompt`]: an MCP server's OAuth authorization URL (URL mode), with
-//!   `elicitation.url`.
+//!   `elicitation.url`, and `elicitation/complete` once the sign-in it asked for is over.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    CreateElicitationRequest, ElicitationAction, ElicitationContentValue, ElicitationFormMode,
-    ElicitationId, ElicitationSchema, ElicitationSessionScope, ElicitationUrlMode, EnumOption,
-    MultiSelectPropertySchema, SessionId, StringPropertySchema,
+    CompleteElicitationNotification, CreateElicitationRequest, ElicitationAction,
+    ElicitationContentValue, ElicitationFormMode, ElicitationId, ElicitationSchema,
+    ElicitationSessionScope, ElicitationUrlMode, EnumOption, MultiSelectPropertySchema, SessionId,
+    StringPropertySchema,
 };
 use agent_core::async_trait;
 use agent_host::session::{QuestionSpec, UserInputAnswer};
@@ -193,11 +194,15 @@ impl Elicitor for McpQuestions {
     }
 }
 
-/// An MCP server's authorization URL, shown to the user of session `session` (URL mode).
+/// An MCP server's authorization URL, shown to the user of session `session` (URL mode);
+/// when the sign-in is over (the browser came back, or the wait for it ended), the client is
+/// told with `elicitation/complete`, so it can take its prompt down.
 #[derive(Debug)]
 pub(crate) struct UrlPrompt {
     side: Arc<ClientSide>,
     session: SessionId,
+    /// The elicitation each URL on show was sent as.
+    shown: Mutex<HashMap<String, ElicitationId>>,
 }
 
 impl UrlPrompt {
@@ -205,7 +210,13 @@ impl UrlPrompt {
         Self {
             side,
             session: SessionId::new(session),
+            shown: Mutex::default(),
         }
+    }
+
+    fn shown(&self) -> std::sync::MutexGuard<'_, HashMap<String, ElicitationId>> {
+        // Nothing panics while holding the lock; recover the map if that ever changes.
+        self.shown.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -215,9 +226,11 @@ impl AuthorizationPrompt for UrlPrompt {
         let Some(cx) = self.side.connection() else {
             return Presented::NotShown("the client is not connected".to_string());
         };
+        let id = ElicitationId::new(agent_core::ids::prefixed("elicit"));
+        self.shown().insert(url.to_string(), id.clone());
         let mode = ElicitationUrlMode::new(
             ElicitationSessionScope::new(self.session.clone()),
-            ElicitationId::new(agent_core::ids::prefixed("elicit")),
+            id,
             url.to_string(),
         );
         let asked = CreateElicitationRequest::new(
@@ -242,6 +255,19 @@ impl AuthorizationPrompt for UrlPrompt {
             }
         });
         Presented::Shown
+    }
+
+    async fn finished(&self, server: &str, url: &str, authorized: bool) {
+        let Some(id) = self.shown().remove(url) else {
+            return;
+        };
+        let Some(cx) = self.side.connection() else {
+            return;
+        };
+        tracing::debug!(%server, authorized, "the authorization URL is done with");
+        if let Err(err) = cx.send_notification(CompleteElicitationNotification::new(id)) {
+            tracing::debug!(%server, error = ?err, "cannot send elicitation/complete");
+        }
     }
 }
 

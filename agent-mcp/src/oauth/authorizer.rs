@@ -9,9 +9,10 @@ use secrecy::{ExposeSecret, SecretString};
 use tokio::sync::watch;
 
 use super::callback::Callback;
-use super::discovery::{discover, Challenge};
+use super::discovery::{discover, Challenge, Discovery};
 use super::flow::{
-    authorization_url, client_identity, exchange_code, random_token, refresh, Credentials, Pkce,
+    authorization_url, client_identity, exchange_code, random_token, refresh, ClientIdentity,
+    Credentials, Pkce,
 };
 use super::present::{AuthorizationPrompt, BrowserPrompt, Presented};
 use super::store::TokenStore;
@@ -405,7 +406,15 @@ impl Authorizer {
             self.authorizing.send_replace(true);
             Authorizing(&self.authorizing)
         };
-        let redirect_uri = callback.redirect_uri().to_string();
+        let redeem = Redeem {
+            http,
+            server: self.server.clone(),
+            discovery,
+            client,
+            redirect_uri: callback.redirect_uri().to_string(),
+            pkce,
+            scopes,
+        };
         // The callback is awaited while the prompt shows the URL: a browser that follows the
         // redirect at once gets its answer before its opener returns.
         let mut code =
@@ -418,21 +427,7 @@ impl Authorizer {
                     tracing::warn!(server = %self.server, %url, "MCP server needs OAuth authorization and {why}: open the URL to authorize it");
                     let this = self.clone();
                     tokio::spawn(async move {
-                        let finished = async {
-                            let code = code.await?;
-                            exchange_code(
-                                &http,
-                                &this.server,
-                                &discovery,
-                                &client,
-                                &code,
-                                &redirect_uri,
-                                &pkce,
-                                &scopes,
-                            )
-                            .await
-                        };
-                        match finished.await {
+                        match redeem.code(code.await).await {
                             Ok(credentials) => {
                                 this.keep(credentials);
                                 this.failures.store(0, Ordering::SeqCst);
@@ -456,25 +451,39 @@ impl Authorizer {
             },
             code = &mut code => code,
         };
-        let authorized = match code {
-            Ok(code) => {
-                exchange_code(
-                    &http,
-                    &self.server,
-                    &discovery,
-                    &client,
-                    &code,
-                    &redirect_uri,
-                    &pkce,
-                    &scopes,
-                )
-                .await
-            }
-            Err(err) => Err(err),
-        };
+        let authorized = redeem.code(code).await;
         prompt
             .finished(&self.server, &url, authorized.is_ok())
             .await;
         authorized
+    }
+}
+
+/// What redeems an authorization code at the token endpoint, owned, so that a login left to
+/// the user can finish on a task of its own.
+struct Redeem {
+    http: reqwest::Client,
+    server: String,
+    discovery: Discovery,
+    client: ClientIdentity,
+    redirect_uri: String,
+    pkce: Pkce,
+    scopes: Vec<String>,
+}
+
+impl Redeem {
+    /// The credentials for the callback's `code` (its error, when it brought none).
+    async fn code(&self, code: Result<String, OAuthError>) -> Result<Credentials, OAuthError> {
+        exchange_code(
+            &self.http,
+            &self.server,
+            &self.discovery,
+            &self.client,
+            &code?,
+            &self.redirect_uri,
+            &self.pkce,
+            &self.scopes,
+        )
+        .await
     }
 }
